@@ -1,0 +1,112 @@
+// Package agent is what Myriarch knows of one collector as its OpAMP agent
+// reports it: attributes, connection, health, remote configuration and
+// package status. The gateway writes it; the engine and the planner read it.
+package agent
+
+import "time"
+
+// Remote configuration statuses as OpAMP reports them.
+const (
+	ConfigApplied  = "APPLIED"
+	ConfigApplying = "APPLYING"
+	ConfigFailed   = "FAILED"
+)
+
+// Package statuses of the updater as OpAMP reports them.
+const (
+	PackageInstalled      = "INSTALLED"
+	PackageInstallPending = "INSTALL_PENDING"
+	PackageInstalling     = "INSTALLING"
+	PackageInstallFailed  = "INSTALL_FAILED"
+	PackageDownloading    = "DOWNLOADING"
+)
+
+// Component statuses that a collector reports while it starts or stops.
+const (
+	StatusStarting = "StatusStarting"
+	StatusStopping = "StatusStopping"
+	StatusOK       = "StatusOK"
+)
+
+// Agent is the current view of one collector.
+type Agent struct {
+	ID         string            `json:"id"`
+	Fleet      string            `json:"fleet"`
+	Attributes map[string]string `json:"attributes,omitempty"` // flattened: service.version, host.name, labels.<k> ...
+
+	Online      bool      `json:"online"`
+	LastSeen    time.Time `json:"lastSeen"`
+	ConnectedAt time.Time `json:"connectedAt"` // the last (re)connection
+
+	Health         Health             `json:"health"`
+	RemoteConfig   RemoteConfigStatus `json:"remoteConfig"`
+	ServiceVersion string             `json:"serviceVersion,omitempty"` // normalized, no leading v
+	Package        PackageStatus      `json:"package"`
+	Update         *UpdateComponent   `json:"update,omitempty"` // dev.myriarch.update as the updater reports it
+
+	DesiredHash   string `json:"desiredHash,omitempty"`   // configuration the agent should run
+	TargetVersion string `json:"targetVersion,omitempty"` // effective target version of its fleet
+}
+
+// Health is the last health report of the collector process.
+type Health struct {
+	Healthy    bool      `json:"healthy"`
+	Status     string    `json:"status,omitempty"`
+	LastError  string    `json:"lastError,omitempty"`
+	StartTime  time.Time `json:"startTime,omitempty"`  // start of the reporting process
+	ReportedAt time.Time `json:"reportedAt,omitempty"` // when the report was received
+}
+
+// RemoteConfigStatus is the agent's report on the configuration it was sent.
+type RemoteConfigStatus struct {
+	Hash   string `json:"hash,omitempty"`
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// PackageStatus is the OpAMP package status of the collector package.
+type PackageStatus struct {
+	Version         string `json:"version,omitempty"`
+	Status          string `json:"status,omitempty"`
+	DownloadPercent int    `json:"downloadPercent,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+// UpdateComponent is the updater's health component dev.myriarch.update:
+// the offered version (with a leading v), the version it came from, and one
+// entry per step (step:<name>).
+type UpdateComponent struct {
+	Status    string                `json:"status,omitempty"`
+	Version   string                `json:"version,omitempty"`
+	From      string                `json:"from,omitempty"`
+	StartedAt time.Time             `json:"startedAt,omitempty"`
+	Steps     map[string]UpdateStep `json:"steps,omitempty"`
+}
+
+// UpdateStep is one step:<name> child of the update component.
+type UpdateStep struct {
+	Status     string    `json:"status,omitempty"`
+	StartedAt  time.Time `json:"startedAt,omitempty"`
+	StatusTime time.Time `json:"statusTime,omitempty"`
+	LastError  string    `json:"lastError,omitempty"`
+}
+
+// StartupReport reports whether health is the normal start-up or shut-down of
+// a process: unhealthy with StatusStarting, StatusStopping or no status, and
+// without lastError. Such reports neither fail nor succeed a target.
+func (h Health) StartupReport() bool {
+	if h.Healthy || h.LastError != "" {
+		return false
+	}
+	return h.Status == "" || h.Status == StatusStarting || h.Status == StatusStopping
+}
+
+// Attr returns an attribute, with service.version taken from ServiceVersion
+// when the attribute map lacks it.
+func (a Agent) Attr(name string) (string, bool) {
+	v, ok := a.Attributes[name]
+	if !ok && name == "service.version" && a.ServiceVersion != "" {
+		return a.ServiceVersion, true
+	}
+	return v, ok
+}

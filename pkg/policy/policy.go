@@ -1,0 +1,167 @@
+// Package policy is the RolloutPolicy: how a rollout proceeds. It parses and
+// validates the YAML object, knows the defaults and the built-in policy, and
+// produces the snapshot with every default filled in that a rollout keeps.
+package policy
+
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/selector"
+	"github.com/myriarch/myriarch/pkg/windows"
+)
+
+// APIVersion and Kind of the YAML object.
+const (
+	APIVersion = "myriarch.dev/v1alpha1"
+	ObjectKind = "RolloutPolicy"
+)
+
+// Kind is what a rollout changes.
+type Kind string
+
+const (
+	KindConfig  Kind = "config"
+	KindVersion Kind = "version"
+)
+
+// OnFailure is what happens when a wave reaches the failure threshold.
+type OnFailure string
+
+const (
+	OnFailurePause    OnFailure = "pause"
+	OnFailureRollback OnFailure = "rollback"
+)
+
+// Defaults of the spec. DefaultName is the policy a fleet uses without a reference.
+const (
+	DefaultName                = "default"
+	DefaultMaxConcurrent       = 50
+	DefaultHealthWait          = 60 * time.Second
+	DefaultOfflineGracePeriod  = 15 * time.Minute
+	DefaultMaxFailed           = 1
+	DefaultTimezoneAttribute   = "site.timezone"
+	DefaultApplyTimeoutConfig  = 10 * time.Minute
+	DefaultApplyTimeoutVersion = 30 * time.Minute
+	RestWaveName               = "rest"
+)
+
+// Policy is a parsed RolloutPolicy object.
+type Policy struct {
+	Name   string `json:"name"`
+	Path   string `json:"path,omitempty"`   // file in the GitOps repository
+	Commit string `json:"commit,omitempty"` // revision it was read from
+	Spec   Spec   `json:"spec"`
+}
+
+// Spec is the spec block as written: zero values mean "not set".
+type Spec struct {
+	Waves              []Wave           `json:"waves,omitempty"`
+	MaxConcurrent      *int             `json:"maxConcurrent,omitempty"` // nil: default; 0: unlimited
+	HealthWait         time.Duration    `json:"healthWait,omitempty"`
+	ApplyTimeout       time.Duration    `json:"applyTimeout,omitempty"`
+	OfflineGracePeriod time.Duration    `json:"offlineGracePeriod,omitempty"`
+	FailureThreshold   Threshold        `json:"failureThreshold"`
+	OnFailure          OnFailure        `json:"onFailure,omitempty"`
+	TimezoneAttribute  string           `json:"timezoneAttribute,omitempty"`
+	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
+	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
+}
+
+// Wave is one wave of a policy: a selector or a cumulative percent.
+type Wave struct {
+	Name            string             `json:"name"`
+	Selector        *selector.Selector `json:"selector,omitempty"`
+	Percent         int                `json:"percent,omitempty"`
+	RequireApproval bool               `json:"requireApproval,omitempty"`
+}
+
+// Threshold is the failure threshold of a wave.
+type Threshold struct {
+	MaxFailed        int `json:"maxFailed,omitempty"`
+	MaxFailedPercent int `json:"maxFailedPercent,omitempty"`
+}
+
+// Snapshot is the policy a rollout keeps: every default filled in, so that
+// later edits in Git change neither the rollout nor its health waits.
+type Snapshot struct {
+	Name    string `json:"name"`
+	Path    string `json:"path,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	BuiltIn bool   `json:"builtIn,omitempty"`
+	Kind    Kind   `json:"kind"`
+
+	Waves              []Wave           `json:"waves"`
+	MaxConcurrent      int              `json:"maxConcurrent"` // 0 = unlimited
+	HealthWait         time.Duration    `json:"healthWait"`
+	ApplyTimeout       time.Duration    `json:"applyTimeout"`
+	OfflineGracePeriod time.Duration    `json:"offlineGracePeriod"`
+	FailureThreshold   Threshold        `json:"failureThreshold"`
+	OnFailure          OnFailure        `json:"onFailure"`
+	TimezoneAttribute  string           `json:"timezoneAttribute"`
+	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
+	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
+}
+
+// DefaultApplyTimeout is the applyTimeout of a kind when the policy sets none.
+func DefaultApplyTimeout(k Kind) time.Duration {
+	if k == KindVersion {
+		return DefaultApplyTimeoutVersion
+	}
+	return DefaultApplyTimeoutConfig
+}
+
+// BuiltIn is the policy that applies when a fleet's policy does not exist:
+// one wave of 100 percent and every default.
+func BuiltIn(k Kind) Snapshot {
+	p := Policy{Name: DefaultName, Spec: Spec{Waves: []Wave{{Name: "all", Percent: 100}}}}
+	s := p.Snapshot(k)
+	s.BuiltIn = true
+	return s
+}
+
+// Snapshot fills every default in. A healthWait of 0 means 60 seconds; both
+// threshold values 0 mean maxFailed 1.
+func (p Policy) Snapshot(k Kind) Snapshot {
+	s := p.Spec
+	out := Snapshot{
+		Name: p.Name, Path: p.Path, Commit: p.Commit, Kind: k,
+		Waves:              append([]Wave(nil), s.Waves...),
+		MaxConcurrent:      DefaultMaxConcurrent,
+		HealthWait:         orDefault(s.HealthWait, DefaultHealthWait),
+		ApplyTimeout:       orDefault(s.ApplyTimeout, DefaultApplyTimeout(k)),
+		OfflineGracePeriod: orDefault(s.OfflineGracePeriod, DefaultOfflineGracePeriod),
+		FailureThreshold:   s.FailureThreshold,
+		OnFailure:          s.OnFailure,
+		TimezoneAttribute:  s.TimezoneAttribute,
+		DefaultTimezone:    s.DefaultTimezone,
+		MaintenanceWindows: append([]windows.Window(nil), s.MaintenanceWindows...),
+	}
+	if s.MaxConcurrent != nil {
+		out.MaxConcurrent = *s.MaxConcurrent
+	}
+	if len(out.Waves) == 0 {
+		out.Waves = []Wave{{Name: "all", Percent: 100}}
+	}
+	if out.FailureThreshold.MaxFailed == 0 && out.FailureThreshold.MaxFailedPercent == 0 {
+		out.FailureThreshold.MaxFailed = DefaultMaxFailed
+	}
+	if out.OnFailure == "" {
+		out.OnFailure = OnFailurePause
+	}
+	if out.TimezoneAttribute == "" {
+		out.TimezoneAttribute = DefaultTimezoneAttribute
+	}
+	return out
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Zones returns how the snapshot resolves the time zone "agent".
+func (s Snapshot) Zones(serverDefault string) windows.Zones {
+	return windows.Zones{Attribute: s.TimezoneAttribute, PolicyDefault: s.DefaultTimezone, ServerDefault: serverDefault}
+}

@@ -1,0 +1,98 @@
+package rollout
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/selector"
+)
+
+// Origin of a rollout: what triggered it.
+type Origin string
+
+const (
+	OriginGitOps Origin = "gitops"
+	OriginUI     Origin = "ui"
+	OriginSystem Origin = "system"
+)
+
+// Rollout is one rollout of a fleet and kind.
+type Rollout struct {
+	ID           string          `json:"id"`
+	Fleet        string          `json:"fleet"`
+	Kind         policy.Kind     `json:"kind"`
+	Status       Status          `json:"status"`
+	StatusReason string          `json:"statusReason,omitempty"`
+	Policy       policy.Snapshot `json:"policy"`
+
+	ToRef         string            `json:"toRef"` // commit or target version
+	Origin        Origin            `json:"origin"`
+	CreatedBy     string            `json:"createdBy,omitempty"`
+	RequestReason string            `json:"requestReason,omitempty"`
+	Annotations   map[string]string `json:"annotations,omitempty"`
+
+	CreatedAt  time.Time  `json:"createdAt"`
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// RollbackStartedAt is when the rollout entered rolling_back; a rollback
+	// that does not finish within applyTimeout of it makes the rollout failed.
+	RollbackStartedAt *time.Time `json:"rollbackStartedAt,omitempty"`
+	// PausedByThreshold records that the pause came from the failure threshold,
+	// so that resume acknowledges the failures so far.
+	PausedByThreshold bool `json:"pausedByThreshold,omitempty"`
+
+	Waves []Wave `json:"waves"`
+	// AckedFailures lists per wave index the acknowledged failed attempts as
+	// <agentId>#<attempt>; they no longer count toward the threshold.
+	AckedFailures map[int][]string `json:"ackedFailures,omitempty"`
+
+	// Version is the optimistic-concurrency counter of the stored item.
+	Version int64 `json:"version"`
+}
+
+// Wave is a wave of a rollout with its status.
+type Wave struct {
+	Index           int                `json:"index"`
+	Name            string             `json:"name"`
+	Percent         int                `json:"percent,omitempty"`
+	Selector        *selector.Selector `json:"selector,omitempty"`
+	RequireApproval bool               `json:"requireApproval,omitempty"`
+	Implicit        bool               `json:"implicit,omitempty"` // the appended rest wave
+	Status          WaveStatus         `json:"status"`
+	Approved        bool               `json:"approved,omitempty"`
+	StartedAt       *time.Time         `json:"startedAt,omitempty"`
+	FinishedAt      *time.Time         `json:"finishedAt,omitempty"`
+}
+
+// Target is one agent within a rollout.
+type Target struct {
+	RolloutID string       `json:"rolloutId"`
+	AgentID   string       `json:"agentId"`
+	Wave      int          `json:"wave"`
+	Status    TargetStatus `json:"status"`
+	Reason    string       `json:"reason,omitempty"`
+	Attempt   int          `json:"attempt"`
+	FromRef   string       `json:"fromRef"` // hash or version before
+	ToRef     string       `json:"toRef"`   // hash or version to reach
+
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	VerifiedAt  *time.Time `json:"verifiedAt,omitempty"`
+	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+	ExternalRef string     `json:"externalRef,omitempty"` // executor reference, "manual" for the manual executor
+
+	// Health bookkeeping for the restart tolerances and crash loops.
+	HealthyOnTarget bool   `json:"healthyOnTarget,omitempty"` // was healthy once on the target
+	LastHealthy     bool   `json:"lastHealthy,omitempty"`     // health at the last evaluation
+	Restarts        int    `json:"restarts,omitempty"`        // fallbacks from healthy to a start-up report
+	VersionAtVerify string `json:"versionAtVerify,omitempty"` // collector version when a config target entered verifying
+
+	// RollbackAt is set when a rollback reset the target to FromRef.
+	RollbackAt *time.Time `json:"rollbackAt,omitempty"`
+
+	Version int64 `json:"version"`
+}
+
+// AttemptKey is the identity of a failed attempt in ackedFailures.
+func (t Target) AttemptKey() string { return t.AgentID + "#" + strconv.Itoa(t.Attempt) }
