@@ -41,8 +41,11 @@ type Agent struct {
 	Health         Health             `json:"health"`
 	RemoteConfig   RemoteConfigStatus `json:"remoteConfig"`
 	ServiceVersion string             `json:"serviceVersion,omitempty"` // normalized, no leading v
-	Package        PackageStatus      `json:"package"`
-	Update         *UpdateComponent   `json:"update,omitempty"` // dev.myriarch.update as the updater reports it
+	// VersionSince is when the agent first reported ServiceVersion; it tells
+	// a health report of the new process from one of the old.
+	VersionSince time.Time        `json:"versionSince,omitempty"`
+	Package      PackageStatus    `json:"package"`
+	Update       *UpdateComponent `json:"update,omitempty"` // dev.myriarch.update as the updater reports it
 
 	DesiredHash   string `json:"desiredHash,omitempty"`   // configuration the agent should run
 	TargetVersion string `json:"targetVersion,omitempty"` // effective target version of its fleet
@@ -62,6 +65,8 @@ type RemoteConfigStatus struct {
 	Hash   string `json:"hash,omitempty"`
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Since is when the agent first reported this hash and status.
+	Since time.Time `json:"since,omitempty"`
 }
 
 // PackageStatus is the OpAMP package status of the collector package.

@@ -73,12 +73,17 @@ type Target struct {
 	Wave      int          `json:"wave"`
 	Status    TargetStatus `json:"status"`
 	Reason    string       `json:"reason,omitempty"`
-	Attempt   int          `json:"attempt"`
-	FromRef   string       `json:"fromRef"` // hash or version before
-	ToRef     string       `json:"toRef"`   // hash or version to reach
+	// ReasonCode says, as a stable code, why a target failed or was skipped.
+	ReasonCode string `json:"reasonCode,omitempty"`
+	Attempt     int    `json:"attempt"`
+	FromRef     string `json:"fromRef"` // hash or version before
+	ToRef       string `json:"toRef"`   // hash or version to reach
 
-	StartedAt   *time.Time `json:"startedAt,omitempty"`
-	VerifiedAt  *time.Time `json:"verifiedAt,omitempty"`
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	VerifiedAt *time.Time `json:"verifiedAt,omitempty"`
+	// ReportedAt is when the agent reported success (before the engine saw it);
+	// health reports older than it come from the process that was replaced.
+	ReportedAt  *time.Time `json:"reportedAt,omitempty"`
 	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
 	ExternalRef string     `json:"externalRef,omitempty"` // executor reference, "manual" for the manual executor
 

@@ -1,0 +1,155 @@
+// Package engine decides, for one rollout at one moment, what happens to each
+// of its targets and waves: state + observations + now -> result. It performs
+// no I/O and reads no clock; adapters (the engine Lambdas) load the input,
+// carry out the orders of the result and store what changed.
+package engine
+
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Input is everything one evaluation pass needs.
+type Input struct {
+	Rollout rollout.Rollout
+	Targets []rollout.Target       // every target of the rollout
+	Agents  map[string]agent.Agent // the agents of those targets, by id; a missing agent was deleted
+	Now     time.Time
+	// ServerTimezone is the deployment's rollouts.defaultTimezone ("" = UTC).
+	ServerTimezone string
+}
+
+// OrderKind says what an adapter must do for a target.
+type OrderKind string
+
+const (
+	// OrderStart: for a configuration set the desired hash to Ref and push it;
+	// for a version call the executor's Start with Ref.
+	OrderStart OrderKind = "start"
+	// OrderReset: roll back to Ref (the from hash or version).
+	OrderReset OrderKind = "reset"
+	// OrderCancel: for a version, call the executor's Cancel.
+	OrderCancel OrderKind = "cancel"
+)
+
+// Order is one side effect the adapter carries out.
+type Order struct {
+	Kind    OrderKind `json:"kind"`
+	AgentID string    `json:"agentId"`
+	Ref     string    `json:"ref"`
+	Attempt int       `json:"attempt"`
+}
+
+// Event is a notification the rollout emits.
+type Event struct {
+	Type   string `json:"type"` // rollout.started, rollout.paused, rollout.completed, rollout.rolled_back, rollout.failed, rollout.waiting_approval
+	Reason string `json:"reason,omitempty"`
+}
+
+// Result of one pass: the new rollout, the targets that changed, the orders
+// to carry out and the next moment something can change without an event.
+type Result struct {
+	Rollout rollout.Rollout
+	Changed []rollout.Target
+	Orders  []Order
+	Events  []Event
+	// NextDeadline is zero when nothing changes without an agent event or a
+	// person (waiting for approval, paused with nothing in flight, final).
+	NextDeadline time.Time
+}
+
+// Changes reports whether the pass changed anything that must be stored.
+func (r Result) Changes() bool {
+	return len(r.Changed) > 0 || len(r.Orders) > 0 || len(r.Events) > 0
+}
+
+// pass is the working state of one evaluation.
+type pass struct {
+	now     time.Time
+	tz      string
+	r       rollout.Rollout
+	ts      []rollout.Target
+	agents  map[string]agent.Agent
+	changed []bool
+	orders  []Order
+	events  []Event
+	dl      deadline
+}
+
+func newPass(in Input) *pass {
+	p := &pass{
+		now:     in.Now,
+		tz:      in.ServerTimezone,
+		r:       cloneRollout(in.Rollout),
+		ts:      append([]rollout.Target(nil), in.Targets...),
+		agents:  in.Agents,
+		changed: make([]bool, len(in.Targets)),
+	}
+	return p
+}
+
+func (p *pass) result() Result {
+	res := Result{Rollout: p.r, Orders: p.orders, Events: p.events, NextDeadline: p.dl.t}
+	for i, c := range p.changed {
+		if c {
+			res.Changed = append(res.Changed, p.ts[i])
+		}
+	}
+	return res
+}
+
+func (p *pass) mark(i int) { p.changed[i] = true }
+
+func (p *pass) emit(typ, reason string) {
+	p.events = append(p.events, Event{Type: typ, Reason: reason})
+}
+
+func (p *pass) order(k OrderKind, t rollout.Target, ref string) {
+	p.orders = append(p.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
+}
+
+func (p *pass) agent(id string) (agent.Agent, bool) {
+	a, ok := p.agents[id]
+	return a, ok
+}
+
+// Evaluate runs one pass over a rollout. Rollouts in a final status and in
+// failed are not evaluated: their targets stay as they are until a person acts.
+func Evaluate(in Input) Result {
+	p := newPass(in)
+	switch p.r.Status {
+	case rollout.RollingBack:
+		p.evaluateRollback()
+	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused:
+		p.begin()
+		p.evaluateInFlight()
+		p.advanceWaves()
+	}
+	return p.result()
+}
+
+// begin moves a pending rollout to running on its first pass.
+func (p *pass) begin() {
+	if p.r.Status != rollout.Pending {
+		return
+	}
+	p.r.Status = rollout.Running
+	p.r.StartedAt = timePtr(p.now)
+	p.emit("rollout.started", "")
+}
+
+func timePtr(t time.Time) *time.Time { return &t }
+
+func cloneRollout(r rollout.Rollout) rollout.Rollout {
+	r.Waves = append([]rollout.Wave(nil), r.Waves...)
+	if r.AckedFailures != nil {
+		acked := make(map[int][]string, len(r.AckedFailures))
+		for k, v := range r.AckedFailures {
+			acked[k] = append([]string(nil), v...)
+		}
+		r.AckedFailures = acked
+	}
+	return r
+}

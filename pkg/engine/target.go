@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Failure codes stored on failed targets.
+const (
+	FailApplyFailed    = "apply_failed"    // FAILED config status or INSTALL_FAILED
+	FailApplyTimeout   = "apply_timeout"   // no success within applyTimeout
+	FailUnhealthy      = "unhealthy"       // an error status or lastError
+	FailNotHealthy     = "startup_timeout" // still starting when applyTimeout ran out
+	FailOffline        = "offline"         // went offline during the health wait
+	FailTargetLost     = "target_lost"     // no longer reports the target
+	FailCrashLoop      = "crash_loop"      // fell back to start-up more than once
+	FailVersionRestart = "version_restart" // a version update restarted the collector of a config target
+	FailExecutor       = "executor_error"  // the executor's Start or Validate failed
+)
+
+// RestartTolerance is how long a target in verifying waits for the health
+// report of the new process before an older report counts.
+const RestartTolerance = 2 * time.Minute
+
+// evaluateInFlight evaluates every started, unfinished target of every wave.
+// It runs while the rollout is paused or waits for approval too: a target in
+// its health wait is evaluated to the end.
+func (p *pass) evaluateInFlight() {
+	for i := range p.ts {
+		switch p.ts[i].Status {
+		case rollout.TargetInProgress:
+			p.evaluateInProgress(i)
+		case rollout.TargetVerifying:
+			p.evaluateVerifying(i)
+		}
+	}
+}
+
+// evaluateInProgress waits for the agent to report success or failure.
+// Offline is no failure here: an update restarts the collector.
+func (p *pass) evaluateInProgress(i int) {
+	t := &p.ts[i]
+	a, ok := p.agent(t.AgentID)
+	timeout := t.StartedAt.Add(p.r.Policy.ApplyTimeout)
+	if ok {
+		if reported, at := successReported(p.r.Kind, *t, a); reported {
+			p.verify(i, a, at)
+			p.evaluateVerifying(i)
+			return
+		}
+		if msg := applyFailure(p.r.Kind, *t, a); msg != "" {
+			p.fail(i, FailApplyFailed, msg)
+			return
+		}
+	}
+	if !p.now.Before(timeout) {
+		p.fail(i, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", p.r.Policy.ApplyTimeout))
+		return
+	}
+	p.dl.at(timeout)
+}
+
+// successReported: APPLIED for the target hash, or service.version equal to
+// the target version. Success is never reported by an executor.
+func successReported(k policy.Kind, t rollout.Target, a agent.Agent) (bool, time.Time) {
+	if k == policy.KindVersion {
+		return a.ServiceVersion == t.ToRef, a.VersionSince
+	}
+	rc := a.RemoteConfig
+	return rc.Hash == t.ToRef && rc.Status == agent.ConfigApplied, rc.Since
+}
+
+func applyFailure(k policy.Kind, t rollout.Target, a agent.Agent) string {
+	if k == policy.KindVersion {
+		ps := a.Package
+		if ps.Status == agent.PackageInstallFailed && (ps.Version == "" || ps.Version == t.ToRef) {
+			return "the updater reported INSTALL_FAILED: " + ps.Error
+		}
+		return ""
+	}
+	if a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status == agent.ConfigFailed {
+		return "the agent reported FAILED for the configuration: " + a.RemoteConfig.Error
+	}
+	return ""
+}
+
+func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {
+	t := &p.ts[i]
+	t.Status = rollout.TargetVerifying
+	t.VerifiedAt = timePtr(p.now)
+	if reportedAt.IsZero() || reportedAt.After(p.now) {
+		reportedAt = p.now
+	}
+	t.ReportedAt = timePtr(reportedAt)
+	t.VersionAtVerify = a.ServiceVersion
+	t.HealthyOnTarget, t.LastHealthy, t.Restarts = false, false, 0
+	p.mark(i)
+}
+
+// evaluateVerifying applies the health wait: the target succeeds when the agent
+// is online, still on the target, healthy, and now - verifiedAt >= healthWait.
+func (p *pass) evaluateVerifying(i int) {
+	t := &p.ts[i]
+	a, ok := p.agent(t.AgentID)
+	switch {
+	case !ok || !a.Online:
+		p.fail(i, FailOffline, "the agent went offline during the health wait")
+		return
+	case !stillOnTarget(p.r.Kind, *t, a):
+		p.fail(i, FailTargetLost, "the agent no longer reports the target "+refNoun(p.r.Kind))
+		return
+	case p.r.Kind == policy.KindConfig && t.VersionAtVerify != "" && a.ServiceVersion != t.VersionAtVerify:
+		p.fail(i, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
+		return
+	}
+	h := p.judgeHealth(*t, a.Health)
+	if h.failCode != "" {
+		p.fail(i, h.failCode, h.reason)
+		return
+	}
+	if p.trackRestarts(i, h) {
+		return
+	}
+	end := t.VerifiedAt.Add(p.r.Policy.HealthWait)
+	if h.healthy && !p.now.Before(end) {
+		p.succeed(i)
+		return
+	}
+	p.dl.at(end)
+	p.dl.at(h.recheck)
+}
+
+func refNoun(k policy.Kind) string {
+	if k == policy.KindVersion {
+		return "version"
+	}
+	return "configuration"
+}
+
+func stillOnTarget(k policy.Kind, t rollout.Target, a agent.Agent) bool {
+	if k == policy.KindVersion {
+		return a.ServiceVersion == t.ToRef
+	}
+	return a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status != agent.ConfigFailed
+}
+
+// healthJudgement is what the last health report means for a verifying target.
+type healthJudgement struct {
+	healthy  bool
+	startup  bool      // a start-up report of the current process
+	recheck  time.Time // when the judgement can change without a new report
+	failCode string
+	reason   string
+}
+
+// judgeHealth applies the restart tolerances. A report older than the success
+// report comes from the process that was replaced: for at most
+// RestartTolerance it neither fails nor (for versions) succeeds the target.
+// Start-up reports (unhealthy, StatusStarting/StatusStopping/no status, no
+// lastError) wait for at most applyTimeout; any other unhealthy report fails.
+func (p *pass) judgeHealth(t rollout.Target, h agent.Health) healthJudgement {
+	tolerance := t.VerifiedAt.Add(RestartTolerance)
+	stale := t.ReportedAt != nil && h.ReportedAt.Before(*t.ReportedAt) && p.now.Before(tolerance)
+	if stale {
+		// A config change need not restart the collector, so its last healthy
+		// report stands; a version change always replaces the process.
+		if h.Healthy && p.r.Kind == policy.KindConfig {
+			return healthJudgement{healthy: true}
+		}
+		return healthJudgement{recheck: tolerance}
+	}
+	if h.Healthy {
+		return healthJudgement{healthy: true}
+	}
+	if h.StartupReport() {
+		limit := t.VerifiedAt.Add(p.r.Policy.ApplyTimeout)
+		if !p.now.Before(limit) {
+			return healthJudgement{failCode: FailNotHealthy, reason: fmt.Sprintf("the collector was not healthy within applyTimeout %s", p.r.Policy.ApplyTimeout)}
+		}
+		return healthJudgement{startup: true, recheck: limit}
+	}
+	reason := "the collector reported unhealthy"
+	if h.Status != "" {
+		reason += " (" + h.Status + ")"
+	}
+	if h.LastError != "" {
+		reason += ": " + h.LastError
+	}
+	return healthJudgement{failCode: FailUnhealthy, reason: reason}
+}
+
+// trackRestarts detects crash loops of version rollouts: once healthy on the
+// new version, a fall back to a start-up report is a restart; one restart is
+// allowed (a configuration applied after the update), a second fails.
+func (p *pass) trackRestarts(i int, h healthJudgement) (failed bool) {
+	t := &p.ts[i]
+	if p.r.Kind != policy.KindVersion {
+		return false
+	}
+	switch {
+	case h.healthy && !t.LastHealthy:
+		t.HealthyOnTarget, t.LastHealthy = true, true
+		p.mark(i)
+	case h.startup && t.LastHealthy:
+		t.LastHealthy = false
+		t.Restarts++
+		p.mark(i)
+		if t.Restarts > 1 {
+			p.fail(i, FailCrashLoop, fmt.Sprintf("crash loop: the collector restarted %d times after it was healthy on the new version", t.Restarts))
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pass) succeed(i int) {
+	t := &p.ts[i]
+	t.Status = rollout.TargetSucceeded
+	t.FinishedAt = timePtr(p.now)
+	p.mark(i)
+}
+
+func (p *pass) fail(i int, code, reason string) {
+	t := &p.ts[i]
+	t.Status = rollout.TargetFailed
+	t.ReasonCode = code
+	t.Reason = reason
+	t.FinishedAt = timePtr(p.now)
+	p.mark(i)
+}

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+func TestTick_ConfigSuccess_EndsExactlyAtHealthWait(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.HealthWait = 5 * time.Minute }), []string{"a"})
+	f.tick()
+	f.wantTarget("a", rollout.TargetInProgress)
+	if len(f.orders) != 1 || f.orders[0] != (Order{Kind: OrderStart, AgentID: "a", Ref: "h-new", Attempt: 1}) {
+		t.Fatalf("orders %+v, want one start of h-new", f.orders)
+	}
+	f.advance(10 * time.Second)
+	f.apply("a")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	verifiedAt := *f.target("a").VerifiedAt
+	if !verifiedAt.Equal(f.now) {
+		t.Fatalf("verifiedAt %s, want %s", verifiedAt, f.now)
+	}
+	f.wantDeadline(verifiedAt.Add(5 * time.Minute))
+	f.now = verifiedAt.Add(5*time.Minute - time.Nanosecond)
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying) // one nanosecond before the end
+	f.now = verifiedAt.Add(5 * time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+	f.wantRollout(rollout.Completed)
+}
+
+func TestTick_HealthWaitZero_Means60s(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.HealthWait = 0 }), []string{"a"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	f.advance(59 * time.Second)
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(time.Second)
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+}
+
+func TestTick_VersionSupervisorRestartSequence_Succeeds(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	f.tick()
+	f.advance(30 * time.Second)
+	f.apply("a") // new version, healthy=false, no status
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(2 * time.Second)
+	f.health("a", false, agent.StatusStarting, "")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(3 * time.Second)
+	f.health("a", true, agent.StatusOK, "")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(60 * time.Second)
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+}
+
+func TestTick_VersionSingleRestartAllowed_CrashLoopFails(t *testing.T) {
+	cases := []struct {
+		name     string
+		restarts int
+		want     rollout.TargetStatus
+	}{
+		{"single restart after the update", 1, rollout.TargetSucceeded},
+		{"crash loop", 2, rollout.TargetFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.HealthWait = 5 * time.Minute }), []string{"a"})
+			f.tick()
+			f.apply("a")
+			f.tick()
+			f.advance(time.Second)
+			f.health("a", true, agent.StatusOK, "")
+			f.tick()
+			for i := 0; i < c.restarts; i++ {
+				f.advance(10 * time.Second)
+				f.health("a", false, agent.StatusStarting, "")
+				f.tick()
+				f.advance(5 * time.Second)
+				f.health("a", true, agent.StatusOK, "")
+				f.tick()
+			}
+			f.advance(5 * time.Minute)
+			f.tick()
+			f.wantTarget("a", c.want)
+			if c.want == rollout.TargetFailed && f.target("a").ReasonCode != FailCrashLoop {
+				t.Fatalf("reason code %q, want %q", f.target("a").ReasonCode, FailCrashLoop)
+			}
+		})
+	}
+}
+
+func TestTick_StaleUnhealthyReport_IgnoredForTwoMinutes(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	f.tick()
+	f.advance(10 * time.Second)
+	f.health("a", false, "StatusFatalError", "shutting down") // the old process stopping
+	f.advance(5 * time.Second)
+	f.update("a", func(a *agent.Agent) { a.ServiceVersion, a.VersionSince = "0.161.0", f.now }) // version reported, no new health yet
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	verifiedAt := *f.target("a").VerifiedAt
+	f.wantDeadline(verifiedAt.Add(time.Minute)) // healthWait 60s comes first
+	f.now = verifiedAt.Add(RestartTolerance - time.Second)
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying) // still tolerated
+	f.now = verifiedAt.Add(RestartTolerance)
+	f.tick()
+	f.wantTarget("a", rollout.TargetFailed) // the new process never reported: the error counts
+	if got := f.target("a").ReasonCode; got != FailUnhealthy {
+		t.Fatalf("reason code %q, want %q", got, FailUnhealthy)
+	}
+}
+
+func TestTick_StartupReports_WaitAtMostApplyTimeout(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.ApplyTimeout = 10 * time.Minute }), []string{"a"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	verifiedAt := *f.target("a").VerifiedAt
+	for _, st := range []string{agent.StatusStarting, agent.StatusStopping, ""} {
+		f.advance(time.Minute)
+		f.health("a", false, st, "")
+		f.tick()
+		f.wantTarget("a", rollout.TargetVerifying)
+	}
+	f.now = verifiedAt.Add(10*time.Minute - time.Second)
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.now = verifiedAt.Add(10 * time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetFailed)
+	if got := f.target("a").ReasonCode; got != FailNotHealthy {
+		t.Fatalf("reason code %q, want %q", got, FailNotHealthy)
+	}
+}
+
+func TestTick_TargetFailures(t *testing.T) {
+	cases := []struct {
+		name string
+		kind policy.Kind
+		act  func(f *fixture) // after the target entered in_progress
+		code string
+	}{
+		{"config FAILED", policy.KindConfig, func(f *fixture) {
+			f.update("a", func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Error: "bad yaml"} })
+		}, FailApplyFailed},
+		{"INSTALL_FAILED", policy.KindVersion, func(f *fixture) {
+			f.update("a", func(a *agent.Agent) { a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed} })
+		}, FailApplyFailed},
+		{"applyTimeout", policy.KindConfig, func(f *fixture) { f.advance(10 * time.Minute) }, FailApplyTimeout},
+		{"offline in the health wait", policy.KindConfig, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Second)
+			f.update("a", func(a *agent.Agent) { a.Online = false })
+		}, FailOffline},
+		{"error status in the health wait", policy.KindConfig, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Second)
+			f.health("a", false, "StatusRecoverableError", "")
+		}, FailUnhealthy},
+		{"lastError with StatusStarting", policy.KindConfig, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Second)
+			f.health("a", false, agent.StatusStarting, "exporter failed")
+		}, FailUnhealthy},
+		{"no longer on the target config", policy.KindConfig, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.update("a", func(a *agent.Agent) { a.RemoteConfig.Hash = "h-other" })
+		}, FailTargetLost},
+		{"version restart during a config health wait", policy.KindConfig, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" })
+		}, FailVersionRestart},
+		{"version lost in the health wait", policy.KindVersion, func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.160.0" })
+		}, FailTargetLost},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.kind, snap(c.kind, nil), []string{"a"})
+			f.tick()
+			c.act(f)
+			f.tick()
+			f.wantTarget("a", rollout.TargetFailed)
+			if got := f.target("a").ReasonCode; got != c.code {
+				t.Fatalf("reason code %q, want %q", got, c.code)
+			}
+		})
+	}
+}
+
+func TestTick_OfflineInProgress_IsNoFailure(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	f.tick()
+	f.update("a", func(a *agent.Agent) { a.Online = false }) // the update restarts the collector
+	f.advance(time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetInProgress)
+}
+
+func TestTick_ConfigStaleHealthyReport_Counts(t *testing.T) {
+	// A configuration change need not restart the collector: the healthy
+	// report from before the change still stands.
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+}
+
+func TestTick_VersionStaleHealthyReport_DoesNotCount(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	f.tick()
+	f.update("a", func(a *agent.Agent) { a.ServiceVersion, a.VersionSince = "0.161.0", f.now }) // health still from the old process
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying) // waits for the new process
+	f.health("a", true, agent.StatusOK, "")
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+}

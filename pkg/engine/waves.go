@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/windows"
+)
+
+// Codes of skipped targets.
+const (
+	SkipOffline   = "offline_grace" // offline for longer than offlineGracePeriod
+	SkipLeftFleet = "left_fleet"    // the agent moved to another fleet or was removed
+)
+
+// advanceWaves walks the waves in order: wave n+1 starts only when every
+// target of wave n is final and the threshold was not reached.
+func (p *pass) advanceWaves() {
+	for w := range p.r.Waves {
+		wave := &p.r.Waves[w]
+		switch wave.Status {
+		case rollout.WaveCompleted, rollout.WaveSkipped:
+			continue
+		case rollout.WaveFailed:
+			return
+		case rollout.WavePending, rollout.WaveWaitingApproval:
+			if !p.openWave(w) {
+				return
+			}
+			if wave.Status == rollout.WaveSkipped {
+				continue
+			}
+		}
+		if !p.runWave(w) {
+			return
+		}
+		wave.Status = rollout.WaveCompleted
+		wave.FinishedAt = timePtr(p.now)
+	}
+	p.complete()
+}
+
+// openWave starts a pending wave, or parks it for approval. It reports
+// whether the walk may go on with this wave.
+func (p *pass) openWave(w int) bool {
+	wave := &p.r.Waves[w]
+	if p.r.Status == rollout.Paused {
+		return false
+	}
+	if p.waveSize(w) == 0 {
+		wave.Status = rollout.WaveSkipped
+		return true
+	}
+	if wave.RequireApproval && !wave.Approved {
+		if wave.Status != rollout.WaveWaitingApproval {
+			wave.Status = rollout.WaveWaitingApproval
+			p.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
+		}
+		p.r.Status = rollout.WaitingApproval
+		return false
+	}
+	wave.Status = rollout.WaveRunning
+	wave.StartedAt = timePtr(p.now)
+	p.r.Status = rollout.Running
+	return true
+}
+
+// complete finishes a running rollout whose waves are all final. A paused
+// rollout stays paused until an operator resumes it.
+func (p *pass) complete() {
+	if p.r.Status != rollout.Running {
+		return
+	}
+	p.r.Status = rollout.Completed
+	p.r.StatusReason = ""
+	p.r.FinishedAt = timePtr(p.now)
+	p.emit("rollout.completed", "")
+}
+
+func (p *pass) waveSize(w int) int {
+	n := 0
+	for i := range p.ts {
+		if p.ts[i].Wave == w {
+			n++
+		}
+	}
+	return n
+}
+
+// runWave checks the threshold, starts what may start and reports whether
+// every target of the wave is final.
+func (p *pass) runWave(w int) bool {
+	if p.checkThreshold(w) {
+		return false
+	}
+	if p.r.Status == rollout.Running {
+		p.startTargets(w)
+	}
+	for i := range p.ts {
+		if p.ts[i].Wave == w && !p.ts[i].Status.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+// checkThreshold fails the wave when its unacknowledged failures reach the
+// threshold, and pauses or rolls back the rollout per onFailure.
+func (p *pass) checkThreshold(w int) bool {
+	failed, total, started, executorFailed := 0, 0, 0, 0
+	acked := p.ackedSet(w)
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.Wave != w {
+			continue
+		}
+		total++
+		if t.StartedAt != nil {
+			started++
+		}
+		if t.Status == rollout.TargetFailed && !acked[t.AttemptKey()] {
+			failed++
+			if t.ReasonCode == FailExecutor {
+				executorFailed++
+			}
+		}
+	}
+	if !ThresholdReached(p.r.Policy.FailureThreshold, failed, total) {
+		return false
+	}
+	wave := &p.r.Waves[w]
+	wave.Status = rollout.WaveFailed
+	wave.FinishedAt = timePtr(p.now)
+	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, failed, total)
+	switch {
+	case executorFailed > 0 && executorFailed == started:
+		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
+	case p.r.Policy.OnFailure == policy.OnFailureRollback:
+		p.startRollback(reason)
+	default:
+		p.pause(reason)
+	}
+	return true
+}
+
+func (p *pass) ackedSet(w int) map[string]bool {
+	keys := p.r.AckedFailures[w]
+	if len(keys) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		set[k] = true
+	}
+	return set
+}
+
+func (p *pass) pause(reason string) {
+	p.r.Status = rollout.Paused
+	p.r.StatusReason = reason
+	p.r.PausedByThreshold = true
+	p.emit("rollout.paused", reason)
+}
+
+func (p *pass) failRollout(reason string) {
+	p.r.Status = rollout.Failed
+	p.r.StatusReason = reason
+	p.emit("rollout.failed", reason)
+}
+
+// startTargets starts the pending targets of a running wave that may start:
+// the agent is online, a maintenance window is open, maxConcurrent is not
+// exhausted (0 = unlimited).
+func (p *pass) startTargets(w int) {
+	pol := p.r.Policy
+	active := p.inFlight()
+	waveStart := *p.r.Waves[w].StartedAt
+	zones := pol.Zones(p.tz)
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.Wave != w || !t.Status.NotStarted() {
+			continue
+		}
+		a, ok := p.agent(t.AgentID)
+		if !ok || a.Fleet != p.r.Fleet {
+			p.skip(i, SkipLeftFleet, "the agent is no longer a member of the fleet")
+			continue
+		}
+		if len(pol.MaintenanceWindows) > 0 {
+			loc := zones.Resolve(a)
+			if !windows.Open(pol.MaintenanceWindows, loc, p.now) {
+				p.setStatus(i, rollout.TargetWaitingWindow)
+				next, _ := windows.NextOpen(pol.MaintenanceWindows, loc, p.now)
+				p.dl.at(next)
+				continue
+			}
+		}
+		if !a.Online {
+			graceEnd := waveStart.Add(pol.OfflineGracePeriod)
+			if !p.now.Before(graceEnd) {
+				p.skip(i, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
+				continue
+			}
+			p.setStatus(i, rollout.TargetPending)
+			p.dl.at(graceEnd)
+			continue
+		}
+		if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
+			p.setStatus(i, rollout.TargetPending)
+			continue
+		}
+		p.start(i)
+		active++
+	}
+}
+
+func (p *pass) inFlight() int {
+	n := 0
+	for i := range p.ts {
+		if s := p.ts[i].Status; s == rollout.TargetInProgress || s == rollout.TargetVerifying {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *pass) start(i int) {
+	t := &p.ts[i]
+	t.Status = rollout.TargetInProgress
+	t.StartedAt = timePtr(p.now)
+	t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil
+	p.mark(i)
+	p.order(OrderStart, *t, t.ToRef)
+	p.dl.at(p.now.Add(p.r.Policy.ApplyTimeout))
+}
+
+func (p *pass) setStatus(i int, s rollout.TargetStatus) {
+	if p.ts[i].Status != s {
+		p.ts[i].Status = s
+		p.mark(i)
+	}
+}
+
+func (p *pass) skip(i int, code, reason string) {
+	t := &p.ts[i]
+	t.Status = rollout.TargetSkipped
+	t.ReasonCode = code
+	t.Reason = reason
+	t.FinishedAt = timePtr(p.now)
+	p.mark(i)
+}
