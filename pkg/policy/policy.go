@@ -125,7 +125,7 @@ func (p Policy) Snapshot(k Kind) Snapshot {
 	s := p.Spec
 	out := Snapshot{
 		Name: p.Name, Path: p.Path, Commit: p.Commit, Kind: k,
-		Waves:              append([]Wave(nil), s.Waves...),
+		Waves:              cloneWaves(s.Waves),
 		MaxConcurrent:      DefaultMaxConcurrent,
 		HealthWait:         orDefault(s.HealthWait, DefaultHealthWait),
 		ApplyTimeout:       orDefault(s.ApplyTimeout, DefaultApplyTimeout(k)),
@@ -134,7 +134,7 @@ func (p Policy) Snapshot(k Kind) Snapshot {
 		OnFailure:          s.OnFailure,
 		TimezoneAttribute:  s.TimezoneAttribute,
 		DefaultTimezone:    s.DefaultTimezone,
-		MaintenanceWindows: append([]windows.Window(nil), s.MaintenanceWindows...),
+		MaintenanceWindows: cloneWindows(s.MaintenanceWindows),
 	}
 	if s.MaxConcurrent != nil {
 		out.MaxConcurrent = *s.MaxConcurrent

@@ -1,0 +1,25 @@
+package policy
+
+// Issue codes of a RolloutPolicy. They are stable: clients and the CLI match
+// on them, and docs/policy.md lists each with an example message.
+const (
+	CodeYAMLInvalid       = "yaml_invalid"        // not YAML, not one mapping, duplicate key, merge key
+	CodeAPIVersionInvalid = "api_version_invalid" // apiVersion missing or not myriarch.dev/v1alpha1
+	CodeKindInvalid       = "kind_invalid"        // kind missing or not RolloutPolicy
+	CodeNameRequired      = "name_required"       // metadata.name missing or empty
+	CodeUnknownField      = "unknown_field"       // a key the schema does not know, at any level
+	CodeTypeInvalid       = "type_invalid"        // wrong YAML type (a list for a string, 30 for "30s")
+	CodeDurationInvalid   = "duration_invalid"    // unparseable or negative duration
+	CodeWaveInvalid       = "wave_invalid"        // selector/percent rules of a wave
+	CodeWaveNameInvalid   = "wave_name_invalid"   // empty, duplicate or misplaced "rest"
+	CodeValueInvalid      = "value_invalid"       // a number or enum out of its range
+	CodeWindowInvalid     = "window_invalid"      // bad time of day, weekday, missing start/end
+	CodeTimezoneInvalid   = "timezone_invalid"    // not an IANA zone, Local, agent where not allowed
+)
+
+// Codes lists every code, for documentation and tests.
+var Codes = []string{
+	CodeYAMLInvalid, CodeAPIVersionInvalid, CodeKindInvalid, CodeNameRequired,
+	CodeUnknownField, CodeTypeInvalid, CodeDurationInvalid, CodeWaveInvalid,
+	CodeWaveNameInvalid, CodeValueInvalid, CodeWindowInvalid, CodeTimezoneInvalid,
+}

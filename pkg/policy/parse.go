@@ -1,0 +1,304 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/selector"
+	"github.com/myriarch/myriarch/pkg/windows"
+)
+
+// Parse reads one RolloutPolicy YAML document. It returns the policy as far
+// as it could be read and every issue: first those of reading, then those of
+// Validate. A policy whose issues contain an error must not be used.
+func Parse(data []byte) (Policy, issue.List) {
+	d := newDecoder()
+	var p Policy
+	root := d.document(data)
+	if root == nil {
+		return p, d.issues
+	}
+	d.policy(root, &p)
+	return p, append(d.issues, unrelated(Validate(p), d.issues)...)
+}
+
+// document returns the root mapping of the only document in data.
+func (d *decoder) document(data []byte) *yaml.Node {
+	doc, more, err := readYAML(data)
+	switch {
+	case err != nil:
+		d.issues.Errorf(CodeYAMLInvalid, "", "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil
+	case more:
+		d.issues.Errorf(CodeYAMLInvalid, "", "the file holds more than one YAML document (---); write one RolloutPolicy per file")
+		return nil
+	case empty(doc):
+		d.issues.Errorf(CodeYAMLInvalid, "", "the document is empty; a RolloutPolicy needs apiVersion, kind, metadata and spec")
+		return nil
+	}
+	root := d.resolve(doc.Content[0], "")
+	if root != nil && root.Kind != yaml.MappingNode {
+		d.issues.Errorf(CodeYAMLInvalid, "", "a RolloutPolicy is a mapping with apiVersion, kind, metadata and spec; this document is %s", describe(root))
+		return nil
+	}
+	return root
+}
+
+// readYAML parses the first document and reports whether another one
+// follows. A panic of the YAML library becomes an error: Parse answers every
+// input with issues.
+func readYAML(data []byte) (doc *yaml.Node, more bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			doc, more, err = nil, false, fmt.Errorf("the YAML reader failed: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, next yaml.Node
+	if err := dec.Decode(&first); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &first, false, nil
+		}
+		return nil, false, err
+	}
+	if err := dec.Decode(&next); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &first, false, nil
+		}
+		return nil, false, err
+	}
+	return &first, !empty(&next), nil
+}
+
+// empty reports whether doc holds nothing but null: "", a comment, "---".
+func empty(doc *yaml.Node) bool {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return true
+	}
+	c := doc.Content[0]
+	return c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null"
+}
+
+func (d *decoder) policy(root *yaml.Node, p *Policy) {
+	var hasAPIVersion, hasKind bool
+	d.object(root, "", "", fields{
+		"apiVersion": func(v *yaml.Node, path string) {
+			hasAPIVersion = true
+			if s, ok := d.str(v, path); ok && s != APIVersion {
+				d.issues.Errorf(CodeAPIVersionInvalid, path, "apiVersion %s is not supported; write apiVersion: %s", quote(s), APIVersion)
+			}
+		},
+		"kind": func(v *yaml.Node, path string) {
+			hasKind = true
+			if s, ok := d.str(v, path); ok && s != ObjectKind {
+				d.issues.Errorf(CodeKindInvalid, path, "kind %s is not a rollout policy; write kind: %s", quote(s), ObjectKind)
+			}
+		},
+		"metadata": func(v *yaml.Node, path string) {
+			d.object(v, path, "", fields{
+				"name": func(v *yaml.Node, path string) { p.Name, _ = d.str(v, path) },
+			})
+		},
+		"spec": func(v *yaml.Node, path string) { d.spec(v, path, &p.Spec) },
+	})
+	if !hasAPIVersion {
+		d.issues.Errorf(CodeAPIVersionInvalid, "apiVersion", "apiVersion is missing; write apiVersion: %s", APIVersion)
+	}
+	if !hasKind {
+		d.issues.Errorf(CodeKindInvalid, "kind", "kind is missing; write kind: %s", ObjectKind)
+	}
+}
+
+func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
+	d.object(n, path, "", fields{
+		"waves": func(v *yaml.Node, path string) {
+			s.Waves = []Wave{}
+			d.list(v, path, "", func(item *yaml.Node, p string) { s.Waves = append(s.Waves, d.wave(item, p)) })
+		},
+		"maxConcurrent": func(v *yaml.Node, path string) {
+			if n, ok := d.integer(v, path); ok {
+				s.MaxConcurrent = &n
+			}
+		},
+		"healthWait":         func(v *yaml.Node, path string) { s.HealthWait, _ = d.duration(v, path) },
+		"applyTimeout":       func(v *yaml.Node, path string) { s.ApplyTimeout, _ = d.duration(v, path) },
+		"offlineGracePeriod": func(v *yaml.Node, path string) { s.OfflineGracePeriod, _ = d.duration(v, path) },
+		"failureThreshold": func(v *yaml.Node, path string) {
+			d.object(v, path, "", fields{
+				"maxFailed":        func(v *yaml.Node, path string) { s.FailureThreshold.MaxFailed, _ = d.integer(v, path) },
+				"maxFailedPercent": func(v *yaml.Node, path string) { s.FailureThreshold.MaxFailedPercent, _ = d.integer(v, path) },
+			})
+		},
+		"onFailure": func(v *yaml.Node, path string) {
+			if v, ok := d.nonEmpty(v, path, CodeValueInvalid, "use pause (the default) or rollback"); ok {
+				s.OnFailure = OnFailure(v)
+			}
+		},
+		"timezoneAttribute": func(v *yaml.Node, path string) {
+			s.TimezoneAttribute, _ = d.nonEmpty(v, path, CodeValueInvalid, "name the agent attribute that holds the time zone, e.g. site.timezone (the default)")
+		},
+		"defaultTimezone": func(v *yaml.Node, path string) {
+			s.DefaultTimezone, _ = d.nonEmpty(v, path, CodeTimezoneInvalid, `write an IANA zone such as "Europe/Berlin" or "UTC"`)
+		},
+		"maintenanceWindows": func(v *yaml.Node, path string) {
+			s.MaintenanceWindows = []windows.Window{}
+			d.list(v, path, "", func(item *yaml.Node, p string) {
+				s.MaintenanceWindows = append(s.MaintenanceWindows, d.window(item, p))
+			})
+		},
+	})
+}
+
+// nonEmpty reads a string that, when written, must not be empty: in Spec an
+// empty string means "not set", so an explicit "" would silently become the
+// default.
+func (d *decoder) nonEmpty(n *yaml.Node, path, code, hint string) (string, bool) {
+	s, ok := d.str(n, path)
+	if ok && s == "" {
+		d.issues.Errorf(code, path, "%s is empty; %s, or remove the key for the default", path[strings.LastIndexByte(path, '.')+1:], hint)
+		return "", false
+	}
+	return s, ok
+}
+
+// wave decodes one wave. A wave that cannot be read is returned as the zero
+// Wave, so that the indexes of Validate's paths stay those of the document.
+func (d *decoder) wave(n *yaml.Node, path string) Wave {
+	var w Wave
+	d.object(n, path, "", fields{
+		"name":     func(v *yaml.Node, path string) { w.Name, _ = d.str(v, path) },
+		"selector": func(v *yaml.Node, path string) { w.Selector = d.selector(v, path) },
+		"percent": func(v *yaml.Node, path string) {
+			// In Wave, 0 means "no percent"; a written 0 must not read as that.
+			if n, ok := d.integer(v, path); ok && n == 0 {
+				d.issues.Errorf(CodeWaveInvalid, path, "percent must be from 1 to 100, got 0")
+			} else {
+				w.Percent = n
+			}
+		},
+		"requireApproval": func(v *yaml.Node, path string) { w.RequireApproval, _ = d.boolean(v, path) },
+	})
+	return w
+}
+
+func (d *decoder) selector(n *yaml.Node, path string) *selector.Selector {
+	sel := &selector.Selector{}
+	ok := d.object(n, path, "a selector lists the attributes under matchAttributes, e.g. selector: {matchAttributes: {labels.wave: canary}}", fields{
+		"matchAttributes": func(v *yaml.Node, path string) { sel.MatchAttributes = d.attributes(v, path) },
+	})
+	if !ok {
+		return nil
+	}
+	return sel
+}
+
+// attributes reads matchAttributes. Attribute values are strings, so a plain
+// scalar such as 12 or true is taken as written ("12", "true").
+func (d *decoder) attributes(n *yaml.Node, path string) map[string]string {
+	attrs := map[string]string{}
+	if n = d.resolve(n, path); n == nil {
+		return attrs
+	}
+	if n.Kind != yaml.MappingNode {
+		d.typeError(path, "a mapping of attribute names to values", n, "e.g. matchAttributes: {labels.wave: canary}")
+		return attrs
+	}
+	d.entries(n, path, func(key string, v *yaml.Node, p string) {
+		if v = d.scalar(v, p, "an attribute value", ""); v == nil {
+			return
+		}
+		switch v.ShortTag() {
+		case "!!str", "!!int", "!!float", "!!bool":
+			attrs[key] = v.Value
+		default:
+			d.typeError(p, "an attribute value", v, `write the value, quoted if needed ("")`)
+		}
+	})
+	return attrs
+}
+
+// window decodes one maintenance window; start and end are required, since
+// a missing one would silently mean 00:00.
+func (d *decoder) window(n *yaml.Node, path string) windows.Window {
+	var w windows.Window
+	var hasStart, hasEnd bool
+	ok := d.object(n, path, "", fields{
+		"days": func(v *yaml.Node, path string) {
+			d.list(v, path, "write e.g. days: [Mon, Tue, Wed]", func(item *yaml.Node, p string) {
+				if s, ok := d.str(item, p); ok {
+					day, err := windows.ParseWeekday(s)
+					if err != nil {
+						d.issues.Errorf(CodeWindowInvalid, p, "unknown weekday %s; use Mon, Tue, Wed, Thu, Fri, Sat or Sun", quote(s))
+						return
+					}
+					w.Days = append(w.Days, day)
+				}
+			})
+		},
+		"start": func(v *yaml.Node, path string) { hasStart = true; w.Start = d.timeOfDay(v, path) },
+		"end":   func(v *yaml.Node, path string) { hasEnd = true; w.End = d.timeOfDay(v, path) },
+		"timezone": func(v *yaml.Node, path string) {
+			w.Timezone, _ = d.nonEmpty(v, path, CodeTimezoneInvalid, `write an IANA zone such as "Europe/Berlin", or agent for the agent's zone`)
+		},
+	})
+	if ok && !hasStart {
+		d.issues.Errorf(CodeWindowInvalid, path+".start", `start is missing; every window needs start and end as "HH:MM", e.g. start: "22:00"`)
+	}
+	if ok && !hasEnd {
+		d.issues.Errorf(CodeWindowInvalid, path+".end", `end is missing; every window needs start and end as "HH:MM", e.g. end: "05:00"`)
+	}
+	return w
+}
+
+func (d *decoder) timeOfDay(n *yaml.Node, path string) windows.TimeOfDay {
+	if n = d.scalar(n, path, `a time "HH:MM"`, ""); n == nil {
+		return 0
+	}
+	if n.ShortTag() != "!!str" {
+		d.typeError(path, `a time "HH:MM"`, n, `write e.g. "22:00"`)
+		return 0
+	}
+	t, err := windows.ParseTimeOfDay(n.Value)
+	if err != nil {
+		d.issues.Errorf(CodeWindowInvalid, path, "invalid %s", err)
+		return 0
+	}
+	return t
+}
+
+// unrelated drops the issues of Validate that concern a value whose reading
+// already failed: a wave whose percent was "10%" need not also be told that
+// it has neither selector nor percent. Two paths are related when one is the
+// other or contains it.
+func unrelated(validated, read issue.List) issue.List {
+	var out issue.List
+	for _, v := range validated {
+		related := false
+		for _, r := range read {
+			if r.Path != "" && (within(v.Path, r.Path) || within(r.Path, v.Path)) {
+				related = true
+				break
+			}
+		}
+		if !related {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// within reports whether path is outer or inside it: spec.waves[1].percent
+// is within spec.waves[1], but spec.waves[10] is not.
+func within(path, outer string) bool {
+	if !strings.HasPrefix(path, outer) {
+		return false
+	}
+	rest := path[len(outer):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
