@@ -76,6 +76,8 @@ type pass struct {
 	orders  []Order
 	events  []Event
 	dl      deadline
+
+	windowByZone map[*time.Location]zoneWindow
 }
 
 func newPass(in Input) *pass {

@@ -156,10 +156,14 @@ func TestTick_TargetFailures(t *testing.T) {
 		code string
 	}{
 		{"config FAILED", policy.KindConfig, func(f *fixture) {
-			f.update("a", func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Error: "bad yaml"} })
+			f.update("a", func(a *agent.Agent) {
+				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Error: "bad yaml"}
+			})
 		}, FailApplyFailed},
 		{"INSTALL_FAILED", policy.KindVersion, func(f *fixture) {
-			f.update("a", func(a *agent.Agent) { a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed} })
+			f.update("a", func(a *agent.Agent) {
+				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed}
+			})
 		}, FailApplyFailed},
 		{"applyTimeout", policy.KindConfig, func(f *fixture) { f.advance(10 * time.Minute) }, FailApplyTimeout},
 		{"offline in the health wait", policy.KindConfig, func(f *fixture) {

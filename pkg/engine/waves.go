@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -188,10 +189,8 @@ func (p *pass) startTargets(w int) {
 			continue
 		}
 		if len(pol.MaintenanceWindows) > 0 {
-			loc := zones.Resolve(a)
-			if !windows.Open(pol.MaintenanceWindows, loc, p.now) {
+			if open, next := p.window(zones.Resolve(a)); !open {
 				p.setStatus(i, rollout.TargetWaitingWindow)
-				next, _ := windows.NextOpen(pol.MaintenanceWindows, loc, p.now)
 				p.dl.at(next)
 				continue
 			}
@@ -249,4 +248,28 @@ func (p *pass) skip(i int, code, reason string) {
 	t.Reason = reason
 	t.FinishedAt = timePtr(p.now)
 	p.mark(i)
+}
+
+// window says whether a maintenance window is open now in zone loc and, if
+// not, when the next one opens. Agents share few zones, so a pass computes
+// each zone once.
+func (p *pass) window(loc *time.Location) (open bool, next time.Time) {
+	if w, ok := p.windowByZone[loc]; ok {
+		return w.open, w.next
+	}
+	ws := p.r.Policy.MaintenanceWindows
+	open = windows.Open(ws, loc, p.now)
+	if !open {
+		next, _ = windows.NextOpen(ws, loc, p.now)
+	}
+	if p.windowByZone == nil {
+		p.windowByZone = map[*time.Location]zoneWindow{}
+	}
+	p.windowByZone[loc] = zoneWindow{open, next}
+	return open, next
+}
+
+type zoneWindow struct {
+	open bool
+	next time.Time
 }

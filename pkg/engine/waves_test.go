@@ -28,10 +28,10 @@ func TestTick_MaxConcurrent(t *testing.T) {
 	cases := []struct {
 		max, agents, wantStarted int
 	}{
-		{2, 5, 2},   // limited
-		{0, 5, 5},   // 0 = unlimited
-		{50, 5, 5},  // more slots than targets
-		{1, 1, 1},   // exactly one
+		{2, 5, 2},  // limited
+		{0, 5, 5},  // 0 = unlimited
+		{50, 5, 5}, // more slots than targets
+		{1, 1, 1},  // exactly one
 	}
 	for _, c := range cases {
 		ids := make([]string, c.agents)
@@ -198,10 +198,14 @@ func TestTick_RequireApproval_ParksUntilApproved(t *testing.T) {
 func TestTick_ThresholdByCount_Pauses(t *testing.T) {
 	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.FailureThreshold.MaxFailed = 2 }), []string{"a", "b", "c"}, []string{"d"})
 	f.tick()
-	f.update("a", func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed} })
+	f.update("a", func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed}
+	})
 	f.tick()
 	f.wantRollout(rollout.Running) // one below the threshold
-	f.update("b", func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed} })
+	f.update("b", func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed}
+	})
 	f.tick()
 	f.wantRollout(rollout.Paused)
 	f.wantWave(0, rollout.WaveFailed)
@@ -223,7 +227,9 @@ func TestTick_ThresholdByPercent(t *testing.T) {
 	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.FailureThreshold.MaxFailedPercent = 20 }), ids)
 	f.tick()
 	fail := func(id string) {
-		f.update(id, func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed} })
+		f.update(id, func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed}
+		})
 	}
 	fail("a")
 	f.tick()
@@ -243,7 +249,9 @@ func TestTick_OnFailureRollback(t *testing.T) {
 	f.tick()
 	f.wantTarget("ok", rollout.TargetSucceeded)
 	f.wantTarget("late", rollout.TargetInProgress)
-	f.update("bad", func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed} })
+	f.update("bad", func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed}
+	})
 	f.tick()
 	f.wantRollout(rollout.RollingBack)
 	resets := map[string]string{}
@@ -261,7 +269,9 @@ func TestTick_OnFailureRollback(t *testing.T) {
 	f.wantTarget("bad", rollout.TargetFailed)
 	f.wantTarget("ok", rollout.TargetSucceeded)
 	for _, id := range []string{"ok", "bad"} {
-		f.update(id, func(a *agent.Agent) { a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied} })
+		f.update(id, func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied}
+		})
 	}
 	f.advance(time.Second)
 	f.tick()

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+func TestAllowed_EveryActionAndStatus(t *testing.T) {
+	all := []rollout.Status{rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Completed,
+		rollout.Failed, rollout.Aborted, rollout.RollingBack, rollout.RolledBack, rollout.Superseded}
+	want := map[Action]string{ // statuses, by initial, in which the action is allowed
+		ActionPause:       "pending running waiting_approval",
+		ActionResume:      "paused",
+		ActionApprove:     "pending running waiting_approval paused",
+		ActionAbort:       "pending running waiting_approval paused failed rolling_back",
+		ActionRollback:    "pending running waiting_approval paused failed",
+		ActionRetryFailed: "running waiting_approval paused failed",
+	}
+	for _, a := range Actions {
+		got := ""
+		for _, s := range all {
+			if Allowed(a, s) {
+				if got != "" {
+					got += " "
+				}
+				got += string(s)
+			}
+		}
+		if got != want[a] {
+			t.Errorf("%s allowed in %q, want %q", a, got, want[a])
+		}
+	}
+	for _, s := range all {
+		if s.Final() {
+			for _, a := range Actions {
+				if Allowed(a, s) {
+					t.Errorf("%s allowed on final status %s", a, s)
+				}
+			}
+		}
+	}
+}
+
+func TestApply_RefusedWithCode(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a"})
+	f.r.Status = rollout.Completed
+	cases := []struct {
+		req  Request
+		code string
+	}{
+		{Request{Action: "restart"}, CodeUnknownAction},
+		{Request{Action: ActionPause}, CodeNotAllowed},
+		{Request{Action: ActionResume}, CodeNotAllowed},
+	}
+	for _, c := range cases {
+		err := f.act(c.req)
+		var re *RefusedError
+		if !errors.As(err, &re) || re.Code != c.code || re.Message == "" {
+			t.Errorf("%s on completed: %v, want code %s", c.req.Action, err, c.code)
+		}
+	}
+	f.r.Status = rollout.Running
+	var re *RefusedError
+	if err := f.act(Request{Action: ActionApprove, Wave: 7}); !errors.As(err, &re) || re.Code != CodeWaveNotFound {
+		t.Errorf("approve of a missing wave: %v, want %s", err, CodeWaveNotFound)
+	}
+}
+
+func TestApply_PauseStopsStarts_ResumeContinues(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(1) }), []string{"a", "b"})
+	f.tick()
+	if err := f.act(Request{Action: ActionPause, Actor: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	f.wantRollout(rollout.Paused)
+	// The running target keeps its health wait and is evaluated to the end.
+	f.apply("a")
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetSucceeded)
+	f.wantTarget("b", rollout.TargetPending)
+	f.wantRollout(rollout.Paused)
+	if err := f.act(Request{Action: ActionResume}); err != nil {
+		t.Fatal(err)
+	}
+	f.tick()
+	f.wantTarget("b", rollout.TargetInProgress)
+}
+
+func TestApply_ResumeAcknowledgesFailures_RetryFailedCountsAgain(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a", "b", "c"})
+	f.r.Policy.MaxConcurrent = 1
+	fail := func(id string) {
+		f.update(id, func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed}
+		})
+	}
+	f.tick()
+	fail("a")
+	f.tick()
+	f.wantRollout(rollout.Paused) // maxFailed 1
+	if err := f.act(Request{Action: ActionResume}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.r.AckedFailures[0]; len(got) != 1 || got[0] != "a#1" {
+		t.Fatalf("ackedFailures[0] = %v, want [a#1]", got)
+	}
+	f.wantWave(0, rollout.WaveRunning)
+	f.tick()
+	f.wantRollout(rollout.Running) // the acknowledged failure no longer counts
+	f.wantTarget("b", rollout.TargetInProgress)
+	// retry-failed: attempt 2 of "a"; a new failure counts toward the threshold again.
+	if err := f.act(Request{Action: ActionRetryFailed}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.target("a"); got.Status != rollout.TargetPending || got.Attempt != 2 || got.StartedAt != nil {
+		t.Fatalf("retried target %+v, want pending attempt 2", got)
+	}
+	f.apply("b")
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+	f.wantTarget("a", rollout.TargetInProgress)
+	fail("a")
+	f.tick()
+	f.wantRollout(rollout.Paused)
+	f.wantTarget("a", rollout.TargetFailed)
+}
+
+func TestApply_Abort_CancelsOpenTargets(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.MaxConcurrent = intp(1) }), []string{"a", "b"}, []string{"c"})
+	f.tick()
+	if err := f.act(Request{Action: ActionAbort, Actor: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	f.wantRollout(rollout.Aborted)
+	for _, id := range []string{"a", "b", "c"} {
+		f.wantTarget(id, rollout.TargetCancelled)
+	}
+	if len(f.last.Orders) != 1 || f.last.Orders[0].Kind != OrderCancel || f.last.Orders[0].AgentID != "a" {
+		t.Fatalf("orders %+v, want one executor cancel for the started version target", f.last.Orders)
+	}
+	f.tick()
+	if len(f.last.Changed) != 0 {
+		t.Fatal("an aborted rollout must not be evaluated")
+	}
+}
+
+func TestApply_RollbackWithoutStartedTargets_RolledBackAtOnce(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a"})
+	f.update("a", func(a *agent.Agent) { a.Online = false })
+	f.tick()
+	if err := f.act(Request{Action: ActionRollback}); err != nil {
+		t.Fatal(err)
+	}
+	f.wantTarget("a", rollout.TargetCancelled)
+	f.wantRollout(rollout.RolledBack)
+}
+
+func TestMarkStartFailed_AllStartedFailInExecutor_RolloutFailed(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.FailureThreshold.MaxFailed = 2 }), []string{"a", "b"})
+	f.tick()
+	for i := range f.ts {
+		f.ts[i] = MarkStartFailed(f.ts[i], f.now, "webhook returned 500")
+	}
+	f.tick()
+	f.wantRollout(rollout.Failed)
+	if f.events[len(f.events)-1] != "rollout.failed" {
+		t.Fatalf("events %v, want rollout.failed", f.events)
+	}
+}

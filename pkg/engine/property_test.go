@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// TestProperty_EngineInvariants drives random rollouts with random agent
+// reports, clock steps and operator actions, and checks after every pass:
+// never more than maxConcurrent targets in progress; nothing starts while a
+// wave has failed; every started target was pending; no final target changes
+// in a pass except through a rollback; no target both succeeds and fails.
+func TestProperty_EngineInvariants(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		kind := rapid.SampledFrom([]policy.Kind{policy.KindConfig, policy.KindVersion}).Draw(rt, "kind")
+		maxc := rapid.IntRange(0, 4).Draw(rt, "maxConcurrent")
+		s := snap(kind, func(s *policy.Spec) {
+			s.MaxConcurrent = &maxc
+			s.FailureThreshold.MaxFailed = rapid.IntRange(0, 3).Draw(rt, "maxFailed")
+			if rapid.Bool().Draw(rt, "rollback") {
+				s.OnFailure = policy.OnFailureRollback
+			}
+		})
+		nWaves := rapid.IntRange(1, 3).Draw(rt, "waves")
+		waves := make([][]string, nWaves)
+		n := rapid.IntRange(1, 12).Draw(rt, "agents")
+		for i := 0; i < n; i++ {
+			w := rapid.IntRange(0, nWaves-1).Draw(rt, "wave")
+			waves[w] = append(waves[w], fmt.Sprintf("a%d", i))
+		}
+		f := newFixture(t, kind, s, waves...)
+		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
+		for step := 0; step < steps; step++ {
+			perturb(rt, f)
+			before := append([]rollout.Target(nil), f.ts...)
+			res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now})
+			checkPass(rt, f, before, res)
+			f.store(res)
+		}
+	})
+}
+
+func perturb(rt *rapid.T, f *fixture) {
+	ids := make([]string, 0, len(f.agents))
+	for _, tg := range f.ts {
+		ids = append(ids, tg.AgentID)
+	}
+	id := rapid.SampledFrom(ids).Draw(rt, "agent")
+	switch rapid.IntRange(0, 9).Draw(rt, "event") {
+	case 0, 1, 2:
+		f.apply(id)
+	case 3:
+		f.health(id, true, agent.StatusOK, "")
+	case 4:
+		f.health(id, false, agent.StatusStarting, "")
+	case 5:
+		f.health(id, false, "StatusPermanentError", "boom")
+	case 6:
+		f.update(id, func(a *agent.Agent) { a.Online = !a.Online })
+	case 7:
+		f.update(id, func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigFailed })
+	case 8:
+		a := rapid.SampledFrom(Actions).Draw(rt, "action")
+		_ = f.act(Request{Action: a, Wave: rapid.IntRange(0, len(f.r.Waves)-1).Draw(rt, "approveWave")})
+	}
+	f.advance(time.Duration(rapid.IntRange(0, 300).Draw(rt, "seconds")) * time.Second)
+}
+
+func checkPass(rt *rapid.T, f *fixture, before []rollout.Target, res Result) {
+	after := append([]rollout.Target(nil), before...)
+	for _, c := range res.Changed {
+		for i := range after {
+			if after[i].AgentID == c.AgentID {
+				after[i] = c
+			}
+		}
+	}
+	inFlight := 0
+	for i, t := range after {
+		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+			inFlight++
+		}
+		was := before[i].Status
+		if was.Final() && t.Status != was && !(t.RollbackAt != nil && (t.Status == rollout.TargetRolledBack || t.Status == rollout.TargetSkipped)) {
+			rt.Fatalf("target %s changed from final %s to %s outside a rollback", t.AgentID, was, t.Status)
+		}
+		if was == rollout.TargetSucceeded && t.Status == rollout.TargetFailed || was == rollout.TargetFailed && t.Status == rollout.TargetSucceeded {
+			rt.Fatalf("target %s both succeeded and failed", t.AgentID)
+		}
+	}
+	if m := res.Rollout.Policy.MaxConcurrent; m > 0 && inFlight > m && startsIn(res) > 0 {
+		rt.Fatalf("%d targets in progress after starting more, maxConcurrent %d", inFlight, m)
+	}
+	failedWave := false
+	for _, w := range res.Rollout.Waves {
+		failedWave = failedWave || w.Status == rollout.WaveFailed
+	}
+	for _, o := range res.Orders {
+		if o.Kind != OrderStart {
+			continue
+		}
+		if failedWave {
+			rt.Fatalf("target %s started while a wave has failed", o.AgentID)
+		}
+		for i := range before {
+			if before[i].AgentID == o.AgentID && !before[i].Status.NotStarted() {
+				rt.Fatalf("started target %s was %s, not pending", o.AgentID, before[i].Status)
+			}
+		}
+	}
+}
+
+func startsIn(res Result) int {
+	n := 0
+	for _, o := range res.Orders {
+		if o.Kind == OrderStart {
+			n++
+		}
+	}
+	return n
+}
