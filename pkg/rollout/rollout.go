@@ -75,9 +75,9 @@ type Target struct {
 	Reason    string       `json:"reason,omitempty"`
 	// ReasonCode says, as a stable code, why a target failed or was skipped.
 	ReasonCode string `json:"reasonCode,omitempty"`
-	Attempt     int    `json:"attempt"`
-	FromRef     string `json:"fromRef"` // hash or version before
-	ToRef       string `json:"toRef"`   // hash or version to reach
+	Attempt    int    `json:"attempt"`
+	FromRef    string `json:"fromRef"` // hash or version before
+	ToRef      string `json:"toRef"`   // hash or version to reach
 
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	VerifiedAt *time.Time `json:"verifiedAt,omitempty"`
