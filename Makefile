@@ -4,6 +4,7 @@ GO ?= go
 PKGS := ./...
 
 .PHONY: test check fmt vet unit bench fuzz
+FUZZTIME ?= 1m
 
 test: check unit
 
@@ -21,3 +22,6 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/policy
