@@ -1,0 +1,205 @@
+package asl
+
+import "time"
+
+// Definition is a parsed and validated state machine definition.
+type Definition struct {
+	Machine
+	Comment string
+	// TimeoutSeconds is the execution's time limit; 0 means none.
+	TimeoutSeconds int64
+}
+
+// Machine is a set of states with a start state: the top level, a Parallel branch or a
+// Map's item processor.
+type Machine struct {
+	StartAt string
+	States  map[string]*State
+}
+
+// The state types.
+const (
+	TypeTask     = "Task"
+	TypePass     = "Pass"
+	TypeChoice   = "Choice"
+	TypeWait     = "Wait"
+	TypeSucceed  = "Succeed"
+	TypeFail     = "Fail"
+	TypeParallel = "Parallel"
+	TypeMap      = "Map"
+)
+
+// State is one state of a machine. Which fields are set depends on Type.
+type State struct {
+	Name string
+	Type string
+	// Next is the following state; End marks a terminal state.
+	Next string
+	End  bool
+
+	InputPath  PathField
+	OutputPath PathField
+	ResultPath PathField
+
+	Parameters     *Template
+	ResultSelector *Template
+	Result         any
+	HasResult      bool
+
+	Retry []Retrier
+	Catch []Catcher
+
+	// Task.
+	Resource             Resource
+	TimeoutSeconds       int64
+	TimeoutSecondsPath   *Path
+	HeartbeatSeconds     int64
+	HeartbeatSecondsPath *Path
+
+	// Choice.
+	Choices []*ChoiceRule
+	Default string
+
+	// Wait.
+	Seconds       *int64
+	SecondsPath   *Path
+	Timestamp     *time.Time
+	TimestampPath *Path
+
+	// Fail.
+	Error     *string
+	Cause     *string
+	ErrorPath *DynamicValue
+	CausePath *DynamicValue
+
+	// Parallel.
+	Branches []*Machine
+
+	// Map.
+	Processor          *Machine
+	ItemsPath          PathField
+	ItemSelector       *Template
+	MaxConcurrency     int64
+	MaxConcurrencyPath *Path
+}
+
+// PathField is InputPath, OutputPath, ItemsPath or ResultPath as written: absent (the
+// default "$"), null, or a path.
+type PathField struct {
+	Null bool
+	Path *Path
+}
+
+// IsDefault reports whether the field was absent.
+func (f PathField) IsDefault() bool { return !f.Null && f.Path == nil }
+
+// Select applies InputPath or OutputPath semantics: absent keeps the value, null gives
+// {}, a path selects from the value (a missing node is a *PathError).
+func (f PathField) Select(v any) (any, error) {
+	switch {
+	case f.Null:
+		return map[string]any{}, nil
+	case f.Path == nil:
+		return v, nil
+	}
+	return f.Path.Get(v)
+}
+
+// Merge applies ResultPath semantics: absent replaces the input with the result, null
+// discards the result, a reference path writes the result into (a copy of) the input.
+func (f PathField) Merge(input, result any) (any, error) {
+	switch {
+	case f.Null:
+		return input, nil
+	case f.Path == nil:
+		return result, nil
+	}
+	return f.Path.Set(input, result)
+}
+
+// DynamicValue is a value computed at run time from a path or an intrinsic function
+// (ErrorPath and CausePath of a Fail state).
+type DynamicValue struct {
+	Path *Path
+	Call *Intrinsic
+}
+
+// Eval computes the value.
+func (d *DynamicValue) Eval(input, context any) (any, error) {
+	if d.Call != nil {
+		return d.Call.Eval(input, context)
+	}
+	root := input
+	if d.Path.IsContext() {
+		root = context
+	}
+	return d.Path.Get(root)
+}
+
+func (d *DynamicValue) String() string {
+	if d.Call != nil {
+		return d.Call.String()
+	}
+	return d.Path.String()
+}
+
+// ResourceKind says how a Task runs.
+type ResourceKind int
+
+const (
+	// ResourceLambdaFunction is a Lambda function ARN: the effective input is the payload
+	// and the function's output is the result.
+	ResourceLambdaFunction ResourceKind = iota + 1
+	// ResourceLambdaInvoke is arn:aws:states:::lambda:invoke: Parameters are the Invoke
+	// request and the result is the Invoke response (Payload, StatusCode, ...).
+	ResourceLambdaInvoke
+	// ResourceLambdaInvokeWaitForTaskToken invokes the function and then waits for
+	// SendTaskSuccess or SendTaskFailure with the task token.
+	ResourceLambdaInvokeWaitForTaskToken
+)
+
+// Resource is a Task's resource.
+type Resource struct {
+	ARN  string
+	Kind ResourceKind
+}
+
+// Retrier is one element of a Retry field.
+type Retrier struct {
+	ErrorEquals     []string
+	IntervalSeconds int64
+	MaxAttempts     int64
+	BackoffRate     float64
+	MaxDelaySeconds int64 // 0: no cap
+}
+
+// Delay is the wait before retry number attempt (1 for the first retry):
+// IntervalSeconds × BackoffRate^(attempt-1), capped at MaxDelaySeconds.
+// Example: IntervalSeconds 3, BackoffRate 2, MaxDelaySeconds 10 → 3s, 6s, 10s, 10s.
+func (r Retrier) Delay(attempt int) time.Duration {
+	secs := float64(r.IntervalSeconds)
+	for i := 1; i < attempt; i++ {
+		secs *= r.BackoffRate
+		if r.MaxDelaySeconds > 0 && secs >= float64(r.MaxDelaySeconds) {
+			break
+		}
+	}
+	if r.MaxDelaySeconds > 0 && secs > float64(r.MaxDelaySeconds) {
+		secs = float64(r.MaxDelaySeconds)
+	}
+	const maxSecs = 99999999 * 365
+	secs = min(secs, maxSecs)
+	return time.Duration(secs * float64(time.Second))
+}
+
+// Catcher is one element of a Catch field.
+type Catcher struct {
+	ErrorEquals []string
+	Next        string
+	ResultPath  PathField
+}
+
+// ErrorOutput is what a Catcher passes on: {"Error": name, "Cause": cause}.
+func ErrorOutput(e *Error) map[string]any {
+	return map[string]any{"Error": e.Name, "Cause": e.Cause}
+}
