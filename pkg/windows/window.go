@@ -14,7 +14,10 @@ type TimeOfDay int
 //
 // Days lists the weekdays on which the window begins; empty means every day.
 // When End is not later than Start the window crosses midnight and ends on the
-// next day; when End equals Start it lasts 24 hours.
+// next day; when End equals Start it lasts 24 hours of wall-clock time, from
+// Start to the same time on the next day (23 or 25 real hours on the days of
+// a DST change, so that a daily 00:00-00:00 window never closes). open.go
+// says how wall times map to instants.
 type Window struct {
 	Days     []time.Weekday `json:"days,omitempty"`
 	Start    TimeOfDay      `json:"start"`
