@@ -1,0 +1,44 @@
+package progress_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/progress"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// TargetFacts.Status takes the statuses as pkg/rollout spells them; an
+// external test, so that pkg/rollout may import pkg/progress.
+func TestDerive_RolloutTargetStatuses(t *testing.T) {
+	start := time.Date(2025, 6, 2, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		status rollout.TargetStatus
+		want   progress.Phase // "" = no progress
+	}{
+		{rollout.TargetPending, ""},
+		{rollout.TargetWaitingWindow, ""},
+		{rollout.TargetInProgress, progress.PhaseInstalling},
+		{rollout.TargetVerifying, progress.PhaseHealthWait},
+		{rollout.TargetSucceeded, progress.PhaseSucceeded},
+		{rollout.TargetFailed, progress.PhaseFailed},
+		{rollout.TargetSkipped, progress.PhaseCancelled},
+		{rollout.TargetCancelled, progress.PhaseCancelled},
+		{rollout.TargetRolledBack, progress.PhaseRolledBack},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.status), func(t *testing.T) {
+			f := progress.TargetFacts{Status: string(tt.status), Attempt: 1, ToVersion: "0.162.0",
+				StartedAt: &start, VerifiedAt: &start, Executor: progress.ExecutorManual}
+			p := progress.Derive(nil, f, agent.Agent{}, start)
+			var got progress.Phase
+			if p != nil {
+				got = p.Phase
+			}
+			if got != tt.want {
+				t.Errorf("phase %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
