@@ -1,0 +1,360 @@
+package planner
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+func edgeFleet() *fleet.Fleet {
+	return &fleet.Fleet{Name: "edge", Collector: fleet.Collector{Version: "0.161.0"}, Config: fleet.Config{Hash: "h2"},
+		Update:  fleet.Update{Executor: fleet.ExecutorUpdater, Selection: fleet.Frame{Enabled: true, VersionRange: ">=0.160.0, <=0.163.0"}},
+		Rollout: fleet.RolloutPolicies{ConfigPolicy: "cfg", VersionPolicy: "ver"}}
+}
+
+// agents builds n agents on the old hash and version.
+func agents(n int) []agent.Agent {
+	out := make([]agent.Agent, n)
+	for i := range out {
+		out[i] = agent.Agent{ID: fmt.Sprintf("a%d", i), Fleet: "edge", Online: true, DesiredHash: "h1", ServiceVersion: "0.160.0", TargetVersion: "0.161.0"}
+	}
+	return out
+}
+
+func input(k policy.Kind, as []agent.Agent) Input {
+	return Input{FleetName: "edge", Fleet: edgeFleet(), Kind: k, Commit: "c9", Agents: as, NewRolloutID: "r-new", Now: t0,
+		Policies: map[string]policy.Policy{"cfg": {Name: "cfg"}, "ver": {Name: "ver"}, "ui": {Name: "ui"}}}
+}
+
+func targetIDs(ts []rollout.Target) []string {
+	var ids []string
+	for _, t := range ts {
+		ids = append(ids, t.AgentID)
+	}
+	return ids
+}
+
+func TestDecide_CreatesConfigRolloutForRelevantAgents(t *testing.T) {
+	as := agents(3)
+	as[1].DesiredHash = "h2" // already on the assigned hash
+	as[2].DesiredHash = ""   // no desired hash: bootstrap rule
+	d := Decide(input(policy.KindConfig, as))
+	if d.Created == nil {
+		t.Fatalf("no rollout created: %s", d.Note)
+	}
+	r := d.Created.Rollout
+	if r.ID != "r-new" || r.ToRef != "h2" || r.Origin != rollout.OriginGitOps || r.Policy.Name != "cfg" || r.Kind != policy.KindConfig {
+		t.Fatalf("rollout %+v", r)
+	}
+	if ids := targetIDs(d.Created.Targets); len(ids) != 1 || ids[0] != "a0" || d.Created.Targets[0].FromRef != "h1" {
+		t.Fatalf("targets %+v, want only a0 from h1", d.Created.Targets)
+	}
+	if len(d.Bootstrap) != 1 || d.Bootstrap[0] != "a2" {
+		t.Fatalf("bootstrap %v, want [a2]", d.Bootstrap)
+	}
+	if len(d.Audit) != 1 || d.Audit[0].Action != audit.ActionRolloutCreate || d.Audit[0].Actor != audit.ActorGitOps {
+		t.Fatalf("audit %+v, want rollout.create by gitops", d.Audit)
+	}
+}
+
+func TestDecide_NoRelevantAgent_NoRollout(t *testing.T) {
+	as := agents(2)
+	for i := range as {
+		as[i].DesiredHash = "h2"
+	}
+	if d := Decide(input(policy.KindConfig, as)); d.Created != nil {
+		t.Fatal("a rollout without relevant agents must not be created")
+	}
+}
+
+func TestDecide_VersionRelevance(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(*Input)
+		want int // targets created
+	}{
+		{"git target differs", func(in *Input) {}, 2},
+		{"executor none", func(in *Input) { in.Fleet.Update.Executor = fleet.ExecutorNone }, 0},
+		{"no git target", func(in *Input) { in.Fleet.Collector.Version = "" }, 0},
+		{"hold", func(in *Input) {
+			in.Selection = &selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Invalidated, GitVersion: "0.161.0"}
+		}, 0},
+		{"one agent already on target", func(in *Input) { in.Agents[0].ServiceVersion = "0.161.0" }, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := input(policy.KindVersion, agents(2))
+			c.mut(&in)
+			d := Decide(in)
+			got := 0
+			if d.Created != nil {
+				got = len(d.Created.Targets)
+			}
+			if got != c.want {
+				t.Fatalf("created %d targets, want %d (%s)", got, c.want, d.Note)
+			}
+		})
+	}
+}
+
+func TestDecide_Exclusions(t *testing.T) {
+	fin := t0.Add(-time.Hour)
+	last := func(k policy.Kind, st rollout.TargetStatus, rs rollout.Status, code, toRef string) *LastTarget {
+		return &LastTarget{Target: rollout.Target{AgentID: "a0", Status: st, ReasonCode: code, ToRef: toRef, FinishedAt: &fin}, RolloutStatus: rs}
+	}
+	cases := []struct {
+		name      string
+		kind      policy.Kind
+		last      *LastTarget
+		connected time.Time
+		included  bool
+		catchUp   bool
+	}{
+		{"no last target", policy.KindConfig, nil, time.Time{}, true, false},
+		{"failed", policy.KindConfig, last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h2"), time.Time{}, false, false},
+		{"rolled_back", policy.KindVersion, last(policy.KindVersion, rollout.TargetRolledBack, rollout.RolledBack, "", "0.161.0"), time.Time{}, false, false},
+		{"failed for another target", policy.KindConfig, last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h-older"), time.Time{}, true, false},
+		{"cancelled in aborted", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.Aborted, "", "h2"), time.Time{}, false, false},
+		{"cancelled in rolling_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.RollingBack, "", "h2"), time.Time{}, false, false},
+		{"cancelled in rolled_back", policy.KindVersion, last(policy.KindVersion, rollout.TargetCancelled, rollout.RolledBack, "", "0.161.0"), time.Time{}, false, false},
+		{"cancelled by supersede", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.Superseded, CodeSuperseded, "h2"), time.Time{}, true, false},
+		{"config skipped in completed: catch-up", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "h2"), time.Time{}, false, true},
+		{"version skipped otherwise: relevant", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipLeftFleet, "0.161.0"), time.Time{}, true, false},
+		{"version skipped offline, not back", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(-time.Minute), false, false},
+		{"version skipped offline, reconnected", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), true, false},
+		{"succeeded earlier (agent drifted)", policy.KindConfig, last(policy.KindConfig, rollout.TargetSucceeded, rollout.Completed, "", "h2"), time.Time{}, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			as := agents(2)
+			as[0].ConnectedAt = c.connected
+			in := input(c.kind, as)
+			if c.last != nil {
+				in.LastTargets = map[string]LastTarget{"a0": *c.last}
+			}
+			d := Decide(in)
+			got := false
+			if d.Created != nil {
+				for _, tg := range d.Created.Targets {
+					got = got || tg.AgentID == "a0"
+				}
+			}
+			if got != c.included {
+				t.Fatalf("a0 included %v, want %v", got, c.included)
+			}
+			if gotCU := len(d.CatchUp) == 1 && d.CatchUp[0] == "a0"; gotCU != c.catchUp {
+				t.Fatalf("catch-up %v, want a0 %v", d.CatchUp, c.catchUp)
+			}
+		})
+	}
+}
+
+// active builds an active rollout toward toRef with one target per agent in the given statuses.
+func active(k policy.Kind, st rollout.Status, toRef string, statuses ...rollout.TargetStatus) *Active {
+	a := &Active{Rollout: rollout.Rollout{ID: "r-old", Fleet: "edge", Kind: k, Status: st, ToRef: toRef,
+		Waves: []rollout.Wave{{Name: "all", Status: rollout.WaveRunning}}}}
+	for i, s := range statuses {
+		a.Targets = append(a.Targets, rollout.Target{RolloutID: "r-old", AgentID: fmt.Sprintf("a%d", i), Status: s, ToRef: toRef, Attempt: 1})
+	}
+	return a
+}
+
+func TestDecide_Supersede(t *testing.T) {
+	cases := []struct {
+		name       string
+		act        *Active
+		superseded bool
+	}{
+		{"running, open target on old hash", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetInProgress), true},
+		{"pending", active(policy.KindConfig, rollout.Pending, "h1x", rollout.TargetPending), true},
+		{"waiting_approval", active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetPending), true},
+		{"paused, only failed targets count", active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetFailed, rollout.TargetSucceeded), true},
+		{"running, only failed targets: not superseded", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetFailed), false},
+		{"failed: never", active(policy.KindConfig, rollout.Failed, "h1x", rollout.TargetInProgress), false},
+		{"rolling_back: never", active(policy.KindConfig, rollout.RollingBack, "h1x", rollout.TargetVerifying), false},
+		{"same target", active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := input(policy.KindConfig, agents(2))
+			in.Active = c.act
+			d := Decide(in)
+			got := d.Ended != nil && d.Ended.Rollout.Status == rollout.Superseded
+			if got != c.superseded {
+				t.Fatalf("superseded %v, want %v (%s)", got, c.superseded, d.Note)
+			}
+			if !c.superseded {
+				if d.Created != nil {
+					t.Fatal("no rollout may be created while one is active")
+				}
+				return
+			}
+			for _, tg := range d.Ended.Cancelled {
+				if tg.Status != rollout.TargetCancelled || tg.ReasonCode != CodeSuperseded {
+					t.Fatalf("cancelled target %+v", tg)
+				}
+			}
+			if d.Created == nil || d.Created.Rollout.ToRef != "h2" {
+				t.Fatal("a new rollout toward the current hash must replace the superseded one")
+			}
+		})
+	}
+}
+
+func TestDecide_SupersedeVersion_CancelsExecutor(t *testing.T) {
+	in := input(policy.KindVersion, agents(2))
+	in.Active = active(policy.KindVersion, rollout.Running, "0.162.0", rollout.TargetInProgress, rollout.TargetVerifying)
+	d := Decide(in)
+	if d.Ended == nil || len(d.Ended.Orders) != 1 || d.Ended.Orders[0].Kind != engine.OrderCancel || d.Ended.Orders[0].AgentID != "a0" {
+		t.Fatalf("ended %+v, want one executor cancel for the in-progress target", d.Ended)
+	}
+	if len(d.Ended.Cancelled) != 2 {
+		t.Fatalf("cancelled %d targets, want 2", len(d.Ended.Cancelled))
+	}
+}
+
+func TestDecide_K2b_SupersedesWithSpecReason(t *testing.T) {
+	in := input(policy.KindVersion, agents(1))
+	in.Fleet.Update.Selection.VersionRange = ">=0.160.0, <=0.161.0" // 0.163.0 left the frame
+	in.Selection = &selection.Selection{Fleet: "edge", Version: "0.163.0", State: selection.Active, GitVersion: "0.161.0", SelectedBy: "user:alice"}
+	in.Active = active(policy.KindVersion, rollout.Running, "0.163.0", rollout.TargetInProgress)
+	d := Decide(in)
+	if d.Reconcile == nil || d.Reconcile.Rule != selection.RuleK2b {
+		t.Fatalf("reconcile %+v, want K2b", d.Reconcile)
+	}
+	if d.Ended == nil || d.Ended.Rollout.Status != rollout.Superseded || d.Ended.Rollout.StatusReason != "the fleet no longer manages the collector version" {
+		t.Fatalf("ended %+v", d.Ended)
+	}
+	if d.TargetSource != selection.SourceHold || d.Created != nil {
+		t.Fatalf("hold must create nothing: source %s created %v", d.TargetSource, d.Created)
+	}
+	if d.AgentTargetVersions["a0"] != "" || len(d.AgentTargetVersions) != 1 {
+		t.Fatalf("agent target versions %v, want a0 cleared", d.AgentTargetVersions)
+	}
+}
+
+func TestDecide_Stragglers_JoinLastWave(t *testing.T) {
+	in := input(policy.KindConfig, agents(3))
+	in.Active = active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress)
+	in.Active.Rollout.Waves = []rollout.Wave{{Name: "canary", Status: rollout.WaveCompleted}, {Name: "rest", Status: rollout.WaveRunning}}
+	d := Decide(in)
+	if d.Ended != nil || d.Created != nil {
+		t.Fatal("an active rollout on the current target is neither superseded nor replaced")
+	}
+	if ids := targetIDs(d.Stragglers); len(ids) != 2 || ids[0] != "a1" || ids[1] != "a2" {
+		t.Fatalf("stragglers %v, want a1 a2", ids)
+	}
+	for _, s := range d.Stragglers {
+		if s.Wave != 1 || s.ToRef != "h2" || s.FromRef != "h1" || s.RolloutID != "r-old" {
+			t.Fatalf("straggler %+v, want wave 1 of r-old from h1 to h2", s)
+		}
+	}
+}
+
+func TestDecide_FailedRollout_NoStragglersNoNewRollout(t *testing.T) {
+	in := input(policy.KindConfig, agents(3))
+	in.Active = active(policy.KindConfig, rollout.Failed, "h2", rollout.TargetFailed)
+	d := Decide(in)
+	if d.Ended != nil || d.Created != nil || len(d.Stragglers) != 0 {
+		t.Fatalf("a failed rollout blocks: %+v", d)
+	}
+}
+
+func TestDecide_FleetRemoved_ActiveRolloutFails(t *testing.T) {
+	in := input(policy.KindConfig, agents(1))
+	in.Fleet = nil
+	in.Active = active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress)
+	d := Decide(in)
+	if d.Ended == nil || d.Ended.Rollout.Status != rollout.Failed || d.Ended.Rollout.StatusReason != ReasonFleetRemoved {
+		t.Fatalf("ended %+v, want failed: %s", d.Ended, ReasonFleetRemoved)
+	}
+}
+
+func TestDecide_UIOrigin_UsesSelectionPolicyAndMarksPlanned(t *testing.T) {
+	in := input(policy.KindVersion, agents(2))
+	in.Fleet.Update.Selection.RolloutPolicy = "ui"
+	in.Selection = &selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
+		SelectedBy: "user:alice", SelectedAt: t0.Add(-time.Minute), Reason: "CVE fix", Revision: 4}
+	d := Decide(in)
+	if d.Created == nil {
+		t.Fatalf("no rollout: %s", d.Note)
+	}
+	r := d.Created.Rollout
+	if r.Origin != rollout.OriginUI || r.CreatedBy != "user:alice" || r.RequestReason != "CVE fix" || r.Policy.Name != "ui" || r.ToRef != "0.162.0" {
+		t.Fatalf("rollout %+v", r)
+	}
+	if r.Annotations["selection"] == "" {
+		t.Fatal("a ui rollout carries the selection annotation")
+	}
+	if d.Selection == nil || d.Selection.PlannedAt == nil || d.Selection.RolloutID != "r-new" || d.Selection.Revision != 5 {
+		t.Fatalf("selection %+v, want plannedAt, rolloutId r-new, revision 5", d.Selection)
+	}
+	if d.Audit[len(d.Audit)-1].Actor != "user:alice" || d.Audit[len(d.Audit)-1].Details["origin"] != "ui" {
+		t.Fatalf("audit %+v", d.Audit)
+	}
+}
+
+func TestDecide_PolicyResolution(t *testing.T) {
+	cases := []struct {
+		name     string
+		ref      string
+		policies map[string]policy.Policy
+		want     string // policy name, "" = no rollout
+		builtIn  bool
+	}{
+		{"named", "cfg", map[string]policy.Policy{"cfg": {Name: "cfg"}}, "cfg", false},
+		{"default object", "", map[string]policy.Policy{"default": {Name: "default"}}, "default", false},
+		{"built-in when default is missing", "", nil, "default", true},
+		{"missing named policy blocks", "nope", nil, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := input(policy.KindConfig, agents(1))
+			in.Fleet.Rollout.ConfigPolicy = c.ref
+			in.Policies = c.policies
+			d := Decide(in)
+			if c.want == "" {
+				if d.Created != nil {
+					t.Fatal("a missing named policy must not create a rollout")
+				}
+				return
+			}
+			if d.Created == nil || d.Created.Rollout.Policy.Name != c.want || d.Created.Rollout.Policy.BuiltIn != c.builtIn {
+				t.Fatalf("created %+v", d.Created)
+			}
+		})
+	}
+}
+
+func TestDecide_K1_GitChangeDeletesSelection(t *testing.T) {
+	in := input(policy.KindVersion, agents(1))
+	in.Fleet.Collector.Version = "0.162.0"
+	in.Selection = &selection.Selection{Fleet: "edge", Version: "0.163.0", State: selection.Active, GitVersion: "0.161.0"}
+	d := Decide(in)
+	if d.Reconcile == nil || d.Reconcile.Rule != selection.RuleK1 || d.Reconcile.Effect != selection.Delete {
+		t.Fatalf("reconcile %+v, want K1 delete", d.Reconcile)
+	}
+	if d.Target != "0.162.0" || d.TargetSource != selection.SourceGit || d.Created == nil || d.Created.Rollout.Origin != rollout.OriginGitOps {
+		t.Fatalf("target %s %s created %+v", d.Target, d.TargetSource, d.Created)
+	}
+}
+
+func TestDecide_Idempotent(t *testing.T) {
+	in := input(policy.KindConfig, agents(2))
+	d := Decide(in)
+	in.Active = d.Created
+	d2 := Decide(in)
+	if d2.Created != nil || d2.Ended != nil || len(d2.Stragglers) != 0 {
+		t.Fatalf("a second run over the result of the first must change nothing: %+v", d2)
+	}
+}

@@ -1,0 +1,92 @@
+// Package planner decides, per fleet and kind, whether a rollout must start,
+// be superseded or receive stragglers (spec rollouts.md, "When do rollouts
+// arise?"). Decide is pure; Run loads its input through a small Store and
+// carries the decision out.
+package planner
+
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// Input is everything one planner run for a fleet and kind needs.
+type Input struct {
+	FleetName string
+	Fleet     *fleet.Fleet // nil when the fleet no longer exists in Git
+	Kind      policy.Kind
+	Commit    string                   // the applied revision
+	Policies  map[string]policy.Policy // by name, from the applied revision
+	Selection *selection.Selection     // the stored UI selection, if any
+	Agents    []agent.Agent            // the fleet's assigned collectors
+	Active    *Active                  // the active rollout of the fleet and kind
+	// LastTargets holds, per agent, its most recent target of this kind in
+	// any rollout, with that rollout's status (for the exclusions).
+	LastTargets  map[string]LastTarget
+	NewRolloutID string
+	Now          time.Time
+}
+
+// Active is a rollout that is not final, with its targets.
+type Active struct {
+	Rollout rollout.Rollout
+	Targets []rollout.Target
+}
+
+// LastTarget is an agent's most recent target of a kind.
+type LastTarget struct {
+	Target        rollout.Target
+	RolloutStatus rollout.Status
+}
+
+// Decision is what the run decided; Run (or another adapter) carries it out
+// in the order of the fields.
+type Decision struct {
+	// Reconcile is the outcome of the conflict rules for the stored
+	// selection (version runs only); nil when there is none.
+	Reconcile *selection.Outcome
+	// Target is the effective target: the assigned hash or target version.
+	Target string
+	// TargetSource is where a version target comes from.
+	TargetSource selection.Source
+	// AgentTargetVersions are member agents whose TargetVersion must change.
+	AgentTargetVersions map[string]string
+	// Bootstrap are agents without a desired hash: they get the assigned hash
+	// directly, without a rollout. CatchUp are agents whose target of the
+	// current hash was skipped in a completed rollout: they get it directly too.
+	Bootstrap []string
+	CatchUp   []string
+
+	// Ended is the active rollout, superseded or failed, with the targets
+	// it cancelled and the executor orders (Cancel) of version targets.
+	Ended *Ended
+	// Stragglers are added to the last wave of Updated (the active rollout).
+	Updated    *rollout.Rollout
+	Stragglers []rollout.Target
+	// Created is the new rollout with its targets.
+	Created *Active
+	// Selection is the stored selection with plannedAt (and rolloutId) set.
+	Selection *selection.Selection
+	Audit     []audit.Entry
+	// Note says, for logs, why nothing happened or what blocked the run.
+	Note string
+}
+
+// Ended is an active rollout the run ended.
+type Ended struct {
+	Rollout   rollout.Rollout
+	Cancelled []rollout.Target
+	Orders    []engine.Order
+}
+
+// Changed reports whether the decision needs any write.
+func (d Decision) Changed() bool {
+	return (d.Reconcile != nil && d.Reconcile.Changed()) || len(d.AgentTargetVersions) > 0 || len(d.Bootstrap) > 0 ||
+		len(d.CatchUp) > 0 || d.Ended != nil || len(d.Stragglers) > 0 || d.Created != nil || d.Selection != nil
+}

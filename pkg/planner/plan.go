@@ -1,0 +1,302 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// Reasons the planner writes on rollouts it ends.
+const (
+	ReasonFleetRemoved = "the fleet no longer exists in Git"
+	CodeSuperseded     = "superseded"
+)
+
+// Decide runs the procedure of the spec for one fleet and kind:
+//  1. reconcile the UI selection with Git (version runs) and write the
+//     effective target version to the member agents;
+//  2. supersede an active rollout whose open targets have another target
+//     than their agents' current one;
+//  3. else add relevant agents without a target (stragglers) to the last
+//     wave of the active rollout;
+//  4. else create a rollout with every relevant, not excluded agent.
+func Decide(in Input) Decision {
+	var d Decision
+	sel := d.reconcile(in)
+	if in.Fleet == nil {
+		d.fleetGone(in)
+		return d
+	}
+	d.Target, d.TargetSource = currentTarget(in, sel)
+	if in.Kind == policy.KindVersion {
+		d.writeTargetVersions(in)
+	} else {
+		d.bootstrap(in)
+	}
+	active := in.Active
+	if active != nil && supersedable(active.Rollout.Status) && (stale(*active, d.Target) || d.reconcileSupersedes()) {
+		d.supersede(in, *active)
+		active = nil
+	}
+	if !rolloutsEnabled(in, d.Target) {
+		d.Note = "no rollout: nothing to roll out to for this fleet and kind"
+		return d
+	}
+	cands := d.candidates(in)
+	switch {
+	case active != nil:
+		d.addStragglers(*active, cands)
+	case len(cands) == 0:
+		d.Note = "no rollout: no agent is relevant"
+	default:
+		d.create(in, sel, cands)
+	}
+	d.markPlanned(in, sel)
+	return d
+}
+
+// reconcile applies the conflict rules (version runs) and returns the
+// selection as they leave it.
+func (d *Decision) reconcile(in Input) *selection.Selection {
+	if in.Kind != policy.KindVersion || in.Selection == nil {
+		return in.Selection
+	}
+	o := selection.Reconcile(in.Fleet, *in.Selection, in.Commit, in.Now)
+	d.Reconcile = &o
+	if o.Audit != nil {
+		d.Audit = append(d.Audit, *o.Audit)
+	}
+	switch o.Effect {
+	case selection.Delete:
+		return nil
+	case selection.Invalidate:
+		return &o.Selection
+	}
+	return in.Selection
+}
+
+func (d *Decision) reconcileSupersedes() bool {
+	return d.Reconcile != nil && d.Reconcile.SupersedeVersionRollout
+}
+
+func currentTarget(in Input, sel *selection.Selection) (string, selection.Source) {
+	if in.Kind == policy.KindVersion {
+		t := selection.ResolveVersionTarget(in.Fleet, sel)
+		return t.Version, t.Source
+	}
+	return in.Fleet.Config.Hash, selection.SourceGit
+}
+
+func rolloutsEnabled(in Input, target string) bool {
+	if target == "" {
+		return false
+	}
+	return in.Kind != policy.KindVersion || in.Fleet.UpdateExecutor() != fleet.ExecutorNone
+}
+
+func (d *Decision) writeTargetVersions(in Input) {
+	for _, a := range in.Agents {
+		if a.TargetVersion != d.Target {
+			if d.AgentTargetVersions == nil {
+				d.AgentTargetVersions = map[string]string{}
+			}
+			d.AgentTargetVersions[a.ID] = d.Target
+		}
+	}
+}
+
+func (d *Decision) bootstrap(in Input) {
+	if d.Target == "" {
+		return
+	}
+	for _, a := range in.Agents {
+		if a.DesiredHash == "" {
+			d.Bootstrap = append(d.Bootstrap, a.ID)
+		}
+	}
+}
+
+// fleetGone: an active rollout of a fleet removed from Git cannot continue
+// and becomes failed; a person confirms with abort. A rollback runs to its end.
+func (d *Decision) fleetGone(in Input) {
+	if in.Active == nil || !supersedable(in.Active.Rollout.Status) {
+		return
+	}
+	r := in.Active.Rollout
+	r.Status = rollout.Failed
+	r.StatusReason = ReasonFleetRemoved
+	d.Ended = &Ended{Rollout: r}
+	d.Note = ReasonFleetRemoved
+}
+
+// supersedable: pending, running, waiting_approval and paused rollouts are
+// replaced when the target changes; failed and rolling_back never are.
+func supersedable(s rollout.Status) bool {
+	switch s {
+	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused:
+		return true
+	}
+	return false
+}
+
+// stale reports whether an open target (for a paused rollout also a failed
+// one, so that a fix in Git replaces it) has another target than now.
+func stale(a Active, target string) bool {
+	for _, t := range a.Targets {
+		counts := t.Status.Open() || (a.Rollout.Status == rollout.Paused && t.Status == rollout.TargetFailed)
+		if counts && t.ToRef != target {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Decision) supersede(in Input, a Active) {
+	r := a.Rollout
+	r.Status = rollout.Superseded
+	r.StatusReason = fmt.Sprintf("superseded: the target changed from %s to %s", orNone(r.ToRef), orNone(d.Target))
+	if d.reconcileSupersedes() {
+		r.StatusReason = d.Reconcile.SupersedeReason
+	}
+	r.FinishedAt = timePtr(in.Now)
+	e := &Ended{Rollout: r}
+	for _, t := range a.Targets {
+		if !t.Status.Open() {
+			continue
+		}
+		if r.Kind == policy.KindVersion && t.Status == rollout.TargetInProgress {
+			e.Orders = append(e.Orders, engine.Order{Kind: engine.OrderCancel, AgentID: t.AgentID, Ref: t.ToRef, Attempt: t.Attempt})
+		}
+		t.Status, t.ReasonCode, t.Reason = rollout.TargetCancelled, CodeSuperseded, "cancelled: the rollout was superseded"
+		t.FinishedAt = timePtr(in.Now)
+		e.Cancelled = append(e.Cancelled, t)
+	}
+	d.Ended = e
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no target"
+	}
+	return s
+}
+
+func timePtr(t time.Time) *time.Time { return &t }
+
+// candidates are the relevant agents that no exclusion rule keeps out.
+func (d *Decision) candidates(in Input) []engine.Candidate {
+	var out []engine.Candidate
+	for _, a := range in.Agents {
+		if !relevant(in.Kind, a, d.Target) {
+			continue
+		}
+		var last *LastTarget
+		if lt, ok := in.LastTargets[a.ID]; ok {
+			last = &lt
+		}
+		switch exclude(in.Kind, a, last, d.Target) {
+		case included:
+			out = append(out, engine.Candidate{AgentID: a.ID, Attributes: a, FromRef: fromRef(in.Kind, a)})
+		case excludedCatchUp:
+			d.CatchUp = append(d.CatchUp, a.ID)
+		}
+	}
+	return out
+}
+
+// addStragglers adds candidates without a target in the active rollout to
+// its last wave, if the rollout still runs toward the current target.
+func (d *Decision) addStragglers(a Active, cands []engine.Candidate) {
+	if !supersedable(a.Rollout.Status) || a.Rollout.ToRef != d.Target {
+		d.Note = fmt.Sprintf("no change: rollout %s is %s", a.Rollout.ID, a.Rollout.Status)
+		return
+	}
+	has := make(map[string]bool, len(a.Targets))
+	for _, t := range a.Targets {
+		has[t.AgentID] = true
+	}
+	var late []engine.Candidate
+	for _, c := range cands {
+		if !has[c.AgentID] {
+			late = append(late, c)
+		}
+	}
+	if len(late) == 0 {
+		return
+	}
+	r, ts := engine.AddStragglers(a.Rollout, late)
+	d.Updated, d.Stragglers = &r, ts
+}
+
+// create builds the new rollout with the policy of its origin.
+func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Candidate) {
+	origin, createdBy, reason := rollout.OriginGitOps, "", ""
+	policyName := in.Fleet.ConfigPolicyName()
+	var ann map[string]string
+	if in.Kind == policy.KindVersion {
+		policyName = in.Fleet.VersionPolicyName()
+		if d.TargetSource == selection.SourceUI && sel != nil {
+			origin, createdBy, reason = rollout.OriginUI, sel.SelectedBy, sel.Reason
+			policyName = in.Fleet.SelectionPolicyName()
+			ann = map[string]string{"selection": selectionAnnotation(*sel)}
+		}
+	}
+	snap, ok := snapshot(in.Policies, policyName, in.Kind)
+	if !ok {
+		d.Note = fmt.Sprintf("no rollout: policy %q does not exist (policy_not_found)", policyName)
+		return
+	}
+	r, ts := engine.Create(engine.NewRollout{
+		ID: in.NewRolloutID, Fleet: in.FleetName, Kind: in.Kind, Policy: snap, ToRef: d.Target,
+		Origin: origin, CreatedBy: createdBy, RequestReason: reason, Annotations: ann,
+		Candidates: cands, Now: in.Now,
+	})
+	d.Created = &Active{Rollout: r, Targets: ts}
+	actor := audit.ActorGitOps
+	if origin == rollout.OriginUI {
+		actor = createdBy
+	}
+	d.Audit = append(d.Audit, audit.Entry{At: in.Now, Actor: actor, Action: audit.ActionRolloutCreate,
+		TargetType: "rollout", TargetID: r.ID, Result: audit.ResultSuccess,
+		Details: map[string]any{"fleet": in.FleetName, "kind": string(in.Kind), "toRef": d.Target, "targets": len(ts),
+			"policy": snap.Name, "origin": string(origin), "selectedBy": createdBy, "reason": reason}})
+}
+
+// snapshot resolves a policy name: the named policy, else the built-in
+// policy when the name is "default"; any other missing name blocks.
+func snapshot(ps map[string]policy.Policy, name string, k policy.Kind) (policy.Snapshot, bool) {
+	if p, ok := ps[name]; ok {
+		return p.Snapshot(k), true
+	}
+	if name == policy.DefaultName {
+		return policy.BuiltIn(k), true
+	}
+	return policy.Snapshot{}, false
+}
+
+func selectionAnnotation(s selection.Selection) string {
+	b, _ := json.Marshal(map[string]any{"version": s.Version, "selectedBy": s.SelectedBy, "selectedAt": s.SelectedAt, "reason": s.Reason})
+	return string(b)
+}
+
+// markPlanned records on an active UI selection that the planner handled it.
+func (d *Decision) markPlanned(in Input, sel *selection.Selection) {
+	if in.Kind != policy.KindVersion || sel == nil || sel.State != selection.Active || sel.PlannedAt != nil {
+		return
+	}
+	s := *sel
+	s.PlannedAt = timePtr(in.Now)
+	s.UpdatedAt = in.Now
+	s.Revision++
+	if d.Created != nil {
+		s.RolloutID = d.Created.Rollout.ID
+	}
+	d.Selection = &s
+}
