@@ -14,8 +14,9 @@ import (
 
 // maxNodes bounds the work of one Parse. Aliases let a small document name
 // the same subtree many times; the walk follows them, so without a budget a
-// few kilobytes could expand into millions of values and issues.
-const maxNodes = 100_000
+// few kilobytes could expand into millions of values and issues. A real
+// policy has a few hundred values.
+const maxNodes = 10_000
 
 // decoder walks yaml.Nodes by hand instead of yaml.Unmarshal into structs,
 // so that every problem (unknown key, wrong type, bad value) becomes an issue
@@ -81,7 +82,7 @@ func (d *decoder) object(n *yaml.Node, path, hint string, fs fields) bool {
 // hide where a value came from.
 func (d *decoder) entries(n *yaml.Node, path string, each func(key string, v *yaml.Node, p string)) {
 	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	for i := 0; i+1 < len(n.Content) && !d.exhausted; i += 2 {
 		k, v := d.resolve(n.Content[i], path), n.Content[i+1]
 		if k == nil {
 			return
@@ -114,6 +115,9 @@ func (d *decoder) list(n *yaml.Node, path, example string, each func(item *yaml.
 		return
 	}
 	for i, item := range n.Content {
+		if d.exhausted {
+			return
+		}
 		each(item, fmt.Sprintf("%s[%d]", path, i))
 	}
 }

@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/issue"
+)
+
+// FuzzParse: any input yields a policy and issues, never a panic; every issue
+// is an error with a known code and a message; a policy without errors
+// passes Validate and its snapshot survives a JSON round trip.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, spec := range fuzzSeeds {
+		f.Add(doc(spec))
+	}
+	f.Add([]byte(""))
+	f.Add([]byte("- a\n"))
+	f.Add([]byte("a: [\n"))
+	f.Add([]byte(aliasBomb()))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, issues := Parse(data)
+		checkIssues(t, issues)
+		if issues.HasErrors() {
+			return
+		}
+		if again := Validate(p); len(again) != 0 {
+			t.Fatalf("Parse found no issue but Validate did: %v", again)
+		}
+		for _, k := range []Kind{KindConfig, KindVersion} {
+			s := p.Snapshot(k)
+			out, err := json.Marshal(s)
+			if err != nil {
+				t.Fatalf("marshal snapshot: %v", err)
+			}
+			var back Snapshot
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatalf("unmarshal snapshot %s: %v", out, err)
+			}
+			if !reflect.DeepEqual(back, s) {
+				t.Fatalf("snapshot round trip\n got %+v\nwant %+v", back, s)
+			}
+		}
+	})
+}
+
+func checkIssues(t *testing.T, issues issue.List) {
+	t.Helper()
+	for _, is := range issues {
+		if !slices.Contains(Codes, is.Code) || is.Severity != issue.Error || is.Message == "" {
+			t.Fatalf("bad issue %#v", is)
+		}
+	}
+}
+
+// fuzzSeeds are spec bodies, valid and invalid, that reach every decoder.
+var fuzzSeeds = []string{
+	"maxconcurrent: 3",
+	"healthWait: 30",
+	"healthWait: 5 minutes",
+	"applyTimeout: 1d",
+	"offlineGracePeriod: -5m",
+	"waves: [{name: a, percent: '10%'}, {name: a, percent: 5}, {name: rest, selector: {x: y}}, 7]",
+	"waves: [{name: a, selector: {matchAttributes: {rack: 12, '': x, z: [1]}}}, {percent: 0}]",
+	"failureThreshold: {maxFailed: -1, maxFailedPercent: 101}",
+	"onFailure: Rollback\ntimezoneAttribute: ''",
+	"defaultTimezone: Local",
+	"defaultTimezone: agent",
+	"maintenanceWindows: [{days: [Monday, 'Mon,'], start: '25:00', end: '7:5', timezone: Europe/Berln}]",
+	"maintenanceWindows: [&w {start: '22:00', end: '05:00'}, *w, {days: Mon, start: 2200}]",
+	"healthWait: 5m\nhealthWait: 6m\n<<: {a: 1}",
+	"? [a]\n: 1",
+}
