@@ -56,7 +56,9 @@ func Decide(in Input) Decision {
 	case len(cands) == 0:
 		d.Note = "no rollout: no agent is relevant"
 	default:
-		d.create(in, sel, cands)
+		if !d.create(in, sel, cands) {
+			return d // blocked: the selection stays unplanned
+		}
 	}
 	d.markPlanned(in, sel)
 	return d
@@ -193,17 +195,18 @@ func timePtr(t time.Time) *time.Time { return &t }
 // candidates are the relevant agents that no exclusion rule keeps out.
 func (d *Decision) candidates(in Input) []engine.Candidate {
 	var out []engine.Candidate
-	for _, a := range in.Agents {
-		if !relevant(in.Kind, a, d.Target) {
+	for i := range in.Agents {
+		a := &in.Agents[i]
+		if !relevant(in.Kind, *a, d.Target) {
 			continue
 		}
 		var last *LastTarget
 		if lt, ok := in.LastTargets[a.ID]; ok {
 			last = &lt
 		}
-		switch exclude(in.Kind, a, last, d.Target) {
+		switch exclude(in.Kind, *a, last, d.Target) {
 		case included:
-			out = append(out, engine.Candidate{AgentID: a.ID, Attributes: a, FromRef: fromRef(in.Kind, a)})
+			out = append(out, engine.Candidate{AgentID: a.ID, Attributes: a, FromRef: fromRef(in.Kind, *a)})
 		case excludedCatchUp:
 			d.CatchUp = append(d.CatchUp, a.ID)
 		}
@@ -236,7 +239,7 @@ func (d *Decision) addStragglers(a Active, cands []engine.Candidate) {
 }
 
 // create builds the new rollout with the policy of its origin.
-func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Candidate) {
+func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Candidate) bool {
 	origin, createdBy, reason := rollout.OriginGitOps, "", ""
 	policyName := in.Fleet.ConfigPolicyName()
 	var ann map[string]string
@@ -251,7 +254,7 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 	snap, ok := snapshot(in.Policies, policyName, in.Kind)
 	if !ok {
 		d.Note = fmt.Sprintf("no rollout: policy %q does not exist (policy_not_found)", policyName)
-		return
+		return false
 	}
 	r, ts := engine.Create(engine.NewRollout{
 		ID: in.NewRolloutID, Fleet: in.FleetName, Kind: in.Kind, Policy: snap, ToRef: d.Target,
@@ -267,6 +270,7 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 		TargetType: "rollout", TargetID: r.ID, Result: audit.ResultSuccess,
 		Details: map[string]any{"fleet": in.FleetName, "kind": string(in.Kind), "toRef": d.Target, "targets": len(ts),
 			"policy": snap.Name, "origin": string(origin), "selectedBy": createdBy, "reason": reason}})
+	return true
 }
 
 // snapshot resolves a policy name: the named policy, else the built-in
