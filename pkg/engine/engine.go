@@ -128,7 +128,10 @@ func Evaluate(in Input) Result {
 		p.begin()
 		p.evaluateInFlight()
 		p.advanceWaves()
+	default:
+		return p.result()
 	}
+	p.deriveProgress()
 	return p.result()
 }
 

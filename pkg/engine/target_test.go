@@ -6,6 +6,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -246,4 +247,29 @@ func TestTick_VersionStaleHealthyReport_DoesNotCount(t *testing.T) {
 	f.health("a", true, agent.StatusOK, "")
 	f.tick()
 	f.wantTarget("a", rollout.TargetSucceeded)
+}
+
+func TestTick_VersionTargetProgress_FollowsStatus(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	f.r.Executor = "manual"
+	f.tick()
+	if p := f.target("a").Progress; p == nil || p.Phase != progress.PhaseInstalling || p.Source != progress.SourceExecutor {
+		t.Fatalf("progress %+v, want installing from the executor", p)
+	}
+	f.apply("a")
+	f.health("a", true, agent.StatusOK, "")
+	f.tick()
+	if p := f.target("a").Progress; p.Phase != progress.PhaseHealthWait {
+		t.Fatalf("phase %s, want health_wait while verifying", p.Phase)
+	}
+	f.advance(time.Minute)
+	f.tick()
+	if p := f.target("a").Progress; p.Phase != progress.PhaseSucceeded {
+		t.Fatalf("phase %s, want succeeded", p.Phase)
+	}
+	f2 := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a"})
+	f2.tick()
+	if f2.target("a").Progress != nil {
+		t.Fatal("configuration targets have no progress")
+	}
 }

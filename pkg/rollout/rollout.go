@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/selector"
 )
 
@@ -26,7 +27,8 @@ type Rollout struct {
 	StatusReason string          `json:"statusReason,omitempty"`
 	Policy       policy.Snapshot `json:"policy"`
 
-	ToRef         string            `json:"toRef"` // commit or target version
+	ToRef         string            `json:"toRef"`              // hash or target version
+	Executor      string            `json:"executor,omitempty"` // version rollouts: updater, webhook, awx or manual
 	Origin        Origin            `json:"origin"`
 	CreatedBy     string            `json:"createdBy,omitempty"`
 	RequestReason string            `json:"requestReason,omitempty"`
@@ -92,6 +94,9 @@ type Target struct {
 	LastHealthy     bool   `json:"lastHealthy,omitempty"`     // health at the last evaluation
 	Restarts        int    `json:"restarts,omitempty"`        // fallbacks from healthy to a start-up report
 	VersionAtVerify string `json:"versionAtVerify,omitempty"` // collector version when a config target entered verifying
+
+	// Progress is the live progress of a version target (nil for configuration).
+	Progress *progress.TargetProgress `json:"progress,omitempty"`
 
 	// RollbackAt is set when a rollback reset the target to FromRef.
 	RollbackAt *time.Time `json:"rollbackAt,omitempty"`

@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/progress"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// deriveProgress refreshes the live progress of every started version
+// target. progress.Derive returns the previous value when nothing changed
+// and keeps final targets frozen, except while it follows a host-side
+// health check or rollback after the engine failed the target.
+func (p *pass) deriveProgress() {
+	if p.r.Kind != policy.KindVersion {
+		return
+	}
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.StartedAt == nil {
+			continue
+		}
+		a := p.agents[t.AgentID]
+		next := progress.Derive(t.Progress, facts(p.r, *t), a, p.now)
+		if next != t.Progress {
+			t.Progress = next
+			p.mark(i)
+		}
+		if next.Following() {
+			p.dl.at(*next.FollowUntil)
+		}
+	}
+}
+
+func facts(r rollout.Rollout, t rollout.Target) progress.TargetFacts {
+	return progress.TargetFacts{
+		Status: string(t.Status), Reason: t.Reason, Attempt: t.Attempt,
+		FromVersion: t.FromRef, ToVersion: t.ToRef,
+		StartedAt: t.StartedAt, VerifiedAt: t.VerifiedAt, FinishedAt: t.FinishedAt, RollbackAt: t.RollbackAt,
+		Executor: r.Executor,
+	}
+}
