@@ -1,0 +1,362 @@
+package sfnlocal
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
+)
+
+// errAborted ends a thread whose scope was cancelled: the execution stopped or timed
+// out, or a sibling branch or iteration failed.
+var errAborted = &asl.Error{Name: "sfnlocal.Aborted"}
+
+// run is the execution's goroutine.
+func (e *execution) run() {
+	defer e.s.busy.add(-1)
+	th := &thread{e: e, sc: e.root}
+	out, err := e.runMachine(th, &e.def.Machine, e.inputValue)
+	switch {
+	case err == errAborted:
+		// Stopped or timed out: the closing event is recorded already.
+	case err != nil:
+		e.fail(th.prev, err)
+	default:
+		e.succeed(th.prev, out)
+	}
+}
+
+// runMachine runs states from StartAt until a state ends the machine.
+func (e *execution) runMachine(th *thread, m *asl.Machine, input any) (any, *asl.Error) {
+	name := m.StartAt
+	for {
+		if th.sc.cancelled() {
+			return nil, errAborted
+		}
+		st := m.States[name]
+		out, next, err := e.runState(th, st, input)
+		if err != nil {
+			return nil, err
+		}
+		if next == "" {
+			return out, nil
+		}
+		name, input = next, out
+	}
+}
+
+// stateRun is the state being run: its entry, for the context object and messages.
+type stateRun struct {
+	st         *asl.State
+	enteredID  int64
+	entered    time.Time
+	retryCount int
+}
+
+// runState runs one state and returns its output and the next state ("" to end).
+func (e *execution) runState(th *thread, st *asl.State, input any) (any, string, *asl.Error) {
+	encoded := asl.Encode(input)
+	sr := &stateRun{st: st, entered: e.s.clock.Now()}
+	sr.enteredID = th.emit(st.Type+"StateEntered", "stateEnteredEventDetails",
+		stateEnteredDetails{Name: st.Name, Input: &encoded, InputDetails: notTruncated})
+	var out any
+	var err *asl.Error
+	switch st.Type {
+	case asl.TypePass:
+		out, err = e.pass(sr, input)
+	case asl.TypeSucceed:
+		out, err = e.succeedState(sr, input)
+	case asl.TypeFail:
+		err = e.failState(sr, input)
+	case asl.TypeChoice:
+		var next string
+		out, next, err = e.choice(sr, input)
+		if err == nil {
+			return e.exit(th, sr, out, next)
+		}
+	case asl.TypeWait:
+		out, err = e.wait(th, sr, input)
+	case asl.TypeTask:
+		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.task(th, sr, input) })
+	case asl.TypeParallel:
+		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.parallel(th, sr, input) })
+	case asl.TypeMap:
+		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.mapState(th, sr, input) })
+	}
+	if err == errAborted {
+		th.emit(st.Type+"StateAborted", "", nil)
+		return nil, "", err
+	}
+	if err != nil {
+		if err.Terminal() {
+			return nil, "", e.runtimeError(sr, err)
+		}
+		if ct := catcherFor(st.Catch, err); ct != nil {
+			caught, perr := ct.ResultPath.Merge(input, asl.ErrorOutput(err))
+			if perr != nil {
+				return nil, "", e.runtimeError(sr, asErr(perr))
+			}
+			return e.exit(th, sr, caught, ct.Next)
+		}
+		return nil, "", err
+	}
+	next := st.Next
+	if st.End || st.Type == asl.TypeSucceed {
+		next = ""
+	}
+	return e.exit(th, sr, out, next)
+}
+
+// exit records the state's exit.
+func (e *execution) exit(th *thread, sr *stateRun, out any, next string) (any, string, *asl.Error) {
+	encoded := asl.Encode(out)
+	if len(encoded) > maxPayload {
+		return nil, "", asl.NewError(asl.ErrorDataLimitExceeded, fmt.Sprintf("The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", sr.st.Name))
+	}
+	th.emit(sr.st.Type+"StateExited", "stateExitedEventDetails",
+		stateExitedDetails{Name: sr.st.Name, Output: &encoded, OutputDetails: notTruncated})
+	return out, next, nil
+}
+
+// runtimeError prefixes a States.Runtime cause with the state, as the service does.
+func (e *execution) runtimeError(sr *stateRun, err *asl.Error) *asl.Error {
+	if err.Name != asl.ErrorRuntime || strings.HasPrefix(err.Cause, "Reference path") || strings.HasPrefix(err.Cause, "An error occurred") {
+		return err
+	}
+	return asl.NewError(err.Name, fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", sr.st.Name, sr.enteredID, err.Cause))
+}
+
+func catcherFor(catchers []asl.Catcher, err *asl.Error) *asl.Catcher {
+	for i := range catchers {
+		if asl.Matches(catchers[i].ErrorEquals, err.Name) {
+			return &catchers[i]
+		}
+	}
+	return nil
+}
+
+// asErr converts the errors of the asl package to state errors: path errors are
+// States.Runtime errors, as on the service.
+func asErr(err error) *asl.Error {
+	var ae *asl.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return asl.Runtimef("%v", err)
+}
+
+// selectPath applies InputPath or OutputPath.
+func selectPath(f asl.PathField, v any) (any, *asl.Error) {
+	out, err := f.Select(v)
+	if err != nil {
+		return nil, asl.Runtimef("Invalid path '%s' : %v", f.Path, err)
+	}
+	return out, nil
+}
+
+// contextObject builds $$ for a state.
+func (e *execution) contextObject(sr *stateRun, token string, item map[string]any) map[string]any {
+	ctx := map[string]any{
+		"Execution": map[string]any{
+			"Id":           e.arn,
+			"Input":        e.inputValue,
+			"Name":         e.name,
+			"RoleArn":      e.roleArn,
+			"StartTime":    formatTime(e.started),
+			"RedriveCount": jsonInt(0),
+		},
+		"StateMachine": map[string]any{"Id": e.machineArn, "Name": e.machineName},
+		"State": map[string]any{
+			"Name":        sr.st.Name,
+			"EnteredTime": formatTime(sr.entered),
+			"RetryCount":  jsonInt(sr.retryCount),
+		},
+	}
+	if token != "" {
+		ctx["Task"] = map[string]any{"Token": token}
+	}
+	if item != nil {
+		ctx["Map"] = map[string]any{"Item": item}
+	}
+	return ctx
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// effectiveInput applies InputPath and then Parameters.
+func (e *execution) effectiveInput(sr *stateRun, input any, token string) (any, *asl.Error) {
+	v, err := selectPath(sr.st.InputPath, input)
+	if err != nil {
+		return nil, err
+	}
+	if sr.st.Parameters == nil {
+		return v, nil
+	}
+	out, perr := sr.st.Parameters.Eval(v, e.contextObject(sr, token, nil))
+	if perr != nil {
+		return nil, asErr(perr)
+	}
+	return out, nil
+}
+
+// finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
+func (e *execution) finishResult(sr *stateRun, rawInput, result any) (any, *asl.Error) {
+	if sr.st.ResultSelector != nil {
+		v, err := sr.st.ResultSelector.Eval(result, e.contextObject(sr, "", nil))
+		if err != nil {
+			return nil, asErr(err)
+		}
+		result = v
+	}
+	merged, err := sr.st.ResultPath.Merge(rawInput, result)
+	if err != nil {
+		return nil, asErr(err)
+	}
+	return selectPath(sr.st.OutputPath, merged)
+}
+
+func (e *execution) pass(sr *stateRun, input any) (any, *asl.Error) {
+	effective, err := e.effectiveInput(sr, input, "")
+	if err != nil {
+		return nil, err
+	}
+	result := effective
+	if sr.st.HasResult {
+		result = sr.st.Result
+	}
+	return e.finishResult(sr, input, result)
+}
+
+func (e *execution) succeedState(sr *stateRun, input any) (any, *asl.Error) {
+	v, err := selectPath(sr.st.InputPath, input)
+	if err != nil {
+		return nil, err
+	}
+	return selectPath(sr.st.OutputPath, v)
+}
+
+func (e *execution) failState(sr *stateRun, input any) *asl.Error {
+	st := sr.st
+	out := &asl.Error{}
+	if st.Error != nil {
+		out.Name = *st.Error
+	}
+	if st.Cause != nil {
+		out.Cause, out.HasCause = *st.Cause, true
+	}
+	ctx := e.contextObject(sr, "", nil)
+	for _, f := range []struct {
+		field string
+		value *asl.DynamicValue
+		dst   *string
+	}{{"ErrorPath", st.ErrorPath, &out.Name}, {"CausePath", st.CausePath, &out.Cause}} {
+		if f.value == nil {
+			continue
+		}
+		v, err := f.value.Eval(input, ctx)
+		if err != nil {
+			var ae *asl.Error
+			if errors.As(err, &ae) {
+				return ae
+			}
+			return asl.Runtimef("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", f.value, f.field, asl.Encode(input))
+		}
+		s, ok := v.(string)
+		if !ok {
+			return asl.Runtimef("The value of the field '%s' must be a string, not %s", f.field, asl.Encode(v))
+		}
+		*f.dst = s
+		if f.field == "CausePath" {
+			out.HasCause = true
+		}
+	}
+	return out
+}
+
+func (e *execution) choice(sr *stateRun, input any) (any, string, *asl.Error) {
+	v, err := selectPath(sr.st.InputPath, input)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	for _, rule := range sr.st.Choices {
+		ok, cerr := rule.Eval(v)
+		if cerr != nil {
+			return nil, "", asErr(cerr)
+		}
+		if ok {
+			next = rule.Next
+			break
+		}
+	}
+	if next == "" {
+		next = sr.st.Default
+	}
+	if next == "" {
+		return nil, "", asl.NewError(asl.ErrorNoChoiceMatched, "No Matches!")
+	}
+	out, err := selectPath(sr.st.OutputPath, v)
+	return out, next, err
+}
+
+func (e *execution) wait(th *thread, sr *stateRun, input any) (any, *asl.Error) {
+	v, err := selectPath(sr.st.InputPath, input)
+	if err != nil {
+		return nil, err
+	}
+	until, werr := sr.st.WaitUntil(v, e.s.clock.Now())
+	if werr != nil {
+		return nil, asErr(werr)
+	}
+	if e.sleepUntil(th, until) {
+		return nil, errAborted
+	}
+	return selectPath(sr.st.OutputPath, v)
+}
+
+// sleepUntil waits for the clock to reach t; it reports true if the thread's scope was
+// cancelled first.
+func (e *execution) sleepUntil(th *thread, t time.Time) bool {
+	d := t.Sub(e.s.clock.Now())
+	if d <= 0 {
+		return th.sc.cancelled()
+	}
+	w := newWakeup(e.s.busy)
+	timer := e.s.clock.AfterFunc(d, func() { w.fire(wakeTimer) })
+	r := th.sc.await(w)
+	timer.Stop()
+	return r != wakeTimer
+}
+
+// withRetry runs attempts of a Task, Parallel or Map state and retries errors that a
+// Retrier matches, waiting IntervalSeconds × BackoffRate^(n-1) (capped by
+// MaxDelaySeconds) on the clock before retry n. Each Retrier counts its own attempts.
+func (e *execution) withRetry(th *thread, sr *stateRun, input any, attempt func() (any, *asl.Error)) (any, *asl.Error) {
+	counts := make([]int64, len(sr.st.Retry))
+	for {
+		out, err := attempt()
+		if err == nil || err == errAborted || err.Terminal() {
+			return out, err
+		}
+		i := retrierFor(sr.st.Retry, err)
+		if i < 0 || counts[i] >= sr.st.Retry[i].MaxAttempts {
+			return nil, err
+		}
+		counts[i]++
+		sr.retryCount++
+		if e.sleepUntil(th, e.s.clock.Now().Add(sr.st.Retry[i].Delay(int(counts[i])))) {
+			return nil, errAborted
+		}
+	}
+}
+
+func retrierFor(retriers []asl.Retrier, err *asl.Error) int {
+	for i := range retriers {
+		if asl.Matches(retriers[i].ErrorEquals, err.Name) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,8 @@
+package sfnlocal
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+func jsonInt(n int) json.Number { return json.Number(strconv.Itoa(n)) }

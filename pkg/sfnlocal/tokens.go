@@ -1,0 +1,198 @@
+package sfnlocal
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"sync"
+
+	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
+)
+
+// taskToken is the token of one attempt of a .waitForTaskToken task.
+type taskToken struct {
+	token string
+	exec  *execution
+
+	mu     sync.Mutex
+	closed bool // answered, timed out, or the task or execution ended
+	result *tokenResult
+	waiter *wakeup
+	alarm  *alarm
+}
+
+type tokenResult struct {
+	output string
+	err    *asl.Error
+}
+
+func (s *Server) newToken(e *execution) *taskToken {
+	var b [96]byte
+	_, _ = rand.Read(b[:])
+	t := &taskToken{token: "AQ" + base64.StdEncoding.EncodeToString(b[:]), exec: e}
+	s.mu.Lock()
+	s.tokens[t.token] = t
+	s.mu.Unlock()
+	return t
+}
+
+// close marks the token as no longer answerable.
+func (t *taskToken) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+}
+
+// closeTokens closes the tokens of an execution that ended.
+func (s *Server) closeTokens(e *execution) {
+	s.mu.Lock()
+	var list []*taskToken
+	for _, t := range s.tokens {
+		if t.exec == e {
+			list = append(list, t)
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range list {
+		t.close()
+	}
+}
+
+// await waits for the token's answer, the alarm or the scope; it returns wakeDone with
+// the result, or the reason it stopped waiting.
+func (t *taskToken) await(sc *scope, a *alarm, w *wakeup) (wakeReason, *tokenResult) {
+	t.mu.Lock()
+	if t.result != nil {
+		res := t.result
+		t.mu.Unlock()
+		return wakeDone, res
+	}
+	t.waiter, t.alarm = w, a
+	t.mu.Unlock()
+	if r := a.arm(w); r != 0 {
+		return r, nil
+	}
+	r := sc.await(w)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.waiter = nil
+	if r == wakeDone {
+		return r, t.result
+	}
+	t.closed = true
+	return r, nil
+}
+
+// lookupToken finds the token of a SendTask* call.
+func (s *Server) lookupToken(token *string) (*taskToken, *APIError) {
+	if token == nil {
+		return nil, notNull("taskToken")
+	}
+	if *token == "" || len(*token) > 2048 || strings.IndexFunc(*token, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return nil, apiErr(errInvalidToken, "Invalid Token: '%s'", *token)
+	}
+	s.mu.Lock()
+	t, ok := s.tokens[*token]
+	s.mu.Unlock()
+	if !ok {
+		return nil, apiErr(errTaskDoesNotExist, "Task Does Not Exist: '%s'", *token)
+	}
+	return t, nil
+}
+
+func taskTimedOut() *APIError {
+	return apiErr(errTaskTimedOut, "Task Timed Out: 'Provided task does not exist anymore'")
+}
+
+// answer delivers a SendTaskSuccess or SendTaskFailure.
+func (t *taskToken) answer(res *tokenResult) *APIError {
+	t.mu.Lock()
+	if t.closed || t.result != nil {
+		t.mu.Unlock()
+		return taskTimedOut()
+	}
+	t.result = res
+	t.closed = true
+	w := t.waiter
+	t.mu.Unlock()
+	if w != nil {
+		w.fire(wakeDone)
+	}
+	return nil
+}
+
+type sendTaskSuccessInput struct {
+	TaskToken *string `json:"taskToken"`
+	Output    *string `json:"output"`
+}
+
+func (s *Server) sendTaskSuccess(in *sendTaskSuccessInput) (any, error) {
+	t, err := s.lookupToken(in.TaskToken)
+	if err != nil {
+		return nil, err
+	}
+	if in.Output == nil {
+		return nil, notNull("output")
+	}
+	if len(*in.Output) > maxPayload {
+		return nil, apiErr(errInvalidOutput, "Invalid Output: 'The output exceeds the maximum size of %d bytes.'", maxPayload)
+	}
+	if _, derr := asl.Decode([]byte(*in.Output)); derr != nil {
+		return nil, apiErr(errInvalidOutput, "Invalid Output: '%v'", derr)
+	}
+	if err := t.answer(&tokenResult{output: *in.Output}); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+type sendTaskFailureInput struct {
+	TaskToken *string `json:"taskToken"`
+	Error     *string `json:"error"`
+	Cause     *string `json:"cause"`
+}
+
+func (s *Server) sendTaskFailure(in *sendTaskFailureInput) (any, error) {
+	t, err := s.lookupToken(in.TaskToken)
+	if err != nil {
+		return nil, err
+	}
+	if in.Error != nil && len(*in.Error) > 256 {
+		return nil, apiErr(errValidation, "1 validation error detected: Value at 'error' failed to satisfy constraint: Member must have length less than or equal to 256")
+	}
+	if in.Cause != nil && len(*in.Cause) > 32768 {
+		return nil, apiErr(errValidation, "1 validation error detected: Value at 'cause' failed to satisfy constraint: Member must have length less than or equal to 32768")
+	}
+	fail := &asl.Error{}
+	if in.Error != nil {
+		fail.Name = *in.Error
+	}
+	if in.Cause != nil {
+		fail.Cause, fail.HasCause = *in.Cause, true
+	}
+	if err := t.answer(&tokenResult{err: fail}); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+type sendTaskHeartbeatInput struct {
+	TaskToken *string `json:"taskToken"`
+}
+
+func (s *Server) sendTaskHeartbeat(in *sendTaskHeartbeatInput) (any, error) {
+	t, err := s.lookupToken(in.TaskToken)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	closed, a := t.closed, t.alarm
+	t.mu.Unlock()
+	if closed {
+		return nil, taskTimedOut()
+	}
+	if a != nil {
+		a.beat()
+	}
+	return struct{}{}, nil
+}
