@@ -49,6 +49,9 @@ type Agent struct {
 
 	DesiredHash   string `json:"desiredHash,omitempty"`   // configuration the agent should run
 	TargetVersion string `json:"targetVersion,omitempty"` // effective target version of its fleet
+	// PackageOffer is the collector version the updater executor asked the
+	// gateway to offer (PackagesAvailable); empty when none is pending.
+	PackageOffer string `json:"packageOffer,omitempty"`
 }
 
 // Health is the last health report of the collector process.

@@ -45,6 +45,14 @@ type Rollout struct {
 	// so that resume acknowledges the failures so far.
 	PausedByThreshold bool `json:"pausedByThreshold,omitempty"`
 
+	// ExecutionArn is the Step Functions execution that runs the rollout now;
+	// Executions counts them (a long rollout continues as a new execution).
+	ExecutionArn string `json:"executionArn,omitempty"`
+	Executions   int    `json:"executions,omitempty"`
+	// TaskToken is the token of the execution parked for approval or a pause;
+	// an operator action wakes it with SendTaskSuccess.
+	TaskToken string `json:"taskToken,omitempty"`
+
 	Waves []Wave `json:"waves"`
 	// AckedFailures lists per wave index the acknowledged failed attempts as
 	// <agentId>#<attempt>; they no longer count toward the threshold.
