@@ -36,7 +36,7 @@ type Store interface {
 }
 
 // ErrConflict is returned by a Store whose conditional write lost a race.
-var ErrConflict = fmt.Errorf("conditional write lost a race")
+var ErrConflict = rollout.ErrConflict
 
 // Planner runs the planner against a store; runs for one fleet and kind must
 // be serialized by the caller (one planner Lambda, reserved concurrency 1),

@@ -2,6 +2,8 @@
 // the statuses of the spec and the operator actions as pure transitions.
 package rollout
 
+import "errors"
+
 // Status of a rollout.
 type Status string
 
@@ -94,3 +96,7 @@ func (s TargetStatus) Started() bool {
 func (s TargetStatus) NotStarted() bool {
 	return s == TargetPending || s == TargetWaitingWindow
 }
+
+// ErrConflict is what a store returns when a conditional write lost a race:
+// the caller re-reads and decides again, it never overwrites.
+var ErrConflict = errors.New("conditional write lost a race")

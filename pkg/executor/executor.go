@@ -1,0 +1,87 @@
+// Package executor starts and cancels the version update of one target. The
+// end of an update is always the version the collector reports; an executor
+// never reports success. Built in: manual and updater; webhook and AWX are
+// executor objects that implement the same interface.
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Names of the built-in executors.
+const (
+	Manual  = "manual"
+	Updater = "updater"
+)
+
+// Executor starts and cancels version updates.
+//
+// Start is at-least-once: Step Functions retries the task that calls it, so
+// an executor must tolerate a second Start of the same target and attempt.
+type Executor interface {
+	// Validate reports a misconfiguration before any target starts.
+	Validate(ctx context.Context, r rollout.Rollout) error
+	// Start asks for version on the target's host and returns an external
+	// reference (a job id, "manual", ...).
+	Start(ctx context.Context, r rollout.Rollout, t rollout.Target, version string) (externalRef string, err error)
+	// Cancel withdraws a started update where the executor can.
+	Cancel(ctx context.Context, r rollout.Rollout, t rollout.Target) error
+}
+
+// ManualExecutor tracks versions changed outside Myriarch: Start marks the
+// target started with the external reference "manual" and calls nothing.
+type ManualExecutor struct{}
+
+var _ Executor = ManualExecutor{}
+
+func (ManualExecutor) Validate(context.Context, rollout.Rollout) error { return nil }
+
+func (ManualExecutor) Start(context.Context, rollout.Rollout, rollout.Target, string) (string, error) {
+	return Manual, nil
+}
+
+func (ManualExecutor) Cancel(context.Context, rollout.Rollout, rollout.Target) error { return nil }
+
+// Offers records the package offer that the gateway sends to the agent.
+type Offers interface {
+	SetPackageOffer(ctx context.Context, agentID, version string) error
+}
+
+// UpdaterExecutor drives the myriarch-updater: Start records a package offer
+// for the target version, which the gateway sends as PackagesAvailable.
+// Cancel withdraws an offer the agent has not taken yet.
+type UpdaterExecutor struct{ Offers Offers }
+
+var _ Executor = UpdaterExecutor{}
+
+func (u UpdaterExecutor) Validate(context.Context, rollout.Rollout) error {
+	if u.Offers == nil {
+		return fmt.Errorf("updater executor: no offer store configured")
+	}
+	return nil
+}
+
+func (u UpdaterExecutor) Start(ctx context.Context, _ rollout.Rollout, t rollout.Target, version string) (string, error) {
+	if err := u.Offers.SetPackageOffer(ctx, t.AgentID, version); err != nil {
+		return "", fmt.Errorf("offer %s to agent %s: %w", version, t.AgentID, err)
+	}
+	return Updater, nil
+}
+
+func (u UpdaterExecutor) Cancel(ctx context.Context, _ rollout.Rollout, t rollout.Target) error {
+	return u.Offers.SetPackageOffer(ctx, t.AgentID, "")
+}
+
+// Registry resolves a rollout's executor by name.
+type Registry map[string]Executor
+
+// For returns the executor of a rollout, or an error naming the unknown one.
+func (reg Registry) For(name string) (Executor, error) {
+	if e, ok := reg[name]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("executor %q is not available (known: manual, updater)", name)
+}

@@ -1,0 +1,41 @@
+package executor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+type offers map[string]string
+
+func (o offers) SetPackageOffer(_ context.Context, id, v string) error { o[id] = v; return nil }
+
+func TestManual_StartsWithoutCalls(t *testing.T) {
+	ref, err := ManualExecutor{}.Start(context.Background(), rollout.Rollout{}, rollout.Target{AgentID: "a"}, "0.161.0")
+	if err != nil || ref != "manual" {
+		t.Fatalf("ref %q err %v, want manual", ref, err)
+	}
+}
+
+func TestUpdater_RecordsAndWithdrawsTheOffer(t *testing.T) {
+	o := offers{}
+	u := UpdaterExecutor{Offers: o}
+	ctx := context.Background()
+	if ref, err := u.Start(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}, "0.161.0"); err != nil || ref != "updater" || o["a"] != "0.161.0" {
+		t.Fatalf("start: ref %q err %v offers %v", ref, err, o)
+	}
+	if err := u.Cancel(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}); err != nil || o["a"] != "" {
+		t.Fatalf("cancel: err %v offers %v", err, o)
+	}
+	if err := (UpdaterExecutor{}).Validate(ctx, rollout.Rollout{}); err == nil {
+		t.Fatal("an updater without an offer store is misconfigured")
+	}
+}
+
+func TestRegistry_UnknownExecutor(t *testing.T) {
+	reg := Registry{Manual: ManualExecutor{}}
+	if _, err := reg.For("webhook"); err == nil {
+		t.Fatal("an unknown executor must be refused")
+	}
+}
