@@ -1,0 +1,173 @@
+package enginetask
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Tokens is what parking needs of the store: store the execution's token
+// on the rollout only while the rollout is still in the status the pass saw
+// (parkedAs). stored is false when the status moved on meanwhile.
+type Tokens interface {
+	ParkToken(ctx context.Context, rolloutID, token string, parkedAs rollout.Status) (stored bool, err error)
+	ClearToken(ctx context.Context, rolloutID string) error
+	SetExecution(ctx context.Context, rolloutID, executionArn string, executions int) error
+	RecordFailure(ctx context.Context, rolloutID, reason string) (rollout.Status, error)
+}
+
+// StepFunctions is the part of the Step Functions API the tasks call.
+type StepFunctions interface {
+	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+}
+
+// Handler serves every task of the rollout state machine.
+type Handler struct {
+	Passer
+	Tokens          Tokens
+	SFN             StepFunctions
+	StateMachineArn string
+}
+
+// Handle dispatches a task. Every task is idempotent: Step Functions may
+// run it twice, and the second run changes nothing the first did not.
+func (h Handler) Handle(ctx context.Context, in Input) (Output, error) {
+	switch in.Task {
+	case TaskPrepare:
+		return h.prepare(ctx, in)
+	case TaskEvaluate:
+		return h.evaluate(ctx, in)
+	case TaskPark:
+		return h.park(ctx, in)
+	case TaskContinue:
+		return h.continueAsNew(ctx, in)
+	case TaskFinish:
+		return h.finish(ctx, in)
+	case TaskRecordFailure:
+		return h.recordFailure(ctx, in)
+	}
+	return Output{}, &TerminalError{Err: fmt.Errorf("unknown task %q", in.Task)}
+}
+
+func (h Handler) prepare(ctx context.Context, in Input) (Output, error) {
+	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	if err != nil {
+		return Output{}, classify("prepare rollout "+in.RolloutID, err)
+	}
+	if r.ExecutionArn != in.ExecutionArn {
+		if err := h.Tokens.SetExecution(ctx, r.ID, in.ExecutionArn, r.Executions+1); err != nil {
+			return Output{}, classify("record execution", err)
+		}
+	}
+	return Output{RolloutID: r.ID, Iteration: 0, Verdict: "prepared", Status: string(r.Status)}, nil
+}
+
+func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
+	res, err := h.Pass(ctx, in.RolloutID)
+	if err != nil {
+		return Output{}, classify("evaluate rollout "+in.RolloutID, err)
+	}
+	return Verdict(res, in.Iteration+1, h.Clock().UTC()), nil
+}
+
+// park stores the task token so that an operator action can wake the
+// execution. If the rollout left the parked status before the token was
+// stored, the action could not see the token: park wakes the execution itself.
+func (h Handler) park(ctx context.Context, in Input) (Output, error) {
+	stored, err := h.Tokens.ParkToken(ctx, in.RolloutID, in.TaskToken, rollout.Status(in.ParkedAs))
+	if err != nil {
+		return Output{}, classify("park rollout "+in.RolloutID, err)
+	}
+	if !stored {
+		if err := Wake(ctx, h.SFN, in.TaskToken, "the rollout moved on while it parked"); err != nil {
+			return Output{}, classify("wake rollout "+in.RolloutID, err)
+		}
+	}
+	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: "parked", Status: in.ParkedAs}, nil
+}
+
+// Wake resumes an execution parked on token.
+func Wake(ctx context.Context, s StepFunctions, token, why string) error {
+	out, _ := json.Marshal(map[string]string{"resumedBecause": why})
+	_, err := s.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
+	return err
+}
+
+// continueAsNew starts the next execution of the rollout. StartExecution is
+// idempotent by name and input, so a retried task starts it only once.
+func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
+	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	if err != nil {
+		return Output{}, classify("continue rollout "+in.RolloutID, err)
+	}
+	n := r.Executions + 1
+	if r.ExecutionArn != in.ExecutionArn {
+		n = r.Executions // a retry: the next execution was already recorded
+	}
+	input, _ := json.Marshal(map[string]string{"rolloutId": r.ID})
+	_, err = h.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(h.StateMachineArn),
+		Name:            aws.String(ExecutionName(r.ID, n)),
+		Input:           aws.String(string(input)),
+	})
+	if err != nil {
+		return Output{}, classify("start the next execution of "+r.ID, err)
+	}
+	return Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictContinue, Status: string(r.Status)}, nil
+}
+
+// ExecutionName is the name of the n-th execution of a rollout: the rollout
+// id for the first, then <id>-<n>.
+func ExecutionName(rolloutID string, n int) string {
+	if n <= 1 {
+		return rolloutID
+	}
+	return rolloutID + "-" + strconv.Itoa(n)
+}
+
+func (h Handler) finish(ctx context.Context, in Input) (Output, error) {
+	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	if err != nil {
+		return Output{}, classify("finish rollout "+in.RolloutID, err)
+	}
+	if r.TaskToken != "" {
+		if err := h.Tokens.ClearToken(ctx, r.ID); err != nil {
+			return Output{}, classify("clear token", err)
+		}
+	}
+	h.logger().Info("rollout finished", "rollout", r.ID, "fleet", r.Fleet, "kind", string(r.Kind), "status", string(r.Status),
+		"duration", durationOf(r))
+	return Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictDone, Status: string(r.Status), Reason: r.StatusReason}, nil
+}
+
+func durationOf(r rollout.Rollout) string {
+	if r.StartedAt == nil || r.FinishedAt == nil {
+		return ""
+	}
+	return r.FinishedAt.Sub(*r.StartedAt).Round(time.Second).String()
+}
+
+// recordFailure makes the rollout failed with the cause of the engine error,
+// so that a person sees it and decides; a final rollout stays as it is.
+func (h Handler) recordFailure(ctx context.Context, in Input) (Output, error) {
+	var caught struct{ Error, Cause string }
+	_ = json.Unmarshal(in.Error, &caught)
+	reason := fmt.Sprintf("engine error %s: %s", caught.Error, caught.Cause)
+	st, err := h.Tokens.RecordFailure(ctx, in.RolloutID, reason)
+	if err != nil {
+		return Output{}, classify("record failure of "+in.RolloutID, err)
+	}
+	v := VerdictFailed
+	if st.Final() {
+		v = VerdictDone
+	}
+	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: v, Status: string(st), Reason: reason}, nil
+}

@@ -1,0 +1,241 @@
+package enginetask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Store is what a pass reads and writes. SavePass writes every changed
+// target on the condition of its version and the rollout on the condition
+// of its version (releasing the fleet's active-rollout lock when the rollout
+// became final); a lost race returns an error wrapping rollout.ErrConflict.
+type Store interface {
+	LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
+	AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error)
+	SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target) error
+	SetDesiredHash(ctx context.Context, agentIDs []string, hash string) error
+}
+
+// Passer runs evaluation passes with their side effects.
+type Passer struct {
+	Store     Store
+	Executors executor.Registry
+	Clock     func() time.Time
+	// ServerTimezone is rollouts.defaultTimezone ("" = UTC).
+	ServerTimezone string
+	Log            *slog.Logger
+}
+
+// passAttempts bounds the re-reads after lost races within one call.
+const passAttempts = 5
+
+// Pass loads the rollout, evaluates it, carries out the orders and stores
+// the result. Orders run before the save: a lost race re-runs the pass and
+// repeats them, which every order tolerates (setting a hash or an offer is
+// idempotent, executors are at-least-once); a save before the orders could
+// lose a start for good.
+func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
+	return p.run(ctx, rolloutID, func(in engine.Input) (engine.Result, error) { return engine.Evaluate(in), nil })
+}
+
+// Passed is a stored pass: the engine's result and every target after it.
+type Passed struct {
+	engine.Result
+	Targets []rollout.Target
+}
+
+// Act applies an operator action and evaluates right after it, so that the
+// action takes effect at once (resume starts targets, abort cancels them).
+func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
+	return p.run(ctx, rolloutID, func(in engine.Input) (engine.Result, error) {
+		res, err := engine.Apply(in, req)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
+		next := engine.Evaluate(in)
+		next.Changed = mergeChanged(res.Changed, next.Changed)
+		next.Orders = append(res.Orders, next.Orders...)
+		next.Events = append(res.Events, next.Events...)
+		return next, nil
+	})
+}
+
+func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
+	var lastErr error
+	for attempt := 0; attempt < passAttempts; attempt++ {
+		in, err := p.load(ctx, rolloutID)
+		if err != nil {
+			return Passed{}, err
+		}
+		res, err := decide(in)
+		if err != nil {
+			return Passed{}, err
+		}
+		if !res.Changes() && sameRollout(in.Rollout, res.Rollout) {
+			return Passed{Result: res, Targets: in.Targets}, nil
+		}
+		if err := p.carryOut(ctx, &res); err != nil {
+			return Passed{}, err
+		}
+		err = p.Store.SavePass(ctx, res.Rollout, res.Changed)
+		if err == nil {
+			p.logEvents(res)
+			return Passed{Result: res, Targets: merge(in.Targets, res.Changed)}, nil
+		}
+		if !errors.Is(err, rollout.ErrConflict) {
+			return Passed{}, fmt.Errorf("save pass of rollout %s: %w", rolloutID, err)
+		}
+		lastErr = err
+	}
+	return Passed{}, fmt.Errorf("save pass of rollout %s after %d attempts: %w", rolloutID, passAttempts, lastErr)
+}
+
+func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
+	r, ts, err := p.Store.LoadRollout(ctx, id)
+	if err != nil {
+		return engine.Input{}, fmt.Errorf("load rollout %s: %w", id, err)
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.AgentID
+	}
+	agents, err := p.Store.AgentsByID(ctx, ids)
+	if err != nil {
+		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", id, err)
+	}
+	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone}, nil
+}
+
+// carryOut performs the orders of a pass. For a configuration it sets desired
+// hashes (grouped by hash); for a version it calls the executor, and a target
+// whose Start fails is marked failed in the result before it is stored.
+func (p Passer) carryOut(ctx context.Context, res *engine.Result) error {
+	if len(res.Orders) == 0 {
+		return nil
+	}
+	if res.Rollout.Kind == policy.KindConfig {
+		byHash := map[string][]string{}
+		for _, o := range res.Orders {
+			if o.Kind != engine.OrderCancel {
+				byHash[o.Ref] = append(byHash[o.Ref], o.AgentID)
+			}
+		}
+		for h, ids := range byHash {
+			if err := p.Store.SetDesiredHash(ctx, ids, h); err != nil {
+				return fmt.Errorf("set desired hash %s: %w", h, err)
+			}
+		}
+		return nil
+	}
+	return p.carryOutVersion(ctx, res)
+}
+
+func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) error {
+	r := res.Rollout
+	ex, err := p.Executors.For(r.Executor)
+	if err == nil {
+		err = ex.Validate(ctx, r)
+	}
+	at := make(map[string]int, len(res.Changed))
+	for i, t := range res.Changed {
+		at[t.AgentID] = i
+	}
+	for _, o := range res.Orders {
+		i, ok := at[o.AgentID]
+		if !ok {
+			continue
+		}
+		t := res.Changed[i]
+		switch {
+		case o.Kind == engine.OrderCancel && err == nil:
+			if cerr := ex.Cancel(ctx, r, t); cerr != nil {
+				p.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", t.AgentID, "error", cerr)
+			}
+		case err != nil && o.Kind == engine.OrderStart:
+			res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), err.Error())
+		case err != nil:
+			return fmt.Errorf("executor %s: %w", r.Executor, err)
+		default:
+			ref, serr := ex.Start(ctx, r, t, o.Ref)
+			if serr != nil && o.Kind == engine.OrderStart {
+				res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), serr.Error())
+				continue
+			}
+			if serr != nil {
+				return fmt.Errorf("executor %s reset of %s: %w", r.Executor, t.AgentID, serr)
+			}
+			res.Changed[i].ExternalRef = ref
+		}
+	}
+	return nil
+}
+
+func (p Passer) logEvents(res engine.Result) {
+	for _, e := range res.Events {
+		p.logger().Info("rollout event", "type", e.Type, "rollout", res.Rollout.ID, "fleet", res.Rollout.Fleet, "kind", string(res.Rollout.Kind), "reason", e.Reason)
+	}
+}
+
+func (p Passer) logger() *slog.Logger {
+	if p.Log == nil {
+		return slog.Default()
+	}
+	return p.Log
+}
+
+// merge overlays changed targets on all targets.
+func merge(all, changed []rollout.Target) []rollout.Target {
+	at := make(map[string]int, len(all))
+	for i, t := range all {
+		at[t.AgentID] = i
+	}
+	out := append([]rollout.Target(nil), all...)
+	for _, c := range changed {
+		if i, ok := at[c.AgentID]; ok {
+			out[i] = c
+		}
+	}
+	return out
+}
+
+// mergeChanged unites the targets changed by an action and by the pass after
+// it; the later change of a target wins.
+func mergeChanged(first, second []rollout.Target) []rollout.Target {
+	at := make(map[string]int, len(first))
+	for i, t := range first {
+		at[t.AgentID] = i
+	}
+	out := append([]rollout.Target(nil), first...)
+	for _, c := range second {
+		if i, ok := at[c.AgentID]; ok {
+			out[i] = c
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sameRollout reports whether a pass left the rollout item as it was, so
+// that a pass that changed nothing writes nothing.
+func sameRollout(a, b rollout.Rollout) bool {
+	if a.Status != b.Status || a.StatusReason != b.StatusReason || len(a.Waves) != len(b.Waves) {
+		return false
+	}
+	for i := range a.Waves {
+		if a.Waves[i].Status != b.Waves[i].Status || a.Waves[i].Approved != b.Waves[i].Approved {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,72 @@
+// Package enginetask is the adapter between the rollout state machine
+// (statemachines/rollout.asl.json) and the engine: the tasks the state
+// machine calls, one evaluation pass with its side effects, and the verdict
+// that routes the execution. The same pass serves the agent-event Lambda and
+// the API, so an agent report or an operator action takes effect at once.
+package enginetask
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Task names, the "task" field of the payload.
+const (
+	TaskPrepare       = "prepare"
+	TaskEvaluate      = "evaluate"
+	TaskPark          = "park"
+	TaskContinue      = "continue"
+	TaskFinish        = "finish"
+	TaskRecordFailure = "record-failure"
+)
+
+// Input is the payload the state machine sends.
+type Input struct {
+	Task         string          `json:"task"`
+	RolloutID    string          `json:"rolloutId"`
+	Iteration    int             `json:"iteration"`
+	ExecutionArn string          `json:"executionArn,omitempty"`
+	TaskToken    string          `json:"taskToken,omitempty"`
+	ParkedAs     string          `json:"parkedAs,omitempty"`
+	Error        json.RawMessage `json:"error,omitempty"` // {"Error":..., "Cause":...} from a Catch
+}
+
+// Output is the state the execution carries between states.
+type Output struct {
+	RolloutID string `json:"rolloutId"`
+	Iteration int    `json:"iteration"`
+	Verdict   string `json:"verdict"`
+	Status    string `json:"status"`
+	// WaitUntil is when a Wait state ends (RFC 3339), for verdicts wait_*.
+	WaitUntil string `json:"waitUntil,omitempty"`
+	// Wave names the wave the rollout works on or waits for, for the console.
+	Wave   string `json:"wave,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Verdicts route the execution in the "What next?" choice.
+const (
+	VerdictWaitHealth   = "wait_health"
+	VerdictWaitApply    = "wait_apply"
+	VerdictWaitWindow   = "wait_window"
+	VerdictWaitOffline  = "wait_offline"
+	VerdictWaitRollback = "wait_rollback"
+	VerdictApproval     = "waiting_approval"
+	VerdictPaused       = "paused"
+	VerdictFailed       = "failed"
+	VerdictContinue     = "continue"
+	VerdictDone         = "done"
+)
+
+// Timing of the loop.
+const (
+	// LostEventCap bounds a Wait while targets are in flight, so that a lost
+	// agent event is noticed within a minute.
+	LostEventCap = time.Minute
+	// IdleCap bounds a Wait with nothing in flight (a window days away).
+	IdleCap = 6 * time.Hour
+	// MaxIterations is the number of passes after which the execution
+	// continues as a new one: about 11 history events a pass keeps it well
+	// under the service's 25,000-event limit.
+	MaxIterations = 1000
+)

@@ -1,0 +1,105 @@
+package enginetask
+
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Verdict turns the result of a pass into the route of the execution and
+// the moment its Wait state ends.
+//
+// A paused rollout or one waiting for approval keeps sleeping while targets
+// are in flight (their health waits are evaluated to the end) and parks on a
+// task token only when nothing is scheduled. Waits are capped: at
+// LostEventCap while targets are in flight, IdleCap otherwise. After
+// MaxIterations passes a wait becomes "continue", so the history stays short.
+func Verdict(res Passed, iteration int, now time.Time) Output {
+	r, targets := res.Rollout, res.Targets
+	out := Output{RolloutID: r.ID, Iteration: iteration, Status: string(r.Status), Wave: currentWave(r), Reason: r.StatusReason}
+	switch {
+	case r.Status.Final():
+		out.Verdict = VerdictDone
+		return out
+	case r.Status == rollout.Failed:
+		out.Verdict = VerdictFailed
+		return out
+	}
+	c := count(targets)
+	inFlight := c.inProgress+c.verifying > 0 || r.Status == rollout.RollingBack
+	if res.NextDeadline.IsZero() && !inFlight {
+		switch r.Status {
+		case rollout.WaitingApproval:
+			out.Verdict = VerdictApproval
+			return out
+		case rollout.Paused:
+			out.Verdict = VerdictPaused
+			return out
+		}
+	}
+	out.Verdict = waitKind(r.Status, c)
+	limit := IdleCap
+	if inFlight {
+		limit = LostEventCap
+	}
+	until := now.Add(limit)
+	if !res.NextDeadline.IsZero() && res.NextDeadline.Before(until) {
+		until = res.NextDeadline
+	}
+	if until.Before(now) {
+		until = now
+	}
+	out.WaitUntil = until.UTC().Format(time.RFC3339Nano)
+	if iteration >= MaxIterations {
+		out.Verdict = VerdictContinue
+	}
+	return out
+}
+
+type counts struct{ inProgress, verifying, waitingWindow, pending int }
+
+func count(ts []rollout.Target) counts {
+	var c counts
+	for _, t := range ts {
+		switch t.Status {
+		case rollout.TargetInProgress:
+			c.inProgress++
+		case rollout.TargetVerifying:
+			c.verifying++
+		case rollout.TargetWaitingWindow:
+			c.waitingWindow++
+		case rollout.TargetPending:
+			c.pending++
+		}
+	}
+	return c
+}
+
+// waitKind names what the rollout waits for, for the console.
+func waitKind(s rollout.Status, c counts) string {
+	switch {
+	case s == rollout.RollingBack:
+		return VerdictWaitRollback
+	case c.verifying > 0:
+		return VerdictWaitHealth
+	case c.inProgress > 0:
+		return VerdictWaitApply
+	case c.waitingWindow > 0:
+		return VerdictWaitWindow
+	case c.pending > 0:
+		return VerdictWaitOffline
+	}
+	return VerdictWaitApply
+}
+
+// currentWave is the first wave that is not final, by name.
+func currentWave(r rollout.Rollout) string {
+	for _, w := range r.Waves {
+		switch w.Status {
+		case rollout.WaveCompleted, rollout.WaveSkipped:
+			continue
+		}
+		return w.Name
+	}
+	return ""
+}
