@@ -53,6 +53,9 @@ type stateRun struct {
 	enteredID  int64
 	entered    time.Time
 	retryCount int
+	// fannedOut is set once a Parallel or Map attempt has started its branches; the
+	// state's final failure then records <Type>StateFailed.
+	fannedOut bool
 }
 
 // runState runs one state and returns its output and the next state ("" to end).
@@ -336,12 +339,19 @@ func (e *execution) sleepUntil(th *thread, t time.Time) bool {
 func (e *execution) withRetry(th *thread, sr *stateRun, input any, attempt func() (any, *asl.Error)) (any, *asl.Error) {
 	counts := make([]int64, len(sr.st.Retry))
 	for {
+		sr.fannedOut = false
 		out, err := attempt()
 		if err == nil || err == errAborted || err.Terminal() {
+			if err != nil && err != errAborted && sr.fannedOut {
+				th.emit(sr.st.Type+"StateFailed", "", nil)
+			}
 			return out, err
 		}
 		i := retrierFor(sr.st.Retry, err)
 		if i < 0 || counts[i] >= sr.st.Retry[i].MaxAttempts {
+			if sr.fannedOut {
+				th.emit(sr.st.Type+"StateFailed", "", nil)
+			}
 			return nil, err
 		}
 		counts[i]++

@@ -87,6 +87,7 @@ func (e *execution) parallel(th *thread, sr *stateRun, rawInput any) (any, *asl.
 		return nil, err
 	}
 	started := th.emit("ParallelStateStarted", "", nil)
+	sr.fannedOut = true
 	f := e.newFanOut(th.sc, len(sr.st.Branches))
 	f.run(len(sr.st.Branches), started, func(i int, bt *thread) (any, *asl.Error) {
 		return e.runMachine(bt, sr.st.Branches[i], input)
@@ -97,7 +98,6 @@ func (e *execution) parallel(th *thread, sr *stateRun, rawInput any) (any, *asl.
 	case err == errAborted:
 		return nil, err
 	case err != nil:
-		th.emit("ParallelStateFailed", "", nil)
 		return nil, err
 	}
 	th.emit("ParallelStateSucceeded", "", nil)
@@ -146,6 +146,7 @@ func (e *execution) mapState(th *thread, sr *stateRun, rawInput any) (any, *asl.
 		}
 	}
 	started := th.emit("MapStateStarted", "mapStateStartedEventDetails", mapStartedDetails{Length: len(items)})
+	sr.fannedOut = true
 	f := e.newFanOut(th.sc, len(items))
 	var gate *slots
 	if limit > 0 && int(limit) < len(items) {
@@ -177,7 +178,6 @@ func (e *execution) mapState(th *thread, sr *stateRun, rawInput any) (any, *asl.
 	case err == errAborted:
 		return nil, err
 	case err != nil:
-		th.emit("MapStateFailed", "", nil)
 		return nil, err
 	}
 	th.emit("MapStateSucceeded", "", nil)

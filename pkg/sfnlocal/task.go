@@ -96,7 +96,7 @@ func (e *execution) invoke(th *thread, al *alarm, function string, payload []byt
 	if r := al.arm(w); r != 0 {
 		return invocation{reason: r}
 	}
-	ctx, cancel := context.WithCancel(th.sc.ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(th.sc.ctx, busyKey{}, e.s.busy))
 	var mu sync.Mutex
 	var res invocation
 	requestID := asl.NewUUID()

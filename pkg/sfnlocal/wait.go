@@ -224,3 +224,20 @@ func (q *slots) release() {
 	}
 	q.free++
 }
+
+type busyKey struct{}
+
+// AwaitCancel blocks until ctx is done without counting as work in progress. A Lambda
+// handler in a test that never answers (to exercise TimeoutSeconds) uses it, so that
+// WaitIdle and Drive can move a fake clock past the timeout. It returns ctx.Err().
+func AwaitCancel(ctx context.Context) error {
+	b, ok := ctx.Value(busyKey{}).(*busy)
+	if !ok {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	b.add(-1)
+	<-ctx.Done()
+	b.add(1)
+	return ctx.Err()
+}
