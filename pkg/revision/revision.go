@@ -1,0 +1,176 @@
+// Package revision is a GitOps snapshot: the fleets, rollout policies and
+// rendered configurations of one commit. It loads them from files (a
+// directory or the files an API request carries), validates every object
+// with the issue codes of the specs, and assigns agents to fleets.
+//
+// Layout of a revision, by path:
+//
+//	fleets/*.yaml     kind: Fleet, one per file
+//	policies/*.yaml   kind: RolloutPolicy, one per file
+//	configs/<fleet>.yaml   the rendered collector configuration of that fleet
+//
+// A fleet's configuration hash is the hex sha256 of its rendered file.
+package revision
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/policy"
+)
+
+// Issue codes of a revision, beyond those of the objects.
+const (
+	CodeDuplicateName  = "duplicate_name"  // two objects of a kind with one name
+	CodeUnknownFile    = "unknown_file"    // a file outside the layout (warning)
+	CodeConfigMissing  = "config_missing"  // a fleet without configs/<fleet>.yaml (warning)
+	CodeConfigOrphaned = "config_orphaned" // configs/<name>.yaml without a fleet (warning)
+	CodeEmpty          = "revision_empty"  // no fleet at all
+)
+
+// Revision is one validated snapshot.
+type Revision struct {
+	Commit   string          `json:"commit"`
+	Fleets   []fleet.Fleet   `json:"fleets"`
+	Policies []policy.Policy `json:"policies"`
+	// Configs holds the rendered configuration of each fleet, by fleet name.
+	Configs map[string]Config `json:"configs"`
+}
+
+// Config is a rendered configuration.
+type Config struct {
+	Hash string `json:"hash"`
+	Body []byte `json:"body"`
+}
+
+// Hash is the identity of a rendered configuration: hex sha256 of its bytes.
+func Hash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// Load builds a revision from files by path (slash-separated, relative to
+// the revision's root) and validates it. Every issue carries the file in its
+// path (fleets/edge.yaml: spec.update.selection...). The revision must not
+// be applied when the list has errors.
+func Load(files map[string][]byte, commit string) (Revision, issue.List) {
+	rev := Revision{Commit: commit, Configs: map[string]Config{}}
+	var issues issue.List
+	for _, p := range sortedPaths(files) {
+		dir, name := path.Split(p)
+		ext := path.Ext(name)
+		base := strings.TrimSuffix(name, ext)
+		switch {
+		case ext != ".yaml" && ext != ".yml":
+			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
+		case dir == "fleets/":
+			f, is := fleet.Parse(files[p])
+			issues = append(issues, prefixed(p, is)...)
+			rev.Fleets = append(rev.Fleets, f)
+		case dir == "policies/":
+			pol, is := policy.Parse(files[p])
+			pol.Path, pol.Commit = p, commit
+			issues = append(issues, prefixed(p, is)...)
+			rev.Policies = append(rev.Policies, pol)
+		case dir == "configs/":
+			rev.Configs[base] = Config{Hash: Hash(files[p]), Body: files[p]}
+		default:
+			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
+		}
+	}
+	issues = append(issues, rev.validate()...)
+	rev.fillConfigHashes()
+	return rev, issues
+}
+
+// validate checks what spans objects: unique names, the policy references of
+// fleets, and that every fleet has its rendered configuration.
+func (rev Revision) validate() issue.List {
+	var issues issue.List
+	if len(rev.Fleets) == 0 {
+		issues.Errorf(CodeEmpty, "fleets/", "the revision has no fleet: add at least one fleets/<name>.yaml")
+	}
+	policies := map[string]bool{}
+	for _, p := range rev.Policies {
+		if policies[p.Name] && p.Name != "" {
+			issues.Errorf(CodeDuplicateName, p.Path, "policy %q is defined twice", p.Name)
+		}
+		policies[p.Name] = true
+	}
+	fleets := map[string]bool{}
+	for _, f := range rev.Fleets {
+		where := "fleets/" + f.Name + ".yaml"
+		if fleets[f.Name] && f.Name != "" {
+			issues.Errorf(CodeDuplicateName, where, "fleet %q is defined twice", f.Name)
+		}
+		fleets[f.Name] = true
+		issues = append(issues, prefixed(where, fleet.Validate(f, func(n string) bool { return policies[n] }))...)
+		if _, ok := rev.Configs[f.Name]; !ok && f.Config.Hash == "" {
+			issues.Warnf(CodeConfigMissing, where, "fleet %q has no rendered configuration configs/%s.yaml: no configuration rollout arises for it", f.Name, f.Name)
+		}
+	}
+	for name := range rev.Configs {
+		if !fleets[name] {
+			issues.Warnf(CodeConfigOrphaned, "configs/"+name+".yaml", "no fleet is named %q: the configuration is ignored", name)
+		}
+	}
+	return issues
+}
+
+func (rev *Revision) fillConfigHashes() {
+	for i, f := range rev.Fleets {
+		if c, ok := rev.Configs[f.Name]; ok {
+			rev.Fleets[i].Config.Hash = c.Hash
+		}
+	}
+}
+
+func prefixed(file string, is issue.List) issue.List {
+	out := make(issue.List, len(is))
+	for i, x := range is {
+		x.Path = joinPath(file, x.Path)
+		out[i] = x
+	}
+	return out
+}
+
+func joinPath(file, field string) string {
+	if field == "" || strings.HasPrefix(field, file) {
+		return file
+	}
+	return file + ": " + field
+}
+
+func sortedPaths(files map[string][]byte) []string {
+	ps := make([]string, 0, len(files))
+	for p := range files {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+// Policy returns the policy of a name, if the revision has it.
+func (rev Revision) Policy(name string) (policy.Policy, bool) {
+	for _, p := range rev.Policies {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return policy.Policy{}, false
+}
+
+// Fleet returns the fleet of a name, if the revision has it.
+func (rev Revision) Fleet(name string) (fleet.Fleet, bool) {
+	for _, f := range rev.Fleets {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return fleet.Fleet{}, false
+}

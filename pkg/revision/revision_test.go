@@ -1,0 +1,123 @@
+package revision
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/selector"
+)
+
+// readDir reads a revision directory into files by slash path.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".md") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestLoad_Quickstart(t *testing.T) {
+	files := readDir(t, "../../examples/quickstart")
+	rev, issues := Load(files, "c1")
+	if issues.HasErrors() {
+		t.Fatalf("the quickstart must be valid: %v", issues)
+	}
+	f, ok := rev.Fleet("edge")
+	if !ok || f.Config.Hash != Hash(files["configs/edge.yaml"]) || len(f.Config.Hash) != 64 {
+		t.Fatalf("fleet edge %+v, want the sha256 of configs/edge.yaml", f)
+	}
+	p, ok := rev.Policy("demo-config")
+	if !ok || p.Path != "policies/demo-config.yaml" || p.Commit != "c1" {
+		t.Fatalf("policy %+v, want path and commit recorded for the snapshot's source line", p)
+	}
+	if len(rev.Policies) != 3 {
+		t.Fatalf("%d policies, want 3", len(rev.Policies))
+	}
+}
+
+func TestLoad_Issues(t *testing.T) {
+	good := readDir(t, "../../examples/quickstart")
+	with := func(p, body string) map[string][]byte {
+		files := map[string][]byte{}
+		for k, v := range good {
+			files[k] = v
+		}
+		if body == "" {
+			delete(files, p)
+		} else {
+			files[p] = []byte(body)
+		}
+		return files
+	}
+	cases := []struct {
+		name  string
+		files map[string][]byte
+		code  string
+		path  string
+		error bool
+	}{
+		{"policy reference missing", with("policies/demo-config.yaml", ""), "policy_not_found", "fleets/edge.yaml", true},
+		{"bad policy", with("policies/demo-config.yaml", strings.Replace(string(good["policies/demo-config.yaml"]), "percent: 100", "percent: 120", 1)), "wave_invalid", "policies/demo-config.yaml", true},
+		{"duplicate fleet", with("fleets/edge2.yaml", string(good["fleets/edge.yaml"])), CodeDuplicateName, "fleets/edge.yaml", true},
+		{"config missing", with("configs/edge.yaml", ""), CodeConfigMissing, "fleets/edge.yaml", false},
+		{"orphaned config", with("configs/nobody.yaml", "receivers: {}\n"), CodeConfigOrphaned, "configs/nobody.yaml", false},
+		{"unknown file", with("notes.txt", "hi"), CodeUnknownFile, "notes.txt", false},
+		{"no fleet", map[string][]byte{"policies/p.yaml": good["policies/demo-config.yaml"]}, CodeEmpty, "fleets/", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, issues := Load(c.files, "c2")
+			found := issues.WithCode(c.code)
+			if len(found) == 0 {
+				t.Fatalf("no %s issue in %v", c.code, issues)
+			}
+			if !strings.HasPrefix(found[0].Path, c.path) {
+				t.Fatalf("path %q, want it to start with %q", found[0].Path, c.path)
+			}
+			if (found[0].Severity == issue.Error) != c.error {
+				t.Fatalf("severity %s, want error=%v", found[0].Severity, c.error)
+			}
+			if issues.HasErrors() != c.error && c.error {
+				t.Fatal("an error issue must make the revision invalid")
+			}
+		})
+	}
+}
+
+func TestAssign_MostSpecificFleetWins(t *testing.T) {
+	files := readDir(t, "../../examples/quickstart")
+	files["fleets/all.yaml"] = []byte("apiVersion: myriarch.dev/v1alpha1\nkind: Fleet\nmetadata: {name: all}\nspec: {}\n")
+	files["fleets/edge-eu.yaml"] = []byte("apiVersion: myriarch.dev/v1alpha1\nkind: Fleet\nmetadata: {name: edge-eu}\nspec: {selector: {matchAttributes: {labels.region: eu}}}\n")
+	rev, issues := Load(files, "c3")
+	if issues.HasErrors() {
+		t.Fatal(issues)
+	}
+	cases := []struct {
+		attrs selector.Map
+		fleet string
+		err   bool
+	}{
+		{selector.Map{"labels.fleet": "edge"}, "edge", false},                   // edge beats the catch-all
+		{selector.Map{"host.name": "x"}, "all", false},                          // only the catch-all
+		{selector.Map{"labels.fleet": "edge", "labels.region": "eu"}, "", true}, // two equally specific fleets
+	}
+	for _, c := range cases {
+		a := rev.Assign(c.attrs)
+		if a.Fleet != c.fleet || (a.Error != "") != c.err {
+			t.Errorf("Assign(%v) = %+v, want fleet %q error %v", c.attrs, a, c.fleet, c.err)
+		}
+	}
+}
