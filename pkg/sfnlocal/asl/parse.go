@@ -90,7 +90,7 @@ func (c *checker) machine(m map[string]any, loc string) *Machine {
 			mc.States[name] = st
 		}
 	}
-	if _, ok := states[mc.StartAt]; !ok && mc.StartAt != "" {
+	if _, ok := states[mc.StartAt]; !ok {
 		c.fail(loc+"/StartAt", codeTarget, "Missing 'Next' target: %s", mc.StartAt)
 	}
 	c.transitions(mc, loc)
