@@ -15,7 +15,11 @@ package revision
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -173,4 +177,35 @@ func (rev Revision) Fleet(name string) (fleet.Fleet, bool) {
 		}
 	}
 	return fleet.Fleet{}, false
+}
+
+// ReadDir reads a revision directory into files by slash path, skipping
+// hidden entries and files that are not YAML (Load warns about those it sees).
+func ReadDir(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || strings.HasSuffix(d.Name(), ".md") {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read revision %s: %w", dir, err)
+	}
+	return files, nil
 }

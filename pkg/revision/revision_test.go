@@ -1,8 +1,6 @@
 package revision
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,19 +8,9 @@ import (
 	"github.com/myriarch/myriarch/pkg/selector"
 )
 
-// readDir reads a revision directory into files by slash path.
 func readDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".md") {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		b, err := os.ReadFile(p)
-		files[filepath.ToSlash(rel)] = b
-		return err
-	})
+	files, err := ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
