@@ -1,0 +1,205 @@
+package sfnlocal_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/myriarch/myriarch/pkg/sfnlocal"
+)
+
+// approval parks on a task token, as the rollout state machine does for approvals.
+const approval = `{"StartAt":"Approve","States":{
+  "Approve":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+    "Parameters":{"FunctionName":"notify","Payload":{"token.$":"$$.Task.Token","wave.$":"$.wave"}},
+    "HeartbeatSeconds":60,"ResultPath":"$.approval",
+    "Catch":[{"ErrorEquals":["Rejected"],"ResultPath":"$.rejection","Next":"Rejected"}],"Next":"Done"},
+  "Rejected":{"Type":"Pass","End":true},
+  "Done":{"Type":"Succeed"}}}`
+
+type tokenFixture struct {
+	srv    *sfnlocal.Server
+	client *sfn.Client
+	clk    *sfnlocal.FakeClock
+	tokens chan string
+	ex     string
+}
+
+func newTokenFixture(t *testing.T) *tokenFixture {
+	clk := sfnlocal.NewFakeClock(t0)
+	srv, client, _ := newClient(t, clk)
+	f := &tokenFixture{srv: srv, client: client, clk: clk, tokens: make(chan string, 4)}
+	srv.RegisterLambda("notify", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var p struct{ Token string }
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		f.tokens <- p.Token
+		return json.RawMessage(`{"notified":true}`), nil
+	})
+	sm := create(t, client, "approval", approval)
+	f.ex = start(t, client, sm, "wave-1", `{"wave":1}`)
+	return f
+}
+
+// parked waits until the execution waits for its token (without moving the clock,
+// which would run into the heartbeat timeout) and returns the token.
+func (f *tokenFixture) parked(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := f.srv.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(f.ex)})
+	if err != nil || d.Status != types.ExecutionStatusRunning {
+		t.Fatalf("describe = %v, %v", d, err)
+	}
+	return <-f.tokens
+}
+
+func (f *tokenFixture) finish(t *testing.T) *sfn.DescribeExecutionOutput {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.srv.Drive(ctx, f.clk, f.ex); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(f.ex)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (f *tokenFixture) history(t *testing.T) []types.HistoryEvent {
+	h, err := f.client.GetExecutionHistory(context.Background(), &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(f.ex)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Events
+}
+
+func TestTaskToken_Success(t *testing.T) {
+	f := newTokenFixture(t)
+	token := f.parked(t)
+	ctx := context.Background()
+	if _, err := f.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{"approvedBy":"ops"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	d := f.finish(t)
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"approval":{"approvedBy":"ops"},"wave":1}` {
+		t.Errorf("describe %s %s", d.Status, aws.ToString(d.Output))
+	}
+	var got []types.HistoryEventType
+	for _, e := range f.history(t) {
+		got = append(got, e.Type)
+	}
+	want := []types.HistoryEventType{"ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSubmitted", "TaskSucceeded", "TaskStateExited", "SucceedStateEntered", "SucceedStateExited", "ExecutionSucceeded"}
+	if len(got) != len(want) {
+		t.Fatalf("history %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("history %v", got)
+		}
+	}
+	events := f.history(t)
+	if s := events[2].TaskScheduledEventDetails; aws.ToString(s.Resource) != "invoke.waitForTaskToken" || aws.ToInt64(s.HeartbeatInSeconds) != 60 {
+		t.Errorf("TaskScheduled %+v", s)
+	}
+	// The task is over: its token is answered.
+	var timedOut *types.TaskTimedOut
+	if _, err := f.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &timedOut) {
+		t.Errorf("second SendTaskSuccess: %v", err)
+	}
+	if _, err := f.client.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(token)}); !errors.As(err, &timedOut) {
+		t.Errorf("late SendTaskHeartbeat: %v", err)
+	}
+}
+
+func TestTaskToken_FailureRoutesToCatch(t *testing.T) {
+	f := newTokenFixture(t)
+	token := f.parked(t)
+	if _, err := f.client.SendTaskFailure(context.Background(), &sfn.SendTaskFailureInput{TaskToken: aws.String(token), Error: aws.String("Rejected"), Cause: aws.String("not today")}); err != nil {
+		t.Fatal(err)
+	}
+	d := f.finish(t)
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"rejection":{"Cause":"not today","Error":"Rejected"},"wave":1}` {
+		t.Errorf("describe %s %s", d.Status, aws.ToString(d.Output))
+	}
+	for _, e := range f.history(t) {
+		if e.Type == types.HistoryEventTypeTaskFailed && (aws.ToString(e.TaskFailedEventDetails.Error) != "Rejected" || aws.ToString(e.TaskFailedEventDetails.Cause) != "not today") {
+			t.Errorf("TaskFailed %+v", e.TaskFailedEventDetails)
+		}
+	}
+}
+
+// Heartbeats keep the task alive; a missed heartbeat fails it with
+// States.HeartbeatTimeout.
+func TestTaskToken_Heartbeat(t *testing.T) {
+	f := newTokenFixture(t)
+	token := f.parked(t)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		f.clk.Advance(50 * time.Second)
+		if _, err := f.client.SendTaskHeartbeat(ctx, &sfn.SendTaskHeartbeatInput{TaskToken: aws.String(token)}); err != nil {
+			t.Fatalf("heartbeat %d: %v", i, err)
+		}
+	}
+	d := f.finish(t)
+	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "States.HeartbeatTimeout" {
+		t.Fatalf("describe %s %s", d.Status, aws.ToString(d.Error))
+	}
+	if got := d.StopDate.Sub(t0); got != 150*time.Second+60*time.Second {
+		t.Errorf("failed after %v, want 3m30s", got)
+	}
+	events := f.history(t)
+	timedOut := events[len(events)-2]
+	if timedOut.Type != types.HistoryEventTypeTaskTimedOut || aws.ToString(timedOut.TaskTimedOutEventDetails.Error) != "States.HeartbeatTimeout" {
+		t.Errorf("event %+v", timedOut)
+	}
+	var late *types.TaskTimedOut
+	if _, err := f.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &late) {
+		t.Errorf("SendTaskSuccess after the timeout: %v", err)
+	}
+}
+
+// A handler may answer its own token before the task is even submitted.
+func TestTaskToken_AnsweredDuringInvocation(t *testing.T) {
+	clk := sfnlocal.NewFakeClock(t0)
+	srv, client, _ := newClient(t, clk)
+	srv.RegisterLambda("notify", func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var p struct{ Token string }
+		_ = json.Unmarshal(in, &p)
+		_, err := client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(p.Token), Output: aws.String(`"auto"`)})
+		return json.RawMessage(`{}`), err
+	})
+	sm := create(t, client, "auto", approval)
+	ex := start(t, client, sm, "a", `{"wave":2}`)
+	if status, err := srv.Drive(context.Background(), clk, ex); err != nil || status != "SUCCEEDED" {
+		t.Fatalf("Drive = %s, %v", status, err)
+	}
+}
+
+func TestTaskToken_InvalidOutput(t *testing.T) {
+	f := newTokenFixture(t)
+	token := f.parked(t)
+	var invalid *types.InvalidOutput
+	if _, err := f.client.SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{nope`)}); !errors.As(err, &invalid) {
+		t.Errorf("err = %v", err)
+	}
+	// Stopping the execution closes its token.
+	if _, err := f.client.StopExecution(context.Background(), &sfn.StopExecutionInput{ExecutionArn: aws.String(f.ex)}); err != nil {
+		t.Fatal(err)
+	}
+	var timedOut *types.TaskTimedOut
+	if _, err := f.client.SendTaskSuccess(context.Background(), &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &timedOut) {
+		t.Errorf("after stop: %v", err)
+	}
+}
