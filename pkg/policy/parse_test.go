@@ -227,7 +227,7 @@ func TestParse_DocumentIssues(t *testing.T) {
 		{head + "metadata: [p]\n", CodeTypeInvalid, "metadata", "got a list"},                                                                      // metadata is a mapping
 		{head + "metadata: {name: p}\nspec: [a]\n", CodeTypeInvalid, "spec", "got a list"},                                                         // spec is a mapping
 		{head + "metadata: {name: p}\nspec:\n", CodeTypeInvalid, "spec", "got null"},                                                               // spec written but empty
-		{aliasBomb(), CodeYAMLInvalid, "", "more than 10000 values"},                                                                              // aliases expanding too far
+		{aliasBomb(), CodeYAMLInvalid, "", "more than 10000 values"},                                                                               // aliases expanding too far
 	}
 	for _, tt := range tests {
 		_, issues := Parse([]byte(tt.in))
