@@ -4,7 +4,7 @@ GO ?= go
 PKGS := ./...
 
 .PHONY: test check fmt vet unit bench fuzz
-FUZZTIME ?= 1m
+FUZZTIME ?= 200000x
 
 test: check unit
 
