@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,13 +26,16 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "sfnlocal:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stdout *os.File) error {
+// run serves until ctx is done.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("sfnlocal", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8083", "address to listen on")
 	region := fs.String("region", "us-east-1", "region in ARNs")
@@ -55,8 +59,6 @@ func run(args []string, stdout *os.File) error {
 	fmt.Fprintf(stdout, "sfnlocal listening on http://%s\n", ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
