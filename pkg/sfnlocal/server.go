@@ -2,7 +2,6 @@ package sfnlocal
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 )
@@ -131,5 +130,3 @@ func (s *Server) lookupExecution(arn string) (*execution, error) {
 func (s *Server) logf(level slog.Level, msg string, args ...any) {
 	s.log.Log(context.Background(), level, msg, args...)
 }
-
-var _ = fmt.Sprintf
