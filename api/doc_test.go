@@ -1,0 +1,126 @@
+package apidoc
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+func load(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
+	if err != nil {
+		t.Fatalf("load openapi.yaml: %v", err)
+	}
+	return doc
+}
+
+// TestDocument_Validates checks the document against OpenAPI 3.0.3,
+// examples included (kin-openapi validates them by default).
+func TestDocument_Validates(t *testing.T) {
+	doc := load(t)
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi = %s, want 3.0.3", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+}
+
+// TestDocument_EveryExampleMatchesItsSchema validates each example of a
+// media type and a parameter explicitly, as a response (required fields
+// must be there), so that an example cannot slip through unchecked.
+func TestDocument_EveryExampleMatchesItsSchema(t *testing.T) {
+	doc := load(t)
+	checked := 0
+	check := func(where string, schema *openapi3.SchemaRef, value any) {
+		if schema == nil || schema.Value == nil {
+			t.Errorf("%s: example without a schema", where)
+			return
+		}
+		if err := schema.Value.VisitJSON(value, openapi3.MultiErrors()); err != nil {
+			t.Errorf("%s: example does not match its schema: %v", where, err)
+		}
+		checked++
+	}
+	media := func(where string, mt *openapi3.MediaType) {
+		if mt.Example != nil {
+			check(where, mt.Schema, mt.Example)
+		}
+		for name, ex := range mt.Examples {
+			check(where+" example "+name, mt.Schema, ex.Value.Value)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := method + " " + path
+			for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+				if p.Value.Example != nil {
+					check(where+" parameter "+p.Value.Name, p.Value.Schema, p.Value.Example)
+				}
+			}
+			if op.RequestBody != nil {
+				for ct, mt := range op.RequestBody.Value.Content {
+					media(where+" request "+ct, mt)
+				}
+			}
+			for code, r := range op.Responses.Map() {
+				for ct, mt := range r.Value.Content {
+					media(where+" "+code+" "+ct, mt)
+				}
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("checked %d examples, want at least 40: are the examples still reached?", checked)
+	}
+}
+
+// TestDocument_OperationIDs pins the operations the specs and clients name.
+func TestDocument_OperationIDs(t *testing.T) {
+	doc := load(t)
+	var got []string
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			got = append(got, op.OperationID)
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"abortRollout", "applyRevision", "approveRollout", "clearFleetVersionSelection", "getCurrentRevision",
+		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAudit", "listFleets",
+		"listRolloutTargets", "listRollouts", "pauseRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
+		"selectFleetVersion", "validateRevision",
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("operationIds\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestDocument_FleetStatusRequiresVersionTarget is the spec's required field.
+func TestDocument_RequiredFieldsOfTheSpec(t *testing.T) {
+	doc := load(t)
+	cases := []struct{ schema, field string }{
+		{"FleetStatus", "versionTarget"}, // spec: getFleet and listFleets return FleetStatus.versionTarget (required)
+		{"Rollout", "origin"},            // spec: Rollout.origin (required)
+		{"RolloutSummary", "origin"},     // spec: RolloutSummary.origin
+		{"Problem", "code"},              // conventions: a stable code on every problem
+	}
+	for _, c := range cases {
+		s := doc.Components.Schemas[c.schema]
+		if s == nil {
+			t.Errorf("schema %s missing", c.schema)
+			continue
+		}
+		found := false
+		for _, r := range s.Value.Required {
+			found = found || r == c.field
+		}
+		if !found {
+			t.Errorf("%s.%s is not required", c.schema, c.field)
+		}
+	}
+}
