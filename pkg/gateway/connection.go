@@ -1,0 +1,217 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"sync"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"github.com/open-telemetry/opamp-go/server/types"
+	"google.golang.org/protobuf/proto"
+)
+
+// link is one opamp-go connection: a WebSocket for its lifetime, or one
+// plain HTTP request.
+type link struct {
+	g          *Gateway
+	plainHTTP  bool
+	conn       types.Connection
+	s          *session
+	said       bool // the agent said goodbye (AgentDisconnect)
+	readFailed bool // the transport broke rather than closed
+}
+
+func (l *link) callbacks() types.ConnectionCallbacks {
+	return types.ConnectionCallbacks{
+		OnConnected:            l.connected,
+		OnMessage:              l.message,
+		OnConnectionClose:      l.closed,
+		OnReadMessageError:     l.readError,
+		OnMessageResponseError: l.responseError,
+	}
+}
+
+func (l *link) connected(_ context.Context, conn types.Connection) {
+	defer l.g.recoverIn("OnConnected")
+	l.conn = conn
+	if !l.plainHTTP {
+		l.g.links.add(l)
+	}
+}
+
+// message handles one AgentToServer. Whatever it cannot use is dropped with
+// a log line; nothing in it may crash the task.
+func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
+	defer l.g.recoverIn("OnMessage")
+	g := l.g
+	if n := proto.Size(msg); n > g.cfg.MaxMessageBytes {
+		g.log.Warn("dropped an oversized OpAMP message", "bytes", n, "limit", g.cfg.MaxMessageBytes)
+		return errorResponse(msg, fmt.Errorf("message of %d bytes exceeds %d", n, g.cfg.MaxMessageBytes))
+	}
+	id, err := InstanceID(msg.GetInstanceUid())
+	if err != nil {
+		g.log.Warn("dropped a malformed OpAMP message", "error", err)
+		return errorResponse(msg, err)
+	}
+	s, fresh, err := l.session(ctx, id, msg.GetInstanceUid())
+	if err != nil {
+		g.log.Error("read agent", "agent", id, "error", err)
+		return unavailable(msg)
+	}
+	resp, write, push, err := g.report(s, msg, fresh)
+	if err != nil {
+		g.log.Warn("dropped a malformed OpAMP message", "agent", id, "error", err)
+		return errorResponse(msg, err)
+	}
+	if write != nil {
+		g.record(ctx, s, *write)
+	}
+	if msg.GetAgentDisconnect() != nil {
+		l.said = true
+		if l.plainHTTP {
+			g.sessions.remove(s)
+		}
+	}
+	g.fill(ctx, s, resp, push[0], push[1])
+	return resp
+}
+
+// session finds or opens the session of the message's agent; fresh is true
+// for a session opened by this message.
+func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, fresh bool, err error) {
+	if l.s != nil {
+		if l.s.id != id {
+			return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
+		}
+		return l.s, false, nil
+	}
+	if l.plainHTTP {
+		if s := l.g.sessions.get(id); s != nil && s.conn == nil {
+			l.s = s
+			return s, false, nil
+		}
+		l.s, err = l.g.open(ctx, id, uid, nil)
+		return l.s, err == nil, err
+	}
+	l.s, err = l.g.open(ctx, id, uid, l.conn)
+	return l.s, err == nil, err
+}
+
+// closed ends a WebSocket session. The agent is marked offline unless the
+// gateway itself closed the connection to drain: the agent reconnects to
+// another task at once, and marking it offline would fail the targets in
+// their health wait on every deploy; if it does not come back, its lastSeen
+// ages out. A plain HTTP request closing ends nothing.
+func (l *link) closed(types.Connection) {
+	defer l.g.recoverIn("OnConnectionClose")
+	g := l.g
+	if l.plainHTTP {
+		return
+	}
+	defer g.links.remove(l)
+	if l.s == nil {
+		g.log.Debug("connection closed before the first message")
+		return
+	}
+	g.sessions.remove(l.s)
+	switch {
+	case g.draining.Load():
+		g.log.Debug("connection closed to drain the task", "agent", l.s.id)
+		return
+	case l.said || !l.readFailed:
+		g.log.Debug("agent disconnected", "agent", l.s.id)
+	default:
+		g.log.Error("agent connection lost", "agent", l.s.id)
+	}
+	g.markOffline(l.s, "connection closed")
+}
+
+// readError tells a broken transport (no bytes read) from a message that
+// could not be decoded, which opamp-go drops and we log.
+func (l *link) readError(_ types.Connection, _ int, msgBytes []byte, err error) {
+	defer l.g.recoverIn("OnReadMessageError")
+	if msgBytes == nil {
+		l.readFailed = true
+		return
+	}
+	l.g.log.Warn("dropped an undecodable OpAMP message", "bytes", len(msgBytes), "error", err)
+}
+
+func (l *link) responseError(_ types.Connection, _ *protobufs.ServerToAgent, err error) {
+	defer l.g.recoverIn("OnMessageResponseError")
+	l.readFailed = true // opamp-go closes the connection next; the agent reconnects and is sent all again
+	l.g.log.Debug("send response", "error", err)
+}
+
+// connecting authenticates before anything is read or written: a request
+// without a valid bearer token is refused with 401.
+func (g *Gateway) connecting(r *http.Request) (resp types.ConnectionResponse) {
+	defer g.recoverIn("OnConnecting")
+	resp = types.ConnectionResponse{HTTPStatusCode: http.StatusInternalServerError} // if a panic is recovered
+	if g.draining.Load() {
+		return types.ConnectionResponse{HTTPStatusCode: http.StatusServiceUnavailable, HTTPResponseHeader: map[string]string{"Retry-After": "1"}}
+	}
+	if !g.tokens.Load().valid(bearer(r)) {
+		g.log.Warn("refused an agent without a valid token", "remote", r.RemoteAddr)
+		return types.ConnectionResponse{HTTPStatusCode: http.StatusUnauthorized, HTTPResponseHeader: map[string]string{"WWW-Authenticate": "Bearer"}}
+	}
+	l := &link{g: g, plainHTTP: r.Header.Get("Content-Type") == "application/x-protobuf"}
+	return types.ConnectionResponse{Accept: true, ConnectionCallbacks: l.callbacks()}
+}
+
+func (g *Gateway) recoverIn(callback string) {
+	if r := recover(); r != nil {
+		g.log.Error("recovered from a panic", "callback", callback, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
+}
+
+func errorResponse(msg *protobufs.AgentToServer, err error) *protobufs.ServerToAgent {
+	return &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid(), ErrorResponse: &protobufs.ServerErrorResponse{
+		Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest, ErrorMessage: err.Error(),
+	}}
+}
+
+func unavailable(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	return &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid(), ErrorResponse: &protobufs.ServerErrorResponse{
+		Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_Unavailable, ErrorMessage: "agent state unavailable, retry",
+	}}
+}
+
+// linkSet tracks the open WebSocket links so that a drain can close them
+// and wait for their close callbacks.
+type linkSet struct {
+	mu     sync.Mutex
+	open   map[*link]struct{}
+	closed chan struct{} // signalled on every close
+}
+
+func (ls *linkSet) add(l *link) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.open[l] = struct{}{}
+}
+
+func (ls *linkSet) remove(l *link) {
+	ls.mu.Lock()
+	delete(ls.open, l)
+	ls.mu.Unlock()
+	select {
+	case ls.closed <- struct{}{}:
+	default:
+	}
+}
+
+func (ls *linkSet) snapshot() []*link {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	out := make([]*link, 0, len(ls.open))
+	for l := range ls.open {
+		out = append(out, l)
+	}
+	return out
+}
+
+var errDrainTimeout = errors.New("gateway: connections still open at the drain deadline")

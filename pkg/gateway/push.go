@@ -1,0 +1,193 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+// Run polls the lagging index every PollInterval until ctx ends: the agents
+// this task holds get their pending pushes, plain HTTP sessions that fell
+// silent are closed. It is how an engine decision reaches an agent within a
+// few seconds from whichever task holds it, without scanning the table.
+func (g *Gateway) Run(ctx context.Context) {
+	ticker := time.NewTicker(g.cfg.PollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			g.Poll(ctx)
+			g.sweep()
+		}
+	}
+}
+
+// Poll reads the lagging index once and pushes to the agents held here.
+// The index is eventually consistent, so a held agent whose desired state
+// looks changed is read again before anything is sent: a stale page must
+// not push an older configuration.
+func (g *Gateway) Poll(ctx context.Context) {
+	token := ""
+	for {
+		sctx, cancel := g.storeCtx(ctx)
+		page, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
+		cancel()
+		if err != nil {
+			g.log.Warn("read lagging agents", "error", err)
+			return
+		}
+		for _, a := range page {
+			s := g.sessions.get(a.ID)
+			if s == nil {
+				continue // held by another task
+			}
+			s.mu.Lock()
+			looksChanged := s.view.DesiredHash != a.DesiredHash || s.view.PackageOffer != a.PackageOffer
+			s.mu.Unlock()
+			if looksChanged {
+				g.refresh(ctx, s)
+			}
+			if s.conn != nil { // plain HTTP agents get theirs in the response to their next poll
+				g.push(ctx, s)
+			}
+		}
+		if next == "" {
+			return
+		}
+		token = next
+	}
+}
+
+// refresh reads the agent to take its current desired state.
+func (g *Gateway) refresh(ctx context.Context, s *session) {
+	sctx, cancel := g.storeCtx(ctx)
+	defer cancel()
+	a, found, err := g.agents.GetAgent(sctx, s.id)
+	if err != nil || !found {
+		g.log.Warn("read agent", "agent", s.id, "found", found, "error", err)
+		return
+	}
+	s.setDesired(a)
+}
+
+// push sends a WebSocket agent what it lacks, if anything.
+func (g *Gateway) push(ctx context.Context, s *session) {
+	s.mu.Lock()
+	hash, offer := s.takePush()
+	s.mu.Unlock()
+	if hash == "" && offer == "" {
+		return
+	}
+	msg := &protobufs.ServerToAgent{InstanceUid: s.uid, Capabilities: serverCapabilities}
+	g.fill(ctx, s, msg, hash, offer)
+	if msg.RemoteConfig == nil && msg.PackagesAvailable == nil {
+		return
+	}
+	// opamp-go serializes sends per connection; a stuck agent must not
+	// hold up the poll, so each push has its own goroutine.
+	go func() {
+		defer g.recoverIn("push")
+		if err := s.conn.Send(context.WithoutCancel(ctx), msg); err != nil {
+			s.unsend(hash, offer)
+			g.log.Warn("push to agent", "agent", s.id, "error", err)
+		}
+	}()
+}
+
+// fill adds the configuration and the package offer decided by takePush to
+// msg and acknowledges them to the store when it asks for it. A config that
+// cannot be read is not sent and stays pending.
+func (g *Gateway) fill(ctx context.Context, s *session, msg *protobufs.ServerToAgent, hash, offer string) {
+	if hash != "" {
+		rc, err := g.remoteConfig(ctx, hash)
+		if err != nil {
+			g.log.Error("read configuration to push", "agent", s.id, "hash", hash, "error", err)
+			s.unsend(hash, "")
+			hash = ""
+		} else {
+			msg.RemoteConfig = rc
+			g.log.Info("push configuration", "agent", s.id, "hash", hash)
+		}
+	}
+	if offer != "" {
+		msg.PackagesAvailable = packagesFor(g.cfg.PackageName, offer, g.cfg.DownloadURL)
+		g.log.Info("offer package", "agent", s.id, "version", offer)
+	}
+	if acker, ok := g.agents.(PushAcker); ok && (hash != "" || offer != "") {
+		sctx, cancel := g.storeCtx(ctx)
+		defer cancel()
+		if err := acker.AckPush(sctx, s.id, hash, offer); err != nil {
+			g.log.Warn("acknowledge push", "agent", s.id, "error", err)
+		}
+	}
+}
+
+// remoteConfig builds the AgentRemoteConfig of hash; bodies are cached
+// because a rollout sends one hash to many agents.
+func (g *Gateway) remoteConfig(ctx context.Context, hash string) (*protobufs.AgentRemoteConfig, error) {
+	c, ok := g.cache.get(hash)
+	if !ok {
+		sctx, cancel := g.storeCtx(ctx)
+		defer cancel()
+		body, contentType, err := g.configs.ConfigByHash(sctx, hash)
+		if err != nil {
+			return nil, err
+		}
+		c = cachedConfig{body: body, contentType: contentType}
+		g.cache.put(hash, c)
+	}
+	return remoteConfigFor(hash, c.body, c.contentType)
+}
+
+// sweep ends plain HTTP sessions silent for longer than the liveness limit
+// and writes them offline (WebSocket sessions end with their connection).
+func (g *Gateway) sweep() {
+	now := g.now()
+	for _, s := range g.sessions.all() {
+		if s.conn != nil {
+			continue
+		}
+		s.mu.Lock()
+		a := s.view
+		s.mu.Unlock()
+		if !EffectiveOnline(a, now, g.cfg.Heartbeat, g.cfg.OfflineAfter) {
+			g.sessions.remove(s)
+			g.log.Debug("plain HTTP agent fell silent", "agent", s.id)
+			g.markOffline(s, "silent")
+		}
+	}
+}
+
+type cachedConfig struct {
+	body        []byte
+	contentType string
+}
+
+// configCache keeps the bodies of the last few configurations; rendered
+// configurations are immutable by hash, so entries never go stale.
+type configCache struct {
+	mu     sync.Mutex
+	byHash map[string]cachedConfig
+}
+
+const configCacheSize = 16
+
+func (c *configCache) get(hash string) (cachedConfig, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.byHash[hash]
+	return v, ok
+}
+
+func (c *configCache) put(hash string, v cachedConfig) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byHash) >= configCacheSize {
+		clear(c.byHash) // rollouts use one or two hashes at a time: a full reset is enough
+	}
+	c.byHash[hash] = v
+}

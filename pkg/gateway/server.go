@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/open-telemetry/opamp-go/server"
+	"github.com/open-telemetry/opamp-go/server/types"
+)
+
+// Attach returns the OpAMP handler (WebSocket and plain HTTP on one path)
+// and the ConnContext that the http.Server serving it must use: opamp-go
+// finds the connection of a plain HTTP request through it.
+func (g *Gateway) Attach() (http.Handler, func(context.Context, net.Conn) context.Context, error) {
+	srv := server.New(opampLogger{g.log})
+	handle, connContext, err := srv.Attach(server.Settings{Callbacks: types.Callbacks{OnConnecting: g.connecting}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("attach OpAMP server: %w", err)
+	}
+	limit := int64(g.cfg.MaxMessageBytes)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Plain HTTP bodies are bounded before opamp-go reads them; a
+		// WebSocket message is bounded after decoding, in message.
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		handle(w, r)
+	})
+	return h, connContext, nil
+}
+
+// Drain ends this task's WebSocket connections for a shutdown: new
+// connections are refused with 503, open ones are closed (their agents
+// reconnect through the load balancer to another task) and Drain waits for
+// their close callbacks until ctx ends. Stop the http.Server first so that
+// no connection arrives meanwhile.
+func (g *Gateway) Drain(ctx context.Context) error {
+	g.draining.Store(true)
+	for _, l := range g.links.snapshot() {
+		if l.conn != nil {
+			_ = l.conn.Disconnect() // an error means it is closed already
+		}
+	}
+	for {
+		if len(g.links.snapshot()) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %d left", errDrainTimeout, len(g.links.snapshot()))
+		case <-g.links.closed:
+		}
+	}
+}
+
+// Draining reports whether Drain was called; the health endpoint turns
+// unhealthy then so that the load balancer stops sending agents here.
+func (g *Gateway) Draining() bool { return g.draining.Load() }
+
+// tokenSet holds the digests of the accepted bearer tokens. Comparing
+// fixed-size digests in constant time reveals neither a token nor its length.
+type tokenSet struct{ digests [][sha256.Size]byte }
+
+// SetTokens replaces the accepted tokens (rotation: old and new are valid
+// together until the old one is removed). Empty tokens are ignored.
+func (g *Gateway) SetTokens(tokens []string) error {
+	ts := &tokenSet{}
+	for _, t := range tokens {
+		if t = strings.TrimSpace(t); t != "" {
+			ts.digests = append(ts.digests, sha256.Sum256([]byte(t)))
+		}
+	}
+	if len(ts.digests) == 0 {
+		return errors.New("gateway: at least one agent token is required")
+	}
+	g.tokens.Store(ts)
+	return nil
+}
+
+func (ts *tokenSet) valid(token string) bool {
+	if token == "" {
+		return false
+	}
+	d := sha256.Sum256([]byte(token))
+	ok := 0
+	for _, want := range ts.digests {
+		ok |= subtle.ConstantTimeCompare(d[:], want[:])
+	}
+	return ok == 1
+}
+
+// bearer is the token of an "Authorization: Bearer <token>" header.
+func bearer(r *http.Request) string {
+	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// opampLogger routes opamp-go's own log lines into slog, one level down:
+// the gateway logs the decisions (a lost connection, a dropped message)
+// itself, and opamp-go's view of the same events would only repeat them.
+type opampLogger struct{ log *slog.Logger }
+
+func (l opampLogger) Debugf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+}
+
+func (l opampLogger) Errorf(ctx context.Context, format string, v ...any) {
+	l.log.InfoContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+}

@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+)
+
+var (
+	hashA   = []byte{0xab, 0xcd, 0x01}
+	applied = protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLIED
+)
+
+func TestTranslate(t *testing.T) {
+	upd := hl(true, "StatusOK", "", 10, map[string]*protobufs.ComponentHealth{
+		UpdateComponent: {Status: "downloading", StartTimeUnixNano: ns(20), ComponentHealthMap: map[string]*protobufs.ComponentHealth{
+			"version":          {Status: "v0.111.0"},
+			"from":             {Status: "v0.110.0"},
+			"step:offered":     step("done", 20, 21, ""),
+			"step:downloading": step("running", 21, 25, ""),
+			"other":            {Status: "ignored"},
+		}},
+	})
+	nested := hl(true, "StatusOK", "", 10, map[string]*protobufs.ComponentHealth{
+		"host": {ComponentHealthMap: map[string]*protobufs.ComponentHealth{UpdateComponent: {Status: "installing"}}},
+	})
+	seen := agent.Agent{ID: id1, ServiceVersion: "0.110.0", VersionSince: at(-100), Fleet: "edge", DesiredHash: "abcd", PackageOffer: "0.111.0",
+		Health:       agent.Health{Healthy: true, Status: "StatusOK", StartTime: at(-200), ReportedAt: at(-100)},
+		RemoteConfig: agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigApplied, Since: at(-50)}}
+	tests := []struct {
+		name string
+		prev agent.Agent
+		in   *protobufs.AgentToServer
+		want agent.Agent
+	}{
+		{"heartbeat keeps everything", seen, msg(), seen}, // no field = unchanged
+		{"first description", agent.Agent{}, msg(withVersion("v0.110.0")), agent.Agent{ID: id1, ServiceVersion: "0.110.0", VersionSince: at(0),
+			Attributes: map[string]string{"service.name": "otelcol", "service.version": "0.110.0"}}}, // leading v dropped, dated now
+		{"same version keeps its date", seen, msg(withVersion("0.110.0")), with(seen, func(a *agent.Agent) {
+			a.Attributes = map[string]string{"service.name": "otelcol", "service.version": "0.110.0"}
+		})}, // VersionSince stays at -100
+		{"new version is dated now", seen, msg(withVersion("v0.111.0")), with(seen, func(a *agent.Agent) {
+			a.Attributes = map[string]string{"service.name": "otelcol", "service.version": "0.111.0"}
+			a.ServiceVersion, a.VersionSince = "0.111.0", at(0)
+		})},
+		{"description without version clears it", seen, msg(withDesc(desc(nil, str("host.name", "h1")))), with(seen, func(a *agent.Agent) {
+			a.Attributes, a.ServiceVersion, a.VersionSince = map[string]string{"host.name": "h1"}, "", time.Time{}
+		})},
+		{"health first report", agent.Agent{ID: id1}, msg(withHealth(hl(false, "", "", 5, nil))), agent.Agent{ID: id1,
+			Health: agent.Health{StartTime: at(5), ReportedAt: at(0)}}}, // equal to the zero health, still dated
+		{"same health keeps ReportedAt", seen, msg(withHealth(hl(true, "StatusOK", "", -200, nil))), seen},
+		{"changed health is dated now", seen, msg(withHealth(hl(false, "StatusRecoverableError", "exporter failed", -200, nil))), with(seen, func(a *agent.Agent) {
+			a.Health = agent.Health{Status: "StatusRecoverableError", LastError: "exporter failed", StartTime: at(-200), ReportedAt: at(0)}
+		})},
+		{"update component", agent.Agent{ID: id1}, msg(withHealth(upd)), agent.Agent{ID: id1,
+			Health: agent.Health{Healthy: true, Status: "StatusOK", StartTime: at(10), ReportedAt: at(0)},
+			Update: &agent.UpdateComponent{Status: "downloading", Version: "v0.111.0", From: "v0.110.0", StartedAt: at(20), Steps: map[string]agent.UpdateStep{
+				"step:offered":     {Status: "done", StartedAt: at(20), StatusTime: at(21)},
+				"step:downloading": {Status: "running", StartedAt: at(21), StatusTime: at(25)},
+			}}}}, // children other than version, from and step:* are ignored
+		{"update component found below the top", agent.Agent{ID: id1}, msg(withHealth(nested)), agent.Agent{ID: id1,
+			Health: agent.Health{Healthy: true, Status: "StatusOK", StartTime: at(10), ReportedAt: at(0)},
+			Update: &agent.UpdateComponent{Status: "installing"}}},
+		{"health without update component clears it", with(seen, func(a *agent.Agent) { a.Update = &agent.UpdateComponent{Status: "done"} }),
+			msg(withHealth(hl(true, "StatusOK", "", -200, nil))), seen}, // the updater's attempt is over
+		{"config applied", agent.Agent{ID: id1}, msg(withRemoteConfig(hashA, applied, "")), agent.Agent{ID: id1,
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigApplied, Since: at(0)}}}, // hash in hex
+		{"same config status keeps Since", seen, msg(withRemoteConfig(hashA, applied, "")), seen},
+		{"config failed", seen, msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, "bad yaml")), with(seen, func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigFailed, Error: "bad yaml", Since: at(0)}
+		})},
+		{"config applying", agent.Agent{ID: id1}, msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING, "")), agent.Agent{ID: id1,
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigApplying, Since: at(0)}}},
+		{"config unset", agent.Agent{ID: id1}, msg(withRemoteConfig(nil, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")), agent.Agent{ID: id1,
+			RemoteConfig: agent.RemoteConfigStatus{Since: at(0)}}}, // nothing applied yet
+		{"package installed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "v0.110.0", ServerOfferedVersion: "v0.110.0"})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}}},
+		{"package downloading", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
+			Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 42.6}})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 43}}}, // the offered version, percent rounded
+		{"package install pending", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallPending}}},
+		{"package installing", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installing})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstalling}}},
+		{"package install failed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
+			Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "checksum mismatch"})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed, Error: "checksum mismatch"}}},
+		{"other package only", with(seen, func(a *agent.Agent) {
+			a.Package = agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}
+		}),
+			msg(withPackage("addon", &protobufs.PackageStatus{AgentHasVersion: "1.0"})), seen}, // the collector package is absent: zero status
+		{"percent clamped", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,
+			DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 250}})), agent.Agent{ID: id1,
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 100}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Translate(tt.prev, tt.in, at(0), "")
+			if err != nil {
+				t.Fatalf("Translate: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Translate\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func with(a agent.Agent, change func(*agent.Agent)) agent.Agent {
+	change(&a)
+	return a
+}
+
+func TestTranslate_Attributes(t *testing.T) {
+	d := desc(
+		[]*protobufs.KeyValue{str("service.name", "otelcol"), str("service.version", "v0.110.0"), str("host.name", "id-wins")},
+		str("host.name", "non-id"), str("site.timezone", "Europe/Berlin"), str("labels.team", "obs"),
+		kvlist("labels", str("env", "prod"), kvlist("tier", str("name", "edge"))),
+		&protobufs.KeyValue{Key: "cpus", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_IntValue{IntValue: 8}}},
+		&protobufs.KeyValue{Key: "arm", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_BoolValue{BoolValue: true}}},
+		&protobufs.KeyValue{Key: "load", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_DoubleValue{DoubleValue: 0.5}}},
+		&protobufs.KeyValue{Key: "ips", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_ArrayValue{ArrayValue: &protobufs.ArrayValue{}}}},
+		&protobufs.KeyValue{Key: "raw", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_BytesValue{BytesValue: []byte{1}}}},
+		&protobufs.KeyValue{Key: "", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: "no key"}}},
+	)
+	want := map[string]string{
+		"service.name": "otelcol", "service.version": "0.110.0", "host.name": "id-wins", // identifying wins
+		"site.timezone": "Europe/Berlin", "labels.team": "obs", "labels.env": "prod", "labels.tier.name": "edge", // both label forms read labels.<k>
+		"cpus": "8", "arm": "true", "load": "0.5", // scalars as strings; arrays, bytes and empty keys skipped
+	}
+	if got := Attributes(d); !reflect.DeepEqual(got, want) {
+		t.Errorf("Attributes\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestTranslate_Bounds(t *testing.T) {
+	long := strings.Repeat("é", maxValueBytes) // 2 bytes a rune: cut on a rune boundary
+	var many []*protobufs.KeyValue
+	for i := range maxAttributes + 10 {
+		many = append(many, str(strings.Repeat("k", 1+i%50)+string(rune('a'+i%26))+strings.Repeat("x", i/26), "v"))
+	}
+	got, err := Translate(agent.Agent{}, msg(
+		withDesc(desc([]*protobufs.KeyValue{str("bad", "a\xffb"), str("long", long), str(strings.Repeat("k", maxKeyBytes+1), "v")}, many...)),
+		withHealth(hl(false, "", strings.Repeat("e", 3*maxErrorBytes), 0, nil)),
+	), at(0), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got.Attributes["bad"]; v != "a\uFFFDb" {
+		t.Errorf("invalid UTF-8 = %q, want it replaced", v)
+	}
+	if v := got.Attributes["long"]; len(v) > maxValueBytes || len(v) != maxValueBytes || !strings.HasPrefix(long, v) {
+		t.Errorf("long value has %d bytes, want %d on a rune boundary", len(v), maxValueBytes)
+	}
+	if n := len(got.Attributes); n != maxAttributes {
+		t.Errorf("%d attributes kept, want %d", n, maxAttributes)
+	}
+	if n := len(got.Health.LastError); n != maxErrorBytes {
+		t.Errorf("lastError has %d bytes, want %d", n, maxErrorBytes)
+	}
+}
+
+func TestTranslate_Malformed(t *testing.T) {
+	tests := []struct {
+		name string
+		prev agent.Agent
+		uid  []byte
+	}{
+		{"no uid", agent.Agent{}, nil},                                                 // an agent without identity
+		{"short uid", agent.Agent{}, []byte("01ARZ3NDEKTSV4R")},                        // a 15-byte (old ULID-style) uid
+		{"other agent", agent.Agent{ID: "00000000-0000-0000-0000-000000000000"}, uid1}, // uid changed on a connection
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := msg(withVersion("0.1.0"))
+			m.InstanceUid = tt.uid
+			got, err := Translate(tt.prev, m, at(0), "")
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("error = %v, want ErrMalformed", err)
+			}
+			if !reflect.DeepEqual(got, tt.prev) {
+				t.Errorf("view changed to %+v", got)
+			}
+		})
+	}
+}
+
+// The collector's supervisor starts a new version in three reports:
+// unhealthy without status, StatusStarting, then StatusOK. The first two are
+// start-up reports that neither fail nor succeed a target.
+func TestTranslate_SupervisorStartup(t *testing.T) {
+	prev := agent.Agent{ID: id1, ServiceVersion: "0.110.0", VersionSince: at(-600),
+		Health: agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: at(-600), ReportedAt: at(-600)}}
+	steps := []struct {
+		in          *protobufs.AgentToServer
+		sec         int
+		wantHealth  agent.Health
+		wantStartup bool
+	}{
+		{msg(withVersion("v0.111.0"), withHealth(hl(false, "", "", 0, nil))), 1, agent.Health{ReportedAt: at(1)}, true},                                          // supervisor: new version, healthy=false, no status
+		{msg(withHealth(hl(false, agent.StatusStarting, "", 2, nil))), 3, agent.Health{Status: agent.StatusStarting, StartTime: at(2), ReportedAt: at(3)}, true}, // collector starting
+		{msg(withHealth(hl(true, agent.StatusOK, "", 2, nil))), 5, agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: at(2), ReportedAt: at(5)}, false},
+	}
+	for i, s := range steps {
+		next, err := Translate(prev, s.in, at(s.sec), "")
+		if err != nil {
+			t.Fatalf("report %d: %v", i, err)
+		}
+		if next.Health != s.wantHealth || next.Health.StartupReport() != s.wantStartup {
+			t.Errorf("report %d: health %+v (start-up %v), want %+v (start-up %v)", i, next.Health, next.Health.StartupReport(), s.wantHealth, s.wantStartup)
+		}
+		if next.ServiceVersion != "0.111.0" || !next.VersionSince.Equal(at(1)) {
+			t.Errorf("report %d: version %q since %v, want 0.111.0 since the first report", i, next.ServiceVersion, next.VersionSince)
+		}
+		prev = next
+	}
+}
+
+func TestPercent(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want int
+	}{
+		{0, 0}, {-3, 0}, {math.NaN(), 0}, // nothing or nonsense
+		{49.5, 50}, {99.4, 99}, {100, 100}, {1e9, 100}, // rounded, clamped
+	}
+	for _, tt := range tests {
+		if got := percent(tt.in); got != tt.want {
+			t.Errorf("percent(%v) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNormalizeVersion(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"v0.110.0", "0.110.0"}, {"V1.2.3", "1.2.3"}, {" 0.110.0 ", "0.110.0"}, // leading v before a digit dropped
+		{"latest", "latest"}, {"v", "v"}, {"vnext", "vnext"}, {"", ""}, // anything else stays
+	}
+	for _, tt := range tests {
+		if got := NormalizeVersion(tt.in); got != tt.want {
+			t.Errorf("NormalizeVersion(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
