@@ -3,10 +3,18 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test check fmt vet unit bench fuzz
+.PHONY: test check fmt vet unit integration bench fuzz storeload
 FUZZTIME ?= 200000x
 
-test: check unit
+# With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
+# (package.json), run with this machine's Java on a free port, in memory, and
+# stopped afterwards. Needs Node.js/npm (first run: npm ci) and a Java runtime.
+WITH_DYNAMODB := scripts/with-dynamodb-local.sh
+
+# test: the checks, then every test of the module in one run, the DynamoDB
+# integration tests (pkg/store) included, against a DynamoDB Local started for it.
+test: check
+	$(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 
 check: fmt vet
 
@@ -17,11 +25,21 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
+# unit: the tests that need nothing but Go; the DynamoDB integration tests skip.
 unit:
-	$(GO) test -count=1 $(PKGS)
+	MYRIARCH_UNIT_ONLY=1 $(GO) test -count=1 $(PKGS)
+
+# integration: the store's tests against DynamoDB Local.
+integration:
+	$(WITH_DYNAMODB) $(GO) test -count=1 ./pkg/store/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+# storeload: items and capacity units of a 1,000-target pass and of 1,000
+# agent reports, measured against DynamoDB Local (examples/storeload).
+storeload:
+	$(WITH_DYNAMODB) $(GO) run ./examples/storeload
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/policy

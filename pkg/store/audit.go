@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+func auditTarget(targetType, targetID string) string { return targetType + "#" + targetID }
+
+// auditID is a time-ordered id: the entry's time to the nanosecond, then 8
+// random bytes so that entries of one instant stay distinct.
+// Example: 20260302T100000.000000000Z-9f86d081884c7d65.
+func auditID(e audit.Entry) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return e.At.UTC().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// AppendAudit stores audit entries, assigning the ids of those without one.
+// Entries are never changed afterwards, so plain batch writes suffice.
+func (s *Store) AppendAudit(ctx context.Context, es []audit.Entry) error {
+	reqs := make([]types.WriteRequest, len(es))
+	for i, e := range es {
+		if e.ID == "" {
+			id, err := auditID(e)
+			if err != nil {
+				return fmt.Errorf("audit entry id: %w", err)
+			}
+			e.ID = id
+		}
+		e.At = e.At.UTC()
+		it, err := newItem().s(tables.AttrAuditTarget, auditTarget(e.TargetType, e.TargetID)).s(tables.AttrAuditID, e.ID).doc(e)
+		if err != nil {
+			return fmt.Errorf("audit entry %s: %w", e.ID, err)
+		}
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+	}
+	return classify(s.batchWriteAll(ctx, s.names.Audit, reqs), "append audit entries")
+}
+
+// AuditOf is one page of the audit entries of one object, newest first.
+func (s *Store) AuditOf(ctx context.Context, targetType, targetID, token string, limit int) (Page[audit.Entry], error) {
+	start, err := decodeToken(token)
+	if err != nil {
+		return Page[audit.Entry]{}, err
+	}
+	target := auditTarget(targetType, targetID)
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		TableName: &s.names.Audit, ScanIndexForward: aws.Bool(false), Limit: pageLimit(limit), ExclusiveStartKey: start,
+		KeyConditionExpression:    aws.String("#t = :t"),
+		ExpressionAttributeNames:  map[string]string{"#t": tables.AttrAuditTarget},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(target)},
+	})
+	if err != nil {
+		return Page[audit.Entry]{}, classify(err, "query the audit of "+target)
+	}
+	p := Page[audit.Entry]{Next: encodeToken(out.LastEvaluatedKey)}
+	for _, av := range out.Items {
+		d := newDecoder("audit entry "+target+" "+keyOf(av, tables.AttrAuditID), av)
+		var e audit.Entry
+		e.ID = d.str(tables.AttrAuditID)
+		id := e.ID
+		d.doc(&e)
+		if d.err != nil {
+			return Page[audit.Entry]{}, d.err
+		}
+		e.ID = id
+		p.Items = append(p.Items, e)
+	}
+	return p, nil
+}

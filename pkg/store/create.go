@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// TableDefinitions are the CreateTable inputs of every table of
+// pkg/store/tables, named prefix + base name: on-demand billing, the key
+// schemas, the global secondary indexes and the agents table's stream.
+func TableDefinitions(prefix string) []dynamodb.CreateTableInput {
+	var out []dynamodb.CreateTableInput
+	for _, t := range tables.All() {
+		attrs := map[string]types.ScalarAttributeType{}
+		in := dynamodb.CreateTableInput{
+			TableName:   aws.String(prefix + t.Name),
+			BillingMode: types.BillingModePayPerRequest,
+			KeySchema:   keySchema(t.PartitionKey, t.SortKey, attrs),
+		}
+		for _, ix := range t.Indexes {
+			in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+				IndexName:  aws.String(ix.Name),
+				KeySchema:  keySchema(ix.PartitionKey, ix.SortKey, attrs),
+				Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)},
+			})
+		}
+		for name, typ := range attrs {
+			in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: typ})
+		}
+		if t.Stream != "" {
+			in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewType(t.Stream)}
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+func keySchema(pk tables.Key, sk *tables.Key, attrs map[string]types.ScalarAttributeType) []types.KeySchemaElement {
+	attrs[pk.Name] = types.ScalarAttributeType(pk.Type)
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk.Name), KeyType: types.KeyTypeHash}}
+	if sk != nil {
+		attrs[sk.Name] = types.ScalarAttributeType(sk.Type)
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk.Name), KeyType: types.KeyTypeRange})
+	}
+	return ks
+}
+
+// CreateTables creates every table with the prefix and waits until they
+// are active: for DynamoDB Local and the tests (the cloud's tables come from
+// the CDK app). Tables that exist already are left as they are.
+func CreateTables(ctx context.Context, client *dynamodb.Client, prefix string) error {
+	for _, in := range TableDefinitions(prefix) {
+		_, err := client.CreateTable(ctx, &in)
+		var inUse *types.ResourceInUseException
+		if err != nil && !errors.As(err, &inUse) {
+			return fmt.Errorf("create table %s: %w", *in.TableName, err)
+		}
+		w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 50 * time.Millisecond })
+		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 2*time.Minute); err != nil {
+			return fmt.Errorf("wait for table %s: %w", *in.TableName, err)
+		}
+	}
+	return nil
+}
+
+// DeleteTables deletes every table with the prefix; missing ones are fine.
+func DeleteTables(ctx context.Context, client *dynamodb.Client, prefix string) error {
+	var errs []error
+	for _, in := range TableDefinitions(prefix) {
+		_, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: in.TableName})
+		var missing *types.ResourceNotFoundException
+		if err != nil && !errors.As(err, &missing) {
+			errs = append(errs, fmt.Errorf("delete table %s: %w", *in.TableName, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// The store serves every core interface that reads or writes state.
+var (
+	_ planner.Store     = (*Store)(nil)
+	_ enginetask.Store  = (*Store)(nil)
+	_ enginetask.Tokens = (*Store)(nil)
+	_ executor.Offers   = (*Store)(nil)
+)
+
+var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+
+var (
+	clientOnce sync.Once
+	client     *dynamodb.Client
+	clientErr  error
+)
+
+// dynamo is the client of the DynamoDB Local that `make test` starts
+// (scripts/with-dynamodb-local.sh). Without it the integration tests fail:
+// they are part of the suite, not optional extras.
+func dynamo(t testing.TB) *dynamodb.Client {
+	t.Helper()
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		if os.Getenv("CI") == "" && os.Getenv("MYRIARCH_UNIT_ONLY") != "" {
+			t.Skip("MYRIARCH_UNIT_ONLY: the DynamoDB integration tests run with make test")
+		}
+		t.Fatal("AWS_ENDPOINT_URL_DYNAMODB is unset: the store's integration tests need DynamoDB Local; run `make test`, " +
+			"or scripts/with-dynamodb-local.sh go test ./pkg/store/...")
+	}
+	clientOnce.Do(func() {
+		cfg, err := config.LoadDefaultConfig(context.Background())
+		clientErr = err
+		client = dynamodb.NewFromConfig(cfg)
+	})
+	if clientErr != nil {
+		t.Fatalf("AWS config: %v", clientErr)
+	}
+	return client
+}
+
+// newStore creates the tables under a prefix of its own, so that tests run
+// in parallel, and deletes them afterwards.
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	c := dynamo(t)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	prefix := fmt.Sprintf("t%s-%.40s-", hex.EncodeToString(b[:]), name)
+	ctx := context.Background()
+	if err := CreateTables(ctx, c, prefix); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := DeleteTables(context.Background(), c, prefix); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return New(c, TablesWithPrefix(prefix))
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func agentOf(id, fleet string) agent.Agent {
+	return agent.Agent{ID: id, Fleet: fleet, Online: true, LastSeen: t0, ConnectedAt: t0.Add(-time.Hour),
+		Attributes:   map[string]string{"host.name": id},
+		Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
+		RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
+}
+
+// newRollout is a pending configuration rollout of fleet edge toward h1
+// with n targets spread over waves (wave = i % waves).
+func newRollout(id string, n, waves int, created time.Time) (rollout.Rollout, []rollout.Target) {
+	r := rollout.Rollout{ID: id, Fleet: "edge", Kind: policy.KindConfig, Status: rollout.Pending, ToRef: "h1",
+		Origin: rollout.OriginGitOps, CreatedAt: created, Policy: policy.BuiltIn(policy.KindConfig)}
+	for w := 0; w < waves; w++ {
+		r.Waves = append(r.Waves, rollout.Wave{Index: w, Name: fmt.Sprintf("w%d", w), Status: rollout.WavePending})
+	}
+	ts := make([]rollout.Target, n)
+	for i := range ts {
+		ts[i] = rollout.Target{RolloutID: id, AgentID: fmt.Sprintf("a%05d", i), Wave: i % waves, Status: rollout.TargetPending,
+			Attempt: 1, FromRef: "h0", ToRef: "h1"}
+	}
+	return r, ts
+}

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// Partitions of the objects table.
+const (
+	pkRevision  = "revision"  // sk "current": the pointer to the applied revision
+	pkConfig    = "config"    // sk <hash>: a rendered configuration, content-addressed
+	pkSelection = "selection" // sk <fleet>: the UI selection of the fleet
+	skCurrent   = "current"
+
+	attrCommit    = "commit"
+	attrPrevious  = "previous"
+	attrAppliedAt = "appliedAt"
+	attrBody      = "body"
+	attrRevision  = "rev" // selections: Selection.Revision
+)
+
+// revisionPK is the partition of one kind of object ("fleet", "policy") of
+// one commit: rev#<commit>#<kind>.
+func revisionPK(commit, kind string) string { return "rev#" + commit + "#" + kind }
+
+func objKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tables.AttrPK: str(pk), tables.AttrSK: str(sk)}
+}
+
+// RevisionInfo is the pointer to the applied revision.
+type RevisionInfo struct {
+	Commit    string
+	Previous  string // the revision applied before, kept for readers that read the old pointer
+	AppliedAt time.Time
+	Version   int64
+}
+
+// CurrentRevision reads the pointer to the applied revision; nil before the
+// first apply.
+func (s *Store) CurrentRevision(ctx context.Context) (*RevisionInfo, error) {
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(pkRevision, skCurrent), ConsistentRead: aws.Bool(true)})
+	if err != nil || av == nil {
+		return nil, classify(err, "get the current revision")
+	}
+	d := newDecoder("revision pointer", av)
+	info := &RevisionInfo{Commit: d.str(attrCommit), Previous: d.optStr(attrPrevious), Version: d.num(attrV)}
+	at := d.str(attrAppliedAt)
+	if d.err == nil {
+		if info.AppliedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			d.fail("attribute %q is %q, want an RFC 3339 time", attrAppliedAt, at)
+		}
+	}
+	return info, d.err
+}
+
+// PutRevision applies a validated revision. Its fleets and policies are
+// written under their commit, its configurations by hash, and only then
+// does one conditional write move the current-revision pointer to the new
+// commit: a reader sees the old revision or the new one, never a mix within
+// one read of the pointer (the planner reads it once for the fleet and once
+// for the policies, so a run that straddles an apply may pair a fleet of
+// one revision with the policies of the next; the next run corrects it).
+// Two concurrent applies: one moves the pointer, the other gets ErrConflict.
+// The revision before the previous one is deleted afterwards; the previous
+// one stays for readers that read the pointer just before it moved.
+// Configurations are kept: agents may still run any of them.
+func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error {
+	if rev.Commit == "" {
+		return fmt.Errorf("apply revision: the commit is empty")
+	}
+	cur, err := s.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.writeRevision(ctx, rev); err != nil {
+		return fmt.Errorf("apply revision %s: %w", rev.Commit, err)
+	}
+	next := RevisionInfo{Commit: rev.Commit, AppliedAt: appliedAt.UTC()}
+	var v int64
+	if cur != nil {
+		v, next.Previous = cur.Version, cur.Commit
+		if cur.Commit == rev.Commit {
+			next.Previous = cur.Previous
+		}
+	}
+	it := newItem().s(tables.AttrPK, pkRevision).s(tables.AttrSK, skCurrent).n(attrV, v+1).s(attrCommit, next.Commit).
+		sIf(attrPrevious, next.Previous).s(attrAppliedAt, next.AppliedAt.Format(time.RFC3339Nano))
+	cond, names, values := versionCondition(tables.AttrPK, v)
+	err = s.putItem(ctx, &dynamodb.PutItemInput{TableName: &s.names.Objects, Item: it,
+		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+	if err != nil {
+		return classify(err, "apply revision "+rev.Commit+": move the current-revision pointer")
+	}
+	if cur != nil && cur.Previous != "" && cur.Previous != rev.Commit && cur.Previous != cur.Commit {
+		return s.replaceObjects(ctx, cur.Previous, nil)
+	}
+	return nil
+}
+
+// writeRevision writes the configurations, then makes the fleets and
+// policies stored under the commit exactly those of rev (a commit applied
+// again may differ, for a directory applied without Git).
+func (s *Store) writeRevision(ctx context.Context, rev revision.Revision) error {
+	var configs []types.WriteRequest
+	seen := map[string]bool{}
+	for _, c := range rev.Configs {
+		if c.Hash == "" || seen[c.Hash] {
+			continue
+		}
+		seen[c.Hash] = true
+		it := newItem().s(tables.AttrPK, pkConfig).s(tables.AttrSK, c.Hash)
+		it[attrBody] = &types.AttributeValueMemberB{Value: c.Body}
+		configs = append(configs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	if err := s.batchWriteAll(ctx, s.names.Objects, configs); err != nil {
+		return classify(err, "write configurations")
+	}
+	want := map[string]item{}
+	for _, f := range rev.Fleets {
+		it, err := newItem().s(tables.AttrPK, revisionPK(rev.Commit, "fleet")).s(tables.AttrSK, f.Name).doc(f)
+		if err != nil {
+			return fmt.Errorf("fleet %s: %w", f.Name, err)
+		}
+		want["fleet/"+f.Name] = it
+	}
+	for _, p := range rev.Policies {
+		it, err := newItem().s(tables.AttrPK, revisionPK(rev.Commit, "policy")).s(tables.AttrSK, p.Name).doc(p)
+		if err != nil {
+			return fmt.Errorf("policy %s: %w", p.Name, err)
+		}
+		want["policy/"+p.Name] = it
+	}
+	return s.replaceObjects(ctx, rev.Commit, want)
+}
+
+// replaceObjects makes the fleets and policies stored under commit the
+// items of want (by kind/name); nil deletes them all.
+func (s *Store) replaceObjects(ctx context.Context, commit string, want map[string]item) error {
+	var reqs []types.WriteRequest
+	for _, kind := range []string{"fleet", "policy"} {
+		items, err := s.queryAll(ctx, revisionPK(commit, kind))
+		if err != nil {
+			return err
+		}
+		for _, av := range items {
+			if name := keyOf(av, tables.AttrSK); want[kind+"/"+name] == nil {
+				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: objKey(revisionPK(commit, kind), name)}})
+			}
+		}
+	}
+	for _, it := range want {
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	return classify(s.batchWriteAll(ctx, s.names.Objects, reqs), "write the objects of revision "+commit)
+}
+
+// queryAll reads a whole partition of the objects table (consistent).
+func (s *Store) queryAll(ctx context.Context, pk string) ([]map[string]types.AttributeValue, error) {
+	var all []map[string]types.AttributeValue
+	var start map[string]types.AttributeValue
+	for {
+		out, err := s.query(ctx, &dynamodb.QueryInput{
+			TableName: &s.names.Objects, ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
+			KeyConditionExpression:    aws.String("#pk = :pk"),
+			ExpressionAttributeNames:  map[string]string{"#pk": tables.AttrPK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk)},
+		})
+		if err != nil {
+			return nil, classify(err, "query "+pk)
+		}
+		all = append(all, out.Items...)
+		if start = out.LastEvaluatedKey; start == nil {
+			return all, nil
+		}
+	}
+}
+
+// Fleet reads a fleet of the applied revision and that revision's commit;
+// nil when the fleet is not in it (or nothing was applied yet).
+func (s *Store) Fleet(ctx context.Context, name string) (*fleet.Fleet, string, error) {
+	cur, err := s.CurrentRevision(ctx)
+	if err != nil || cur == nil {
+		return nil, "", err
+	}
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(revisionPK(cur.Commit, "fleet"), name)})
+	if err != nil || av == nil {
+		return nil, cur.Commit, classify(err, "get fleet "+name)
+	}
+	f, err := decodeObject[fleet.Fleet]("fleet", cur.Commit, av)
+	return &f, cur.Commit, err
+}
+
+// Fleets lists the fleets of the applied revision by name, with its commit.
+func (s *Store) Fleets(ctx context.Context) ([]fleet.Fleet, string, error) {
+	cur, err := s.CurrentRevision(ctx)
+	if err != nil || cur == nil {
+		return nil, "", err
+	}
+	items, err := s.queryAll(ctx, revisionPK(cur.Commit, "fleet"))
+	if err != nil {
+		return nil, cur.Commit, err
+	}
+	out := make([]fleet.Fleet, 0, len(items))
+	for _, av := range items {
+		f, err := decodeObject[fleet.Fleet]("fleet", cur.Commit, av)
+		if err != nil {
+			return nil, cur.Commit, err
+		}
+		out = append(out, f)
+	}
+	return out, cur.Commit, nil
+}
+
+// Policies reads every policy of the applied revision, by name.
+func (s *Store) Policies(ctx context.Context) (map[string]policy.Policy, error) {
+	out := map[string]policy.Policy{}
+	cur, err := s.CurrentRevision(ctx)
+	if err != nil || cur == nil {
+		return out, err
+	}
+	items, err := s.queryAll(ctx, revisionPK(cur.Commit, "policy"))
+	if err != nil {
+		return nil, err
+	}
+	for _, av := range items {
+		p, err := decodeObject[policy.Policy]("policy", cur.Commit, av)
+		if err != nil {
+			return nil, err
+		}
+		out[p.Name] = p
+	}
+	return out, nil
+}
+
+func decodeObject[T any](kind, commit string, av map[string]types.AttributeValue) (T, error) {
+	var v T
+	d := newDecoder(fmt.Sprintf("%s %s (revision %s)", kind, keyOf(av, tables.AttrSK), commit), av)
+	d.doc(&v)
+	return v, d.err
+}
+
+// Config reads a rendered configuration by its hash; ok is false when no
+// applied revision carried it.
+func (s *Store) Config(ctx context.Context, hash string) (body []byte, ok bool, err error) {
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(pkConfig, hash)})
+	if err != nil || av == nil {
+		return nil, false, classify(err, "get configuration "+hash)
+	}
+	d := newDecoder("configuration "+hash, av)
+	body = d.bytes(attrBody)
+	return body, d.err == nil, d.err
+}

@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// lockPrefix starts the id of the lock items in the rollouts table; the
+// item lock#<fleet>#<kind> names the active rollout of that fleet and kind.
+const lockPrefix = "lock#"
+
+func lockID(fleet string, k policy.Kind) string { return lockPrefix + fleet + "#" + string(k) }
+
+func idKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tables.AttrID: str(id)}
+}
+
+func fleetKind(fleet string, k policy.Kind) string { return fleet + "#" + string(k) }
+
+func encodeRollout(r rollout.Rollout, version int64) (item, error) {
+	r.Version = version
+	return newItem().s(tables.AttrID, r.ID).n(attrV, version).s(tables.AttrFleet, r.Fleet).s(attrKind, string(r.Kind)).
+		s(tables.AttrFleetKind, fleetKind(r.Fleet, r.Kind)).s(tables.AttrCreatedAt, sortableTime(r.CreatedAt)).
+		s(attrStatus, string(r.Status)).doc(r)
+}
+
+func decodeRollout(av map[string]types.AttributeValue) (rollout.Rollout, error) {
+	id := keyOf(av, tables.AttrID)
+	d := newDecoder("rollout "+id, av)
+	var r rollout.Rollout
+	v := d.num(attrV)
+	fleet, kind, status := d.str(tables.AttrFleet), d.str(attrKind), d.str(attrStatus)
+	d.str(tables.AttrFleetKind)
+	d.str(tables.AttrCreatedAt)
+	d.doc(&r)
+	// The top-level attributes are the ones conditions and indexes use.
+	r.ID, r.Version, r.Fleet, r.Kind, r.Status = id, v, fleet, policy.Kind(kind), rollout.Status(status)
+	return r, d.err
+}
+
+// GetRollout reads a rollout (strongly consistent). A missing rollout is an
+// error wrapping enginetask.ErrRolloutNotFound.
+func (s *Store) GetRollout(ctx context.Context, id string) (rollout.Rollout, error) {
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Rollouts, Key: idKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return rollout.Rollout{}, classify(err, "get rollout "+id)
+	}
+	if av == nil || strings.HasPrefix(id, lockPrefix) {
+		return rollout.Rollout{}, fmt.Errorf("rollout %s: %w", id, enginetask.ErrRolloutNotFound)
+	}
+	return decodeRollout(av)
+}
+
+// LoadRollout reads a rollout and all its targets in wave order (strongly
+// consistent: a pass decides on them and writes on their versions).
+func (s *Store) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
+	r, err := s.GetRollout(ctx, id)
+	if err != nil {
+		return r, nil, err
+	}
+	var ts []rollout.Target
+	token := ""
+	for {
+		p, err := s.targetPage(ctx, id, AllWaves, token, 1000, true)
+		if err != nil {
+			return r, nil, err
+		}
+		ts = append(ts, p.Items...)
+		if token = p.Next; token == "" {
+			return r, ts, nil
+		}
+	}
+}
+
+// ActiveRollout is the rollout that holds the lock of the fleet and kind,
+// with its targets; nil when none does (or when it became final between the
+// two reads).
+func (s *Store) ActiveRollout(ctx context.Context, fleet string, k policy.Kind) (*planner.Active, error) {
+	id := lockID(fleet, k)
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Rollouts, Key: idKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil || av == nil {
+		return nil, classify(err, "get "+id)
+	}
+	d := newDecoder("lock "+id, av)
+	holder := d.str(tables.AttrRolloutID)
+	if d.err != nil {
+		return nil, d.err
+	}
+	r, ts, err := s.LoadRollout(ctx, holder)
+	if err != nil {
+		return nil, fmt.Errorf("active rollout of %s: %w", id, err)
+	}
+	if r.Status.Final() {
+		return nil, nil
+	}
+	return &planner.Active{Rollout: r, Targets: ts}, nil
+}
+
+// RolloutsOfFleet is one page of the rollouts of a fleet and kind, newest
+// first (index byFleetKind).
+func (s *Store) RolloutsOfFleet(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (Page[rollout.Rollout], error) {
+	start, err := decodeToken(token)
+	if err != nil {
+		return Page[rollout.Rollout]{}, err
+	}
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		TableName: &s.names.Rollouts, IndexName: aws.String(tables.IndexByFleetKind), ScanIndexForward: aws.Bool(false),
+		Limit: pageLimit(limit), ExclusiveStartKey: start,
+		KeyConditionExpression:    aws.String("#fk = :fk"),
+		ExpressionAttributeNames:  map[string]string{"#fk": tables.AttrFleetKind},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fk": str(fleetKind(fleet, k))},
+	})
+	if err != nil {
+		return Page[rollout.Rollout]{}, classify(err, "query rollouts of "+fleetKind(fleet, k))
+	}
+	p := Page[rollout.Rollout]{Next: encodeToken(out.LastEvaluatedKey)}
+	for _, av := range out.Items {
+		r, err := decodeRollout(av)
+		if err != nil {
+			return Page[rollout.Rollout]{}, err
+		}
+		p.Items = append(p.Items, r)
+	}
+	return p, nil
+}
+
+// CreateRollout stores a new rollout with its targets on the condition that
+// no rollout of its fleet and kind is active. The targets go first (plain
+// batch writes under the new, still invisible rollout id), then one
+// transaction creates the lock item and the rollout item, each on the
+// condition that it does not exist: of two planners exactly one succeeds.
+// The loser deletes the targets it wrote and gets ErrConflict. Targets left
+// by a crash between the two steps belong to no rollout; LastTargets skips
+// them.
+func (s *Store) CreateRollout(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	if r.ID == "" || strings.HasPrefix(r.ID, lockPrefix) || r.Version != 0 || !r.Status.Active() {
+		return fmt.Errorf("create rollout %q: want a new, active rollout with an id that does not start with %q", r.ID, lockPrefix)
+	}
+	puts := make([]types.WriteRequest, len(ts))
+	for i, t := range ts {
+		it, err := encodeTarget(r, t, 1)
+		if err != nil {
+			return fmt.Errorf("create rollout %s: %w", r.ID, err)
+		}
+		puts[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+	}
+	if err := s.batchWriteAll(ctx, s.names.Targets, puts); err != nil {
+		return classify(err, "create targets of rollout "+r.ID)
+	}
+	rit, err := encodeRollout(r, 1)
+	if err != nil {
+		return fmt.Errorf("create rollout %s: %w", r.ID, err)
+	}
+	lock := newItem().s(tables.AttrID, lockID(r.Fleet, r.Kind)).s(tables.AttrRolloutID, r.ID)
+	notExists := "attribute_not_exists(#id)"
+	names := map[string]string{"#id": tables.AttrID}
+	err = s.transact(ctx, []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.names.Rollouts, Item: lock, ConditionExpression: &notExists, ExpressionAttributeNames: names}},
+		{Put: &types.Put{TableName: &s.names.Rollouts, Item: rit, ConditionExpression: &notExists, ExpressionAttributeNames: names}},
+	})
+	if err == nil {
+		return nil
+	}
+	err = classify(err, fmt.Sprintf("create rollout %s: %s", r.ID, lockID(r.Fleet, r.Kind)))
+	if derr := s.deleteTargets(ctx, r.ID, ts); derr != nil {
+		return errors.Join(err, derr)
+	}
+	return err
+}
+
+func (s *Store) deleteTargets(ctx context.Context, rolloutID string, ts []rollout.Target) error {
+	dels := make([]types.WriteRequest, len(ts))
+	for i, t := range ts {
+		dels[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: targetKey(rolloutID, t.Wave, t.AgentID)}}
+	}
+	if err := s.batchWriteAll(ctx, s.names.Targets, dels); err != nil {
+		return fmt.Errorf("delete the targets of rollout %s that lost its creation: %w", rolloutID, err)
+	}
+	return nil
+}
+
+// EndRollout stores a rollout the planner ended (superseded or failed) with
+// the targets it cancelled: SavePass.
+func (s *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
+	return s.SavePass(ctx, r, cancelled)
+}
+
+// AddTargets stores stragglers with the rollout whose last wave took them:
+// SavePass, the new targets on the condition that they do not exist.
+func (s *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	return s.SavePass(ctx, r, ts)
+}

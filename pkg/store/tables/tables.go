@@ -1,0 +1,137 @@
+// Package tables is the single description of Myriarch's DynamoDB tables:
+// names, key attributes, secondary indexes and streams, as plain data. The
+// store creates its tables from it for DynamoDB Local and the tests, and the
+// CDK app (infra/) builds the deployed tables from the same values, so the
+// two cannot drift. It imports nothing from the AWS SDK on purpose.
+//
+// Every table is on-demand (pay per request) and keyed by strings; the
+// access patterns that use each key and index are in
+// pkg/store/ACCESS_PATTERNS.md.
+package tables
+
+// AttrType is a DynamoDB scalar type of a key attribute.
+type AttrType string
+
+const (
+	String AttrType = "S"
+	Number AttrType = "N"
+)
+
+// Key is one key attribute of a table or an index.
+type Key struct {
+	Name string
+	Type AttrType
+}
+
+// Projection of a secondary index.
+type Projection string
+
+const (
+	ProjectAll      Projection = "ALL"
+	ProjectKeysOnly Projection = "KEYS_ONLY"
+)
+
+// StreamView is what a table's stream records carry; "" is no stream.
+type StreamView string
+
+const NewAndOldImages StreamView = "NEW_AND_OLD_IMAGES"
+
+// Index is a global secondary index.
+type Index struct {
+	Name         string
+	PartitionKey Key
+	SortKey      *Key // nil: none
+	Projection   Projection
+}
+
+// Table is one table without its deployment prefix.
+type Table struct {
+	Name         string // base name; the deployed name is prefix + Name
+	PartitionKey Key
+	SortKey      *Key // nil: none
+	Indexes      []Index
+	Stream       StreamView
+}
+
+// Attribute names of keys and index keys. Other attributes are the store's
+// business (pkg/store/item.go).
+const (
+	AttrID             = "id"               // agents, rollouts: agent id, rollout id or lock key
+	AttrFleet          = "fleet"            // agents: fleet name (absent while unassigned)
+	AttrLag            = "lag"              // agents: fleet name while the pushed state lags the desired one, else absent
+	AttrFleetKind      = "fleetKind"        // rollouts: <fleet>#<kind> (absent on lock items)
+	AttrCreatedAt      = "createdAt"        // rollouts: creation time, sortable text
+	AttrRolloutID      = "rolloutId"        // targets: partition key
+	AttrWaveAgent      = "waveAgent"        // targets: <wave, 5 digits>#<agentId>
+	AttrAgentKind      = "agentKind"        // targets: <agentId>#<kind>
+	AttrRolloutCreated = "rolloutCreatedAt" // targets: the rollout's createdAt
+	AttrPK             = "pk"               // objects: kind of object (and revision)
+	AttrSK             = "sk"               // objects: name within it
+	AttrAuditTarget    = "target"           // audit: <targetType>#<targetId>
+	AttrAuditID        = "id"               // audit: time-ordered entry id
+	IndexByFleet       = "byFleet"
+	IndexLagging       = "lagging"
+	IndexByFleetKind   = "byFleetKind"
+	IndexByAgentKind   = "byAgentKind"
+	tableAgents        = "agents"
+	tableRollouts      = "rollouts"
+	tableTargets       = "targets"
+	tableObjects       = "objects"
+	tableAudit         = "audit"
+)
+
+func str(name string) Key { return Key{Name: name, Type: String} }
+
+func sk(name string) *Key { k := str(name); return &k }
+
+// Agents: one item per agent as the gateway reports it. Streams carry every
+// change to the agent-event Lambda, which evaluates that agent's targets.
+var Agents = Table{
+	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewAndOldImages,
+	Indexes: []Index{
+		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectAll},
+		// Sparse: only agents with a push to send have the attribute.
+		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
+	},
+}
+
+// Rollouts: rollout items and, keyed lock#<fleet>#<kind>, the lock items
+// that make one rollout per fleet and kind the active one.
+var Rollouts = Table{
+	Name: tableRollouts, PartitionKey: str(AttrID),
+	Indexes: []Index{
+		{Name: IndexByFleetKind, PartitionKey: str(AttrFleetKind), SortKey: sk(AttrCreatedAt), Projection: ProjectAll},
+	},
+}
+
+// Targets: the targets of a rollout, in wave order within the rollout.
+var Targets = Table{
+	Name: tableTargets, PartitionKey: str(AttrRolloutID), SortKey: sk(AttrWaveAgent),
+	Indexes: []Index{
+		{Name: IndexByAgentKind, PartitionKey: str(AttrAgentKind), SortKey: sk(AttrRolloutCreated), Projection: ProjectAll},
+	},
+}
+
+// Objects: the applied revision (fleets, policies, rendered configurations,
+// the current-revision pointer) and the UI selections.
+var Objects = Table{Name: tableObjects, PartitionKey: str(AttrPK), SortKey: sk(AttrSK)}
+
+// Audit: the audit log, per target, newest last in key order.
+var Audit = Table{Name: tableAudit, PartitionKey: str(AttrAuditTarget), SortKey: sk(AttrAuditID)}
+
+// All lists every table.
+func All() []Table { return []Table{Agents, Rollouts, Targets, Objects, Audit} }
+
+// Names are the deployed names of the tables.
+type Names struct {
+	Agents, Rollouts, Targets, Objects, Audit string
+}
+
+// WithPrefix names every table prefix + base name, e.g. "myriarch-agents"
+// for prefix "myriarch-".
+func WithPrefix(prefix string) Names {
+	return Names{
+		Agents: prefix + tableAgents, Rollouts: prefix + tableRollouts, Targets: prefix + tableTargets,
+		Objects: prefix + tableObjects, Audit: prefix + tableAudit,
+	}
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# with-dynamodb-local.sh CMD [ARGS...]
+#
+# Runs CMD against a fresh, in-memory DynamoDB Local: AWS's own jar, shipped
+# inside the npm package amplify-dynamodb-simulator (pinned in package.json),
+# started with this machine's Java on a free loopback port. CMD sees
+# AWS_ENDPOINT_URL_DYNAMODB and dummy credentials, so the code reaches the
+# emulator through the same SDK calls and endpoint variable as in the cloud.
+# The server is stopped when CMD ends, however it ends; the exit status is
+# CMD's. Missing Java or a missing jar is an error, never a skip.
+#
+# Environment: DYNAMODB_LOCAL_JAVA_OPTS (default: a small heap, serial GC).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+jar_dir="$root/node_modules/amplify-dynamodb-simulator/emulator"
+
+fail() { echo "with-dynamodb-local: $*" >&2; exit 1; }
+
+[ $# -gt 0 ] || fail "usage: scripts/with-dynamodb-local.sh CMD [ARGS...]"
+
+# The jar comes with the npm dev dependencies; install them once.
+if [ ! -f "$jar_dir/DynamoDBLocal.jar" ]; then
+	command -v npm >/dev/null || fail "npm is missing: install Node.js and npm (Debian: apt-get install nodejs npm), then run 'npm ci' in $root"
+	echo "with-dynamodb-local: installing DynamoDB Local (npm ci)" >&2
+	(cd "$root" && npm ci --no-audit --no-fund --ignore-scripts >&2) || fail "npm ci failed: see above"
+fi
+[ -f "$jar_dir/DynamoDBLocal.jar" ] || fail "DynamoDBLocal.jar not found under $jar_dir: check the amplify-dynamodb-simulator version in package.json"
+command -v java >/dev/null || fail "java is missing: install a Java runtime, 11 or newer (Debian: apt-get install default-jre-headless)"
+
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/dynamodb-local.XXXXXX")
+pid=""
+stop() {
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$workdir"
+}
+trap stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# start PORT: launch the jar and wait until it accepts connections; fails
+# when the process dies first (for example, the port was taken meanwhile).
+start() {
+	local port=$1
+	# shellcheck disable=SC2086 # the options are words
+	(cd "$workdir" && exec java ${DYNAMODB_LOCAL_JAVA_OPTS:--Xms32m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1} \
+		-Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
+		-inMemory -disableTelemetry -port "$port") >"$workdir/server.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 300); do
+		kill -0 "$pid" 2>/dev/null || { pid=""; return 1; }
+		answers "$port" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+started=""
+for _ in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 40000))
+	port_free "$port" || continue
+	if start "$port"; then
+		started=$port
+		break
+	fi
+done
+if [ -z "$started" ]; then
+	cat "$workdir/server.log" >&2 2>/dev/null || true
+	fail "DynamoDB Local did not start (log above)"
+fi
+
+export AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$started"
+export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1
+unset AWS_PROFILE AWS_SESSION_TOKEN
+echo "with-dynamodb-local: DynamoDB Local on $AWS_ENDPOINT_URL_DYNAMODB" >&2
+
+status=0
+"$@" || status=$?
+exit "$status"
