@@ -186,7 +186,9 @@ func (it item) doc(v any) (item, error) {
 }
 
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func num(v int64) types.AttributeValue  { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 
 // sortableTime is a time as fixed-width UTC text, so that sort keys order
 // like the times: 2026-03-02T10:00:00.000000000Z.

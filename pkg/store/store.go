@@ -47,7 +47,7 @@ type Store struct {
 	// LastSeenEvery coalesces heartbeats: lastSeen alone is written only
 	// when it moved at least this far (zero: DefaultLastSeenEvery).
 	LastSeenEvery time.Duration
-	meter meter
+	meter         meter
 }
 
 // New returns a store on the given client and tables.
