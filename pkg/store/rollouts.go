@@ -40,6 +40,7 @@ func decodeRollout(av map[string]types.AttributeValue) (rollout.Rollout, error) 
 	id := keyOf(av, tables.AttrID)
 	d := newDecoder("rollout "+id, av)
 	var r rollout.Rollout
+	d.str(tables.AttrID)
 	v := d.num(attrV)
 	fleet, kind, status := d.str(tables.AttrFleet), d.str(attrKind), d.str(attrStatus)
 	d.str(tables.AttrFleetKind)

@@ -52,7 +52,7 @@ func (s *Store) SaveSelection(ctx context.Context, fleetName string, next *selec
 	if err != nil {
 		return fmt.Errorf("selection of fleet %s: %w", fleetName, err)
 	}
-	cond := "#rev = :prev"
+	cond, names := "#rev = :prev", map[string]string{"#rev": attrRevision}
 	if previousRevision == 0 {
 		cond, names, values = "attribute_not_exists(#pk)", map[string]string{"#pk": tables.AttrPK}, nil
 	}

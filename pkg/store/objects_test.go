@@ -1,0 +1,223 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+func rev(commit string, fleets ...string) revision.Revision {
+	r := revision.Revision{Commit: commit, Configs: map[string]revision.Config{},
+		Policies: []policy.Policy{{Name: "cfg", Commit: commit}}}
+	for _, f := range fleets {
+		body := []byte("receivers: {} # " + f + "@" + commit)
+		h := revision.Hash(body)
+		r.Fleets = append(r.Fleets, fleet.Fleet{Name: f, Config: fleet.Config{Hash: h}, Collector: fleet.Collector{Version: "0.161.0"}})
+		r.Configs[f] = revision.Config{Hash: h, Body: body}
+	}
+	return r
+}
+
+func TestRevision_PointerFleetsPoliciesConfigs(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	if f, commit, err := s.Fleet(ctx, "edge"); err != nil || f != nil || commit != "" {
+		t.Fatalf("before any apply: %v %q %v", f, commit, err)
+	}
+	if ps, err := s.Policies(ctx); err != nil || len(ps) != 0 {
+		t.Fatalf("policies before any apply: %v %v", ps, err)
+	}
+	c1 := rev("c1", "edge", "core")
+	must(t, s.PutRevision(ctx, c1, t0))
+	f, commit, err := s.Fleet(ctx, "edge")
+	must(t, err)
+	if f == nil || commit != "c1" || f.Config.Hash != c1.Configs["edge"].Hash || f.GitTarget() != "0.161.0" {
+		t.Fatalf("fleet %+v at %q", f, commit)
+	}
+	body, ok, err := s.Config(ctx, f.Config.Hash)
+	if err != nil || !ok || string(body) != string(c1.Configs["edge"].Body) {
+		t.Fatalf("config %q %v %v", body, ok, err)
+	}
+	if _, ok, err := s.Config(ctx, "nope"); err != nil || ok {
+		t.Fatalf("missing config: %v %v", ok, err)
+	}
+	ps, err := s.Policies(ctx)
+	must(t, err)
+	if len(ps) != 1 || ps["cfg"].Commit != "c1" {
+		t.Fatalf("policies %+v", ps)
+	}
+
+	must(t, s.PutRevision(ctx, rev("c2", "edge"), t0.Add(time.Hour))) // core left Git
+	if f, commit, err := s.Fleet(ctx, "core"); err != nil || f != nil || commit != "c2" {
+		t.Fatalf("removed fleet: %+v %q %v", f, commit, err)
+	}
+	info, err := s.CurrentRevision(ctx)
+	must(t, err)
+	if info.Commit != "c2" || info.Previous != "c1" || !info.AppliedAt.Equal(t0.Add(time.Hour)) || info.Version != 2 {
+		t.Fatalf("pointer %+v", info)
+	}
+	if items, err := s.queryAll(ctx, revisionPK("c1", "fleet")); err != nil || len(items) != 2 {
+		t.Fatalf("the previous revision stays for late readers: %d items %v", len(items), err)
+	}
+	must(t, s.PutRevision(ctx, rev("c3", "edge"), t0.Add(2*time.Hour)))
+	if items, err := s.queryAll(ctx, revisionPK("c1", "fleet")); err != nil || len(items) != 0 {
+		t.Fatalf("the revision before the previous one is deleted: %d items %v", len(items), err)
+	}
+	// The same commit applied again with other content replaces its objects.
+	must(t, s.PutRevision(ctx, rev("c3", "other"), t0.Add(3*time.Hour)))
+	fs, commit, err := s.Fleets(ctx)
+	must(t, err)
+	if len(fs) != 1 || fs[0].Name != "other" || commit != "c3" {
+		t.Fatalf("fleets after re-applying c3: %+v %q", fs, commit)
+	}
+	if info, _ := s.CurrentRevision(ctx); info.Previous != "c2" {
+		t.Fatalf("re-applying the current commit keeps its previous: %+v", info)
+	}
+	if err := s.PutRevision(ctx, revision.Revision{}, t0); err == nil {
+		t.Fatal("a revision without commit must be refused")
+	}
+}
+
+// Concurrent applies: every apply either moves the pointer or loses with
+// ErrConflict, and the pointer names a revision that was applied whole.
+func TestRevision_ConcurrentAppliesMovePointerOnce(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	must(t, s.PutRevision(ctx, rev("c0", "edge"), t0))
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.PutRevision(ctx, rev(fmt.Sprintf("c%d", i+1), "edge", fmt.Sprintf("f%d", i)), t0)
+		}(i)
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else if !errors.Is(err, rollout.ErrConflict) {
+			t.Fatalf("apply: %v", err)
+		}
+	}
+	info, err := s.CurrentRevision(ctx)
+	must(t, err)
+	fs, _, err := s.Fleets(ctx)
+	must(t, err)
+	if won < 1 || info.Version != int64(1+won) || len(fs) != 2 {
+		t.Fatalf("%d applies won, pointer %+v with %d fleets", won, info, len(fs))
+	}
+}
+
+func sel(version string, rev int64) *selection.Selection {
+	return &selection.Selection{Fleet: "edge", Version: version, State: selection.Active, SelectedBy: "user:bob", SelectedAt: t0, UpdatedAt: t0, Revision: rev}
+}
+
+// The selection is a compare-and-set on its revision (the spec's 409).
+func TestSelection_CompareAndSet(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	steps := []struct {
+		name     string
+		next     *selection.Selection
+		prev     int64
+		conflict bool
+	}{
+		{"delete when none is stored", nil, 0, false}, // the outcome is the same
+		{"create", sel("0.162.0", 1), 0, false},
+		{"create again", sel("0.163.0", 1), 0, true}, // one exists already
+		{"update from a stale revision", sel("0.163.0", 3), 2, true},
+		{"update", sel("0.163.0", 2), 1, false},
+		{"delete at a stale revision", nil, 1, true},
+		{"delete", nil, 2, false},
+		{"create after the delete", sel("0.164.0", 1), 0, false},
+	}
+	for _, st := range steps {
+		err := s.SaveSelection(ctx, "edge", st.next, st.prev)
+		if st.conflict != errors.Is(err, rollout.ErrConflict) || !st.conflict && err != nil {
+			t.Fatalf("%s: %v, conflict want %v", st.name, err, st.conflict)
+		}
+	}
+	got, err := s.Selection(ctx, "edge")
+	must(t, err)
+	if got == nil || got.Version != "0.164.0" || got.Revision != 1 || got.Fleet != "edge" {
+		t.Fatalf("selection %+v", got)
+	}
+	if err := s.SaveSelection(ctx, "edge", sel("0.1.0", 5), 1); err == nil || errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("a revision that does not follow: %v, want a plain error", err)
+	}
+	if got, err := s.Selection(ctx, "core"); err != nil || got != nil {
+		t.Fatalf("no selection: %+v %v", got, err)
+	}
+}
+
+// Concurrent selection changes from one revision: exactly one is stored.
+func TestSelection_ConcurrentChangesOneWins(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	must(t, s.SaveSelection(ctx, "edge", sel("0.162.0", 1), 0))
+	var wg sync.WaitGroup
+	errs := make([]error, 5)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.SaveSelection(ctx, "edge", sel(fmt.Sprintf("0.16%d.0", 3+i), 2), 1)
+		}(i)
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else if !errors.Is(err, rollout.ErrConflict) {
+			t.Fatal(err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d concurrent selections stored, want 1", won)
+	}
+}
+
+func TestAudit_NewestFirstPaged(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	var es []audit.Entry
+	for i := 0; i < 5; i++ {
+		es = append(es, audit.Entry{At: t0.Add(time.Duration(i) * time.Minute), Actor: "gitops", Action: "rollout.create",
+			TargetType: "fleet", TargetID: "edge", Result: audit.ResultSuccess, Details: map[string]any{"n": i}})
+	}
+	es = append(es, audit.Entry{At: t0, Actor: "gitops", Action: "rollout.create", TargetType: "fleet", TargetID: "core", Result: audit.ResultSuccess})
+	must(t, s.AppendAudit(ctx, es))
+
+	var got []string
+	token := ""
+	for {
+		p, err := s.AuditOf(ctx, "fleet", "edge", token, 2)
+		must(t, err)
+		for _, e := range p.Items {
+			if e.ID == "" || e.TargetID != "edge" {
+				t.Fatalf("entry %+v", e)
+			}
+			got = append(got, fmt.Sprint(e.Details["n"]))
+		}
+		if token = p.Next; token == "" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != "4,3,2,1,0" {
+		t.Fatalf("audit of edge: %v, want newest first 4,3,2,1,0", got)
+	}
+}
