@@ -1,0 +1,304 @@
+package simfleet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/client"
+	"github.com/open-telemetry/opamp-go/client/types"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+)
+
+// capabilities are those of the collector's supervisor with the updater.
+const capabilities = protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus |
+	protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsRemoteConfig |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsEffectiveConfig |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
+	protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat
+
+// bootstrapConfig is the effective configuration before any remote one.
+const bootstrapConfig = "# simfleet bootstrap configuration\nreceivers: {otlp: {protocols: {grpc: {}}}}\nexporters: {debug: {}}\nservice: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}\n"
+
+// agent is one simulated collector with its supervisor and updater. The
+// OpAMP client's callbacks only queue work; one worker goroutine carries it
+// out and is the only one that reports, so reports keep their order.
+type agent struct {
+	n       int
+	uid     uuid.UUID
+	cfg     Config
+	failing bool
+	jit     jitter // worker goroutine only
+	log     *slog.Logger
+	client  client.OpAMPClient
+	wake    chan struct{}
+	done    chan struct{}
+
+	mu            sync.Mutex
+	connected     bool
+	version       string // service.version, without a leading v
+	health        collectorHealth
+	remote        *protobufs.RemoteConfigStatus // nil before the first remote configuration
+	effective     *protobufs.AgentConfigMap
+	pkg           pkgState
+	update        *attempt // the last update attempt
+	busy          bool
+	pendingConfig *protobufs.AgentRemoteConfig
+	pendingOffer  *offer
+}
+
+// offer is the collector package of a PackagesAvailable message.
+type offer struct {
+	name    string
+	pkg     *protobufs.PackageAvailable
+	allHash []byte
+}
+
+func newAgent(cfg Config, n int) *agent {
+	now := cfg.Clock.Now()
+	version := bare(cfg.StartVersion)
+	return &agent{
+		n: n, uid: InstanceUID(cfg.Seed, n), cfg: cfg, failing: cfg.failing(n), jit: newJitter(cfg.Seed, n),
+		log:     cfg.Logger.With("agent", HostName(n)),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		version: version,
+		health:  collectorHealth{healthy: true, status: StatusOK, startTime: now, statusTime: now},
+		effective: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
+			"": {Body: []byte(bootstrapConfig), ContentType: "text/yaml"},
+		}},
+		pkg: pkgState{name: cfg.PackageName, hasVersion: version, status: protobufs.PackageStatusEnum_PackageStatusEnum_Installed},
+	}
+}
+
+// start connects the OpAMP client and starts the worker; ctx bounds the work.
+func (a *agent) start(ctx context.Context) error {
+	logger := opampLogger{a.log}
+	if a.cfg.websocket() {
+		a.client = client.NewWebSocket(logger)
+	} else {
+		a.client = client.NewHTTP(logger)
+	}
+	a.mu.Lock()
+	desc, h, pkgs := a.descriptionLocked(), health(a.health, a.update), packageStatuses(a.pkg)
+	a.mu.Unlock()
+	for _, err := range []error{a.client.SetAgentDescription(desc), a.client.SetHealth(h)} {
+		if err != nil {
+			return fmt.Errorf("prepare agent %s: %w", HostName(a.n), err)
+		}
+	}
+	header := http.Header{}
+	if a.cfg.Token != "" {
+		header.Set("Authorization", "Bearer "+a.cfg.Token)
+	}
+	heartbeat := a.cfg.Heartbeat
+	settings := types.StartSettings{
+		OpAMPServerURL:        a.cfg.Endpoint,
+		Header:                header,
+		InstanceUid:           types.InstanceUid(a.uid),
+		PackagesStateProvider: noPackages{initial: pkgs},
+		HeartbeatInterval:     &heartbeat,
+		// Deprecated in favour of SetCapabilities, which in v0.23 refuses the
+		// package capabilities before Start has set the PackagesStateProvider.
+		Capabilities: capabilities,
+		Callbacks: types.Callbacks{
+			OnConnect:       func(context.Context) { a.setConnected(true) },
+			OnConnectFailed: func(_ context.Context, err error) { a.setConnected(false); a.log.Debug("connect failed", "err", err) },
+			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
+				a.log.Warn("server error", "msg", e.GetErrorMessage())
+			},
+			OnMessage:          a.onMessage,
+			GetEffectiveConfig: a.effectiveConfig,
+		},
+	}
+	if err := a.client.Start(ctx, settings); err != nil {
+		return fmt.Errorf("start agent %s: %w", HostName(a.n), err)
+	}
+	go a.work(ctx)
+	return nil
+}
+
+// stop waits for the worker (its context is already done) and disconnects.
+func (a *agent) stop(ctx context.Context) error {
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+	}
+	return a.client.Stop(ctx)
+}
+
+func (a *agent) setConnected(c bool) {
+	a.mu.Lock()
+	a.connected = c
+	a.mu.Unlock()
+}
+
+// onMessage queues the newest remote configuration and collector package
+// offer for the worker; it returns at once, as the client asks.
+func (a *agent) onMessage(_ context.Context, msg *types.MessageData) {
+	var of *offer
+	if msg.PackagesAvailable != nil {
+		of = a.pick(msg.PackagesAvailable)
+	}
+	if msg.RemoteConfig == nil && of == nil {
+		return
+	}
+	a.mu.Lock()
+	if msg.RemoteConfig != nil {
+		a.pendingConfig = proto.Clone(msg.RemoteConfig).(*protobufs.AgentRemoteConfig)
+	}
+	if of != nil {
+		a.pendingOffer = of
+	}
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pick finds the collector package in an offer: the one named PackageName,
+// else the top-level package.
+func (a *agent) pick(pa *protobufs.PackagesAvailable) *offer {
+	name, p := a.cfg.PackageName, pa.GetPackages()[a.cfg.PackageName]
+	if p == nil {
+		for k, v := range pa.GetPackages() {
+			if v.GetType() == protobufs.PackageType_PackageType_TopLevel {
+				name, p = k, v
+				break
+			}
+		}
+	}
+	if p == nil || p.GetVersion() == "" {
+		return nil
+	}
+	return &offer{name: name, pkg: proto.Clone(p).(*protobufs.PackageAvailable), allHash: pa.GetAllPackagesHash()}
+}
+
+// work carries out queued configurations and offers one after the other, as
+// a supervisor does; a configuration goes before an offer.
+func (a *agent) work(ctx context.Context) {
+	defer close(a.done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+		}
+		for {
+			rc, of := a.take()
+			if rc == nil && of == nil {
+				break
+			}
+			if rc != nil && a.applyConfig(ctx, rc) != nil {
+				return
+			}
+			if of != nil && a.install(ctx, of) != nil {
+				return
+			}
+		}
+	}
+}
+
+// take dequeues the pending work that is new: a configuration whose hash the
+// agent has not reported yet; an offer of a version it does not run, with an
+// all-packages hash it has not handled (OpAMP's way to say "same offer").
+func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	rc, of := a.pendingConfig, a.pendingOffer
+	a.pendingConfig, a.pendingOffer = nil, nil
+	if rc != nil && a.remote != nil && string(rc.GetConfigHash()) == string(a.remote.GetLastRemoteConfigHash()) {
+		rc = nil
+	}
+	if of != nil && (bare(of.pkg.GetVersion()) == a.version ||
+		len(of.allHash) > 0 && string(of.allHash) == string(a.pkg.allPackagesHash)) {
+		of = nil
+	}
+	a.busy = rc != nil || of != nil
+	return rc, of
+}
+
+func (a *agent) effectiveConfig(context.Context) (*protobufs.EffectiveConfig, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return &protobufs.EffectiveConfig{ConfigMap: proto.Clone(a.effective).(*protobufs.AgentConfigMap)}, nil
+}
+
+func (a *agent) descriptionLocked() *protobufs.AgentDescription {
+	return description(a.cfg, a.n, a.uid.String(), a.version)
+}
+
+// part is what a report sends besides the state change.
+type part int
+
+const (
+	withHealth part = 1 << iota
+	withDescription
+	withPackages
+)
+
+// report applies change to the state (mu held) and sends the parts.
+func (a *agent) report(change func(), parts part) {
+	a.mu.Lock()
+	change()
+	h := health(a.health, a.update)
+	desc, pkgs := a.descriptionLocked(), packageStatuses(a.pkg)
+	a.mu.Unlock()
+	if parts&withDescription != 0 {
+		a.warn("description", a.client.SetAgentDescription(desc))
+	}
+	if parts&withPackages != 0 {
+		a.warn("package statuses", a.client.SetPackageStatuses(pkgs))
+	}
+	if parts&withHealth != 0 {
+		a.warn("health", a.client.SetHealth(h))
+	}
+}
+
+// reportConfig sends the remote configuration status.
+func (a *agent) reportConfig(status protobufs.RemoteConfigStatuses, hash []byte, errorMessage string) {
+	rcs := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: hash, Status: status, ErrorMessage: errorMessage}
+	a.mu.Lock()
+	a.remote = rcs
+	a.mu.Unlock()
+	a.warn("remote config status", a.client.SetRemoteConfigStatus(proto.Clone(rcs).(*protobufs.RemoteConfigStatus)))
+}
+
+func (a *agent) warn(what string, err error) {
+	if err != nil {
+		a.log.Warn("report "+what, "err", err)
+	}
+}
+
+// sleep waits a simulated duration, divided by the speed.
+func (a *agent) sleep(ctx context.Context, d time.Duration) error {
+	return sleep(ctx, a.cfg.Clock, scale(d, a.cfg.Speed))
+}
+
+func bare(version string) string { return strings.TrimPrefix(strings.TrimSpace(version), "v") }
+
+// opampLogger hands opamp-go's log lines to slog.
+type opampLogger struct{ log *slog.Logger }
+
+func (l opampLogger) Debugf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "opamp")
+}
+
+func (l opampLogger) Errorf(ctx context.Context, format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	if strings.Contains(msg, "settings.Capabilities is deprecated") {
+		l.log.DebugContext(ctx, msg, "source", "opamp") // chosen on purpose, see start
+		return
+	}
+	l.log.WarnContext(ctx, msg, "source", "opamp")
+}

@@ -1,0 +1,51 @@
+package simfleet
+
+import (
+	"testing"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+func TestTake_DropsWorkAlreadyDone(t *testing.T) {
+	reported := &protobufs.RemoteConfigStatus{LastRemoteConfigHash: []byte("h1"), Status: applied}
+	rc := func(hash string) *protobufs.AgentRemoteConfig {
+		return &protobufs.AgentRemoteConfig{ConfigHash: []byte(hash)}
+	}
+	of := func(version, all string) *offer {
+		return &offer{pkg: &protobufs.PackageAvailable{Version: version}, allHash: []byte(all)}
+	}
+	for _, tc := range []struct {
+		name             string
+		remote           *protobufs.RemoteConfigStatus
+		config           *protobufs.AgentRemoteConfig
+		offer            *offer
+		wantConfig, want bool // config taken, offer taken
+	}{
+		{"new config", reported, rc("h2"), nil, true, false},                             // a hash not reported yet
+		{"first config", nil, rc("h1"), nil, true, false},                                // nothing reported yet
+		{"same config", reported, rc("h1"), nil, false, false},                           // APPLIED h1 already: resent, not redone
+		{"new offer", nil, nil, of("0.162.0", "A2"), false, true},                        // another version, another offer
+		{"offer of running version", nil, nil, of("v0.161.0", "A2"), false, false},       // runs it already
+		{"offer handled", nil, nil, of("0.162.0", "A1"), false, false},                   // same all-packages hash as the last offer
+		{"offer without hash", nil, nil, of("0.162.0", ""), false, true},                 // no hash to compare: by version only
+		{"both", reported, rc("h2"), of("0.162.0", "A2"), true, true},                    // both queued, config first
+		{"same config, new offer", reported, rc("h1"), of("0.162.0", "A2"), false, true}, // one dropped, one taken
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := DefaultConfig().normalize()
+			a := newAgent(cfg, 1)
+			a.remote, a.pendingConfig, a.pendingOffer = tc.remote, tc.config, tc.offer
+			a.pkg.allPackagesHash = []byte("A1")
+			gotConfig, gotOffer := a.take()
+			if (gotConfig != nil) != tc.wantConfig || (gotOffer != nil) != tc.want {
+				t.Errorf("take: config %v, offer %v; want %v, %v", gotConfig != nil, gotOffer != nil, tc.wantConfig, tc.want)
+			}
+			if a.busy != (tc.wantConfig || tc.want) {
+				t.Errorf("busy %v", a.busy)
+			}
+			if a.pendingConfig != nil || a.pendingOffer != nil {
+				t.Error("pending work left after take")
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package simfleet
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stopTimeout bounds the clean disconnect of one agent.
+const stopTimeout = 5 * time.Second
+
+// Fleet is a running simulated fleet. Its methods may be called from any
+// goroutine.
+type Fleet struct {
+	agents []*agent
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// Start starts cfg.N agents; each connects in the background and keeps
+// reconnecting until Stop. ctx bounds the simulated work (configurations and
+// updates stop when it is done); Stop is still needed to disconnect.
+func Start(ctx context.Context, cfg Config) (*Fleet, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := &Fleet{cancel: cancel}
+	for n := 1; n <= cfg.N; n++ {
+		a := newAgent(cfg, n)
+		if err := a.start(ctx); err != nil {
+			f.Stop()
+			return nil, err
+		}
+		f.agents = append(f.agents, a)
+	}
+	cfg.Logger.Info("simulated fleet started", "agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion)
+	return f, nil
+}
+
+// Stop ends the simulated work and disconnects every agent (WebSocket agents
+// send AgentDisconnect and a normal close). It waits for all of them; calls
+// after the first do nothing.
+func (f *Fleet) Stop() error {
+	var errs []error
+	f.once.Do(func() {
+		f.cancel()
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, a := range f.agents {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+				defer cancel()
+				if err := a.stop(ctx); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	})
+	return errors.Join(errs...)
+}
+
+// AgentState is what one simulated agent currently reports.
+type AgentState struct {
+	Number        int    `json:"number"` // 1..N
+	InstanceUID   string `json:"instanceUid"`
+	HostName      string `json:"hostName"`
+	Canary        bool   `json:"canary"`
+	Failing       bool   `json:"failing"`
+	Connected     bool   `json:"connected"`
+	Version       string `json:"version"`                // service.version
+	ConfigHash    string `json:"configHash,omitempty"`   // hex, of the last remote configuration
+	ConfigStatus  string `json:"configStatus,omitempty"` // APPLYING, APPLIED or FAILED
+	Healthy       bool   `json:"healthy"`
+	Status        string `json:"status,omitempty"`
+	LastError     string `json:"lastError,omitempty"`
+	Update        string `json:"update,omitempty"`        // status of the last update attempt
+	UpdateVersion string `json:"updateVersion,omitempty"` // its offered version, without v
+	Busy          bool   `json:"busy"`                    // applying a configuration or updating
+}
+
+// Snapshot returns the state of every agent, in agent order.
+func (f *Fleet) Snapshot() []AgentState {
+	out := make([]AgentState, 0, len(f.agents))
+	for _, a := range f.agents {
+		out = append(out, a.state())
+	}
+	return out
+}
+
+func (a *agent) state() AgentState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := AgentState{
+		Number: a.n, InstanceUID: a.uid.String(), HostName: HostName(a.n),
+		Canary: a.cfg.canary(a.n), Failing: a.failing, Connected: a.connected, Version: a.version,
+		Healthy: a.health.healthy, Status: a.health.status, LastError: a.health.lastError, Busy: a.busy,
+	}
+	if a.remote != nil {
+		s.ConfigHash = hex.EncodeToString(a.remote.GetLastRemoteConfigHash())
+		s.ConfigStatus = strings.TrimPrefix(a.remote.GetStatus().String(), "RemoteConfigStatuses_")
+	}
+	if a.update != nil {
+		s.Update, s.UpdateVersion = a.update.status, a.update.version
+	}
+	return s
+}

@@ -1,0 +1,198 @@
+package simfleet
+
+import (
+	"slices"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+// UpdateComponent is the health component of the myriarch-updater, a child
+// of the agent's top-level health.
+const UpdateComponent = "dev.myriarch.update"
+
+// Collector statuses as the collector's OpAMP extension names them.
+const (
+	StatusStarting         = "StatusStarting"
+	StatusOK               = "StatusOK"
+	StatusRecoverableError = "StatusRecoverableError"
+)
+
+// Updater steps in their order, and what a step and an attempt can be.
+const (
+	StepOffered     = "offered"
+	StepDownloading = "downloading"
+	StepVerifying   = "verifying"
+	StepInstalling  = "installing"
+	StepRestarting  = "restarting"
+	StepHealthCheck = "health_check"
+
+	StepRunning = "running"
+	StepDone    = "done"
+	StepFailed  = "failed"
+
+	AttemptSucceeded = "succeeded"
+	AttemptFailed    = "failed"
+)
+
+// collectorHealth is the health of the collector process.
+type collectorHealth struct {
+	healthy    bool
+	status     string
+	lastError  string
+	startTime  time.Time // start of the process
+	statusTime time.Time
+}
+
+// attempt is one update as the updater reports it: state, not events.
+type attempt struct {
+	version    string // offered, without a leading v
+	from       string // running before, without a leading v
+	startedAt  time.Time
+	status     string // the running step, or AttemptSucceeded / AttemptFailed
+	statusTime time.Time
+	lastError  string
+	steps      map[string]step // by step name, without "step:"
+}
+
+type step struct {
+	status     string
+	startedAt  time.Time
+	statusTime time.Time
+	lastError  string
+}
+
+// begin starts a step: it becomes the attempt's status.
+func (u *attempt) begin(name string, now time.Time) {
+	u.steps[name] = step{status: StepRunning, startedAt: now, statusTime: now}
+	u.status, u.statusTime = name, now
+}
+
+// finish ends a running step as done, or failed with lastError (which also
+// ends the attempt as failed).
+func (u *attempt) finish(name string, now time.Time, lastError string) {
+	s := u.steps[name]
+	s.status, s.statusTime = StepDone, now
+	if lastError != "" {
+		s.status, s.lastError = StepFailed, lastError
+		u.status, u.lastError = AttemptFailed, lastError
+	}
+	u.steps[name] = s
+	u.statusTime = now
+}
+
+// description is the AgentDescription of agent n: identifying service.*, the
+// host, its zone and its labels as plain "labels.<k>" attributes.
+func description(cfg Config, n int, instanceID, version string) *protobufs.AgentDescription {
+	d := &protobufs.AgentDescription{
+		IdentifyingAttributes: []*protobufs.KeyValue{
+			kv("service.name", cfg.ServiceName),
+			kv("service.instance.id", instanceID),
+			kv("service.version", version),
+		},
+		NonIdentifyingAttributes: []*protobufs.KeyValue{
+			kv("host.name", HostName(n)),
+			kv("host.arch", "amd64"),
+			kv("os.type", "linux"),
+			kv("site.timezone", cfg.timezone(n)),
+		},
+	}
+	if cfg.Fleet != "" {
+		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv("labels.fleet", cfg.Fleet))
+	}
+	if cfg.canary(n) {
+		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv("labels.wave", "canary"))
+	}
+	return d
+}
+
+func kv(key, value string) *protobufs.KeyValue {
+	return &protobufs.KeyValue{Key: key, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: value}}}
+}
+
+// health is the agent's top-level health: the collector process, with the
+// updater's component as a child once an update was attempted.
+func health(h collectorHealth, u *attempt) *protobufs.ComponentHealth {
+	out := &protobufs.ComponentHealth{
+		Healthy:            h.healthy,
+		Status:             h.status,
+		LastError:          h.lastError,
+		StartTimeUnixNano:  unixNano(h.startTime),
+		StatusTimeUnixNano: unixNano(h.statusTime),
+	}
+	if u != nil {
+		out.ComponentHealthMap = map[string]*protobufs.ComponentHealth{UpdateComponent: updateComponent(u)}
+	}
+	return out
+}
+
+// updateComponent carries the attempt: status is the running step or how the
+// attempt ended; children "version" and "from" carry a version with a leading
+// v in their status; "step:<name>" children exist for the steps reached.
+func updateComponent(u *attempt) *protobufs.ComponentHealth {
+	start := unixNano(u.startedAt)
+	c := &protobufs.ComponentHealth{
+		Healthy:            u.status != AttemptFailed,
+		Status:             u.status,
+		LastError:          u.lastError,
+		StartTimeUnixNano:  start,
+		StatusTimeUnixNano: unixNano(u.statusTime),
+		ComponentHealthMap: map[string]*protobufs.ComponentHealth{
+			"version": {Healthy: true, Status: "v" + u.version, StartTimeUnixNano: start, StatusTimeUnixNano: start},
+			"from":    {Healthy: true, Status: "v" + u.from, StartTimeUnixNano: start, StatusTimeUnixNano: start},
+		},
+	}
+	for name, s := range u.steps {
+		c.ComponentHealthMap["step:"+name] = &protobufs.ComponentHealth{
+			Healthy:            s.status != StepFailed,
+			Status:             s.status,
+			LastError:          s.lastError,
+			StartTimeUnixNano:  unixNano(s.startedAt),
+			StatusTimeUnixNano: unixNano(s.statusTime),
+		}
+	}
+	return c
+}
+
+// pkgState is the collector package as the updater reports it.
+type pkgState struct {
+	name            string
+	hasVersion      string // installed, without a leading v
+	offeredVersion  string // as offered
+	offeredHash     []byte
+	allPackagesHash []byte // of the last offer handled
+	status          protobufs.PackageStatusEnum
+	downloadPercent float64
+	errorMessage    string
+}
+
+// packageStatuses reports the collector package; the download details only
+// while downloading.
+func packageStatuses(p pkgState) *protobufs.PackageStatuses {
+	s := &protobufs.PackageStatus{
+		Name:                 p.name,
+		AgentHasVersion:      p.hasVersion,
+		ServerOfferedVersion: p.offeredVersion,
+		ServerOfferedHash:    slices.Clone(p.offeredHash),
+		Status:               p.status,
+		ErrorMessage:         p.errorMessage,
+	}
+	if p.status == protobufs.PackageStatusEnum_PackageStatusEnum_Downloading {
+		s.DownloadDetails = &protobufs.PackageDownloadDetails{DownloadPercent: p.downloadPercent}
+	}
+	all := slices.Clone(p.allPackagesHash)
+	if all == nil {
+		all = []byte{} // the client refuses a nil hash
+	}
+	return &protobufs.PackageStatuses{
+		Packages:                      map[string]*protobufs.PackageStatus{p.name: s},
+		ServerProvidedAllPackagesHash: all,
+	}
+}
+
+func unixNano(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint64(t.UnixNano())
+}
