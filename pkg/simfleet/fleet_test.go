@@ -76,7 +76,7 @@ func TestFleet_AppliesRemoteConfigAndRestarts(t *testing.T) {
 	if s := h.fleet.Snapshot()[0]; s.ConfigStatus != "APPLYING" || s.ConfigHash != hash || !s.Busy {
 		t.Errorf("snapshot while applying: %+v", s)
 	}
-	h.clock.advance(t, 1, hour)
+	h.step(t, 1)
 	h.srv.wait(t, uid, "APPLIED, effective config, restart", func(a *seen) bool {
 		return a.remote.GetStatus() == applied && a.effective == "receivers: {otlp: {}}\n" &&
 			!a.health.GetHealthy() && a.health.GetStatus() == ""
@@ -84,9 +84,9 @@ func TestFleet_AppliesRemoteConfigAndRestarts(t *testing.T) {
 	if got := h.srv.view(uid).health.GetStartTimeUnixNano(); got != uint64(t0.Add(hour).UnixNano()) {
 		t.Errorf("restarted process start %d, want the restart time", got)
 	}
-	h.clock.advance(t, 1, hour)
+	h.step(t, 1)
 	h.srv.wait(t, uid, "StatusStarting", func(a *seen) bool { return a.health.GetStatus() == StatusStarting })
-	h.clock.advance(t, 1, hour)
+	h.step(t, 1)
 	h.srv.wait(t, uid, "StatusOK", func(a *seen) bool { return a.health.GetHealthy() && a.health.GetStatus() == StatusOK })
 
 	got := h.srv.view(uid)

@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
+	"google.golang.org/protobuf/proto"
 )
 
 // waitLimit bounds every wait for a report: a deadline, not a sleep.
@@ -66,35 +67,39 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// advance waits until n agents sleep, then moves the clock by d and wakes
-// every sleeper due by then.
-func (c *fakeClock) advance(t *testing.T, n int, d time.Duration) {
+// waitSleeping waits until n agents sleep on the clock.
+func (c *fakeClock) waitSleeping(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.After(waitLimit)
 	for {
 		c.mu.Lock()
 		waiting, ch := len(c.waiters), c.changed.ch
+		c.mu.Unlock()
 		if waiting >= n {
-			c.now = c.now.Add(d)
-			kept := c.waiters[:0]
-			for _, w := range c.waiters {
-				if w.at.After(c.now) {
-					kept = append(kept, w)
-					continue
-				}
-				w.ch <- c.now
-			}
-			c.waiters = kept
-			c.mu.Unlock()
 			return
 		}
-		c.mu.Unlock()
 		select {
 		case <-ch:
 		case <-deadline:
 			t.Fatalf("timed out waiting for %d sleeping agents (%d sleep)", n, waiting)
 		}
 	}
+}
+
+// move advances the clock by d and wakes every sleeper due by then.
+func (c *fakeClock) move(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(c.now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.ch <- c.now
+	}
+	c.waiters = kept
 }
 
 // seen is what the test server knows of one agent: the last value of each
@@ -111,6 +116,8 @@ type seen struct {
 	messages     int
 	disconnected bool
 	healthLog    []string // "<healthy> <status>"
+	updateLog    []string // status of the update component
+	versionLog   []string // service.version
 	configLog    []string // "<STATUS> <hash prefix>"
 	pkgLog       []string // "<STATUS> <offered> <percent>"
 }
@@ -177,10 +184,14 @@ func (s *testServer) receive(conn types.Connection, authz string, m *protobufs.A
 		for _, kv := range append(d.GetIdentifyingAttributes(), d.GetNonIdentifyingAttributes()...) {
 			a.attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
 		}
+		a.versionLog = appendChanged(a.versionLog, a.attrs["service.version"])
 	}
 	if h := m.GetHealth(); h != nil {
 		a.health = h
 		a.healthLog = appendChanged(a.healthLog, fmtBool(h.GetHealthy())+" "+h.GetStatus())
+		if u := h.GetComponentHealthMap()[UpdateComponent]; u != nil {
+			a.updateLog = appendChanged(a.updateLog, u.GetStatus())
+		}
 	}
 	if rc := m.GetRemoteConfigStatus(); rc != nil {
 		a.remote = rc
@@ -225,7 +236,7 @@ func configEntry(rc *protobufs.RemoteConfigStatus) string {
 	return strings.TrimPrefix(rc.GetStatus().String(), "RemoteConfigStatuses_") + " " + hex.EncodeToString(rc.GetLastRemoteConfigHash())
 }
 
-// pkgEntry is "<STATUS> has <version> offered <version>", with " <p>%" while downloading.
+// pkgEntry is "<Status> has <version> offered <version>", with " <p>%" while downloading.
 func pkgEntry(p *protobufs.PackageStatus) string {
 	e := fmt.Sprintf("%s has %s offered %s", strings.TrimPrefix(p.GetStatus().String(), "PackageStatusEnum_"),
 		p.GetAgentHasVersion(), p.GetServerOfferedVersion())
@@ -320,3 +331,29 @@ func (h *harness) uid(n int) uuid.UUID { return InstanceUID(h.cfg.Seed, n) }
 
 // hour is how far the tests move the fake clock per step: past every delay.
 const hour = time.Hour
+
+// step lets the given agents go one step further: it waits until they all
+// sleep and the server has received everything they reported (so no report
+// can be merged into the next), then moves the clock past every delay.
+func (h *harness) step(t *testing.T, agents ...int) {
+	t.Helper()
+	h.clock.waitSleeping(t, len(agents))
+	for _, n := range agents {
+		h.settle(t, n)
+	}
+	h.clock.move(hour)
+}
+
+// settle waits until the server has what agent n reports of its state now.
+func (h *harness) settle(t *testing.T, n int) {
+	t.Helper()
+	a := h.fleet.agents[n-1]
+	a.mu.Lock()
+	wantHealth, wantPkgs, version := health(a.health, a.update), packageStatuses(a.pkg), a.version
+	reported, remote := a.remote != nil, proto.Clone(a.remote)
+	a.mu.Unlock()
+	h.srv.wait(t, h.uid(n), "the server to catch up", func(s *seen) bool {
+		return proto.Equal(s.health, wantHealth) && proto.Equal(s.pkgs, wantPkgs) &&
+			(!reported || proto.Equal(s.remote, remote)) && s.attrs["service.version"] == version
+	})
+}
