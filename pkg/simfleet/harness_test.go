@@ -308,7 +308,12 @@ type harness struct {
 // time costs nothing), heartbeats off; change adjusts the configuration.
 func start(t *testing.T, n int, change func(*Config)) *harness {
 	t.Helper()
-	srv := newTestServer(t, true)
+	return startOn(t, newTestServer(t, true), n, change)
+}
+
+// startOn is start against a given server.
+func startOn(t *testing.T, srv *testServer, n int, change func(*Config)) *harness {
+	t.Helper()
 	clock := newFakeClock()
 	cfg := DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Clock, cfg.Heartbeat = n, srv.url, "sim-token", clock, 0

@@ -1,0 +1,142 @@
+package simfleet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/open-telemetry/opamp-go/protobufs"
+)
+
+func TestConfig_Normalize(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string // part of the error; "" for none
+	}{
+		{"default", func(*Config) {}, ""},                                                                    // the demo fleet is valid
+		{"http", func(c *Config) { c.Endpoint = "http://127.0.0.1:4320/v1/opamp" }, ""},                      // plain HTTP
+		{"no agents", func(c *Config) { c.N = 0 }, "n is 0"},                                                 // at least one agent
+		{"bad scheme", func(c *Config) { c.Endpoint = "tcp://x" }, "scheme must be"},                         // ws, wss, http, https
+		{"http without poll", func(c *Config) { c.Endpoint, c.Heartbeat = "https://x/v1/opamp", 0 }, "poll"}, // HTTP needs a poll interval
+		{"ws without heartbeat", func(c *Config) { c.Heartbeat = 0 }, ""},                                    // WebSocket: 0 disables heartbeats
+		{"no version", func(c *Config) { c.StartVersion = "" }, "start version"},                             // a collector runs a version
+		{"fail agent 0", func(c *Config) { c.FailAgents = []int{0} }, "outside 1..50"},                       // agents count from 1
+		{"fail agent N+1", func(c *Config) { c.FailAgents = []int{51} }, "outside 1..50"},                    // ... to N
+		{"probability", func(c *Config) { c.FailProbability = 1.5 }, "outside 0..1"},                         // a probability
+		{"fail mode", func(c *Config) { c.FailMode = "crash" }, "fail mode"},                                 // reject or unhealthy
+		{"apply range", func(c *Config) { c.Delays.ApplyMin = 5 * time.Second }, "reversed"},                 // min above max
+		{"two errors", func(c *Config) { c.N, c.StartVersion = 0, "" }, "start version"},                     // all errors at once
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.change(&cfg)
+			_, err := cfg.normalize()
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfig_NormalizeFillsDefaults(t *testing.T) {
+	cfg, err := Config{N: 1, Endpoint: "ws://x/v1/opamp", StartVersion: "0.161.0"}.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ServiceName != "otelcol-contrib" || len(cfg.Timezones) != 1 || cfg.Timezones[0] != "UTC" ||
+		cfg.FailMode != FailReject || cfg.FailMarker != DefaultFailMarker || cfg.Speed != 1 || cfg.Clock == nil || cfg.Logger == nil {
+		t.Errorf("defaults not filled: %+v", cfg)
+	}
+}
+
+func TestStart_RefusesBadConfig(t *testing.T) {
+	if _, err := Start(t.Context(), Config{}); err == nil {
+		t.Error("Start accepted an empty configuration")
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	a := InstanceUID(1, 1)
+	if a != InstanceUID(1, 1) || a.Version() != 5 || a.Variant() != uuid.RFC4122 {
+		t.Errorf("InstanceUID(1, 1) = %v: not stable or not a version 5 UUID", a)
+	}
+	if a == InstanceUID(1, 2) || a == InstanceUID(2, 1) {
+		t.Error("instance UIDs collide across agents or seeds")
+	}
+	for n, want := range map[int]string{1: "sim-01", 9: "sim-09", 50: "sim-50", 100: "sim-100"} {
+		if got := HostName(n); got != want {
+			t.Errorf("HostName(%d) = %q, want %q", n, got, want)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Timezones = []string{"Europe/Berlin", "America/New_York", "UTC"}
+	for n, want := range map[int]string{1: "Europe/Berlin", 2: "America/New_York", 3: "UTC", 4: "Europe/Berlin"} {
+		if got := cfg.timezone(n); got != want {
+			t.Errorf("timezone of agent %d = %q, want %q (round robin)", n, got, want)
+		}
+	}
+	if !cfg.canary(3) || cfg.canary(4) {
+		t.Error("the first CanaryCount (3) agents are the canaries")
+	}
+}
+
+func TestJitter(t *testing.T) {
+	j := newJitter(1, 1)
+	for range 1000 {
+		if d := j.between(time.Second, 3*time.Second); d < time.Second || d > 3*time.Second {
+			t.Fatalf("between 1s and 3s: %v", d)
+		}
+		if d := j.around(time.Second); d < 750*time.Millisecond || d > 1250*time.Millisecond {
+			t.Fatalf("around 1s: %v", d)
+		}
+	}
+	if d := j.between(time.Second, time.Second); d != time.Second {
+		t.Errorf("an empty range gives its bound, got %v", d)
+	}
+	if a, b := newJitter(1, 1).between(0, time.Hour), newJitter(1, 1).between(0, time.Hour); a != b {
+		t.Errorf("the same seed and agent draw the same delays: %v, %v", a, b)
+	}
+	for _, tc := range []struct {
+		d     time.Duration
+		speed float64
+		want  time.Duration
+	}{
+		{3 * time.Second, 1, 3 * time.Second},         // real time
+		{3 * time.Second, 100, 30 * time.Millisecond}, // demo in a hurry
+		{time.Second, 0.5, 2 * time.Second},           // slow motion
+	} {
+		if got := scale(tc.d, tc.speed); got != tc.want {
+			t.Errorf("scale(%v, %v) = %v, want %v", tc.d, tc.speed, got, tc.want)
+		}
+	}
+}
+
+func TestPick_CollectorPackage(t *testing.T) {
+	top := &protobufs.PackageAvailable{Type: protobufs.PackageType_PackageType_TopLevel, Version: "0.162.0"}
+	addon := &protobufs.PackageAvailable{Type: protobufs.PackageType_PackageType_Addon, Version: "1.0.0"}
+	for _, tc := range []struct {
+		name     string
+		config   string // Config.PackageName
+		packages map[string]*protobufs.PackageAvailable
+		want     string // picked name; "-" for none
+	}{
+		{"by name", "otelcol", map[string]*protobufs.PackageAvailable{"otelcol": addon, "x": top}, "otelcol"}, // the configured name wins
+		{"top-level", "", map[string]*protobufs.PackageAvailable{"collector": top, "a": addon}, "collector"},  // else the top-level package
+		{"only add-ons", "", map[string]*protobufs.PackageAvailable{"a": addon}, "-"},                         // nothing to install
+		{"no version", "", map[string]*protobufs.PackageAvailable{"": {Type: top.Type}}, "-"},                 // an offer without version is no offer
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _ := DefaultConfig().normalize()
+			cfg.PackageName = tc.config
+			name := "-"
+			if got := newAgent(cfg, 1).pick(&protobufs.PackagesAvailable{Packages: tc.packages}); got != nil {
+				name = got.name
+			}
+			if name != tc.want {
+				t.Errorf("picked %q, want %q", name, tc.want)
+			}
+		})
+	}
+}
