@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/simfleet"
+)
+
+func TestParse(t *testing.T) {
+	cfg, opts, err := parse([]string{
+		"-n", "5", "-endpoint", "http://h:1/v1/opamp", "-token", "t", "-timezones", "UTC, Asia/Tokyo",
+		"-fail", "2,4", "-fail-mode", "unhealthy", "-fail-versions", "0.163.0", "-speed", "10", "-summary", "0", "-log-level", "debug",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.N != 5 || cfg.Endpoint != "http://h:1/v1/opamp" || cfg.Token != "t" || !slices.Equal(cfg.Timezones, []string{"UTC", "Asia/Tokyo"}) ||
+		!slices.Equal(cfg.FailAgents, []int{2, 4}) || cfg.FailMode != simfleet.FailUnhealthy || !slices.Equal(cfg.FailVersions, []string{"0.163.0"}) ||
+		cfg.Speed != 10 || opts.summary != 0 || opts.logLevel.String() != "DEBUG" {
+		t.Errorf("parsed %+v %+v", cfg, opts)
+	}
+	if cfg.CanaryCount != 3 || cfg.StartVersion != "0.161.0" || cfg.Delays.ApplyMax != 3*time.Second {
+		t.Errorf("defaults lost: %+v", cfg)
+	}
+}
+
+func TestParse_Refuses(t *testing.T) {
+	for _, args := range [][]string{
+		{"-fail", "x"},         // not a number
+		{"-log-level", "loud"}, // not a level
+		{"extra"},              // no arguments
+		{"-nope"},              // unknown flag
+	} {
+		if _, _, err := parse(args, io.Discard); err == nil {
+			t.Errorf("parse(%q) accepted", args)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	got := summarize([]simfleet.AgentState{
+		{Connected: true, Version: "0.161.0", Healthy: true, ConfigStatus: "APPLIED"},
+		{Connected: true, Version: "0.162.0", Healthy: false, Busy: true},
+		{Version: "0.161.0", Healthy: true, ConfigStatus: "FAILED"},
+	})
+	want := "connected 2/3 · versions 0.161.0=2 0.162.0=1 · config APPLIED=1 FAILED=1 · unhealthy 1 · busy 1"
+	if got != want {
+		t.Errorf("summary\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(summarize(nil), "config -") {
+		t.Error("an empty fleet has no config statuses")
+	}
+}
+
+// run starts the fleet and, once interrupted, stops it and prints a summary.
+func TestRun_StopsOnInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // interrupted at once; nobody listens on port 1 anyway
+	var out strings.Builder
+	if err := run(ctx, []string{"-n", "2", "-endpoint", "ws://127.0.0.1:1/v1/opamp", "-summary", "0"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "connected 0/2 · versions 0.161.0=2") {
+		t.Errorf("final summary %q", out.String())
+	}
+}
