@@ -1,0 +1,160 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// TargetRollout is the audit target type of rollout actions.
+const TargetRollout = "rollout"
+
+// rolloutAction applies pause, resume, approve, abort, rollback or
+// retry-failed: the Passer applies it, evaluates at once and stores; then a
+// parked execution is woken. Every decided action is audited as
+// rollout.<action>, refusals included.
+func (s *server) rolloutAction(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+	action := engine.Action(chi.URLParam(r, "action"))
+	if !slices.Contains(engine.Actions, action) {
+		return 0, nil, problem(http.StatusNotFound, CodeActionUnknown,
+			fmt.Sprintf("unknown action %q; the actions are pause, resume, approve, abort, rollback and retry-failed", action))
+	}
+	if _, pr := newQuery(r); pr != nil {
+		return 0, nil, pr
+	}
+	req, pr := actionRequest(w, r, action)
+	if pr != nil {
+		return 0, nil, pr
+	}
+	req.Actor = p.DisplayName // the engine writes it into reasons people read: "paused by Dana Operator"
+	id := chi.URLParam(r, "id")
+	passed, err := s.Actions.Act(r.Context(), id, req)
+	if err != nil {
+		pr := actionProblem(id, err)
+		if pr == nil {
+			return 0, nil, err
+		}
+		if pr.Code != CodeRolloutNotFound {
+			s.audit(r.Context(), actionEntry(s.Clock(), p, id, req, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
+		}
+		return 0, nil, pr
+	}
+	ro, err := s.wake(r.Context(), id, fmt.Sprintf("%s by %s", action, p.DisplayName))
+	if err != nil {
+		return 0, nil, rolloutError(id, err)
+	}
+	s.audit(r.Context(), actionEntry(s.Clock(), p, id, req, audit.ResultSuccess,
+		map[string]any{"status": string(ro.Status), "statusReason": ro.StatusReason}))
+	return http.StatusOK, newRolloutDetail(ro, passed.Targets, s.Names), nil
+}
+
+// actionRequest reads the body: approve needs {"wave": n}; the other
+// actions take no body or an empty object.
+func actionRequest(w http.ResponseWriter, r *http.Request, action engine.Action) (engine.Request, *Problem) {
+	req := engine.Request{Action: action}
+	if action != engine.ActionApprove {
+		var none struct{}
+		return req, decodeBody(w, r, &none, MaxBodyBytes, true)
+	}
+	var body struct {
+		Wave *int `json:"wave"`
+	}
+	if pr := decodeBody(w, r, &body, MaxBodyBytes, false); pr != nil {
+		return req, pr
+	}
+	switch {
+	case body.Wave == nil:
+		return req, badRequest("wave is required: the index of the wave to approve, from 0")
+	case *body.Wave < 0:
+		return req, badRequest("wave must be 0 or more, not %d", *body.Wave)
+	}
+	req.Wave = *body.Wave
+	return req, nil
+}
+
+// actionProblem maps the refusals of an action to problems; nil means the
+// error is not a refusal (500).
+func actionProblem(id string, err error) *Problem {
+	var refused *engine.RefusedError
+	switch {
+	case errors.Is(err, enginetask.ErrRolloutNotFound):
+		return problem(http.StatusNotFound, CodeRolloutNotFound, fmt.Sprintf("rollout %s does not exist", id))
+	case errors.As(err, &refused):
+		switch refused.Code {
+		case engine.CodeWaveNotFound:
+			var l issue.List
+			l.Errorf(engine.CodeWaveNotFound, "wave", "%s", refused.Message)
+			return unprocessable(CodeWaveNotFound, refused.Message, l)
+		case engine.CodeUnknownAction:
+			return problem(http.StatusNotFound, CodeActionUnknown, refused.Message)
+		}
+		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, wave_not_waiting_approval
+	case errors.Is(err, rollout.ErrConflict):
+		return problem(http.StatusConflict, CodeConflict, fmt.Sprintf("rollout %s kept changing while the action was applied; read it again and retry", id))
+	}
+	return nil
+}
+
+func actionEntry(now time.Time, p Principal, id string, req engine.Request, result string, details map[string]any) audit.Entry {
+	if req.Action == engine.ActionApprove {
+		details["wave"] = req.Wave
+	}
+	return audit.Entry{At: now.UTC(), Actor: p.Actor, Action: "rollout." + string(req.Action), TargetType: TargetRollout,
+		TargetID: id, Result: result, Details: details}
+}
+
+// wake re-reads the rollout after an action and, when its execution is
+// parked on a task token, wakes it and clears that token. The re-read sees
+// a token stored before the action's save; a park that comes later finds
+// the status moved on and wakes itself (enginetask's park task). The token
+// is cleared only if it is still the one woken, so a token the execution
+// stored when it parked again survives. A failed wake keeps the token (the
+// next action wakes it) unless Step Functions says the token is dead.
+func (s *server) wake(ctx context.Context, id, why string) (rollout.Rollout, error) {
+	ro, err := s.Store.GetRollout(ctx, id)
+	if err != nil || ro.TaskToken == "" {
+		return ro, err
+	}
+	token := ro.TaskToken
+	if err := enginetask.Wake(ctx, s.SFN, token, why); err != nil && !deadToken(err) {
+		s.Log.ErrorContext(ctx, "wake a parked execution", "rollout", id, "error", err.Error())
+		return ro, nil
+	}
+	if err := s.Store.ClearTaskToken(ctx, id, token); err != nil {
+		s.Log.ErrorContext(ctx, "clear the task token", "rollout", id, "error", err.Error())
+	}
+	ro.TaskToken = ""
+	return ro, nil
+}
+
+// deadToken reports whether Step Functions no longer knows the token: the
+// execution ended or the task timed out, so nothing is left to wake.
+func deadToken(err error) bool {
+	var gone *types.TaskDoesNotExist
+	var timedOut *types.TaskTimedOut
+	var invalid *types.InvalidToken
+	return errors.As(err, &gone) || errors.As(err, &timedOut) || errors.As(err, &invalid)
+}
+
+// audit writes entries; a failure is logged and does not change the answer,
+// since what was audited has already happened.
+func (s *server) audit(ctx context.Context, es ...audit.Entry) {
+	if len(es) == 0 {
+		return
+	}
+	if err := s.Store.AppendAudit(ctx, es); err != nil {
+		s.Log.ErrorContext(ctx, "write audit entries", "action", es[0].Action, "target", es[0].TargetID, "error", err.Error())
+	}
+}

@@ -1,0 +1,158 @@
+// Package api is the REST API of api/openapi.yaml as one http.Handler: the
+// same handler serves on localhost and, wrapped by the API Gateway proxy
+// adapter, in the api Lambda. It authenticates bearer tokens (or trusts the
+// principal of an API Gateway authorizer), checks permissions, decodes
+// bodies strictly, and hands every decision to the core: engine actions
+// through the engine task's Passer, version selection through
+// pkg/selection, revisions through pkg/revision, planning through the
+// planner. Refusals are application/problem+json with a stable code.
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+)
+
+// DefaultPlanTimeout is how long select-version, clear-version-selection
+// and applyRevision wait for the planner (spec: up to 10 seconds).
+const DefaultPlanTimeout = 10 * time.Second
+
+// Deps are what the API is built from.
+type Deps struct {
+	Store    Store
+	Actions  RolloutActor             // enginetask.Passer over the same store
+	SFN      enginetask.StepFunctions // wakes parked executions (SendTaskSuccess)
+	Planning Planning
+	Catalog  ReleaseCatalog
+	Auth     Authenticator
+	// Names shows actors as display names; nil uses Auth when it is a
+	// Directory, else shows the references.
+	Names Directory
+	// Trusted, when set, returns the principal an API Gateway authorizer
+	// established; requests without one fall back to the bearer token.
+	Trusted     TrustedPrincipal
+	Clock       func() time.Time
+	NewID       func() string // request ids (X-Request-Id, logs)
+	Log         *slog.Logger
+	PlanTimeout time.Duration // 0: DefaultPlanTimeout
+}
+
+// server holds the dependencies of the handlers.
+type server struct {
+	Deps
+}
+
+// New builds the handler. Every dependency but Names, Trusted, Log and
+// PlanTimeout is required.
+func New(d Deps) (http.Handler, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	if d.Names == nil {
+		d.Names = actorsAsNames{}
+		if dir, ok := d.Auth.(Directory); ok {
+			d.Names = dir
+		}
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.PlanTimeout <= 0 {
+		d.PlanTimeout = DefaultPlanTimeout
+	}
+	s := &server{Deps: d}
+	return s.routes(), nil
+}
+
+func (d Deps) check() error {
+	missing := map[string]bool{
+		"Store": d.Store == nil, "Actions": d.Actions == nil, "SFN": d.SFN == nil, "Planning": d.Planning == nil,
+		"Catalog": d.Catalog == nil, "Auth": d.Auth == nil, "Clock": d.Clock == nil, "NewID": d.NewID == nil,
+	}
+	for _, name := range []string{"Store", "Actions", "SFN", "Planning", "Catalog", "Auth", "Clock", "NewID"} {
+		if missing[name] {
+			return errors.New("api: dependency " + name + " is missing")
+		}
+	}
+	return nil
+}
+
+type actorsAsNames struct{}
+
+func (actorsAsNames) DisplayName(actor string) string { return actor }
+
+// routes is the table of operations of api/openapi.yaml.
+func (s *server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.requestID, s.recoverPanics)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, problem(http.StatusNotFound, CodeNotFound, "no operation at "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, problem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path))
+	})
+	r.Get("/api/v1/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(apidoc.OpenAPI)
+	})
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Get("/me", s.handle(PermRead, s.getMe))
+		r.Get("/rollouts", s.handle(PermRead, s.listRollouts))
+		r.Get("/rollouts/{id}", s.handle(PermRead, s.getRollout))
+		r.Get("/rollouts/{id}/targets", s.handle(PermRead, s.listRolloutTargets))
+		r.Post("/rollouts/{id}/actions/{action}", s.handle(PermOperate, s.rolloutAction))
+		r.Get("/fleets", s.handle(PermRead, s.listFleets))
+		r.Get("/fleets/{name}", s.handle(PermRead, s.getFleet))
+		r.Get("/fleets/{name}/version-options", s.handle(PermRead, s.getFleetVersionOptions))
+		r.Post("/fleets/{name}/actions/select-version", s.handle(PermSetVersion, s.selectFleetVersion))
+		r.Post("/fleets/{name}/actions/clear-version-selection", s.handle(PermSetVersion, s.clearFleetVersionSelection))
+		r.Get("/audit", s.handle(PermRead, s.listAudit))
+		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))
+		r.Post("/revisions/validate", s.handle(PermRead, s.validateRevision))
+		r.Get("/revisions/current", s.handle(PermRead, s.getCurrentRevision))
+	})
+	return r
+}
+
+// operation is a handler that answers with a value or returns a problem;
+// any other error is a 500 whose detail reveals nothing.
+type operation func(w http.ResponseWriter, r *http.Request, p Principal) (status int, body any, err error)
+
+// handle checks the permission, runs the operation and writes its answer.
+func (s *server) handle(need Permission, op operation) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := principalOf(r)
+		if !p.Role.Can(need) {
+			pr := problem(http.StatusForbidden, CodeForbidden, "the role "+string(p.Role)+" lacks the permission "+string(need))
+			pr.Permission = need
+			writeProblem(w, r, pr)
+			return
+		}
+		status, body, err := op(w, r, p)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, status, body)
+	}
+}
+
+// fail answers a returned error: a Problem as it is, anything else as 500.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var p *Problem
+	if errors.As(err, &p) {
+		writeProblem(w, r, p)
+		return
+	}
+	s.Log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
+		"requestId", w.Header().Get("X-Request-Id"), "error", err.Error())
+	writeProblem(w, r, problem(http.StatusInternalServerError, CodeInternal, "the server failed to answer; the request id is in the logs"))
+}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+)
+
+// auditView is the schema AuditEntry.
+type auditView struct {
+	ID               string         `json:"id"`
+	At               time.Time      `json:"at"`
+	Actor            string         `json:"actor"`
+	ActorDisplayName string         `json:"actorDisplayName"`
+	Action           string         `json:"action"`
+	TargetType       string         `json:"targetType"`
+	TargetID         string         `json:"targetId"`
+	Result           string         `json:"result"`
+	Details          map[string]any `json:"details,omitempty"`
+}
+
+func newAuditView(e audit.Entry, names Directory) auditView {
+	return auditView{ID: e.ID, At: e.At.UTC(), Actor: e.Actor, ActorDisplayName: names.DisplayName(e.Actor), Action: e.Action,
+		TargetType: e.TargetType, TargetID: e.TargetID, Result: e.Result, Details: e.Details}
+}
+
+func (s *server) listAudit(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	q, p := newQuery(r, "targetType", "targetId", "limit", "pageToken")
+	if p != nil {
+		return 0, nil, p
+	}
+	typ, id := q.get("targetType"), q.get("targetId")
+	if typ == "" || id == "" {
+		return 0, nil, badRequest("targetType and targetId are required, e.g. ?targetType=fleet&targetId=edge")
+	}
+	limit, token, p := q.page()
+	if p != nil {
+		return 0, nil, p
+	}
+	page, err := s.Store.AuditPage(r.Context(), typ, id, token, limit)
+	if err != nil {
+		return 0, nil, pageError(err)
+	}
+	out := listPage[auditView]{Items: []auditView{}, NextPageToken: page.Next}
+	for _, e := range page.Items {
+		out.Items = append(out.Items, newAuditView(e, s.Names))
+	}
+	return http.StatusOK, out, nil
+}

@@ -1,0 +1,267 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+	"github.com/myriarch/myriarch/pkg/selector"
+)
+
+// fleetState is what the fleet operations know of one fleet.
+type fleetState struct {
+	name      string
+	fleet     *fleet.Fleet // nil: not in the applied revision
+	commit    string
+	selection *selection.Selection
+	agents    []agent.Agent
+	active    map[policy.Kind]rollout.Rollout // the active rollout of each kind
+}
+
+func (s *server) loadFleet(ctx context.Context, name string) (fleetState, error) {
+	st := fleetState{name: name, active: map[policy.Kind]rollout.Rollout{}}
+	var err error
+	if st.fleet, st.commit, err = s.Store.Fleet(ctx, name); err != nil || st.fleet == nil {
+		return st, err
+	}
+	return st, s.loadFleetDetails(ctx, &st)
+}
+
+func (s *server) loadFleetDetails(ctx context.Context, st *fleetState) error {
+	var err error
+	if st.selection, err = s.Store.Selection(ctx, st.name); err != nil {
+		return err
+	}
+	if st.agents, err = s.Store.FleetAgents(ctx, st.name); err != nil {
+		return err
+	}
+	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+		// At most one rollout of a fleet and kind is active, and a new one
+		// is created only when none is: the newest is the only candidate.
+		page, err := s.Store.RolloutsPage(ctx, st.name, k, "", 1)
+		if err != nil {
+			return err
+		}
+		if len(page.Items) > 0 && page.Items[0].Status.Active() {
+			st.active[k] = page.Items[0]
+		}
+	}
+	return nil
+}
+
+func fleetMissing(name string) *Problem {
+	return problem(http.StatusNotFound, CodeFleetNotFound, fmt.Sprintf("fleet %s does not exist", name))
+}
+
+func (st fleetState) memberVersions() []string {
+	var out []string
+	for _, a := range st.agents {
+		if a.ServiceVersion != "" {
+			out = append(out, a.ServiceVersion)
+		}
+	}
+	return out
+}
+
+// activeVersion is the fleet's active version rollout as the selection
+// decisions need it.
+func (st fleetState) activeVersion() *selection.RolloutSummary {
+	r, ok := st.active[policy.KindVersion]
+	if !ok {
+		return nil
+	}
+	return &selection.RolloutSummary{ID: r.ID, Status: r.Status, Origin: r.Origin, ToRef: r.ToRef, CreatedBy: r.CreatedBy}
+}
+
+// fleetView is the schema FleetStatus.
+type fleetView struct {
+	Name           string               `json:"name"`
+	Commit         string               `json:"commit"`
+	Distribution   string               `json:"distribution,omitempty"`
+	GitVersion     string               `json:"gitVersion,omitempty"`
+	Executor       fleet.Executor       `json:"executor"`
+	ConfigPolicy   string               `json:"configPolicy"`
+	VersionPolicy  string               `json:"versionPolicy"`
+	ConfigHash     string               `json:"configHash,omitempty"`
+	Selector       selector.Selector    `json:"selector"`
+	Selection      fleet.Frame          `json:"selection"`
+	VersionTarget  selection.Target     `json:"versionTarget"`
+	UISelection    *selectionView       `json:"uiSelection,omitempty"`
+	Agents         agentCounts          `json:"agents"`
+	ActiveRollouts []rolloutSummaryView `json:"activeRollouts"`
+}
+
+type agentCounts struct {
+	Total           int `json:"total"`
+	Online          int `json:"online"`
+	OnTargetVersion int `json:"onTargetVersion"`
+	OnConfigHash    int `json:"onConfigHash"`
+}
+
+// selectionView is the schema FleetVersionSelection, with display names.
+type selectionView struct {
+	Version         string          `json:"version"`
+	State           selection.State `json:"state"`
+	StateReason     string          `json:"stateReason,omitempty"`
+	GitVersion      string          `json:"gitVersion,omitempty"`
+	GitCommit       string          `json:"gitCommit,omitempty"`
+	SelectedBy      string          `json:"selectedBy"`
+	SelectedByActor string          `json:"selectedByActor"`
+	SelectedAt      time.Time       `json:"selectedAt"`
+	Reason          string          `json:"reason,omitempty"`
+	RolloutID       string          `json:"rolloutId,omitempty"`
+	PlannedAt       *time.Time      `json:"plannedAt,omitempty"`
+	UpdatedAt       time.Time       `json:"updatedAt"`
+}
+
+func (s *server) fleetView(st fleetState) fleetView {
+	f := st.fleet
+	target := selection.ResolveVersionTarget(f, selection.Reconciled(f, st.selection))
+	v := fleetView{
+		Name: f.Name, Commit: st.commit, Distribution: f.Collector.Distribution, GitVersion: f.GitTarget(),
+		Executor: f.UpdateExecutor(), ConfigPolicy: f.ConfigPolicyName(), VersionPolicy: f.VersionPolicyName(),
+		ConfigHash: f.Config.Hash, Selector: f.Selector, Selection: f.Update.Selection, VersionTarget: target,
+		ActiveRollouts: []rolloutSummaryView{},
+	}
+	if sel := st.selection; sel != nil {
+		v.UISelection = &selectionView{
+			Version: sel.Version, State: sel.State, StateReason: sel.StateReason, GitVersion: sel.GitVersion, GitCommit: sel.GitCommit,
+			SelectedBy: s.Names.DisplayName(sel.SelectedBy), SelectedByActor: sel.SelectedBy, SelectedAt: sel.SelectedAt.UTC(),
+			Reason: sel.Reason, RolloutID: sel.RolloutID, PlannedAt: utcPtr(sel.PlannedAt), UpdatedAt: sel.UpdatedAt.UTC(),
+		}
+	}
+	for _, a := range st.agents {
+		v.Agents.Total++
+		if a.Online {
+			v.Agents.Online++
+		}
+		if target.Version != "" && a.ServiceVersion == target.Version {
+			v.Agents.OnTargetVersion++
+		}
+		if f.Config.Hash != "" && a.RemoteConfig.Hash == f.Config.Hash {
+			v.Agents.OnConfigHash++
+		}
+	}
+	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+		if r, ok := st.active[k]; ok {
+			v.ActiveRollouts = append(v.ActiveRollouts, newSummary(r, s.Names))
+		}
+	}
+	return v
+}
+
+func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	q, p := newQuery(r, "limit", "pageToken")
+	if p != nil {
+		return 0, nil, p
+	}
+	limit, token, p := q.page()
+	if p != nil {
+		return 0, nil, p
+	}
+	from, ok := decodeOffset(token)
+	if !ok {
+		return 0, nil, pageError(ErrBadPageToken)
+	}
+	fleets, commit, err := s.Store.Fleets(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	sort.Slice(fleets, func(i, j int) bool { return fleets[i].Name < fleets[j].Name })
+	out := listPage[fleetView]{Items: []fleetView{}}
+	for i := from; i < len(fleets) && i < from+limit; i++ {
+		st := fleetState{name: fleets[i].Name, fleet: &fleets[i], commit: commit, active: map[policy.Kind]rollout.Rollout{}}
+		if err := s.loadFleetDetails(r.Context(), &st); err != nil {
+			return 0, nil, err
+		}
+		out.Items = append(out.Items, s.fleetView(st))
+	}
+	if from+limit < len(fleets) {
+		out.NextPageToken = encodeOffset(from + limit)
+	}
+	return http.StatusOK, out, nil
+}
+
+// Offsets are the page tokens of lists the API pages itself.
+func encodeOffset(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(n)))
+}
+
+func decodeOffset(token string) (int, bool) {
+	if token == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) < 3 || string(b[:2]) != "o:" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[2:]))
+	return n, err == nil && n >= 0
+}
+
+func (s *server) getFleet(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	if _, p := newQuery(r); p != nil {
+		return 0, nil, p
+	}
+	name := chi.URLParam(r, "name")
+	st, err := s.loadFleet(r.Context(), name)
+	if err != nil {
+		return 0, nil, err
+	}
+	if st.fleet == nil {
+		return 0, nil, fleetMissing(name)
+	}
+	return http.StatusOK, s.fleetView(st), nil
+}
+
+// optionsView is the schema FleetVersionOptions.
+type optionsView struct {
+	Allowed        bool                      `json:"allowed"`
+	NotAllowedCode string                    `json:"notAllowedCode,omitempty"`
+	Target         selection.Target          `json:"target"`
+	Executor       fleet.Executor            `json:"executor"`
+	VersionPolicy  string                    `json:"versionPolicy"`
+	ActiveRollout  *rolloutSummaryView       `json:"activeRollout,omitempty"`
+	Options        []selection.VersionOption `json:"options"`
+	Platforms      []string                  `json:"platforms"`
+}
+
+func (s *server) getFleetVersionOptions(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	if _, p := newQuery(r); p != nil {
+		return 0, nil, p
+	}
+	name := chi.URLParam(r, "name")
+	st, err := s.loadFleet(r.Context(), name)
+	if err != nil {
+		return 0, nil, err
+	}
+	if st.fleet == nil {
+		return 0, nil, fleetMissing(name)
+	}
+	rel, err := s.Catalog.Releases(r.Context(), st.fleet.Collector.Distribution)
+	if err != nil {
+		return 0, nil, err
+	}
+	o := selection.Options(selection.OptionsInput{
+		Fleet: st.fleet, Selection: st.selection, Releases: rel.Versions, MemberVersions: st.memberVersions(),
+		ActiveVersionRollout: st.activeVersion(),
+	})
+	v := optionsView{Allowed: o.Allowed, NotAllowedCode: o.NotAllowedCode, Target: o.Target, Executor: o.Executor,
+		VersionPolicy: o.VersionPolicy, Options: o.Options, Platforms: append([]string{}, rel.Platforms...)}
+	if ar, ok := st.active[policy.KindVersion]; ok {
+		sum := newSummary(ar, s.Names)
+		v.ActiveRollout = &sum
+	}
+	return http.StatusOK, v, nil
+}

@@ -1,0 +1,516 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// memStore is the in-memory store of the tests with the conditions of the
+// DynamoDB store: rollout and target versions, selection revisions, one
+// active rollout per fleet and kind. It serves the API, the engine's
+// Passer, the planner and the updater executor at once.
+type memStore struct {
+	mu         sync.Mutex
+	revision   *RevisionInfo
+	fleets     map[string]fleet.Fleet
+	policies   map[string]policy.Policy
+	selections map[string]selection.Selection
+	agents     map[string]agent.Agent
+	rollouts   map[string]rollout.Rollout
+	targets    map[string][]rollout.Target
+	audit      []audit.Entry
+	auditSeq   int
+	// fail makes the named method return the error.
+	fail map[string]error
+}
+
+var (
+	_ Store             = (*memStore)(nil)
+	_ enginetask.Store  = (*memStore)(nil)
+	_ planner.Store     = (*memStore)(nil)
+	_ executor.Offers   = (*memStore)(nil)
+	_ enginetask.Tokens = (*memStore)(nil)
+)
+
+func newMemStore() *memStore {
+	return &memStore{fleets: map[string]fleet.Fleet{}, policies: map[string]policy.Policy{},
+		selections: map[string]selection.Selection{}, agents: map[string]agent.Agent{},
+		rollouts: map[string]rollout.Rollout{}, targets: map[string][]rollout.Target{}, fail: map[string]error{}}
+}
+
+func (m *memStore) failing(method string) error { return m.fail[method] }
+
+// snapshot is the whole state but the audit log, for "bad input changes
+// nothing".
+func (m *memStore) snapshot() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"revision": m.revision, "fleets": m.fleets, "policies": m.policies,
+		"selections": m.selections, "agents": m.agents, "rollouts": m.rollouts, "targets": m.targets})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func (m *memStore) auditLen() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.audit)
+}
+
+func (m *memStore) lastAudit() audit.Entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.audit) == 0 {
+		return audit.Entry{}
+	}
+	return m.audit[len(m.audit)-1]
+}
+
+// --- rollouts
+
+func (m *memStore) GetRollout(_ context.Context, id string) (rollout.Rollout, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("GetRollout"); err != nil {
+		return rollout.Rollout{}, err
+	}
+	r, ok := m.rollouts[id]
+	if !ok {
+		return r, fmt.Errorf("rollout %s: %w", id, enginetask.ErrRolloutNotFound)
+	}
+	return cloneRollout(r), nil
+}
+
+func (m *memStore) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
+	r, err := m.GetRollout(ctx, id)
+	if err != nil {
+		return r, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return r, sortedTargets(m.targets[id]), nil
+}
+
+func sortedTargets(ts []rollout.Target) []rollout.Target {
+	out := append([]rollout.Target(nil), ts...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Wave != out[j].Wave {
+			return out[i].Wave < out[j].Wave
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out
+}
+
+func cloneRollout(r rollout.Rollout) rollout.Rollout {
+	b, _ := json.Marshal(r)
+	var c rollout.Rollout
+	_ = json.Unmarshal(b, &c)
+	return c
+}
+
+func (m *memStore) RolloutsPage(_ context.Context, fleetName string, k policy.Kind, token string, limit int) (Page[rollout.Rollout], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("RolloutsPage"); err != nil {
+		return Page[rollout.Rollout]{}, err
+	}
+	var all []rollout.Rollout
+	for _, r := range m.rollouts {
+		if (fleetName == "" || r.Fleet == fleetName) && (k == "" || r.Kind == k) {
+			all = append(all, cloneRollout(r))
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].CreatedAt.Equal(all[j].CreatedAt) {
+			return all[i].CreatedAt.After(all[j].CreatedAt)
+		}
+		return all[i].ID > all[j].ID
+	})
+	return pageOf(all, token, limit)
+}
+
+func (m *memStore) TargetsPage(_ context.Context, id string, wave int, token string, limit int) (Page[rollout.Target], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ts []rollout.Target
+	for _, t := range sortedTargets(m.targets[id]) {
+		if wave == AllWaves || t.Wave == wave {
+			ts = append(ts, t)
+		}
+	}
+	return pageOf(ts, token, limit)
+}
+
+// pageOf pages a list by offset, as the store pages by key.
+func pageOf[T any](all []T, token string, limit int) (Page[T], error) {
+	from := 0
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			return Page[T]{}, fmt.Errorf("%w: %q", ErrBadPageToken, token)
+		}
+		from = n
+	}
+	p := Page[T]{Items: []T{}}
+	for i := from; i < len(all) && i < from+limit; i++ {
+		p.Items = append(p.Items, all[i])
+	}
+	if from+limit < len(all) {
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(from + limit)))
+	}
+	return p, nil
+}
+
+func (m *memStore) ClearTaskToken(_ context.Context, id, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rollouts[id]
+	if !ok || r.TaskToken != token {
+		return nil
+	}
+	r.TaskToken = ""
+	r.Version++
+	m.rollouts[id] = r
+	return nil
+}
+
+func (m *memStore) ParkToken(_ context.Context, id, token string, parkedAs rollout.Status) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.rollouts[id]
+	if r.Status != parkedAs {
+		return false, nil
+	}
+	r.TaskToken = token
+	r.Version++
+	m.rollouts[id] = r
+	return true, nil
+}
+
+func (m *memStore) ClearToken(ctx context.Context, id string) error {
+	r, err := m.GetRollout(ctx, id)
+	if err != nil {
+		return err
+	}
+	return m.ClearTaskToken(ctx, id, r.TaskToken)
+}
+
+func (m *memStore) SetExecution(context.Context, string, string, int) error { return nil }
+func (m *memStore) RecordFailure(context.Context, string, string) (rollout.Status, error) {
+	return rollout.Failed, nil
+}
+
+// SavePass writes on the rollout's version and each target's version.
+func (m *memStore) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("SavePass"); err != nil {
+		return err
+	}
+	if m.rollouts[r.ID].Version != r.Version {
+		return rollout.ErrConflict
+	}
+	for _, t := range changed {
+		if cur, ok := m.target(r.ID, t.AgentID); ok && cur.Version != t.Version {
+			return rollout.ErrConflict
+		}
+	}
+	for _, t := range changed {
+		t.Version++
+		m.putTarget(t)
+	}
+	r.Version++
+	m.rollouts[r.ID] = cloneRollout(r)
+	return nil
+}
+
+func (m *memStore) target(rid, aid string) (rollout.Target, bool) {
+	for _, t := range m.targets[rid] {
+		if t.AgentID == aid {
+			return t, true
+		}
+	}
+	return rollout.Target{}, false
+}
+
+func (m *memStore) putTarget(t rollout.Target) {
+	for i, cur := range m.targets[t.RolloutID] {
+		if cur.AgentID == t.AgentID {
+			m.targets[t.RolloutID][i] = t
+			return
+		}
+	}
+	m.targets[t.RolloutID] = append(m.targets[t.RolloutID], t)
+}
+
+func (m *memStore) ActiveRollout(_ context.Context, f string, k policy.Kind) (*planner.Active, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, r := range m.rollouts {
+		if r.Fleet == f && r.Kind == k && r.Status.Active() {
+			return &planner.Active{Rollout: cloneRollout(r), Targets: sortedTargets(m.targets[id])}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (m *memStore) LastTargets(_ context.Context, ids []string, k policy.Kind) (map[string]planner.LastTarget, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]planner.LastTarget{}
+	for id, r := range m.rollouts {
+		if r.Kind != k {
+			continue
+		}
+		for _, t := range m.targets[id] {
+			if prev, ok := out[t.AgentID]; !ok || m.rollouts[prev.Target.RolloutID].CreatedAt.Before(r.CreatedAt) {
+				out[t.AgentID] = planner.LastTarget{Target: t, RolloutStatus: r.Status}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
+	return m.SavePass(ctx, r, cancelled)
+}
+
+func (m *memStore) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	return m.SavePass(ctx, r, ts)
+}
+
+func (m *memStore) CreateRollout(_ context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.rollouts {
+		if o.Fleet == r.Fleet && o.Kind == r.Kind && o.Status.Active() {
+			return rollout.ErrConflict
+		}
+	}
+	m.rollouts[r.ID] = cloneRollout(r)
+	m.targets[r.ID] = append([]rollout.Target(nil), ts...)
+	return nil
+}
+
+// --- agents
+
+func (m *memStore) AgentsByID(_ context.Context, ids []string) (map[string]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]agent.Agent{}
+	for _, id := range ids {
+		if a, ok := m.agents[id]; ok {
+			out[id] = a
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) FleetAgents(_ context.Context, f string) ([]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		if a.Fleet == f {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (m *memStore) AllAgents(context.Context) ([]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (m *memStore) SetAgentFleet(_ context.Context, id, f string) error {
+	return m.updateAgents([]string{id}, func(a *agent.Agent) { a.Fleet = f })
+}
+
+func (m *memStore) SetDesiredHash(_ context.Context, ids []string, h string) error {
+	return m.updateAgents(ids, func(a *agent.Agent) { a.DesiredHash = h })
+}
+
+func (m *memStore) SetAgentTargetVersions(_ context.Context, vs map[string]string) error {
+	for id, v := range vs {
+		if err := m.updateAgents([]string{id}, func(a *agent.Agent) { a.TargetVersion = v }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memStore) SetPackageOffer(_ context.Context, id, v string) error {
+	return m.updateAgents([]string{id}, func(a *agent.Agent) { a.PackageOffer = v })
+}
+
+func (m *memStore) updateAgents(ids []string, change func(*agent.Agent)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		if a, ok := m.agents[id]; ok {
+			change(&a)
+			m.agents[id] = a
+		}
+	}
+	return nil
+}
+
+// --- revision, fleets, policies, selections
+
+func (m *memStore) CurrentRevision(context.Context) (*RevisionInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.revision == nil {
+		return nil, nil
+	}
+	c := *m.revision
+	return &c, nil
+}
+
+func (m *memStore) PutRevision(_ context.Context, rev revision.Revision, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("PutRevision"); err != nil {
+		return err
+	}
+	m.revision = &RevisionInfo{Commit: rev.Commit, AppliedAt: at}
+	m.fleets, m.policies = map[string]fleet.Fleet{}, map[string]policy.Policy{}
+	for _, f := range rev.Fleets {
+		m.fleets[f.Name] = f
+	}
+	for _, p := range rev.Policies {
+		m.policies[p.Name] = p
+	}
+	return nil
+}
+
+func (m *memStore) Fleet(_ context.Context, name string) (*fleet.Fleet, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("Fleet"); err != nil {
+		return nil, "", err
+	}
+	f, ok := m.fleets[name]
+	if !ok {
+		return nil, m.commit(), nil
+	}
+	return &f, m.commit(), nil
+}
+
+func (m *memStore) commit() string {
+	if m.revision == nil {
+		return ""
+	}
+	return m.revision.Commit
+}
+
+func (m *memStore) Fleets(context.Context) ([]fleet.Fleet, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []fleet.Fleet
+	for _, f := range m.fleets {
+		out = append(out, f)
+	}
+	return out, m.commit(), nil
+}
+
+func (m *memStore) Policies(context.Context) (map[string]policy.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]policy.Policy{}
+	for k, v := range m.policies {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (m *memStore) Selection(_ context.Context, f string) (*selection.Selection, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.selections[f]; ok {
+		return &s, nil
+	}
+	return nil, nil
+}
+
+func (m *memStore) SaveSelection(_ context.Context, f string, s *selection.Selection, prev int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("SaveSelection"); err != nil {
+		return err
+	}
+	cur, ok := m.selections[f]
+	switch {
+	case s == nil && ok && cur.Revision != prev:
+		return rollout.ErrConflict
+	case s == nil:
+		delete(m.selections, f)
+		return nil
+	case ok && cur.Revision != prev, !ok && prev != 0:
+		return rollout.ErrConflict
+	}
+	c := *s
+	c.Fleet = f
+	m.selections[f] = c
+	return nil
+}
+
+// --- audit
+
+func (m *memStore) AppendAudit(_ context.Context, es []audit.Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range es {
+		m.auditSeq++
+		if e.ID == "" {
+			e.ID = fmt.Sprintf("a%04d", m.auditSeq)
+		}
+		// Stored as JSON, as DynamoDB does: details come back as JSON values.
+		b, _ := json.Marshal(e)
+		var c audit.Entry
+		_ = json.Unmarshal(b, &c)
+		m.audit = append(m.audit, c)
+	}
+	return nil
+}
+
+func (m *memStore) AuditPage(_ context.Context, typ, id, token string, limit int) (Page[audit.Entry], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []audit.Entry
+	for i := len(m.audit) - 1; i >= 0; i-- {
+		if e := m.audit[i]; e.TargetType == typ && e.TargetID == id {
+			out = append(out, e)
+		}
+	}
+	return pageOf(out, token, limit)
+}

@@ -1,0 +1,150 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// What the API needs of the world, one capability per interface. A missing
+// rollout is an error wrapping enginetask.ErrRolloutNotFound, a lost
+// conditional write one wrapping rollout.ErrConflict, a page token the
+// store did not issue one wrapping ErrBadPageToken. pkg/api/dynamo adapts
+// the DynamoDB store to them.
+
+// Page is one page of a listing; Next is empty on the last page. A page may
+// hold fewer items than asked for (even none) while Next is set.
+type Page[T any] struct {
+	Items []T
+	Next  string
+}
+
+// ErrBadPageToken is wrapped by a store for a page token it did not issue.
+var ErrBadPageToken = errors.New("invalid page token")
+
+// AllWaves asks TargetsPage for the targets of every wave.
+const AllWaves = -1
+
+// RolloutReader reads one rollout, alone or with all its targets.
+type RolloutReader interface {
+	GetRollout(ctx context.Context, id string) (rollout.Rollout, error)
+	LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
+}
+
+// RolloutLister lists rollouts newest first; fleet "" means every fleet and
+// kind "" both kinds.
+type RolloutLister interface {
+	RolloutsPage(ctx context.Context, fleet string, kind policy.Kind, token string, limit int) (Page[rollout.Rollout], error)
+}
+
+// TargetLister lists the targets of a rollout in wave order, then by agent
+// id; wave AllWaves lists every wave.
+type TargetLister interface {
+	TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (Page[rollout.Target], error)
+}
+
+// TaskTokens clears the task token of a parked execution after an action
+// woke it, only while the stored token is still the one woken: a token the
+// execution stored since (it parked again) must survive.
+type TaskTokens interface {
+	ClearTaskToken(ctx context.Context, rolloutID, token string) error
+}
+
+// FleetReader reads the fleets of the applied revision and their agents.
+type FleetReader interface {
+	Fleets(ctx context.Context) (fleets []fleet.Fleet, commit string, err error)
+	Fleet(ctx context.Context, name string) (f *fleet.Fleet, commit string, err error)
+	FleetAgents(ctx context.Context, fleet string) ([]agent.Agent, error)
+}
+
+// Selections stores UI selections with compare-and-set on their revision
+// (planner.Store has the same two methods).
+type Selections interface {
+	Selection(ctx context.Context, fleet string) (*selection.Selection, error)
+	SaveSelection(ctx context.Context, fleet string, s *selection.Selection, previousRevision int64) error
+}
+
+// AuditLog appends entries and lists those of one object, newest first.
+type AuditLog interface {
+	AppendAudit(ctx context.Context, es []audit.Entry) error
+	AuditPage(ctx context.Context, targetType, targetID, token string, limit int) (Page[audit.Entry], error)
+}
+
+// RevisionInfo is the applied revision's pointer.
+type RevisionInfo struct {
+	Commit    string
+	AppliedAt time.Time
+}
+
+// Revisions stores the applied revision. PutRevision replaces the fleets,
+// policies and configurations of the applied revision by those of rev; two
+// concurrent applies: one wins, the other gets ErrConflict.
+type Revisions interface {
+	CurrentRevision(ctx context.Context) (*RevisionInfo, error) // nil before the first apply
+	PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error
+	Policies(ctx context.Context) (map[string]policy.Policy, error)
+}
+
+// AgentAssigner lists every agent, assigned or not, and moves an agent to a
+// fleet ("" for none).
+type AgentAssigner interface {
+	AllAgents(ctx context.Context) ([]agent.Agent, error)
+	SetAgentFleet(ctx context.Context, agentID, fleet string) error
+}
+
+// Store is everything the API reads and writes.
+type Store interface {
+	RolloutReader
+	RolloutLister
+	TargetLister
+	TaskTokens
+	FleetReader
+	Selections
+	AuditLog
+	Revisions
+	AgentAssigner
+}
+
+// RolloutActor applies an operator action and evaluates the rollout at once
+// (enginetask.Passer).
+type RolloutActor interface {
+	Act(ctx context.Context, rolloutID string, req engine.Request) (enginetask.Passed, error)
+}
+
+var _ RolloutActor = enginetask.Passer{}
+
+// Planning plans one fleet and kind now: in-process locally, by invoking
+// the planner Lambda synchronously in the cloud. The API bounds each call
+// with PlanTimeout.
+type Planning interface {
+	PlanFleet(ctx context.Context, fleet string, kind policy.Kind) (planner.Decision, error)
+}
+
+// Releases is what the release catalog knows of a distribution.
+type Releases struct {
+	Versions  []string // known releases, with or without a leading v
+	Platforms []string // e.g. linux/amd64
+}
+
+// ReleaseCatalog lists the known releases of a collector distribution.
+type ReleaseCatalog interface {
+	Releases(ctx context.Context, distribution string) (Releases, error)
+}
+
+// StaticCatalog is a catalog from configuration: the same releases for
+// every distribution.
+type StaticCatalog Releases
+
+// Releases returns the configured releases.
+func (c StaticCatalog) Releases(context.Context, string) (Releases, error) { return Releases(c), nil }

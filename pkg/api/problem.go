@@ -1,0 +1,108 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// Problem codes: stable, documented in api/openapi.yaml (ProblemCode). The
+// select and clear codes are those of pkg/selection, the action codes those
+// of pkg/engine.
+const (
+	CodeRequestInvalid       = selection.CodeRequestInvalid // 400
+	CodeUnauthenticated      = "unauthenticated"            // 401
+	CodeForbidden            = "forbidden"                  // 403
+	CodeRolloutNotFound      = "rollout_not_found"          // 404
+	CodeFleetNotFound        = selection.CodeFleetNotFound  // 404
+	CodeRevisionNotFound     = "revision_not_found"         // 404
+	CodeNotFound             = "not_found"                  // 404: no such path
+	CodeActionUnknown        = engine.CodeUnknownAction     // 404: no such action
+	CodeMethodNotAllowed     = "method_not_allowed"         // 405
+	CodeActionNotAllowed     = engine.CodeNotAllowed        // 409
+	CodeWaveNotApprovable    = engine.CodeWaveNotApprovable // 409
+	CodeTargetChanged        = selection.CodeTargetChanged  // 409
+	CodeConflict             = "conflict"                   // 409: a lost race that persisted after retries
+	CodeBodyTooLarge         = "body_too_large"             // 413
+	CodeUnsupportedMediaType = "unsupported_media_type"     // 415
+	CodeWaveNotFound         = engine.CodeWaveNotFound      // 422
+	CodeSelectionRejected    = selection.CodeSelectionRejected
+	CodeRevisionInvalid      = "revision_invalid" // 422
+	CodeInternal             = "internal"         // 500
+)
+
+// titles are the short summaries of the problem types.
+var titles = map[string]string{
+	CodeRequestInvalid:                    "The request is malformed",
+	CodeUnauthenticated:                   "Authentication is required",
+	CodeForbidden:                         "A permission is missing",
+	CodeRolloutNotFound:                   "The rollout does not exist",
+	CodeFleetNotFound:                     "The fleet does not exist",
+	CodeRevisionNotFound:                  "No revision is applied",
+	CodeNotFound:                          "Not found",
+	CodeActionUnknown:                     "The action does not exist",
+	CodeMethodNotAllowed:                  "The method is not allowed",
+	CodeActionNotAllowed:                  "The action is not allowed now",
+	CodeWaveNotApprovable:                 "The wave does not wait for approval",
+	CodeTargetChanged:                     "The effective target changed",
+	CodeConflict:                          "A concurrent change won",
+	CodeBodyTooLarge:                      "The body is too large",
+	CodeUnsupportedMediaType:              "The body must be JSON",
+	CodeWaveNotFound:                      "The wave does not exist",
+	CodeSelectionRejected:                 "The version choice is refused",
+	CodeRevisionInvalid:                   "The revision is invalid",
+	CodeInternal:                          "Internal error",
+	selection.NotAllowedSelectionDisabled: "The fleet does not admit a version choice",
+	selection.NotAllowedNoExecutor:        "The fleet has no update executor",
+	selection.NotAllowedBlockingRollout:   "A version rollout blocks the choice",
+}
+
+// Problem is an RFC 9457 problem with a stable code.
+type Problem struct {
+	Type       string     `json:"type"`
+	Title      string     `json:"title"`
+	Status     int        `json:"status"`
+	Detail     string     `json:"detail,omitempty"`
+	Instance   string     `json:"instance,omitempty"`
+	Code       string     `json:"code"`
+	Permission Permission `json:"permission,omitempty"`
+	Issues     issue.List `json:"issues,omitempty"`
+}
+
+// Error makes a Problem an error that handlers return.
+func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
+
+func problem(status int, code, detail string) *Problem {
+	return &Problem{Status: status, Code: code, Detail: detail}
+}
+
+func unprocessable(code, detail string, issues issue.List) *Problem {
+	return &Problem{Status: http.StatusUnprocessableEntity, Code: code, Detail: detail, Issues: issues}
+}
+
+// writeProblem answers with the problem; type and title follow the code.
+func writeProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
+	q := *p
+	q.Type = "https://myriarch.dev/problems/" + q.Code
+	if q.Title = titles[q.Code]; q.Title == "" {
+		q.Title = http.StatusText(q.Status)
+	}
+	q.Instance = r.URL.Path
+	if q.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="myriarch"`)
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(q.Status)
+	_ = json.NewEncoder(w).Encode(q)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

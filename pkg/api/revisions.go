@@ -1,0 +1,303 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Audit of revisions.
+const (
+	TargetRevision      = "revision"
+	ActionRevisionApply = "revision.apply"
+)
+
+// readRevision decodes {"commit": ..., "files": {path: text}} (10 MiB).
+func readRevision(w http.ResponseWriter, r *http.Request) (string, map[string][]byte, *Problem) {
+	if _, pr := newQuery(r); pr != nil {
+		return "", nil, pr
+	}
+	var req struct {
+		Commit *string            `json:"commit"`
+		Files  *map[string]string `json:"files"`
+	}
+	if pr := decodeBody(w, r, &req, MaxRevisionBodyBytes, false); pr != nil {
+		return "", nil, pr
+	}
+	switch {
+	case req.Commit == nil || *req.Commit == "":
+		return "", nil, badRequest("commit is required: the Git commit of the snapshot")
+	case req.Files == nil:
+		return "", nil, badRequest("files is required: the files of the revision by path")
+	}
+	files := make(map[string][]byte, len(*req.Files))
+	for p, text := range *req.Files {
+		files[p] = []byte(text)
+	}
+	return *req.Commit, files, nil
+}
+
+// validation is the schema RevisionValidation.
+type validation struct {
+	Commit   string     `json:"commit"`
+	Valid    bool       `json:"valid"`
+	Fleets   []string   `json:"fleets"`
+	Policies []string   `json:"policies"`
+	Issues   issue.List `json:"issues"`
+}
+
+func (s *server) validateRevision(w http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	commit, files, pr := readRevision(w, r)
+	if pr != nil {
+		return 0, nil, pr
+	}
+	rev, issues := revision.Load(files, commit)
+	return http.StatusOK, validation{Commit: commit, Valid: !issues.HasErrors(), Fleets: fleetNames(rev),
+		Policies: policyNames(rev.Policies), Issues: nonNil(issues)}, nil
+}
+
+// applyResult is the schema ApplyRevisionResult.
+type applyResult struct {
+	Commit    string      `json:"commit"`
+	AppliedAt time.Time   `json:"appliedAt"`
+	Fleets    []fleetPlan `json:"fleets"`
+	Agents    assignment  `json:"agents"`
+	Issues    issue.List  `json:"issues"`
+}
+
+type fleetPlan struct {
+	Fleet   string       `json:"fleet"`
+	Removed bool         `json:"removed"`
+	Plans   []planResult `json:"plans"`
+}
+
+type assignment struct {
+	Total      int        `json:"total"`
+	Assigned   int        `json:"assigned"`
+	Moved      int        `json:"moved"`
+	Unassigned int        `json:"unassigned"`
+	Conflicts  []conflict `json:"conflicts,omitempty"`
+}
+
+type conflict struct {
+	AgentID string `json:"agentId"`
+	Error   string `json:"error"`
+}
+
+// applyRevision validates a snapshot and, without an error, stores it,
+// assigns the agents to fleets and plans every affected fleet for both
+// kinds (bootstrap included: the planner gives agents without a desired
+// hash the assigned one). With an error nothing is applied.
+func (s *server) applyRevision(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+	commit, files, pr := readRevision(w, r)
+	if pr != nil {
+		return 0, nil, pr
+	}
+	ctx, now := r.Context(), s.Clock().UTC()
+	rev, issues := revision.Load(files, commit)
+	if errs := issues.Errors(); len(errs) > 0 {
+		pr := unprocessable(CodeRevisionInvalid, fmt.Sprintf("the revision has %d error(s); nothing was applied", len(errs)), issues)
+		s.audit(ctx, revisionEntry(now, p, commit, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail, "errors": len(errs)}))
+		return 0, nil, pr
+	}
+	before, _, err := s.Store.Fleets(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.Store.PutRevision(ctx, rev, now); err != nil {
+		if errors.Is(err, rollout.ErrConflict) {
+			return 0, nil, problem(http.StatusConflict, CodeConflict, "another revision was applied at the same time; apply again")
+		}
+		return 0, nil, err
+	}
+	agents, moved, err := s.assign(ctx, rev)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := applyResult{Commit: commit, AppliedAt: now, Agents: agents, Issues: nonNil(issues)}
+	out.Fleets = s.planAll(ctx, affected(rev, before, moved), rev)
+	s.audit(ctx, revisionEntry(now, p, commit, audit.ResultSuccess, map[string]any{
+		"fleets": fleetNames(rev), "policies": policyNames(rev.Policies), "moved": agents.Moved, "warnings": len(issues)}))
+	return http.StatusOK, out, nil
+}
+
+func revisionEntry(now time.Time, p Principal, commit, result string, details map[string]any) audit.Entry {
+	return audit.Entry{At: now, Actor: p.Actor, Action: ActionRevisionApply, TargetType: TargetRevision, TargetID: commit,
+		Result: result, Details: details}
+}
+
+// assign moves every agent to the fleet the revision assigns it; only
+// agents whose fleet changes are written. It returns the fleets agents
+// left or joined.
+func (s *server) assign(ctx context.Context, rev revision.Revision) (assignment, map[string]bool, error) {
+	all, err := s.Store.AllAgents(ctx)
+	if err != nil {
+		return assignment{}, nil, err
+	}
+	out, moved := assignment{Total: len(all)}, map[string]bool{}
+	for _, a := range all {
+		as := rev.Assign(a)
+		if as.Error != "" {
+			out.Conflicts = append(out.Conflicts, conflict{AgentID: a.ID, Error: as.Error})
+		}
+		if as.Fleet == "" {
+			out.Unassigned++
+		} else {
+			out.Assigned++
+		}
+		if as.Fleet == a.Fleet {
+			continue
+		}
+		if err := s.Store.SetAgentFleet(ctx, a.ID, as.Fleet); err != nil {
+			return out, nil, fmt.Errorf("assign agent %s to fleet %q: %w", a.ID, as.Fleet, err)
+		}
+		out.Moved++
+		moved[a.Fleet], moved[as.Fleet] = true, true
+	}
+	delete(moved, "")
+	return out, moved, nil
+}
+
+// affected are the fleets to plan: those of the revision, those it
+// removed, and those agents left or joined; sorted by name.
+func affected(rev revision.Revision, before []fleet.Fleet, moved map[string]bool) []string {
+	set := map[string]bool{}
+	for _, f := range rev.Fleets {
+		set[f.Name] = true
+	}
+	for _, f := range before {
+		set[f.Name] = true
+	}
+	for name := range moved {
+		set[name] = true
+	}
+	out := make([]string, 0, len(set))
+	for name := range set {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// planAll plans the fleets for both kinds within one PlanTimeout; fleets
+// left when it is spent are planned by the scheduled planner run.
+func (s *server) planAll(ctx context.Context, names []string, rev revision.Revision) []fleetPlan {
+	budget, cancel := context.WithTimeout(ctx, s.PlanTimeout)
+	defer cancel()
+	out := make([]fleetPlan, 0, len(names))
+	for _, name := range names {
+		_, kept := rev.Fleet(name)
+		fp := fleetPlan{Fleet: name, Removed: !kept}
+		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+			if budget.Err() != nil {
+				fp.Plans = append(fp.Plans, planResult{Kind: k, Note: "not planned now: the scheduled planner run plans it"})
+				continue
+			}
+			fp.Plans = append(fp.Plans, s.plan(ctx, budget, name, k))
+		}
+		out = append(out, fp)
+	}
+	return out
+}
+
+func fleetNames(rev revision.Revision) []string {
+	out := []string{}
+	for _, f := range rev.Fleets {
+		if f.Name != "" {
+			out = append(out, f.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func policyNames(ps []policy.Policy) []string {
+	out := []string{}
+	for _, p := range ps {
+		if p.Name != "" {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func nonNil(l issue.List) issue.List {
+	if l == nil {
+		return issue.List{}
+	}
+	return l
+}
+
+// revisionView is the schema Revision.
+type revisionView struct {
+	Commit    string            `json:"commit"`
+	AppliedAt time.Time         `json:"appliedAt"`
+	AppliedBy string            `json:"appliedBy,omitempty"`
+	Fleets    []string          `json:"fleets"`
+	Policies  []string          `json:"policies"`
+	Configs   map[string]string `json:"configs"`
+}
+
+func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	if _, pr := newQuery(r); pr != nil {
+		return 0, nil, pr
+	}
+	ctx := r.Context()
+	cur, err := s.Store.CurrentRevision(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if cur == nil {
+		return 0, nil, problem(http.StatusNotFound, CodeRevisionNotFound, "no revision has been applied yet")
+	}
+	fleets, _, err := s.Store.Fleets(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	policies, err := s.Store.Policies(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	v := revisionView{Commit: cur.Commit, AppliedAt: cur.AppliedAt.UTC(), Fleets: []string{}, Policies: []string{}, Configs: map[string]string{}}
+	for _, f := range fleets {
+		v.Fleets = append(v.Fleets, f.Name)
+		if f.Config.Hash != "" {
+			v.Configs[f.Name] = f.Config.Hash
+		}
+	}
+	for name := range policies {
+		v.Policies = append(v.Policies, name)
+	}
+	sort.Strings(v.Fleets)
+	sort.Strings(v.Policies)
+	v.AppliedBy = s.appliedBy(ctx, cur.Commit)
+	return http.StatusOK, v, nil
+}
+
+// appliedBy names who applied a commit, from the audit log: the newest
+// successful revision.apply of it ("" when it was not applied through the
+// API).
+func (s *server) appliedBy(ctx context.Context, commit string) string {
+	page, err := s.Store.AuditPage(ctx, TargetRevision, commit, "", 10)
+	if err != nil {
+		s.Log.WarnContext(ctx, "read who applied the revision", "commit", commit, "error", err.Error())
+		return ""
+	}
+	for _, e := range page.Items {
+		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess {
+			return s.Names.DisplayName(e.Actor)
+		}
+	}
+	return ""
+}

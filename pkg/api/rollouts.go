@@ -1,0 +1,120 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+var (
+	rolloutStatuses = []rollout.Status{rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused,
+		rollout.Completed, rollout.Failed, rollout.Aborted, rollout.RollingBack, rollout.RolledBack, rollout.Superseded}
+	targetStatuses = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
+		rollout.TargetVerifying, rollout.TargetSucceeded, rollout.TargetFailed, rollout.TargetSkipped,
+		rollout.TargetCancelled, rollout.TargetRolledBack}
+)
+
+func validKind(s string) bool {
+	return s == string(policy.KindConfig) || s == string(policy.KindVersion)
+}
+
+func (s *server) listRollouts(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	q, p := newQuery(r, "fleet", "kind", "status", "limit", "pageToken")
+	if p != nil {
+		return 0, nil, p
+	}
+	kind := q.get("kind")
+	if kind != "" && !validKind(kind) {
+		return 0, nil, badRequest("kind must be config or version, not %q", kind)
+	}
+	statuses, p := q.list("status", func(v string) bool { return slices.Contains(rolloutStatuses, rollout.Status(v)) })
+	if p != nil {
+		return 0, nil, p
+	}
+	limit, token, p := q.page()
+	if p != nil {
+		return 0, nil, p
+	}
+	page, err := s.Store.RolloutsPage(r.Context(), q.get("fleet"), policy.Kind(kind), token, limit)
+	if err != nil {
+		return 0, nil, pageError(err)
+	}
+	out := listPage[rolloutView]{Items: []rolloutView{}, NextPageToken: page.Next}
+	for _, ro := range page.Items {
+		if len(statuses) == 0 || slices.Contains(statuses, string(ro.Status)) {
+			out.Items = append(out.Items, newRolloutView(ro, s.Names))
+		}
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *server) getRollout(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	if _, p := newQuery(r); p != nil {
+		return 0, nil, p
+	}
+	ro, ts, err := s.loadRollout(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, newRolloutDetail(ro, ts, s.Names), nil
+}
+
+// loadRollout reads a rollout with its targets; a missing one is a 404.
+func (s *server) loadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
+	ro, ts, err := s.Store.LoadRollout(ctx, id)
+	return ro, ts, rolloutError(id, err)
+}
+
+func rolloutError(id string, err error) error {
+	if errors.Is(err, enginetask.ErrRolloutNotFound) {
+		return problem(http.StatusNotFound, CodeRolloutNotFound, fmt.Sprintf("rollout %s does not exist", id))
+	}
+	return err
+}
+
+func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	q, p := newQuery(r, "wave", "status", "limit", "pageToken")
+	if p != nil {
+		return 0, nil, p
+	}
+	wave := AllWaves
+	if w := q.get("wave"); w != "" {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 {
+			return 0, nil, badRequest("wave must be a wave index (a whole number from 0), not %q", w)
+		}
+		wave = n
+	}
+	statuses, p := q.list("status", func(v string) bool { return slices.Contains(targetStatuses, rollout.TargetStatus(v)) })
+	if p != nil {
+		return 0, nil, p
+	}
+	limit, token, p := q.page()
+	if p != nil {
+		return 0, nil, p
+	}
+	id := chi.URLParam(r, "id")
+	if _, err := s.Store.GetRollout(r.Context(), id); err != nil {
+		return 0, nil, rolloutError(id, err)
+	}
+	page, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
+	if err != nil {
+		return 0, nil, pageError(err)
+	}
+	out := listPage[targetView]{Items: []targetView{}, NextPageToken: page.Next}
+	for _, t := range page.Items {
+		if len(statuses) == 0 || slices.Contains(statuses, string(t.Status)) {
+			out.Items = append(out.Items, newTargetView(t))
+		}
+	}
+	return http.StatusOK, out, nil
+}

@@ -1,0 +1,235 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/progress"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+func TestGetRollout_CarriesWhatTheRolloutPageNeeds(t *testing.T) {
+	h := newHarness(t)
+	id := h.applyFixture()
+	h.pass(id)          // starts the canary e1
+	h.applyConfig("e1") // e1 reports the new configuration
+	h.pass(id)          // e1 enters verifying: the health wait runs
+	rep := h.do(get("/api/v1/rollouts/"+id, RoleViewer))
+	wantOK(t, rep)
+	v := decode[rolloutView](t, rep)
+	if v.Origin != rollout.OriginGitOps || v.CreatedBy != "gitops" || v.CreatedByActor != "gitops" {
+		t.Errorf("origin %q createdBy %q/%q, want gitops", v.Origin, v.CreatedBy, v.CreatedByActor)
+	}
+	if want := "Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17"; v.Policy.Source != want {
+		t.Errorf("policy source %q, want %q", v.Policy.Source, want)
+	}
+	if v.Policy.HealthWait != "5m0s" || v.Policy.HealthWaitSeconds != 300 {
+		t.Errorf("healthWait %q (%d s), want 5m0s (300 s)", v.Policy.HealthWait, v.Policy.HealthWaitSeconds)
+	}
+	if len(v.Waves) != 2 || *v.Waves[0].Total != 1 || *v.Waves[0].InHealthWait != 1 || v.Waves[0].Counts.Verifying != 1 {
+		t.Fatalf("wave 0 should hold e1 in the health wait: %+v", v.Waves)
+	}
+	if *v.Waves[1].Total != 3 || v.Waves[1].Counts.Pending != 3 || *v.Waves[1].InHealthWait != 0 {
+		t.Errorf("wave 1 should hold e2..e4 pending: %+v", v.Waves[1])
+	}
+	if v.TargetCounts == nil || v.TargetCounts.Pending != 3 || v.TargetCounts.Verifying != 1 {
+		t.Errorf("target counts %+v, want 3 pending and 1 verifying", v.TargetCounts)
+	}
+	if v.StartedAt == nil || v.ToRef == "" {
+		t.Errorf("startedAt %v toRef %q, want both set", v.StartedAt, v.ToRef)
+	}
+}
+
+func TestGetRollout_BuiltInPolicySaysSoInsteadOfAPath(t *testing.T) {
+	h := newHarness(t)
+	r := seedVersionRollout(h, "v-1")
+	r.Policy = policy.BuiltIn(policy.KindVersion)
+	h.store.rollouts[r.ID] = r
+	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
+	if want := "Policy default · healthWait 1m · built-in policy"; v.Policy.Source != want {
+		t.Errorf("source %q, want %q", v.Policy.Source, want)
+	}
+}
+
+func TestGetRollout_UIOriginShowsTheOperatorsNameAndReason(t *testing.T) {
+	h := newHarness(t)
+	r := seedVersionRollout(h, "v-1")
+	r.Origin, r.CreatedBy, r.RequestReason = rollout.OriginUI, operator.Actor, "CVE fix"
+	h.store.rollouts[r.ID] = r
+	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
+	if v.CreatedBy != "Dana Operator" || v.CreatedByActor != operator.Actor || v.RequestReason != "CVE fix" || v.Origin != rollout.OriginUI {
+		t.Errorf("createdBy %q (%q), reason %q, origin %q", v.CreatedBy, v.CreatedByActor, v.RequestReason, v.Origin)
+	}
+}
+
+func TestGetRollout_AckedFailuresByWave(t *testing.T) {
+	h := newHarness(t)
+	r := seedVersionRollout(h, "v-1")
+	r.AckedFailures = map[int][]string{0: {"e3#1"}}
+	h.store.rollouts[r.ID] = r
+	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
+	if len(v.AckedFailures) != 1 || v.AckedFailures[0].Wave != 0 || v.AckedFailures[0].Attempts[0] != "e3#1" {
+		t.Errorf("ackedFailures %+v, want wave 0: e3#1", v.AckedFailures)
+	}
+}
+
+func TestGetRollout_NeverShowsTheTaskToken(t *testing.T) {
+	h := newHarness(t)
+	r := seedVersionRollout(h, "v-1")
+	r.TaskToken, r.ExecutionArn = "secret-token", "arn:aws:states:x"
+	h.store.rollouts[r.ID] = r
+	rep := h.do(get("/api/v1/rollouts/v-1", RoleViewer))
+	for _, s := range []string{"secret-token", "arn:aws:states"} {
+		if strings.Contains(string(rep.body), s) {
+			t.Errorf("the view shows %q: %s", s, rep.body)
+		}
+	}
+}
+
+func TestListRollouts_FiltersAndPages(t *testing.T) {
+	h := newHarness(t)
+	id := h.applyFixture()
+	for i, st := range []rollout.Status{rollout.Completed, rollout.Aborted, rollout.Running} {
+		r := seedVersionRollout(h, "v-"+string(rune('a'+i)))
+		r.Status, r.CreatedAt = st, t0.Add(time.Duration(i+1)*time.Minute)
+		h.store.rollouts[r.ID] = r
+	}
+	cases := []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"v-c", "v-b", "v-a", id}},                     // newest first, every fleet and kind
+		{"?kind=config", []string{id}},                              // kind filter
+		{"?fleet=edge&kind=version", []string{"v-c", "v-b", "v-a"}}, // fleet and kind
+		{"?status=completed,aborted", []string{"v-b", "v-a"}},       // several statuses
+		{"?fleet=nope", nil},                                        // an unknown fleet has no rollouts
+	}
+	for _, c := range cases {
+		rep := h.do(get("/api/v1/rollouts"+c.query, RoleViewer))
+		wantOK(t, rep)
+		got := decode[listPage[rolloutView]](t, rep)
+		if ids(got.Items) != join(c.want) {
+			t.Errorf("%q: %v, want %v", c.query, ids(got.Items), c.want)
+		}
+	}
+	first := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3", RoleViewer)))
+	if len(first.Items) != 3 || first.NextPageToken == "" {
+		t.Fatalf("limit 3: %d items, next %q", len(first.Items), first.NextPageToken)
+	}
+	rest := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3&pageToken="+first.NextPageToken, RoleViewer)))
+	if ids(rest.Items) != id || rest.NextPageToken != "" {
+		t.Errorf("page 2: %v next %q, want [%s] and no next", ids(rest.Items), rest.NextPageToken, id)
+	}
+	if first.Items[0].TargetCounts != nil || first.Items[0].Waves[0].Counts != nil {
+		t.Errorf("list items carry counts; only getRollout has them")
+	}
+}
+
+func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
+	h := newHarness(t)
+	seedVersionRollout(h, "v-1")
+	all := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets", RoleViewer)))
+	if len(all.Items) != 3 {
+		t.Fatalf("%d targets, want 3", len(all.Items))
+	}
+	byAgent := map[string]targetView{}
+	for _, tv := range all.Items {
+		byAgent[tv.AgentID] = tv
+	}
+	if p := byAgent["e1"].Progress; p == nil || p.Phase != progress.PhaseHealthWait || p.FollowUntil != nil {
+		t.Errorf("e1 progress %+v, want health_wait without followUntil", p)
+	}
+	if byAgent["e1"].VerifiedAt == nil || !byAgent["e1"].VerifiedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("e1 verifiedAt %v, want %v", byAgent["e1"].VerifiedAt, t0.Add(time.Minute))
+	}
+	if p := byAgent["e2"].Progress; p == nil || p.Phase != progress.PhaseCancelled {
+		t.Errorf("e2 (cancelled, stored phase installing) progress %+v, want normalized to cancelled", p)
+	}
+	if byAgent["e3"].Progress != nil || byAgent["e3"].FromRef != "0.161.0" || byAgent["e3"].ToRef != "0.162.0" {
+		t.Errorf("e3 (pending) %+v, want no progress and the refs", byAgent["e3"])
+	}
+	cases := []struct {
+		query string
+		want  string
+	}{
+		{"?wave=0", "e1,e2"},                   // one wave
+		{"?wave=1", "e3"},                      // the other
+		{"?status=verifying,pending", "e1,e3"}, // the page's running work first
+		{"?wave=0&status=pending", ""},         // both filters
+		{"?wave=7", ""},                        // a wave the rollout lacks lists nothing
+	}
+	for _, c := range cases {
+		got := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets"+c.query, RoleViewer)))
+		if agents(got.Items) != c.want {
+			t.Errorf("%q: %s, want %s", c.query, agents(got.Items), c.want)
+		}
+	}
+	p1 := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2", RoleViewer)))
+	p2 := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2&pageToken="+p1.NextPageToken, RoleViewer)))
+	if agents(p1.Items) != "e1,e2" || agents(p2.Items) != "e3" || p2.NextPageToken != "" {
+		t.Errorf("pages %s | %s (next %q)", agents(p1.Items), agents(p2.Items), p2.NextPageToken)
+	}
+}
+
+func TestRolloutReads_MissingRolloutIs404(t *testing.T) {
+	h := newHarness(t)
+	for _, path := range []string{"/api/v1/rollouts/r-404", "/api/v1/rollouts/r-404/targets"} {
+		wantProblem(t, h.do(get(path, RoleViewer)), http.StatusNotFound, CodeRolloutNotFound)
+	}
+}
+
+// seedVersionRollout stores a running version rollout of fleet edge to
+// 0.162.0: e1 verifying (wave 0), e2 cancelled with a stale progress (wave
+// 0), e3 pending (wave 1).
+func seedVersionRollout(h *harness, id string) rollout.Rollout {
+	started, verified := t0, t0.Add(time.Minute)
+	snap := policy.Policy{Name: "canary-then-all", Path: "policies/canary-then-all.yaml", Commit: "9f3c2a17",
+		Spec: policy.Spec{HealthWait: 5 * time.Minute}}.Snapshot(policy.KindVersion)
+	r := rollout.Rollout{ID: id, Fleet: "edge", Kind: policy.KindVersion, Status: rollout.Running, Policy: snap,
+		ToRef: "0.162.0", Executor: "manual", Origin: rollout.OriginGitOps, CreatedAt: t0, StartedAt: &started,
+		Waves: []rollout.Wave{{Index: 0, Name: "early", Percent: 50, Status: rollout.WaveRunning, StartedAt: &started},
+			{Index: 1, Name: "rest", Percent: 100, Status: rollout.WavePending}}, Version: 1}
+	stale := &progress.TargetProgress{Phase: progress.PhaseInstalling, Source: progress.SourceExecutor, ToVersion: "0.162.0", UpdatedAt: t0,
+		Steps: []progress.Step{{Name: progress.PhaseOffered, Status: progress.StepDone}, {Name: progress.PhaseInstalling, Status: progress.StepRunning}}}
+	follow := t0.Add(time.Hour)
+	live := &progress.TargetProgress{Phase: progress.PhaseHealthWait, Source: progress.SourceExecutor, ToVersion: "0.162.0", UpdatedAt: verified,
+		FromVersion: "0.161.0", Attempt: 1, FollowUntil: &follow,
+		Steps: []progress.Step{{Name: progress.PhaseOffered, Status: progress.StepDone}, {Name: progress.PhaseHealthWait, Status: progress.StepRunning, StartedAt: &verified}}}
+	h.store.rollouts[id] = r
+	h.store.targets[id] = []rollout.Target{
+		{RolloutID: id, AgentID: "e1", Wave: 0, Status: rollout.TargetVerifying, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0", StartedAt: &started, VerifiedAt: &verified, Progress: live},
+		{RolloutID: id, AgentID: "e2", Wave: 0, Status: rollout.TargetCancelled, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0", StartedAt: &started, Progress: stale},
+		{RolloutID: id, AgentID: "e3", Wave: 1, Status: rollout.TargetPending, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0"},
+	}
+	return r
+}
+
+func ids(rs []rolloutView) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return join(out)
+}
+
+func agents(ts []targetView) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.AgentID)
+	}
+	return join(out)
+}
+
+func join(xs []string) string {
+	s := ""
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += x
+	}
+	return s
+}
