@@ -42,6 +42,7 @@ type agent struct {
 	client  client.OpAMPClient
 	wake    chan struct{}
 	done    chan struct{}
+	changes *changes // told after every change of the state below
 
 	mu            sync.Mutex
 	connected     bool
@@ -70,6 +71,7 @@ func newAgent(cfg Config, n int) *agent {
 		n: n, uid: InstanceUID(cfg.Seed, n), cfg: cfg, failing: cfg.failing(n), jit: newJitter(cfg.Seed, n),
 		log:     cfg.Logger.With("agent", HostName(n)),
 		wake:    make(chan struct{}, 1),
+		changes: newChanges(),
 		done:    make(chan struct{}),
 		version: version,
 		health:  collectorHealth{healthy: true, status: StatusOK, startTime: now, statusTime: now},
@@ -140,6 +142,7 @@ func (a *agent) setConnected(c bool) {
 	a.mu.Lock()
 	a.connected = c
 	a.mu.Unlock()
+	a.changes.notify()
 }
 
 // onMessage queues the newest remote configuration and collector package
@@ -213,6 +216,7 @@ func (a *agent) work(ctx context.Context) {
 // agent has not reported yet; an offer of a version it does not run, with an
 // all-packages hash it has not handled (OpAMP's way to say "same offer").
 func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer) {
+	defer a.changes.notify()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rc, of := a.pendingConfig, a.pendingOffer
@@ -247,22 +251,27 @@ const (
 	withPackages
 )
 
-// report applies change to the state (mu held) and sends the parts.
+// report applies change to the state (mu held) and sends the parts. The
+// client may send each part in a message of its own, so the health goes
+// first: on a restart into a new version the server sees the new process's
+// start-up report before (or with) the new service.version, as with the real
+// supervisor, never the old process's StatusOK under the new version.
 func (a *agent) report(change func(), parts part) {
 	a.mu.Lock()
 	change()
 	h := health(a.health, a.update)
 	desc, pkgs := a.descriptionLocked(), packageStatuses(a.pkg)
 	a.mu.Unlock()
-	if parts&withDescription != 0 {
-		a.warn("description", a.client.SetAgentDescription(desc))
+	if parts&withHealth != 0 {
+		a.warn("health", a.client.SetHealth(h))
 	}
 	if parts&withPackages != 0 {
 		a.warn("package statuses", a.client.SetPackageStatuses(pkgs))
 	}
-	if parts&withHealth != 0 {
-		a.warn("health", a.client.SetHealth(h))
+	if parts&withDescription != 0 {
+		a.warn("description", a.client.SetAgentDescription(desc))
 	}
+	a.changes.notify()
 }
 
 // reportConfig sends the remote configuration status.
@@ -272,6 +281,7 @@ func (a *agent) reportConfig(status protobufs.RemoteConfigStatuses, hash []byte,
 	a.remote = rcs
 	a.mu.Unlock()
 	a.warn("remote config status", a.client.SetRemoteConfigStatus(proto.Clone(rcs).(*protobufs.RemoteConfigStatus)))
+	a.changes.notify()
 }
 
 func (a *agent) warn(what string, err error) {

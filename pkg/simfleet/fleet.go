@@ -15,9 +15,31 @@ const stopTimeout = 5 * time.Second
 // Fleet is a running simulated fleet. Its methods may be called from any
 // goroutine.
 type Fleet struct {
-	agents []*agent
-	cancel context.CancelFunc
-	once   sync.Once
+	agents  []*agent
+	changes *changes
+	cancel  context.CancelFunc
+	once    sync.Once
+}
+
+// changes tells waiters that the state of some agent changed.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newChanges() *changes { return &changes{ch: make(chan struct{})} }
+
+func (c *changes) notify() {
+	c.mu.Lock()
+	close(c.ch)
+	c.ch = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
 }
 
 // Start starts cfg.N agents; each connects in the background and keeps
@@ -29,9 +51,10 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	f := &Fleet{cancel: cancel}
+	f := &Fleet{cancel: cancel, changes: newChanges()}
 	for n := 1; n <= cfg.N; n++ {
 		a := newAgent(cfg, n)
+		a.changes = f.changes
 		if err := a.start(ctx); err != nil {
 			f.Stop()
 			return nil, err
@@ -93,6 +116,23 @@ func (f *Fleet) Snapshot() []AgentState {
 		out = append(out, a.state())
 	}
 	return out
+}
+
+// Wait blocks until cond holds for a snapshot of the fleet, checking again
+// whenever an agent's state changes, or until ctx is done.
+// Example: f.Wait(ctx, func(s []AgentState) bool { return all connected })
+func (f *Fleet) Wait(ctx context.Context, cond func([]AgentState) bool) error {
+	for {
+		changed := f.changes.next() // before the snapshot, so no change is missed
+		if cond(f.Snapshot()) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (a *agent) state() AgentState {

@@ -1,8 +1,10 @@
 package simfleet
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"maps"
 	"slices"
 	"testing"
@@ -39,7 +41,7 @@ func TestFleet_ConnectsWithTokenAndDescribesItself(t *testing.T) {
 			t.Errorf("agent %d initial package status %v", n, p)
 		}
 	}
-	h.srv.wait(t, h.uid(3), "snapshot connected", func(*seen) bool { return h.fleet.Snapshot()[2].Connected })
+	h.waitFleet(t, "all connected", func(s []AgentState) bool { return s[0].Connected && s[1].Connected && s[2].Connected })
 	if s := h.fleet.Snapshot()[0]; s.Version != "0.161.0" || !s.Healthy || s.Status != StatusOK || !s.Canary || s.HostName != "sim-01" {
 		t.Errorf("snapshot of agent 1: %+v", s)
 	}
@@ -92,9 +94,18 @@ func TestFleet_AppliesRemoteConfigAndRestarts(t *testing.T) {
 	got := h.srv.view(uid)
 	assertLog(t, "config", got.configLog, []string{"UNSET ", "APPLYING " + hash, "APPLIED " + hash})
 	assertLog(t, "health", got.healthLog, []string{"healthy StatusOK", "unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"})
-	h.srv.wait(t, uid, "snapshot idle", func(*seen) bool { return !h.fleet.Snapshot()[0].Busy })
+	h.waitFleet(t, "idle", func(s []AgentState) bool { return !s[0].Busy })
 	if s := h.fleet.Snapshot()[0]; s.ConfigStatus != "APPLIED" || s.ConfigHash != hash || !s.Healthy {
 		t.Errorf("snapshot after applying: %+v", s)
+	}
+}
+
+func TestFleet_WaitEndsWithItsContext(t *testing.T) {
+	h := start(t, 1, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.fleet.Wait(ctx, func([]AgentState) bool { return false }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait returned %v, want the context's error", err)
 	}
 }
 

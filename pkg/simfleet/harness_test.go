@@ -117,7 +117,7 @@ type seen struct {
 	disconnected bool
 	healthLog    []string // "<healthy> <status>"
 	updateLog    []string // status of the update component
-	versionLog   []string // service.version
+	versionLog   []string // "<service.version> with <health when it changed>"
 	configLog    []string // "<STATUS> <hash prefix>"
 	pkgLog       []string // "<STATUS> <offered> <percent>"
 }
@@ -179,19 +179,19 @@ func (s *testServer) receive(conn types.Connection, authz string, m *protobufs.A
 	if m.GetCapabilities() != 0 {
 		a.caps = m.GetCapabilities()
 	}
-	if d := m.GetAgentDescription(); d != nil {
-		a.attrs = map[string]string{}
-		for _, kv := range append(d.GetIdentifyingAttributes(), d.GetNonIdentifyingAttributes()...) {
-			a.attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
-		}
-		a.versionLog = appendChanged(a.versionLog, a.attrs["service.version"])
-	}
 	if h := m.GetHealth(); h != nil {
 		a.health = h
 		a.healthLog = appendChanged(a.healthLog, fmtBool(h.GetHealthy())+" "+h.GetStatus())
 		if u := h.GetComponentHealthMap()[UpdateComponent]; u != nil {
 			a.updateLog = appendChanged(a.updateLog, u.GetStatus())
 		}
+	}
+	if d := m.GetAgentDescription(); d != nil { // after the health: a message's health is the new version's
+		a.attrs = map[string]string{}
+		for _, kv := range append(d.GetIdentifyingAttributes(), d.GetNonIdentifyingAttributes()...) {
+			a.attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
+		}
+		a.versionLog = appendChanged(a.versionLog, a.attrs["service.version"]+" with "+a.healthLog[len(a.healthLog)-1])
 	}
 	if rc := m.GetRemoteConfigStatus(); rc != nil {
 		a.remote = rc
@@ -361,4 +361,14 @@ func (h *harness) settle(t *testing.T, n int) {
 		return proto.Equal(s.health, wantHealth) && proto.Equal(s.pkgs, wantPkgs) &&
 			(!reported || proto.Equal(s.remote, remote)) && s.attrs["service.version"] == version
 	})
+}
+
+// waitFleet waits until cond holds for the fleet's snapshot.
+func (h *harness) waitFleet(t *testing.T, what string, cond func([]AgentState) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	if err := h.fleet.Wait(ctx, cond); err != nil {
+		t.Fatalf("timed out waiting for %s: %+v", what, h.fleet.Snapshot())
+	}
 }

@@ -34,6 +34,7 @@ func TestFleet_UpdatesOnPackageOffer(t *testing.T) {
 		h.step(t, 1)
 	}
 	h.srv.wait(t, uid, "the update to succeed", func(a *seen) bool { return len(a.updateLog) > 0 && a.updateLog[len(a.updateLog)-1] == AttemptSucceeded })
+	h.settle(t, 1)
 
 	got := h.srv.view(uid)
 	assertLog(t, "update", got.updateLog, []string{"offered", "downloading", "verifying", "installing", "restarting", "health_check", "succeeded"})
@@ -47,7 +48,8 @@ func TestFleet_UpdatesOnPackageOffer(t *testing.T) {
 		"Installed has 0.162.0 offered 0.162.0",
 	})
 	assertLog(t, "health", got.healthLog, []string{"healthy StatusOK", "unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"})
-	assertLog(t, "service.version", got.versionLog, []string{"0.161.0", "0.162.0"})
+	// The new version arrives with or after the new process's start-up report.
+	assertLog(t, "service.version", got.versionLog, []string{"0.161.0 with healthy StatusOK", "0.162.0 with unhealthy "})
 	if got.health.GetStartTimeUnixNano() != at(5) {
 		t.Errorf("process start %d, want the restart at step 5", got.health.GetStartTimeUnixNano())
 	}
@@ -73,7 +75,7 @@ func TestFleet_UpdatesOnPackageOffer(t *testing.T) {
 	if !maps.Equal(children, want) {
 		t.Errorf("children\n got %v\nwant %v", children, want)
 	}
-	h.srv.wait(t, uid, "snapshot idle", func(*seen) bool { return !h.fleet.Snapshot()[0].Busy })
+	h.waitFleet(t, "idle", func(s []AgentState) bool { return !s[0].Busy })
 	if s := h.fleet.Snapshot()[0]; s.Version != "0.162.0" || s.Update != AttemptSucceeded || s.UpdateVersion != "0.162.0" {
 		t.Errorf("snapshot %+v", s)
 	}
@@ -89,6 +91,7 @@ func TestFleet_FailsUpdateToFailVersion(t *testing.T) {
 		h.step(t, 1)
 	}
 	h.srv.wait(t, uid, "the update to fail", func(a *seen) bool { return len(a.updateLog) > 0 && a.updateLog[len(a.updateLog)-1] == AttemptFailed })
+	h.settle(t, 1) // the package status may follow the health in a message of its own
 
 	got := h.srv.view(uid)
 	assertLog(t, "update", got.updateLog, []string{"offered", "downloading", "verifying", "failed"})
@@ -104,6 +107,6 @@ func TestFleet_FailsUpdateToFailVersion(t *testing.T) {
 	if _, ok := u.GetComponentHealthMap()["step:installing"]; ok {
 		t.Error("a step after the failed one was reported")
 	}
-	assertLog(t, "service.version", got.versionLog, []string{"0.161.0"})
+	assertLog(t, "service.version", got.versionLog, []string{"0.161.0 with healthy StatusOK"})
 	assertLog(t, "health", got.healthLog, []string{"healthy StatusOK"}) // the collector was never restarted
 }
