@@ -21,6 +21,9 @@ const (
 // configuration that carries the marker, in its FailMode.
 func (a *agent) applyConfig(ctx context.Context, rc *protobufs.AgentRemoteConfig) error {
 	hash := rc.GetConfigHash()
+	if hash == nil {
+		hash = []byte{} // the client refuses a nil hash in the status
+	}
 	a.reportConfig(applying, hash, "")
 	if err := a.sleep(ctx, a.jit.between(a.cfg.Delays.ApplyMin, a.cfg.Delays.ApplyMax)); err != nil {
 		return err
