@@ -3,13 +3,16 @@ package enginetask
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -170,4 +173,36 @@ func (h Handler) recordFailure(ctx context.Context, in Input) (Output, error) {
 		v = VerdictDone
 	}
 	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: v, Status: string(st), Reason: reason}, nil
+}
+
+// Operate carries out an operator action: it applies the action, evaluates
+// the rollout at once and stores both (Passer.Act), then wakes an execution
+// parked for approval or a pause. The stored token is read in the same pass
+// that writes the action, and parking is conditional on the status the pass
+// saw, so a token is either seen here or its park task wakes itself.
+func (h Handler) Operate(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
+	res, err := h.Act(ctx, rolloutID, req)
+	if err != nil {
+		return res, err
+	}
+	tok := res.Rollout.TaskToken
+	if tok == "" {
+		return res, nil
+	}
+	if err := Wake(ctx, h.SFN, tok, fmt.Sprintf("%s by %s", req.Action, req.Actor)); err != nil && !taskGone(err) {
+		return res, fmt.Errorf("wake rollout %s: %w", rolloutID, err)
+	}
+	if err := h.Tokens.ClearToken(ctx, rolloutID); err != nil {
+		return res, fmt.Errorf("clear token of rollout %s: %w", rolloutID, err)
+	}
+	res.Rollout.TaskToken = ""
+	return res, nil
+}
+
+// taskGone reports whether a token no longer parks anything (the execution
+// moved on or ended): waking it again is not an error.
+func taskGone(err error) bool {
+	var gone *types.TaskDoesNotExist
+	var timedOut *types.TaskTimedOut
+	return errors.As(err, &gone) || errors.As(err, &timedOut)
 }

@@ -1,0 +1,309 @@
+package enginetask_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/sfnlocal"
+	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+// t0 is a Monday, noon UTC.
+var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
+const engineFunction = "myriarch-engine"
+
+// rig runs the rollout state machine of statemachines/ on the local Step
+// Functions endpoint, with the engine tasks on DynamoDB Local, on a fake
+// clock. Agents are simulated by writing their reports through the store.
+type rig struct {
+	t     testing.TB
+	ctx   context.Context
+	clk   *sfnlocal.FakeClock
+	srv   *sfnlocal.Server
+	sfn   *sfn.Client
+	st    *store.Store
+	h     enginetask.Handler
+	smArn string
+
+	invocations atomic.Int64
+	failEval    atomic.Int32 // evaluate tasks to fail before they run
+	mu          sync.Mutex
+	behaviour   map[string]string // agent id -> "fail" (reports FAILED for h1) or "silent"
+	applies     map[string]int    // agent id -> configurations applied
+	ids         []string          // every simulated agent
+}
+
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	r := &rig{t: t, ctx: ctx, clk: sfnlocal.NewFakeClock(t0), st: storetest.New(t),
+		behaviour: map[string]string{}, applies: map[string]int{}}
+	r.srv = sfnlocal.New(sfnlocal.Options{Clock: r.clk})
+	t.Cleanup(r.srv.Close)
+	hs := httptest.NewServer(r.srv)
+	t.Cleanup(hs.Close)
+	r.sfn = sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	r.h = enginetask.Handler{
+		Passer: enginetask.Passer{Store: r.st, Clock: r.clk.Now,
+			Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: r.st}}},
+		Tokens: r.st, SFN: r.sfn,
+	}
+	r.srv.RegisterLambda(engineFunction, r.lambda)
+	def, err := os.ReadFile("../../statemachines/rollout.asl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := fmt.Sprintf("arn:aws:lambda:us-east-1:123456789012:function:%s", engineFunction)
+	out, err := r.sfn.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("myriarch-rollout"),
+		Definition: aws.String(strings.ReplaceAll(string(def), "${EngineFunctionArn}", arn)), RoleArn: aws.String("arn:aws:iam::123456789012:role/sfn")})
+	if err != nil {
+		t.Fatalf("the state machine must be accepted: %v", err)
+	}
+	r.smArn = *out.StateMachineArn
+	r.h.StateMachineArn = r.smArn
+	return r
+}
+
+// lambda is the engine function as Lambda would run it: JSON in, JSON out,
+// the error's type name becoming the error type Retry and Catch match.
+func (r *rig) lambda(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+	r.invocations.Add(1)
+	var in enginetask.Input
+	if err := json.Unmarshal(payload, &in); err != nil {
+		return nil, err
+	}
+	if in.Task == enginetask.TaskEvaluate && r.failEval.Load() > 0 {
+		r.failEval.Add(-1)
+		return nil, &enginetask.RetryableError{Err: fmt.Errorf("injected transient failure")}
+	}
+	out, err := r.h.Handle(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+// agents records n online, healthy agents of fleet edge on configuration h0
+// and version 0.160.0; ids a00, a01, ...
+func (r *rig) agents(n int, attrs func(i int) map[string]string) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%02d", i)
+		if n > 100 {
+			ids[i] = fmt.Sprintf("a%04d", i)
+		}
+		a := agent.Agent{ID: ids[i], Fleet: "edge", Online: true, LastSeen: t0, ConnectedAt: t0.Add(-time.Hour),
+			DesiredHash: "h0", ServiceVersion: "0.160.0", VersionSince: t0.Add(-time.Hour),
+			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0.Add(-time.Hour)},
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
+		if attrs != nil {
+			a.Attributes = attrs(i)
+		}
+		if _, err := r.st.RecordAgent(r.ctx, a); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	r.mu.Lock()
+	r.ids = append(r.ids, ids...)
+	r.mu.Unlock()
+	return ids
+}
+
+// start creates a rollout of kind k toward toRef with the policy and starts
+// its execution, named after the rollout.
+func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, attrs func(i int) map[string]string) {
+	snap := policy.Policy{Name: "test", Path: "policies/test.yaml", Commit: "c1", Spec: spec}.Snapshot(k)
+	from, to := "h0", "h1"
+	if k == policy.KindVersion {
+		from, to = "0.160.0", "0.161.0"
+	}
+	var cands []engine.Candidate
+	for i, a := range ids {
+		c := engine.Candidate{AgentID: a, FromRef: from}
+		if attrs != nil {
+			c.Attributes = mapAttrs(attrs(i))
+		}
+		cands = append(cands, c)
+	}
+	ro, ts := engine.Create(engine.NewRollout{ID: id, Fleet: "edge", Kind: k, Policy: snap, ToRef: to, Origin: rollout.OriginGitOps, Candidates: cands, Now: r.clk.Now()})
+	if k == policy.KindVersion {
+		ro.Executor = executor.Updater
+	}
+	if err := r.st.CreateRollout(r.ctx, ro, ts); err != nil {
+		r.t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]string{"rolloutId": id})
+	if _, err := r.sfn.StartExecution(r.ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(r.smArn), Name: aws.String(id), Input: aws.String(string(input))}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+type mapAttrs map[string]string
+
+func (m mapAttrs) Attr(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
+// simulate lets every agent react to what the engine decided: an agent
+// whose desired hash (or package offer) differs from what it runs applies it
+// and reports success (or FAILED), healthy.
+func (r *rig) simulate() {
+	r.t.Helper()
+	recs, err := r.st.AgentsByID(r.ctx, r.allIDs())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	now := r.clk.Now()
+	for id, a := range recs {
+		r.mu.Lock()
+		b := r.behaviour[id]
+		r.mu.Unlock()
+		changed := false
+		if a.DesiredHash != "" && a.DesiredHash != a.RemoteConfig.Hash && b != "silent" {
+			status := agent.ConfigApplied
+			if b == "fail" && a.DesiredHash == "h1" { // the new configuration breaks it; the old one works
+				status = agent.ConfigFailed
+			}
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: status, Since: now}
+			a.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now}
+			r.mu.Lock()
+			r.applies[id]++
+			r.mu.Unlock()
+			changed = true
+		}
+		if a.PackageOffer != "" && a.PackageOffer != a.ServiceVersion && b != "silent" {
+			a.ServiceVersion, a.VersionSince = a.PackageOffer, now
+			a.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now}
+			changed = true
+		}
+		if changed {
+			if _, err := r.st.RecordAgent(r.ctx, a); err != nil {
+				r.t.Fatal(err)
+			}
+		}
+	}
+}
+
+func (r *rig) allIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids
+}
+
+// run advances the fake clock from timer to timer, letting the agents react
+// after every step, until done reports true or nothing is scheduled any more
+// (the execution ended or parked on a task token).
+func (r *rig) run(done func() bool) {
+	r.t.Helper()
+	for step := 0; step < 5000; step++ {
+		if err := r.srv.WaitIdle(r.ctx); err != nil {
+			r.t.Fatal(err)
+		}
+		r.simulate()
+		if done != nil && done() {
+			return
+		}
+		if !r.clk.AdvanceToNext() {
+			if err := r.srv.WaitIdle(r.ctx); err != nil {
+				r.t.Fatal(err)
+			}
+			return
+		}
+	}
+	r.t.Fatal("the rollout did not settle within 5000 steps")
+}
+
+func (r *rig) rollout(id string) (rollout.Rollout, []rollout.Target) {
+	r.t.Helper()
+	ro, ts, err := r.st.LoadRollout(r.ctx, id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ro, ts
+}
+
+func (r *rig) wantStatus(id string, want rollout.Status) rollout.Rollout {
+	r.t.Helper()
+	ro, _ := r.rollout(id)
+	if ro.Status != want {
+		r.t.Fatalf("rollout %s is %s (%s), want %s", id, ro.Status, ro.StatusReason, want)
+	}
+	return ro
+}
+
+func (r *rig) execution(id string) *sfn.DescribeExecutionOutput {
+	r.t.Helper()
+	arn := strings.Replace(r.smArn, ":stateMachine:", ":execution:", 1) + ":" + id
+	out, err := r.sfn.DescribeExecution(r.ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return out
+}
+
+func (r *rig) wantExecution(id string, want types.ExecutionStatus) {
+	r.t.Helper()
+	if got := r.execution(id).Status; got != want {
+		r.t.Fatalf("execution %s is %s, want %s", id, got, want)
+	}
+}
+
+// history returns the state names the execution entered, in order.
+func (r *rig) history(id string) (states []string, events int) {
+	r.t.Helper()
+	arn := strings.Replace(r.smArn, ":stateMachine:", ":execution:", 1) + ":" + id
+	var token *string
+	for {
+		out, err := r.sfn.GetExecutionHistory(r.ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), NextToken: token, MaxResults: 1000})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, e := range out.Events {
+			events++
+			if e.StateEnteredEventDetails != nil {
+				states = append(states, *e.StateEnteredEventDetails.Name)
+			}
+		}
+		if out.NextToken == nil {
+			return states, events
+		}
+		token = out.NextToken
+	}
+}
+
+func (r *rig) operate(id string, req engine.Request) {
+	r.t.Helper()
+	if _, err := r.h.Operate(r.ctx, id, req); err != nil {
+		r.t.Fatalf("%s: %v", req.Action, err)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

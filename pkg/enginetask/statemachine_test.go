@@ -1,0 +1,190 @@
+package enginetask_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selector"
+	"github.com/myriarch/myriarch/pkg/windows"
+)
+
+func canaryAttrs(i int) map[string]string {
+	if i < 2 {
+		return map[string]string{"labels.wave": "canary"}
+	}
+	return map[string]string{"labels.wave": "rest"}
+}
+
+// canaryThenAll is the spec's example policy without its windows.
+func canaryThenAll() policy.Spec {
+	five := 5
+	return policy.Spec{
+		Waves: []policy.Wave{
+			{Name: "canary", Selector: &selector.Selector{MatchAttributes: map[string]string{"labels.wave": "canary"}}},
+			{Name: "rest", Percent: 100, RequireApproval: true},
+		},
+		MaxConcurrent: &five, HealthWait: 5 * time.Minute, ApplyTimeout: 30 * time.Minute, OfflineGracePeriod: 30 * time.Minute,
+		FailureThreshold: policy.Threshold{MaxFailed: 1},
+	}
+}
+
+func TestStateMachine_CanaryThenAll_ApprovedAndCompleted(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(8, canaryAttrs)
+	r.start("r-canary", policy.KindConfig, canaryThenAll(), ids, canaryAttrs)
+	r.run(nil)
+	ro := r.wantStatus("r-canary", rollout.WaitingApproval)
+	if ro.Waves[0].Status != rollout.WaveCompleted || ro.Waves[1].Status != rollout.WaveWaitingApproval || ro.TaskToken == "" {
+		t.Fatalf("waves %+v token %q: the canary completed and the rest waits, parked on a token", ro.Waves, ro.TaskToken)
+	}
+	states, _ := r.history("r-canary")
+	if states[len(states)-1] != "Waiting for approval" || !contains(states, "Health wait") {
+		t.Fatalf("states %v: the console must show the health wait and the approval", states)
+	}
+	r.operate("r-canary", engine.Request{Action: engine.ActionApprove, Wave: 1, Actor: "user:alice"})
+	r.run(nil)
+	r.wantStatus("r-canary", rollout.Completed)
+	r.wantExecution("r-canary", types.ExecutionStatusSucceeded)
+	_, ts := r.rollout("r-canary")
+	for _, tg := range ts {
+		if tg.Status != rollout.TargetSucceeded {
+			t.Fatalf("target %+v, want succeeded", tg)
+		}
+	}
+}
+
+func TestStateMachine_HealthWaitEndsExactly(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(1, nil)
+	spec := policy.Spec{HealthWait: 90 * time.Second}
+	r.start("r-hw", policy.KindConfig, spec, ids, nil)
+	r.run(nil)
+	r.wantStatus("r-hw", rollout.Completed)
+	_, ts := r.rollout("r-hw")
+	tg := ts[0]
+	if tg.VerifiedAt == nil || tg.FinishedAt == nil || !tg.FinishedAt.Equal(tg.VerifiedAt.Add(90*time.Second)) {
+		t.Fatalf("target verified %v finished %v: the health wait must end exactly at verifiedAt + healthWait", tg.VerifiedAt, tg.FinishedAt)
+	}
+}
+
+func TestStateMachine_FailingCanary_PausesThenResume(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(6, canaryAttrs)
+	r.behaviour["a00"] = "fail"
+	r.start("r-fail", policy.KindConfig, canaryThenAll(), ids, canaryAttrs)
+	r.run(nil)
+	ro := r.wantStatus("r-fail", rollout.Paused)
+	if !strings.Contains(ro.StatusReason, "failure threshold") || ro.TaskToken == "" {
+		t.Fatalf("reason %q token %q: paused by the threshold, parked on a token", ro.StatusReason, ro.TaskToken)
+	}
+	r.operate("r-fail", engine.Request{Action: engine.ActionResume, Actor: "user:bob"})
+	ro = r.wantStatus("r-fail", rollout.WaitingApproval) // resume acknowledged a00#1; the canary wave completed
+	if got := ro.AckedFailures[0]; len(got) != 1 || got[0] != "a00#1" {
+		t.Fatalf("ackedFailures %v, want [a00#1]", ro.AckedFailures)
+	}
+	r.operate("r-fail", engine.Request{Action: engine.ActionApprove, Wave: 1})
+	r.run(nil)
+	r.wantStatus("r-fail", rollout.Completed)
+}
+
+func TestStateMachine_OnFailureRollback_RolledBack(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(4, nil)
+	r.behaviour["a03"] = "fail"
+	spec := policy.Spec{OnFailure: policy.OnFailureRollback, HealthWait: time.Minute}
+	r.start("r-rb", policy.KindConfig, spec, ids, nil)
+	r.run(nil)
+	r.wantStatus("r-rb", rollout.RolledBack)
+	r.wantExecution("r-rb", types.ExecutionStatusFailed) // the console shows a rolled-back rollout in red
+	_, ts := r.rollout("r-rb")
+	for _, tg := range ts {
+		if tg.Status != rollout.TargetRolledBack {
+			t.Fatalf("target %s %s, want rolled_back", tg.AgentID, tg.Status)
+		}
+	}
+	states, _ := r.history("r-rb")
+	if states[len(states)-1] != "Rolled back" {
+		t.Fatalf("last state %q, want Rolled back", states[len(states)-1])
+	}
+}
+
+func TestStateMachine_Abort(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(6, canaryAttrs)
+	r.start("r-abort", policy.KindConfig, canaryThenAll(), ids, canaryAttrs)
+	r.run(nil)
+	r.wantStatus("r-abort", rollout.WaitingApproval)
+	r.operate("r-abort", engine.Request{Action: engine.ActionAbort, Actor: "user:carol"})
+	r.run(nil)
+	r.wantStatus("r-abort", rollout.Aborted)
+	r.wantExecution("r-abort", types.ExecutionStatusSucceeded)
+	_, ts := r.rollout("r-abort")
+	for _, tg := range ts {
+		if tg.Wave == 1 && tg.Status != rollout.TargetCancelled {
+			t.Fatalf("target %+v of the unapproved wave, want cancelled", tg)
+		}
+	}
+}
+
+func TestStateMachine_MaintenanceWindowDelaysStart(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(2, nil)
+	// t0 is Monday 12:00 UTC; the window opens at 22:00 UTC.
+	spec := policy.Spec{MaintenanceWindows: []windows.Window{{Start: 22 * 60, End: 5 * 60, Timezone: "UTC"}}}
+	r.start("r-win", policy.KindConfig, spec, ids, nil)
+	r.run(func() bool {
+		_, ts := r.rollout("r-win")
+		return ts[0].StartedAt != nil
+	})
+	_, ts := r.rollout("r-win")
+	opens := time.Date(2026, 3, 2, 22, 0, 0, 0, time.UTC)
+	if !ts[0].StartedAt.Equal(opens) {
+		t.Fatalf("started at %s, want when the window opens, %s", ts[0].StartedAt, opens)
+	}
+	r.run(nil)
+	r.wantStatus("r-win", rollout.Completed)
+	states, events := r.history("r-win")
+	if !contains(states, "Waiting for a maintenance window") || events > 200 {
+		t.Fatalf("%d events, states %v: a ten-hour wait for a window must sleep until it opens, not tick", events, states)
+	}
+}
+
+func TestStateMachine_TransientTaskFailure_RetriedWithoutDoubleEffects(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(3, nil)
+	r.failEval.Store(2)
+	r.start("r-retry", policy.KindConfig, policy.Spec{}, ids, nil)
+	r.run(nil)
+	r.wantStatus("r-retry", rollout.Completed)
+	for _, id := range ids {
+		if n := r.applies[id]; n != 1 {
+			t.Fatalf("agent %s applied the configuration %d times, want once", id, n)
+		}
+	}
+	_, ts := r.rollout("r-retry")
+	for _, tg := range ts {
+		if tg.Attempt != 1 || tg.Status != rollout.TargetSucceeded {
+			t.Fatalf("target %+v, want one succeeded attempt", tg)
+		}
+	}
+}
+
+func TestStateMachine_VersionRolloutThroughTheUpdater(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(5, nil)
+	r.start("r-ver", policy.KindVersion, policy.Spec{Waves: []policy.Wave{{Name: "early", Percent: 20}, {Name: "rest", Percent: 100}}}, ids, nil)
+	r.run(nil)
+	r.wantStatus("r-ver", rollout.Completed)
+	_, ts := r.rollout("r-ver")
+	for _, tg := range ts {
+		if tg.ExternalRef != "updater" || tg.Progress == nil || tg.Progress.Phase != "succeeded" {
+			t.Fatalf("target %+v progress %+v, want started by the updater and progress succeeded", tg, tg.Progress)
+		}
+	}
+}
