@@ -25,7 +25,7 @@ const TargetRollout = "rollout"
 // retry-failed: the Passer applies it, evaluates at once and stores; then a
 // parked execution is woken. Every decided action is audited as
 // rollout.<action>, refusals included.
-func (s *server) rolloutAction(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
 	action := engine.Action(chi.URLParam(r, "action"))
 	if !slices.Contains(engine.Actions, action) {
 		return 0, nil, problem(http.StatusNotFound, CodeActionUnknown,
@@ -34,7 +34,7 @@ func (s *server) rolloutAction(w http.ResponseWriter, r *http.Request, p Princip
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
 	}
-	req, pr := actionRequest(w, r, action)
+	req, pr := actionRequest(r, action)
 	if pr != nil {
 		return 0, nil, pr
 	}
@@ -62,16 +62,16 @@ func (s *server) rolloutAction(w http.ResponseWriter, r *http.Request, p Princip
 
 // actionRequest reads the body: approve needs {"wave": n}; the other
 // actions take no body or an empty object.
-func actionRequest(w http.ResponseWriter, r *http.Request, action engine.Action) (engine.Request, *Problem) {
+func actionRequest(r *http.Request, action engine.Action) (engine.Request, *Problem) {
 	req := engine.Request{Action: action}
 	if action != engine.ActionApprove {
 		var none struct{}
-		return req, decodeBody(w, r, &none, MaxBodyBytes, true)
+		return req, decodeBody(r, &none, MaxBodyBytes, true)
 	}
 	var body struct {
 		Wave *int `json:"wave"`
 	}
-	if pr := decodeBody(w, r, &body, MaxBodyBytes, false); pr != nil {
+	if pr := decodeBody(r, &body, MaxBodyBytes, false); pr != nil {
 		return req, pr
 	}
 	switch {

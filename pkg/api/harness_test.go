@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -26,6 +27,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/revision"
 )
 
 // t0 is the harness's start time; tests move the clock with advance.
@@ -95,7 +97,7 @@ type harness struct {
 func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 	t.Helper()
 	h := &harness{t: t, store: newMemStore(), sfn: &fakeSFN{}, now: t0}
-	h.passer = enginetask.Passer{Store: h.store, Clock: h.clock,
+	h.passer = enginetask.Passer{Store: h.store, Clock: h.clock, Log: slog.New(slog.DiscardHandler),
 		Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: h.store}}}
 	d := Deps{
 		Store: h.store, Actions: h.passer, SFN: h.sfn,
@@ -391,4 +393,17 @@ func (h *harness) waitingApproval() string {
 		h.t.Fatalf("rollout is %s, want waiting_approval", r.Status)
 	}
 	return id
+}
+
+func mustLoad(t testing.TB, files map[string]string) revision.Revision {
+	t.Helper()
+	bs := map[string][]byte{}
+	for p, s := range files {
+		bs[p] = []byte(s)
+	}
+	rev, issues := revision.Load(bs, "9f3c2a17")
+	if issues.HasErrors() {
+		t.Fatalf("fixture revision: %v", issues)
+	}
+	return rev
 }

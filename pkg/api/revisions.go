@@ -23,7 +23,7 @@ const (
 )
 
 // readRevision decodes {"commit": ..., "files": {path: text}} (10 MiB).
-func readRevision(w http.ResponseWriter, r *http.Request) (string, map[string][]byte, *Problem) {
+func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	if _, pr := newQuery(r); pr != nil {
 		return "", nil, pr
 	}
@@ -31,7 +31,7 @@ func readRevision(w http.ResponseWriter, r *http.Request) (string, map[string][]
 		Commit *string            `json:"commit"`
 		Files  *map[string]string `json:"files"`
 	}
-	if pr := decodeBody(w, r, &req, MaxRevisionBodyBytes, false); pr != nil {
+	if pr := decodeBody(r, &req, MaxRevisionBodyBytes, false); pr != nil {
 		return "", nil, pr
 	}
 	switch {
@@ -56,8 +56,8 @@ type validation struct {
 	Issues   issue.List `json:"issues"`
 }
 
-func (s *server) validateRevision(w http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
-	commit, files, pr := readRevision(w, r)
+func (s *server) validateRevision(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	commit, files, pr := readRevision(r)
 	if pr != nil {
 		return 0, nil, pr
 	}
@@ -98,8 +98,8 @@ type conflict struct {
 // assigns the agents to fleets and plans every affected fleet for both
 // kinds (bootstrap included: the planner gives agents without a desired
 // hash the assigned one). With an error nothing is applied.
-func (s *server) applyRevision(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
-	commit, files, pr := readRevision(w, r)
+func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+	commit, files, pr := readRevision(r)
 	if pr != nil {
 		return 0, nil, pr
 	}

@@ -29,12 +29,12 @@ type selectResponse struct {
 // selectFleetVersion stores an operator's choice, audits it and asks the
 // planner to plan the fleet (spec version-selection.md, "Flow of a
 // selection"). The decision is pkg/selection's; this carries it out.
-func (s *server) selectFleetVersion(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+func (s *server) selectFleetVersion(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
 	}
 	var req selection.SelectRequest
-	if pr := decodeBody(w, r, &req, MaxBodyBytes, false); pr != nil {
+	if pr := decodeBody(r, &req, MaxBodyBytes, false); pr != nil {
 		return 0, nil, pr
 	}
 	ctx, name := r.Context(), chi.URLParam(r, "name")
@@ -113,14 +113,14 @@ type clearResponse struct {
 
 // clearFleetVersionSelection takes the choice back: the Git target applies
 // again, and the planner plans the fleet.
-func (s *server) clearFleetVersionSelection(w http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
+func (s *server) clearFleetVersionSelection(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
 	}
 	var req struct {
 		Reason string `json:"reason"`
 	}
-	if pr := decodeBody(w, r, &req, MaxBodyBytes, true); pr != nil {
+	if pr := decodeBody(r, &req, MaxBodyBytes, true); pr != nil {
 		return 0, nil, pr
 	}
 	ctx, name := r.Context(), chi.URLParam(r, "name")

@@ -1,0 +1,247 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+func (h *harness) park(id, token string) {
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	r := h.store.rollouts[id]
+	r.TaskToken = token
+	h.store.rollouts[id] = r
+}
+
+func (h *harness) rollout(id string) rollout.Rollout {
+	h.t.Helper()
+	r, err := h.store.GetRollout(context.Background(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
+func (h *harness) setStatus(id string, st rollout.Status) {
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	r := h.store.rollouts[id]
+	r.Status = st
+	h.store.rollouts[id] = r
+}
+
+func TestApprove_ReleasesTheWaveWakesTheExecutionAndAudits(t *testing.T) {
+	h := newHarness(t)
+	id := h.waitingApproval()
+	h.park(id, "tok-1")
+	rep := h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`))
+	wantOK(t, rep)
+	v := decode[rolloutView](t, rep)
+	if v.Status != rollout.Running || !v.Waves[1].Approved || v.Waves[1].Counts.InProgress != 3 {
+		t.Errorf("after approve: status %s, wave 1 approved %v, in progress %d; want running, true, 3 (evaluated at once)",
+			v.Status, v.Waves[1].Approved, v.Waves[1].Counts.InProgress)
+	}
+	if got := h.sfn.wokenTokens(); len(got) != 1 || got[0] != "tok-1" {
+		t.Errorf("woken %v, want [tok-1]", got)
+	}
+	if tok := h.rollout(id).TaskToken; tok != "" {
+		t.Errorf("task token %q left after the wake", tok)
+	}
+	e := h.store.lastAudit()
+	if e.Action != "rollout.approve" || e.Actor != operator.Actor || e.Result != audit.ResultSuccess || e.TargetType != "rollout" ||
+		e.TargetID != id || e.Details["wave"] != float64(1) || e.Details["status"] != "running" {
+		t.Errorf("audit %+v", e)
+	}
+}
+
+func TestActions_EachTakesEffectAtOnce(t *testing.T) {
+	cases := []struct {
+		action string
+		from   rollout.Status
+		want   rollout.Status
+	}{
+		{"pause", rollout.Running, rollout.Paused},                // stops new starts
+		{"resume", rollout.Paused, rollout.WaitingApproval},       // continues; evaluated at once: wave 1 waits for approval
+		{"abort", rollout.WaitingApproval, rollout.Aborted},       // stops the rollout
+		{"rollback", rollout.Running, rollout.RollingBack},        // returns started targets
+		{"retry-failed", rollout.Failed, rollout.WaitingApproval}, // runs again; evaluated at once: wave 1 waits for approval
+	}
+	for _, c := range cases {
+		t.Run(c.action, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.waitingApproval()
+			h.setStatus(id, c.from)
+			rep := h.do(post("/api/v1/rollouts/"+id+"/actions/"+c.action, RoleOperator, ""))
+			wantOK(t, rep)
+			if v := decode[rolloutView](t, rep); v.Status != c.want {
+				t.Errorf("status %s, want %s", v.Status, c.want)
+			}
+			if st := h.rollout(id).Status; st != c.want {
+				t.Errorf("stored status %s, want %s", st, c.want)
+			}
+			if e := h.store.lastAudit(); e.Action != "rollout."+c.action || e.Result != audit.ResultSuccess {
+				t.Errorf("audit %s %s, want rollout.%s success", e.Action, e.Result, c.action)
+			}
+		})
+	}
+}
+
+func TestPause_ReasonNamesTheOperator(t *testing.T) {
+	h := newHarness(t)
+	id := h.waitingApproval()
+	v := decode[rolloutView](t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "{}")))
+	if v.StatusReason != "paused by Dana Operator" {
+		t.Errorf("statusReason %q, want paused by Dana Operator", v.StatusReason)
+	}
+	if len(h.sfn.wokenTokens()) != 0 {
+		t.Errorf("woke %v without a parked execution", h.sfn.wokenTokens())
+	}
+}
+
+func TestActions_RefusalsAreProblemsAuditedAndChangeNothing(t *testing.T) {
+	cases := []struct {
+		name, action, body string
+		status             int
+		code               string
+		audited            bool
+	}{
+		{"resume a running rollout", "resume", "", 409, CodeActionNotAllowed, true},
+		{"approve a completed wave", "approve", `{"wave": 0}`, 409, CodeWaveNotApprovable, true},
+		{"approve a wave that does not exist", "approve", `{"wave": 7}`, 422, CodeWaveNotFound, true},
+		{"an action that does not exist", "explode", "", 404, CodeActionUnknown, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.waitingApproval()
+			h.setStatus(id, rollout.Running)
+			before, audits := h.store.snapshot(), h.store.auditLen()
+			p := wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/"+c.action, RoleOperator, c.body)), c.status, c.code)
+			if h.store.snapshot() != before {
+				t.Errorf("a refused action changed the store")
+			}
+			if got := h.store.auditLen() - audits; (got == 1) != c.audited {
+				t.Errorf("%d audit entries written, audited %v", got, c.audited)
+			}
+			if c.audited {
+				if e := h.store.lastAudit(); e.Result != audit.ResultFailure || e.Details["code"] != c.code || e.Details["error"] == "" {
+					t.Errorf("audit %+v, want a failure with code %s", e, c.code)
+				}
+			}
+			if c.status == 422 && (len(p.Issues) != 1 || p.Issues[0].Code != CodeWaveNotFound || p.Issues[0].Path != "wave") {
+				t.Errorf("issues %+v, want wave_not_found at wave", p.Issues)
+			}
+		})
+	}
+}
+
+func TestActions_MissingRolloutIs404AndNotAudited(t *testing.T) {
+	h := newHarness(t)
+	wantProblem(t, h.do(post("/api/v1/rollouts/r-404/actions/pause", RoleOperator, "")), http.StatusNotFound, CodeRolloutNotFound)
+	if n := h.store.auditLen(); n != 0 {
+		t.Errorf("%d audit entries for a rollout that does not exist", n)
+	}
+}
+
+func TestActions_LostRacesPersistingAre409Conflict(t *testing.T) {
+	h := newHarness(t)
+	id := h.waitingApproval()
+	h.store.fail["SavePass"] = rollout.ErrConflict
+	wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")), http.StatusConflict, CodeConflict)
+	if e := h.store.lastAudit(); e.Action != "rollout.pause" || e.Result != audit.ResultFailure {
+		t.Errorf("audit %+v, want a failed rollout.pause", e)
+	}
+}
+
+// hookSFN runs hook when it wakes a token, as a real execution resumes.
+type hookSFN struct {
+	*fakeSFN
+	hook func(token string)
+}
+
+func (f *hookSFN) SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	out, err := f.fakeSFN.SendTaskSuccess(ctx, in, opts...)
+	if f.hook != nil {
+		f.hook(*in.TaskToken)
+	}
+	return out, err
+}
+
+// The woken execution evaluates and parks again before the API clears the
+// token it woke: the new token must survive, or nothing could wake it.
+func TestWake_TokenStoredByANewParkSurvives(t *testing.T) {
+	woke := &hookSFN{fakeSFN: &fakeSFN{}}
+	h := newHarness(t, func(d *Deps) { d.SFN = woke })
+	id := h.waitingApproval()
+	h.park(id, "tok-1")
+	woke.hook = func(string) { h.park(id, "tok-2") }
+	wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`)))
+	if tok := h.rollout(id).TaskToken; tok != "tok-2" {
+		t.Errorf("token %q after the wake, want tok-2 (stored by the new park)", tok)
+	}
+	if got := woke.wokenTokens(); len(got) != 1 || got[0] != "tok-1" {
+		t.Errorf("woken %v, want [tok-1]", got)
+	}
+}
+
+func TestWake_DeadTokenIsClearedOtherFailuresKeepIt(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string // the stored token afterwards
+	}{
+		{"the execution ended", &types.TaskDoesNotExist{}, ""},    // nothing left to wake
+		{"the task timed out", &types.TaskTimedOut{}, ""},         // nothing left to wake
+		{"throttled", errors.New("ThrottlingException"), "tok-1"}, // the next action wakes it
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.waitingApproval()
+			h.park(id, "tok-1")
+			h.sfn.err = c.err
+			wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`)))
+			if tok := h.rollout(id).TaskToken; tok != c.want {
+				t.Errorf("token %q, want %q", tok, c.want)
+			}
+		})
+	}
+}
+
+func TestApprove_BodyIsRequiredAndStrict(t *testing.T) {
+	cases := []struct {
+		name, body, contentType string
+		status                  int
+		code                    string
+	}{
+		{"no body", "", "", 400, CodeRequestInvalid},
+		{"no wave", `{}`, "", 400, CodeRequestInvalid},
+		{"wave as a string", `{"wave": "1"}`, "", 400, CodeRequestInvalid},
+		{"negative wave", `{"wave": -1}`, "", 400, CodeRequestInvalid},
+		{"unknown field", `{"wave": 1, "force": true}`, "", 400, CodeRequestInvalid},
+		{"two values", `{"wave": 1} {"wave": 2}`, "", 400, CodeRequestInvalid},
+		{"malformed", `{"wave": `, "", 400, CodeRequestInvalid},
+		{"not JSON", `wave=1`, "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.waitingApproval()
+			before, audits := h.store.snapshot(), h.store.auditLen()
+			r := post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, c.body)
+			r.contentType = c.contentType
+			wantProblem(t, h.do(r), c.status, c.code)
+			if h.store.snapshot() != before || h.store.auditLen() != audits {
+				t.Errorf("bad input changed the store or the audit log")
+			}
+		})
+	}
+}

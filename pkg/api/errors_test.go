@@ -1,0 +1,224 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestAuthentication_MissingOrUnknownTokenIs401(t *testing.T) {
+	h := newHarness(t)
+	cases := []struct {
+		name, header string
+	}{
+		{"no header", ""},
+		{"unknown token", "Bearer not-a-token"},
+		{"another scheme", "Basic " + tokens[RoleAdmin]},
+		{"bearer without token", "Bearer "},
+	}
+	for _, c := range cases {
+		r := req{method: http.MethodGet, path: "/api/v1/rollouts", header: map[string]string{}}
+		if c.header != "" {
+			r.header["Authorization"] = c.header
+		}
+		rep := h.do(r)
+		wantProblem(t, rep, http.StatusUnauthorized, CodeUnauthenticated)
+		if !strings.HasPrefix(rep.header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate %q, want Bearer", c.name, rep.header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+func TestPermissions_403NamesTheMissingPermission(t *testing.T) {
+	cases := []struct {
+		role       Role
+		method     string
+		path, body string
+		permission Permission
+	}{
+		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/pause", "", PermOperate},                                  // viewers read only
+		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/approve", `{"wave": 1}`, PermOperate},                     // approve too
+		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/select-version", `{"version": "0.162.0"}`, PermSetVersion}, // choosing a version
+		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/clear-version-selection", "", PermSetVersion},              // and taking it back
+		{RoleOperator, "POST", "/api/v1/revisions", `{"commit": "x", "files": {}}`, PermApplyRevisions},              // revisions are the admin's
+	}
+	for _, c := range cases {
+		h := newHarness(t)
+		h.applyFixture()
+		before, audits := h.store.snapshot(), h.store.auditLen()
+		p := wantProblem(t, h.do(req{method: c.method, path: c.path, token: tokens[c.role], body: c.body}), http.StatusForbidden, CodeForbidden)
+		if p.Permission != c.permission || !strings.Contains(p.Detail, string(c.permission)) {
+			t.Errorf("%s %s as %s: permission %q (%s), want %q", c.method, c.path, c.role, p.Permission, p.Detail, c.permission)
+		}
+		if h.store.snapshot() != before || h.store.auditLen() != audits {
+			t.Errorf("%s %s: a forbidden request changed the store", c.method, c.path)
+		}
+	}
+}
+
+func TestGetMe_PermissionsByRole(t *testing.T) {
+	h := newHarness(t)
+	cases := []struct {
+		role Role
+		want string
+	}{
+		{RoleViewer, "read"}, // reads only
+		{RoleOperator, "read,rollouts:operate,fleets:set_version"},              // spec: fleets:set_version for operator
+		{RoleAdmin, "read,rollouts:operate,fleets:set_version,revisions:apply"}, // and admin, who also applies revisions
+	}
+	for _, c := range cases {
+		me := decode[meView](t, h.do(get("/api/v1/me", c.role)))
+		var ps []string
+		for _, p := range me.Permissions {
+			ps = append(ps, string(p))
+		}
+		if me.Role != c.role || join(ps) != c.want || me.DisplayName == "" || me.Actor == "" {
+			t.Errorf("%s: %+v, want permissions %s", c.role, me, c.want)
+		}
+	}
+}
+
+func TestBadInput_400WithoutChangingAnything(t *testing.T) {
+	cases := []struct {
+		name string
+		r    req
+	}{
+		{"unknown query parameter", get("/api/v1/rollouts?fleets=edge", RoleViewer)},
+		{"parameter twice", get("/api/v1/rollouts?kind=config&kind=version", RoleViewer)},
+		{"limit zero", get("/api/v1/rollouts?limit=0", RoleViewer)},
+		{"limit over 500", get("/api/v1/rollouts?limit=501", RoleViewer)},
+		{"limit not a number", get("/api/v1/fleets?limit=ten", RoleViewer)},
+		{"unknown kind", get("/api/v1/rollouts?kind=binary", RoleViewer)},
+		{"unknown status", get("/api/v1/rollouts?status=running,sleeping", RoleViewer)},
+		{"unknown target status", get("/api/v1/rollouts/r-1/targets?status=done", RoleViewer)},
+		{"negative wave", get("/api/v1/rollouts/r-1/targets?wave=-1", RoleViewer)},
+		{"foreign page token", get("/api/v1/rollouts?pageToken=forged", RoleViewer)},
+		{"foreign fleet page token", get("/api/v1/fleets?pageToken=forged", RoleViewer)},
+		{"audit without target", get("/api/v1/audit?targetType=fleet", RoleViewer)},
+		{"query on an action", post("/api/v1/rollouts/r-1/actions/pause?force=1", RoleOperator, "")},
+		{"malformed JSON", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"`)},
+		{"unknown field", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0", "force": true}`)},
+		{"wrong type", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": 162}`)},
+		{"array body", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `["0.162.0"]`)},
+		{"no body", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, "")},
+		{"reason over 500 characters", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0", "reason": "`+strings.Repeat("x", 501)+`"}`)},
+		{"unknown field on clear", post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, `{"reason": "x", "why": "y"}`)},
+		{"body on pause", post("/api/v1/rollouts/r-1/actions/pause", RoleOperator, `{"reason": "lunch"}`)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.applyFixture()
+			before, audits := h.store.snapshot(), h.store.auditLen()
+			wantProblem(t, h.do(c.r), http.StatusBadRequest, CodeRequestInvalid)
+			if h.store.snapshot() != before || h.store.auditLen() != audits {
+				t.Errorf("bad input changed the store or wrote an audit entry")
+			}
+		})
+	}
+}
+
+func TestBadInput_MediaTypeAndSize(t *testing.T) {
+	cases := []struct {
+		name, body, contentType string
+		status                  int
+		code                    string
+	}{
+		{"text/plain", `{"version": "0.162.0"}`, "text/plain", 415, CodeUnsupportedMediaType},
+		{"no content type", `{"version": "0.162.0"}`, "-", 415, CodeUnsupportedMediaType},
+		{"charset is fine", `{"version": "0.161.0"}`, "application/json; charset=utf-8", 200, ""},
+		{"over 1 MiB", `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 1<<20) + `"}`, "", 413, CodeBodyTooLarge},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.applyFixture()
+			before, audits := h.store.snapshot(), h.store.auditLen()
+			r := post("/api/v1/fleets/edge/actions/select-version", RoleOperator, c.body)
+			r.contentType = c.contentType
+			rep := h.do(r)
+			if c.status == 200 {
+				wantOK(t, rep)
+				return
+			}
+			wantProblem(t, rep, c.status, c.code)
+			if h.store.snapshot() != before || h.store.auditLen() != audits {
+				t.Errorf("bad input changed the store")
+			}
+		})
+	}
+}
+
+func TestRouting_UnknownPathAndMethod(t *testing.T) {
+	h := newHarness(t)
+	wantProblem(t, h.do(get("/api/v1/nothing-here", RoleViewer)), http.StatusNotFound, CodeNotFound)
+	wantProblem(t, h.do(req{method: http.MethodDelete, path: "/api/v1/rollouts", token: tokens[RoleAdmin]}), http.StatusMethodNotAllowed, CodeMethodNotAllowed)
+}
+
+// panickyCatalog fails the way a bug does.
+type panickyCatalog struct{}
+
+func (panickyCatalog) Releases(context.Context, string) (Releases, error) {
+	panic("index out of range [3]")
+}
+
+func TestPanic_Is500WithoutTheStack(t *testing.T) {
+	h := newHarness(t, func(d *Deps) { d.Catalog = panickyCatalog{} })
+	h.applyFixture()
+	rep := h.do(get("/api/v1/fleets/edge/version-options", RoleViewer))
+	wantProblem(t, rep, http.StatusInternalServerError, CodeInternal)
+	if strings.Contains(string(rep.body), "index out of range") {
+		t.Errorf("the panic value reached the client: %s", rep.body)
+	}
+	if rep.header.Get("X-Request-Id") == "" {
+		t.Errorf("no request id to find the log entry by")
+	}
+}
+
+func TestStoreError_Is500WithoutItsText(t *testing.T) {
+	h := newHarness(t)
+	h.store.fail["RolloutsPage"] = errors.New("dynamodb: table myriarch-rollouts: AccessDenied for role arn:aws:iam::123:role/x")
+	rep := h.do(get("/api/v1/rollouts", RoleViewer))
+	wantProblem(t, rep, http.StatusInternalServerError, CodeInternal)
+	if strings.Contains(string(rep.body), "AccessDenied") {
+		t.Errorf("the store error reached the client: %s", rep.body)
+	}
+}
+
+func TestOpenAPIDocument_ServedWithoutAToken(t *testing.T) {
+	h := newHarness(t)
+	rep := h.do(req{method: http.MethodGet, path: "/api/v1/openapi.yaml"})
+	if rep.status != http.StatusOK || !strings.Contains(string(rep.body), "operationId: selectFleetVersion") {
+		t.Errorf("status %d, body starts %.60q", rep.status, rep.body)
+	}
+}
+
+func TestTrustedPrincipal_FromTheAuthorizerContext(t *testing.T) {
+	// The header stands in for API Gateway's requestContext.authorizer.
+	trusted := func(r *http.Request) (Principal, bool) {
+		var m map[string]any
+		if json.Unmarshal([]byte(r.Header.Get("X-Test-Authorizer")), &m) != nil {
+			return Principal{}, false
+		}
+		return PrincipalFromAuthorizer(m)
+	}
+	h := newHarness(t, func(d *Deps) { d.Trusted = trusted })
+	ctxJSON, _ := json.Marshal(AuthorizerContext(operator))
+	me := decode[meView](t, h.do(req{method: http.MethodGet, path: "/api/v1/me", header: map[string]string{"X-Test-Authorizer": string(ctxJSON)}}))
+	if me.Actor != operator.Actor || me.Role != RoleOperator {
+		t.Errorf("me %+v, want the authorizer's principal", me)
+	}
+	wantProblem(t, h.do(req{method: http.MethodGet, path: "/api/v1/me"}), http.StatusUnauthorized, CodeUnauthenticated)
+	if me := decode[meView](t, h.do(get("/api/v1/me", RoleViewer))); me.Role != RoleViewer {
+		t.Errorf("without an authorizer context the bearer token decides: %+v", me)
+	}
+}
+
+func TestNew_RefusesMissingDependencies(t *testing.T) {
+	if _, err := New(Deps{}); err == nil || !strings.Contains(err.Error(), "Store") {
+		t.Errorf("New(Deps{}) = %v, want an error naming Store", err)
+	}
+}

@@ -1,0 +1,168 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/revision"
+)
+
+func TestApplyRevision_StoresAssignsBootstrapsAndPlans(t *testing.T) {
+	h := newHarness(t)
+	h.seedAgents()
+	rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "9f3c2a17", fixtureFiles())))
+	wantOK(t, rep)
+	res := decode[applyResult](t, rep)
+	if res.Agents.Total != 6 || res.Agents.Assigned != 5 || res.Agents.Moved != 5 || res.Agents.Unassigned != 1 {
+		t.Errorf("agents %+v, want 6: 5 assigned (moved from none), u1 unassigned", res.Agents)
+	}
+	plans := map[string]planResult{}
+	for _, fp := range res.Fleets {
+		for _, p := range fp.Plans {
+			plans[fp.Fleet+"/"+string(p.Kind)] = p
+		}
+	}
+	if p := plans["edge/config"]; !p.Planned || !p.Created || p.RolloutID == "" {
+		t.Errorf("edge config %+v, want a created rollout", p)
+	}
+	if p := plans["edge/version"]; !p.Planned || p.RolloutID != "" {
+		t.Errorf("edge version %+v, want planned and no rollout (every agent runs 0.161.0)", p)
+	}
+	if p := plans["core/config"]; !p.Planned || p.Created {
+		t.Errorf("core config %+v, want planned without a rollout (bootstrap)", p)
+	}
+	coreHash := revision.Hash([]byte(fixtureFiles()["configs/core.yaml"]))
+	if got := h.store.agents["c1"].DesiredHash; got != coreHash {
+		t.Errorf("c1 desired hash %q, want the core configuration %q (bootstrap)", got, coreHash)
+	}
+	if got := h.store.agents["e2"].Fleet; got != "edge" {
+		t.Errorf("e2 is in fleet %q, want edge", got)
+	}
+	if e := h.store.lastAudit(); e.Action != ActionRevisionApply || e.Actor != admin.Actor || e.Result != audit.ResultSuccess || e.TargetID != "9f3c2a17" {
+		t.Errorf("audit %+v", e)
+	}
+}
+
+func TestApplyRevision_RemovedFleetIsPlannedAndItsAgentsLeave(t *testing.T) {
+	h := newHarness(t)
+	h.applyFixture()
+	files := fixtureFiles()
+	delete(files, "fleets/core.yaml")
+	delete(files, "configs/core.yaml")
+	res := decode[applyResult](t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "a1b2c3d4", files))))
+	var core *fleetPlan
+	for i := range res.Fleets {
+		if res.Fleets[i].Fleet == "core" {
+			core = &res.Fleets[i]
+		}
+	}
+	if core == nil || !core.Removed || len(core.Plans) != 2 {
+		t.Fatalf("fleets %+v, want core removed and planned for both kinds", res.Fleets)
+	}
+	if got := h.store.agents["c1"].Fleet; got != "" || res.Agents.Moved != 1 {
+		t.Errorf("c1 in fleet %q, %d moved; want c1 unassigned, 1 moved", got, res.Agents.Moved)
+	}
+}
+
+func TestApplyRevision_AgentOfTwoFleetsBelongsToNone(t *testing.T) {
+	h := newHarness(t)
+	h.seedAgents()
+	files := fixtureFiles()
+	// edge2 selects exactly what edge selects: the agents match two fleets equally well.
+	files["fleets/edge2.yaml"] = "apiVersion: myriarch.dev/v1alpha1\nkind: Fleet\nmetadata: {name: edge2}\n" +
+		"spec:\n  selector: {matchAttributes: {labels.fleet: edge}}\n"
+	res := decode[applyResult](t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "c0ffee00", files))))
+	if len(res.Agents.Conflicts) != 4 || h.store.agents["e1"].Fleet != "" {
+		t.Errorf("conflicts %+v, e1 in %q; want e1..e4 in conflict and unassigned", res.Agents.Conflicts, h.store.agents["e1"].Fleet)
+	}
+}
+
+func TestApplyRevision_OneBadObjectAppliesNothing(t *testing.T) {
+	h := newHarness(t)
+	h.applyFixture()
+	files := fixtureFiles()
+	files["fleets/broken.yaml"] = strings.Replace(coreFleet, "name: core", "name: broken", 1) + "  rollout: {configPolicy: missing}\n"
+	before, audits := h.store.snapshot(), h.store.auditLen()
+	p := wantProblem(t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "deadbeef", files))), 422, CodeRevisionInvalid)
+	if len(p.Issues.Errors()) == 0 || p.Issues.Errors()[0].Path == "" {
+		t.Errorf("issues %+v, want the errors with their file paths", p.Issues)
+	}
+	if h.store.snapshot() != before {
+		t.Errorf("an invalid revision changed the store")
+	}
+	if h.store.auditLen() != audits+1 || h.store.lastAudit().Result != audit.ResultFailure {
+		t.Errorf("want one failed revision.apply entry, got %+v", h.store.lastAudit())
+	}
+	cur := decode[revisionView](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
+	if cur.Commit != "9f3c2a17" {
+		t.Errorf("current revision %s, want the previous one", cur.Commit)
+	}
+}
+
+func TestValidateRevision_ReportsAndStoresNothing(t *testing.T) {
+	h := newHarness(t)
+	cases := []struct {
+		name  string
+		files map[string]string
+		valid bool
+	}{
+		{"the fixture", fixtureFiles(), true},
+		{"a fleet naming a missing policy", map[string]string{"fleets/core.yaml": coreFleet + "  rollout: {configPolicy: missing}\n"}, false},
+		{"no fleet", map[string]string{}, false},
+	}
+	for _, c := range cases {
+		before, audits := h.store.snapshot(), h.store.auditLen()
+		rep := h.do(post("/api/v1/revisions/validate", RoleViewer, revisionBody(t, "9f3c2a17", c.files)))
+		wantOK(t, rep)
+		v := decode[validation](t, rep)
+		if v.Valid != c.valid || (!c.valid && len(v.Issues.Errors()) == 0) {
+			t.Errorf("%s: valid %v issues %+v, want valid %v", c.name, v.Valid, v.Issues, c.valid)
+		}
+		if h.store.snapshot() != before || h.store.auditLen() != audits {
+			t.Errorf("%s: validation changed the store", c.name)
+		}
+	}
+}
+
+func TestCurrentRevision_WhoAppliedWhat(t *testing.T) {
+	h := newHarness(t)
+	wantProblem(t, h.do(get("/api/v1/revisions/current", RoleViewer)), http.StatusNotFound, CodeRevisionNotFound)
+	h.applyFixture()
+	v := decode[revisionView](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
+	if v.Commit != "9f3c2a17" || v.AppliedBy != "CI pipeline" || join(v.Fleets) != "core,edge" || join(v.Policies) != "canary-then-all" || len(v.Configs) != 2 {
+		t.Errorf("current revision %+v", v)
+	}
+}
+
+func TestRevisions_BodyRules(t *testing.T) {
+	big := strings.Repeat("#", 2<<20) // 2 MiB: over the 1 MiB of other bodies, under the 10 MiB of revisions
+	cases := []struct {
+		name, path, body string
+		status           int
+		code             string
+	}{
+		{"no commit", "/api/v1/revisions", `{"files": {}}`, 400, CodeRequestInvalid},
+		{"empty commit", "/api/v1/revisions", `{"commit": "", "files": {}}`, 400, CodeRequestInvalid},
+		{"no files", "/api/v1/revisions", `{"commit": "x"}`, 400, CodeRequestInvalid},
+		{"files not text", "/api/v1/revisions", `{"commit": "x", "files": {"fleets/a.yaml": 1}}`, 400, CodeRequestInvalid},
+		{"over 10 MiB", "/api/v1/revisions", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat("#", 10<<20) + `"}}`, 413, CodeBodyTooLarge},
+		{"2 MiB is fine", "/api/v1/revisions/validate", `{"commit": "x", "files": {"configs/a.yaml": "` + big + `"}}`, 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			before := h.store.snapshot()
+			rep := h.do(post(c.path, RoleAdmin, c.body))
+			if c.status == 200 {
+				wantOK(t, rep)
+				return
+			}
+			wantProblem(t, rep, c.status, c.code)
+			if h.store.snapshot() != before || h.store.auditLen() != 0 {
+				t.Errorf("bad input changed the store")
+			}
+		})
+	}
+}
