@@ -1,0 +1,61 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// newAlarms raises an alarm on any Lambda error or throttle, any failed
+// rollout execution (a rolled-back rollout ends in a Fail state too, on
+// purpose: someone should look), any agent change given up on, and a
+// gateway task failing its health check. They notify the configured SNS
+// topic, if any.
+func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfunctions.StateMachine, dlq awssqs.Queue, gw *Gateway) []awscloudwatch.Alarm {
+	fiveMinutes := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
+	type watch struct {
+		id, what string
+		metric   awscloudwatch.IMetric
+	}
+	var watches []watch
+	for _, f := range functionSpecs {
+		fn := fns[f.Name]
+		watches = append(watches,
+			watch{"Errors-" + f.Name, "the " + f.Name + " function failed", fn.MetricErrors(fiveMinutes)},
+			watch{"Throttles-" + f.Name, "the " + f.Name + " function was throttled", fn.MetricThrottles(fiveMinutes)})
+	}
+	watches = append(watches,
+		watch{"RolloutExecutionsFailed", "a rollout execution failed (engine error or rolled back)", sm.MetricFailed(fiveMinutes)},
+		watch{"RolloutExecutionsTimedOut", "a rollout execution timed out", sm.MetricTimedOut(fiveMinutes)},
+		watch{"AgentEventsGivenUp", "agent changes were given up on after retries (see the dead-letter queue)",
+			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")})},
+		watch{"GatewayUnhealthyTasks", "a gateway task fails its /healthz check",
+			gw.TargetGroup.Metrics().UnHealthyHostCount(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})},
+	)
+	var topic awssns.ITopic
+	if c.AlarmTopicArn != "" {
+		topic = awssns.Topic_FromTopicArn(scope, jsii.String("AlarmTopic"), jsii.String(c.AlarmTopicArn))
+	}
+	alarms := make([]awscloudwatch.Alarm, 0, len(watches))
+	for _, w := range watches {
+		a := awscloudwatch.NewAlarm(scope, jsii.String("Alarm-"+w.id), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String("Myriarch " + c.Stage + ": " + w.what),
+			Metric:             w.metric,
+			Threshold:          jsii.Number(1),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		if topic != nil {
+			a.AddAlarmAction(awscloudwatchactions.NewSnsAction(topic))
+			a.AddOkAction(awscloudwatchactions.NewSnsAction(topic))
+		}
+		alarms = append(alarms, a)
+	}
+	return alarms
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// authorizerCacheSeconds bounds how long a revoked token still passes the
+// authorizer: API Gateway caches its answer per token for this long.
+const authorizerCacheSeconds = 60
+
+// newAPI is the operators' REST API: every path and method proxied to the
+// api function (its router serves /api/v1/...), each request first through
+// the token authorizer; throttled per stage, access logs in JSON, traced.
+// Refusals API Gateway answers itself are problem+json like the api's own.
+func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.RestApi {
+	authorizer := awsapigateway.NewTokenAuthorizer(scope, jsii.String("Authorizer"), &awsapigateway.TokenAuthorizerProps{
+		Handler:         fns[fnAuthorizer],
+		IdentitySource:  awsapigateway.IdentitySource_Header(jsii.String("Authorization")),
+		ValidationRegex: jsii.String(`^Bearer [-0-9A-Za-z._~+/]+=*$`), // refused without invoking the Lambda
+		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(authorizerCacheSeconds)),
+	})
+	accessLogs := awslogs.NewLogGroup(scope, jsii.String("Logs-api-access"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	api := awsapigateway.NewLambdaRestApi(scope, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
+		RestApiName: jsii.String("myriarch-" + c.Stage),
+		Description: jsii.String("Myriarch operators' REST API (/api/v1)"),
+		Handler:     fns[fnAPI],
+		Proxy:       jsii.Bool(true),
+		DefaultMethodOptions: &awsapigateway.MethodOptions{
+			Authorizer:        authorizer,
+			AuthorizationType: awsapigateway.AuthorizationType_CUSTOM,
+		},
+		EndpointTypes: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		// Access logs need the account's API Gateway CloudWatch role; this creates it
+		// (one per account and region, kept when the stack is deleted).
+		CloudWatchRole:              jsii.Bool(true),
+		CloudWatchRoleRemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            jsii.String(c.Stage),
+			ThrottlingRateLimit:  jsii.Number(float64(c.ApiRateLimit)),
+			ThrottlingBurstLimit: jsii.Number(float64(c.ApiBurstLimit)),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_JsonWithStandardFields(standardAccessLogFields()),
+			MetricsEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(true),
+		},
+	})
+	for _, r := range gatewayRefusals() {
+		api.AddGatewayResponse(jsii.String("Refusal"+r.status), &awsapigateway.GatewayResponseOptions{
+			Type:            r.kind,
+			StatusCode:      jsii.String(r.status),
+			ResponseHeaders: &map[string]*string{"Content-Type": jsii.String("'application/problem+json'")},
+			Templates:       &map[string]*string{"application/json": jsii.String(r.problem())},
+		})
+	}
+	return api
+}
+
+func standardAccessLogFields() *awsapigateway.JsonWithStandardFieldProps {
+	on := jsii.Bool(true)
+	return &awsapigateway.JsonWithStandardFieldProps{
+		Caller: on, HttpMethod: on, Ip: on, Protocol: on, RequestTime: on,
+		ResourcePath: on, ResponseLength: on, Status: on, User: on,
+	}
+}
+
+// gatewayRefusal is an answer API Gateway gives without the api function.
+type gatewayRefusal struct {
+	kind          awsapigateway.ResponseType
+	status, code  string
+	title, detail string
+}
+
+// gatewayRefusals is a function, not a variable: CDK values are created in
+// the jsii process, which must not start before main (or TestMain) runs.
+func gatewayRefusals() []gatewayRefusal {
+	return []gatewayRefusal{
+		{awsapigateway.ResponseType_UNAUTHORIZED(), "401", "unauthorized", "Unauthorized", "A valid bearer token is required."},
+		{awsapigateway.ResponseType_ACCESS_DENIED(), "403", "forbidden", "Forbidden", "The token was refused."},
+		{awsapigateway.ResponseType_THROTTLED(), "429", "throttled", "Too Many Requests", "The API's request rate limit was exceeded; retry later."},
+	}
+}
+
+func (r gatewayRefusal) problem() string {
+	return fmt.Sprintf(`{"type":"about:blank","title":%q,"status":%s,"code":%q,"detail":%q}`, r.title, r.status, r.code, r.detail)
+}

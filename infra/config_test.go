@@ -1,0 +1,91 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func lookup(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadConfig_Precedence(t *testing.T) {
+	tests := []struct {
+		name     string
+		context  map[string]string
+		env      map[string]string
+		stage    string
+		tasks    int
+		lambdas  string
+		protects bool
+	}{
+		{"defaults", nil, nil, "dev", 2, "../build/lambda", true},                                                                                  // nothing set
+		{"env", nil, map[string]string{"MYRIARCH_STAGE": "prod", "MYRIARCH_GATEWAY_TASKS": "3"}, "prod", 3, "../build/lambda", true},               // environment over default
+		{"context over env", map[string]string{"stage": "qa"}, map[string]string{"MYRIARCH_STAGE": "prod"}, "qa", 2, "../build/lambda", true},      // context wins
+		{"empty context ignored", map[string]string{"stage": ""}, map[string]string{"MYRIARCH_STAGE": "prod"}, "prod", 2, "../build/lambda", true}, // -c stage= does not blank it
+		{"repo root moves lambdas", map[string]string{"repoRoot": "/r"}, nil, "dev", 2, "/r/build/lambda", true},                                   // build dir follows the root
+		{"explicit lambda dir", map[string]string{"lambdaBuildDir": "/tmp/l"}, nil, "dev", 2, "/tmp/l", true},                                      // override
+		{"protection off", map[string]string{"deletionProtection": "false"}, nil, "dev", 2, "../build/lambda", false},                              // local stacks
+		{"protection off by env", nil, map[string]string{"MYRIARCH_DELETION_PROTECTION": "0"}, "dev", 2, "../build/lambda", false},                 // strconv.ParseBool forms
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Stage != tt.stage || c.GatewayTasks != tt.tasks || c.LambdaBuildDir != tt.lambdas || c.DeletionProtection != tt.protects {
+				t.Errorf("got stage %q tasks %d lambdas %q protection %v", c.Stage, c.GatewayTasks, c.LambdaBuildDir, c.DeletionProtection)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_Defaults(t *testing.T) {
+	c, err := LoadConfig(lookup(nil), lookup(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Stage: "dev", GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
+		ApiRateLimit: 50, ApiBurstLimit: 100, RepoRoot: "..", LambdaBuildDir: "../build/lambda"}
+	if c != want {
+		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestLoadConfig_Refuses(t *testing.T) {
+	tests := []struct {
+		key, value, message string
+	}{
+		{"gatewayTasks", "1", "gatewayTasks"},                 // one task is a single point of failure
+		{"gatewayTasks", "two", "gatewayTasks"},               // not a number
+		{"natGateways", "-1", "natGateways"},                  // negative
+		{"apiRateLimit", "0", "apiRateLimit"},                 // would refuse every request
+		{"deletionProtection", "maybe", "deletionProtection"}, // not a boolean
+		{"stage", "Prod", "stage"},                            // upper case breaks resource names
+		{"stage", "1st", "stage"},                             // must start with a letter
+		{"stage", "a-very-long-stage-name-x", "stage"},        // over 20 characters
+		{"gatewayArch", "aarch64", "gatewayArch"},             // only ECS's names
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			_, err := LoadConfig(lookup(map[string]string{tt.key: tt.value}), lookup(nil))
+			if err == nil || !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("error %v, want one naming %s", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestSettings_DocumentedOnce(t *testing.T) {
+	keys, envs := map[string]bool{}, map[string]bool{}
+	for _, s := range settings {
+		if keys[s.key] || envs[s.env] {
+			t.Errorf("setting %s / %s declared twice", s.key, s.env)
+		}
+		keys[s.key], envs[s.env] = true, true
+		if !strings.HasPrefix(s.env, "MYRIARCH_") {
+			t.Errorf("%s: environment variables of the app start with MYRIARCH_", s.env)
+		}
+	}
+}

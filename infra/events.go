@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// streamRetries bounds how often a failing batch of agent changes is
+// retried (halved each time) before its records go to the dead-letter queue;
+// the planner and the engine's next pass catch up on what was skipped.
+const streamRetries = 10
+
+// connectAgentEvents feeds every change of an agent item to the
+// agent-event function within about a second (no batching window), newest
+// changes only (a new deployment does not replay the table's history).
+func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
+	dlq := awssqs.NewQueue(scope, jsii.String("AgentEventsFailed"), &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+	})
+	fns[fnAgentEvent].AddEventSource(awslambdaeventsources.NewDynamoEventSource(ts[tables.Agents.Name], &awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition:        awslambda.StartingPosition_LATEST,
+		BatchSize:               jsii.Number(100),
+		BisectBatchOnError:      jsii.Bool(true),
+		ReportBatchItemFailures: jsii.Bool(true),
+		RetryAttempts:           jsii.Number(streamRetries),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(dlq),
+	}))
+	return dlq
+}
+
+// schedulePlanner runs the planner every minute, the spec's planner tick.
+// A missed tick is not retried: the next one comes a minute later.
+func schedulePlanner(scope constructs.Construct, fns Functions) awsevents.Rule {
+	return awsevents.NewRule(scope, jsii.String("PlannerSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Myriarch planner: every minute"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fns[fnPlanner], &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(1)),
+		})},
+	})
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// The Lambdas, one main package each in functions/<name>. The list must
+// match functions/ (functions_test.go checks it both ways).
+const (
+	fnEngine     = "engine"      // the rollout state machine's tasks; the payload's "task" picks one
+	fnPlanner    = "planner"     // the single writer of rollouts: schedule and after a revision
+	fnAgentEvent = "agent-event" // the agents table's stream: evaluates that agent's targets
+	fnAPI        = "api"         // the REST API behind API Gateway
+	fnAuthorizer = "authorizer"  // API Gateway's bearer-token authorizer
+)
+
+// access is what a function or the gateway may do with one table.
+type access int
+
+const (
+	read      access = iota // GetItem, Query, BatchGetItem, ConditionCheckItem ... (grantReadData)
+	readWrite               // read plus PutItem, UpdateItem, DeleteItem, BatchWriteItem (grantReadWriteData)
+)
+
+// functionSpec is one Lambda and everything it is allowed to touch: IAM
+// grants are derived from these fields only, so this table is the
+// least-privilege policy in one place.
+type functionSpec struct {
+	Name                string
+	MemoryMB            int
+	TimeoutSeconds      int
+	ReservedConcurrency int               // 0: none
+	Tables              map[string]access // base table name -> access
+	StartExecution      bool              // states:StartExecution on the rollout state machine
+	SendTaskResponse    bool              // states:SendTaskSuccess/Failure on the rollout state machine
+	InvokesPlanner      bool              // lambda:InvokeFunction on the planner
+}
+
+var functionSpecs = []functionSpec{
+	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read, tables.Audit.Name: readWrite},
+		StartExecution: true, SendTaskResponse: true}, // continue as a new execution; park wakes itself when the status moved on
+	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
+		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a superseded parked rollout
+	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
+		Tables: map[string]access{tables.Agents.Name: read, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read}},
+	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
+		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
+		SendTaskResponse: true, InvokesPlanner: true}, // approve and resume wake the execution; select-version and revisions run the planner
+	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10,
+		Tables: map[string]access{tables.Objects.Name: read}}, // hashed API tokens
+}
+
+// Functions are the deployed Lambdas by name.
+type Functions map[string]awslambda.Function
+
+// functionName is the deployed name: myriarch-<stage>-<function>.
+func functionName(c Config, name string) string { return "myriarch-" + c.Stage + "-" + name }
+
+// checkBuilt fails with one message naming every function whose bootstrap
+// scripts/build-lambdas.sh did not produce, rather than CDK's bare
+// "Cannot find asset".
+func checkBuilt(c Config) error {
+	var missing []string
+	for _, f := range functionSpecs {
+		if _, err := os.Stat(filepath.Join(c.LambdaBuildDir, f.Name, "bootstrap")); err != nil {
+			missing = append(missing, f.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no bootstrap under %s for: %s; run scripts/build-lambdas.sh (each needs a main package in functions/<name>)",
+			c.LambdaBuildDir, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// newFunctions creates every Lambda: Go on provided.al2023 for arm64, JSON
+// logs kept a month, X-Ray tracing, the stage's table prefix in its
+// environment. Grants come later, once the state machine exists.
+func newFunctions(scope constructs.Construct, c Config) Functions {
+	out := Functions{}
+	for _, f := range functionSpecs {
+		logs := awslogs.NewLogGroup(scope, jsii.String("Logs-"+f.Name), &awslogs.LogGroupProps{
+			LogGroupName:  jsii.String("/aws/lambda/" + functionName(c, f.Name)),
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		props := &awslambda.FunctionProps{
+			FunctionName:  jsii.String(functionName(c, f.Name)),
+			Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture:  awslambda.Architecture_ARM_64(),
+			Handler:       jsii.String("bootstrap"),
+			Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(c.LambdaBuildDir, f.Name)), nil),
+			MemorySize:    jsii.Number(float64(f.MemoryMB)),
+			Timeout:       awscdk.Duration_Seconds(jsii.Number(float64(f.TimeoutSeconds))),
+			Tracing:       awslambda.Tracing_ACTIVE,
+			LoggingFormat: awslambda.LoggingFormat_JSON,
+			LogGroup:      logs,
+			Environment: &map[string]*string{
+				envStage:       jsii.String(c.Stage),
+				envTablePrefix: jsii.String(tablePrefix(c)),
+			},
+		}
+		if f.ReservedConcurrency > 0 {
+			props.ReservedConcurrentExecutions = jsii.Number(float64(f.ReservedConcurrency))
+		}
+		out[f.Name] = awslambda.NewFunction(scope, jsii.String("Function-"+f.Name), props)
+	}
+	return out
+}
+
+// Environment variables the functions and the gateway read.
+const (
+	envStage           = "MYRIARCH_STAGE"
+	envTablePrefix     = "MYRIARCH_TABLE_PREFIX"      // tables.WithPrefix(prefix) names every table
+	envStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN" // the rollout state machine
+	envPlannerFunction = "MYRIARCH_PLANNER_FUNCTION"  // name of the planner Lambda (the api invokes it)
+)

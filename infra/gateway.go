@@ -1,0 +1,287 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecr"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticloadbalancingv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+const (
+	gatewayDockerfile  = "opamp-gateway/Dockerfile" // relative to the repository, the image's build context
+	gatewayPort        = 4320                       // the container's OpAMP port (WebSocket and HTTP)
+	gatewayHealthPath  = "/healthz"                 // answered on gatewayPort
+	gatewayOpAMPPath   = "/v1/opamp"                // where agents connect
+	gatewayCPU         = 512                        // vCPU units per task (0.5 vCPU)
+	gatewayMemoryMiB   = 1024                       // per task
+	gatewayStopSeconds = 30                         // SIGTERM drains connections before SIGKILL
+)
+
+// gatewayTables is what the gateway may do with each table: agents as it
+// records them and their pushes; the objects for rendered configurations.
+var gatewayTables = map[string]access{tables.Agents.Name: readWrite, tables.Objects.Name: read}
+
+// gatewayContext is what the image's build context holds (a docker-ignore
+// allow-list), so that unrelated files neither change the image's hash
+// nor get copied into cdk.out: every path the Dockerfile COPYs must be here
+// (gateway_test.go checks it).
+var gatewayContext = []string{"go.mod", "go.sum", "pkg", "opamp-gateway"}
+
+// Gateway is the always-on OpAMP gateway and what agents connect to.
+type Gateway struct {
+	Service      awsecs.FargateService
+	LoadBalancer awselasticloadbalancingv2.NetworkLoadBalancer
+	TargetGroup  awselasticloadbalancingv2.NetworkTargetGroup
+	TokenSecret  awssecretsmanager.ISecret
+}
+
+// checkGatewayImage fails early when neither an image URI nor the
+// Dockerfile is there, instead of CDK's error about a missing file.
+func checkGatewayImage(c Config) error {
+	if c.GatewayImage != "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(c.RepoRoot, gatewayDockerfile)); err != nil {
+		return fmt.Errorf("%s not found under %s: add it, or set gatewayImage (-c gatewayImage=<uri>) to deploy a published image", gatewayDockerfile, c.RepoRoot)
+	}
+	return nil
+}
+
+// newGateway runs the gateway as a Fargate service of at least two tasks
+// behind a Network Load Balancer that terminates TLS on 443 and checks
+// each task's /healthz. With no NAT gateways the tasks run in public
+// subnets with public addresses, reachable only from the load balancer.
+func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
+	vpc := newVpc(scope, c)
+	taskSubnets := &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PUBLIC}
+	if c.NatGateways > 0 {
+		taskSubnets = &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
+	}
+
+	lbGroup := awsec2.NewSecurityGroup(scope, jsii.String("GatewayLoadBalancerSG"), &awsec2.SecurityGroupProps{
+		Vpc: vpc, Description: jsii.String("Myriarch gateway load balancer: TLS from agents"), AllowAllOutbound: jsii.Bool(false),
+	})
+	lbGroup.AddIngressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)), jsii.String("agents over TLS"), nil)
+	taskGroup := awsec2.NewSecurityGroup(scope, jsii.String("GatewayTaskSG"), &awsec2.SecurityGroupProps{
+		Vpc: vpc, Description: jsii.String("Myriarch gateway tasks: OpAMP and health checks from the load balancer only"),
+	})
+	taskGroup.AddIngressRule(lbGroup, awsec2.Port_Tcp(jsii.Number(gatewayPort)), jsii.String("OpAMP and /healthz from the load balancer"), nil)
+	lbGroup.AddEgressRule(taskGroup, awsec2.Port_Tcp(jsii.Number(gatewayPort)), jsii.String("to the gateway tasks"), nil)
+
+	secret := agentTokenSecret(scope, c)
+	task := awsecs.NewFargateTaskDefinition(scope, jsii.String("GatewayTask"), &awsecs.FargateTaskDefinitionProps{
+		Cpu:            jsii.Number(gatewayCPU),
+		MemoryLimitMiB: jsii.Number(gatewayMemoryMiB),
+		RuntimePlatform: &awsecs.RuntimePlatform{
+			OperatingSystemFamily: awsecs.OperatingSystemFamily_LINUX(),
+			CpuArchitecture:       cpuArchitecture(c),
+		},
+	})
+	logs := awslogs.NewLogGroup(scope, jsii.String("Logs-gateway"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	task.AddContainer(jsii.String("gateway"), &awsecs.ContainerDefinitionOptions{
+		Image:        gatewayImage(scope, c),
+		Essential:    jsii.Bool(true),
+		PortMappings: &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(gatewayPort), Protocol: awsecs.Protocol_TCP}},
+		Environment: &map[string]*string{
+			envStage:                jsii.String(c.Stage),
+			envTablePrefix:          jsii.String(tablePrefix(c)),
+			"MYRIARCH_GATEWAY_ADDR": jsii.String(fmt.Sprintf(":%d", gatewayPort)),
+		},
+		// Injected when a task starts: a rotated token reaches the tasks of
+		// the next deployment (or `aws ecs update-service --force-new-deployment`).
+		Secrets:     &map[string]awsecs.Secret{envAgentTokens: awsecs.Secret_FromSecretsManager(secret, nil)},
+		Logging:     awsecs.LogDrivers_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String("gateway"), LogGroup: logs}),
+		StopTimeout: awscdk.Duration_Seconds(jsii.Number(gatewayStopSeconds)),
+	})
+	grantTables(ts, gatewayTables, task.TaskRole())
+
+	cluster := awsecs.NewCluster(scope, jsii.String("Cluster"), &awsecs.ClusterProps{Vpc: vpc})
+	service := awsecs.NewFargateService(scope, jsii.String("Gateway"), &awsecs.FargateServiceProps{
+		Cluster:                cluster,
+		TaskDefinition:         task,
+		DesiredCount:           jsii.Number(float64(c.GatewayTasks)),
+		MinHealthyPercent:      jsii.Number(100), // replace tasks one extra at a time, never below the desired count
+		MaxHealthyPercent:      jsii.Number(200),
+		CircuitBreaker:         &awsecs.DeploymentCircuitBreaker{Enable: jsii.Bool(true), Rollback: jsii.Bool(true)},
+		AssignPublicIp:         jsii.Bool(c.NatGateways == 0), // to pull the image and reach AWS without NAT
+		VpcSubnets:             taskSubnets,
+		SecurityGroups:         &[]awsec2.ISecurityGroup{taskGroup},
+		HealthCheckGracePeriod: awscdk.Duration_Seconds(jsii.Number(60)),
+	})
+
+	nlb := awselasticloadbalancingv2.NewNetworkLoadBalancer(scope, jsii.String("GatewayLoadBalancer"), &awselasticloadbalancingv2.NetworkLoadBalancerProps{
+		Vpc:              vpc,
+		InternetFacing:   jsii.Bool(true),
+		CrossZoneEnabled: jsii.Bool(true),
+		SecurityGroups:   &[]awsec2.ISecurityGroup{lbGroup},
+		VpcSubnets:       &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PUBLIC},
+	})
+	listener := nlb.AddListener(jsii.String("Tls"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
+		Port:         jsii.Number(443),
+		Protocol:     awselasticloadbalancingv2.Protocol_TLS,
+		Certificates: &[]awselasticloadbalancingv2.IListenerCertificate{awselasticloadbalancingv2.ListenerCertificate_FromArn(certificateArn(scope, c))},
+		SslPolicy:    awselasticloadbalancingv2.SslPolicy_RECOMMENDED_TLS,
+	})
+	tg := listener.AddTargets(jsii.String("Gateway"), &awselasticloadbalancingv2.AddNetworkTargetsProps{
+		Port:     jsii.Number(gatewayPort),
+		Protocol: awselasticloadbalancingv2.Protocol_TCP,
+		Targets: &[]awselasticloadbalancingv2.INetworkLoadBalancerTarget{service.LoadBalancerTarget(&awsecs.LoadBalancerTargetOptions{
+			ContainerName: jsii.String("gateway"), ContainerPort: jsii.Number(gatewayPort),
+		})},
+		HealthCheck: &awselasticloadbalancingv2.HealthCheck{
+			Protocol:                awselasticloadbalancingv2.Protocol_HTTP,
+			Path:                    jsii.String(gatewayHealthPath),
+			Interval:                awscdk.Duration_Seconds(jsii.Number(10)),
+			HealthyThresholdCount:   jsii.Number(2),
+			UnhealthyThresholdCount: jsii.Number(2),
+		},
+		// Shorter than the default 300 s: a draining task has closed its
+		// connections by then, and agents reconnect to another task.
+		DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(gatewayStopSeconds)),
+	})
+	return &Gateway{Service: service, LoadBalancer: nlb, TargetGroup: tg, TokenSecret: secret}
+}
+
+// envAgentTokens carries the agents' bearer tokens into the gateway.
+const envAgentTokens = "MYRIARCH_AGENT_TOKENS"
+
+func newVpc(scope constructs.Construct, c Config) awsec2.Vpc {
+	subnets := []*awsec2.SubnetConfiguration{{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)}}
+	if c.NatGateways > 0 {
+		subnets = append(subnets, &awsec2.SubnetConfiguration{Name: jsii.String("private"), SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS, CidrMask: jsii.Number(24)})
+	}
+	return awsec2.NewVpc(scope, jsii.String("Vpc"), &awsec2.VpcProps{
+		MaxAzs:              jsii.Number(2),
+		NatGateways:         jsii.Number(float64(c.NatGateways)),
+		SubnetConfiguration: &subnets,
+		// DynamoDB through a gateway endpoint: free, and no NAT traffic.
+		GatewayEndpoints: &map[string]*awsec2.GatewayVpcEndpointOptions{
+			"DynamoDB": {Service: awsec2.GatewayVpcEndpointAwsService_DYNAMODB()},
+		},
+		// Would add a custom-resource Lambda; nothing uses the default group.
+		RestrictDefaultSecurityGroup: jsii.Bool(false),
+	})
+}
+
+// gatewayImage is the configured image URI, else an image built from
+// opamp-gateway/Dockerfile by `cdk deploy` (synth only stages its context;
+// it runs no Docker). An image in ECR is referenced as a repository, so
+// that the task may pull it; any other registry must be public.
+func gatewayImage(scope constructs.Construct, c Config) awsecs.ContainerImage {
+	if ref, ok := parseECRImage(c.GatewayImage); ok {
+		repo := awsecr.Repository_FromRepositoryAttributes(scope, jsii.String("GatewayRepository"), &awsecr.RepositoryAttributes{
+			RepositoryArn:  jsii.String(ref.repositoryArn()),
+			RepositoryName: jsii.String(ref.repository),
+		})
+		return awsecs.ContainerImage_FromEcrRepository(repo, jsii.String(ref.tagOrDigest))
+	}
+	if c.GatewayImage != "" {
+		return awsecs.ContainerImage_FromRegistry(jsii.String(c.GatewayImage), nil)
+	}
+	exclude := []*string{jsii.String("*")}
+	for _, p := range gatewayContext {
+		exclude = append(exclude, jsii.String("!"+p))
+	}
+	return awsecs.ContainerImage_FromAsset(jsii.String(c.RepoRoot), &awsecs.AssetImageProps{
+		File:       jsii.String(gatewayDockerfile),
+		Exclude:    &exclude,
+		IgnoreMode: awscdk.IgnoreMode_DOCKER,
+		Platform:   imagePlatform(c),
+	})
+}
+
+// ecrImage is an image URI of a private ECR registry:
+// <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>(:<tag>|@<digest>).
+type ecrImage struct {
+	account, region, partition, repository, tagOrDigest string
+}
+
+var ecrHost = regexp.MustCompile(`^([0-9]{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`)
+
+func parseECRImage(uri string) (ecrImage, bool) {
+	host, path, ok := strings.Cut(uri, "/")
+	m := ecrHost.FindStringSubmatch(host)
+	if !ok || m == nil || path == "" {
+		return ecrImage{}, false
+	}
+	img := ecrImage{account: m[1], region: m[2], partition: "aws", tagOrDigest: "latest"}
+	if m[3] != "" {
+		img.partition = "aws-cn"
+	}
+	if repo, digest, ok := strings.Cut(path, "@"); ok {
+		img.repository, img.tagOrDigest = repo, digest
+	} else if i := strings.LastIndex(path, ":"); i >= 0 {
+		img.repository, img.tagOrDigest = path[:i], path[i+1:]
+	} else {
+		img.repository = path
+	}
+	return img, img.repository != "" && img.tagOrDigest != ""
+}
+
+func (e ecrImage) repositoryArn() string {
+	return fmt.Sprintf("arn:%s:ecr:%s:%s:repository/%s", e.partition, e.region, e.account, e.repository)
+}
+
+func cpuArchitecture(c Config) awsecs.CpuArchitecture {
+	if c.GatewayArch == "x86_64" {
+		return awsecs.CpuArchitecture_X86_64()
+	}
+	return awsecs.CpuArchitecture_ARM64()
+}
+
+func imagePlatform(c Config) awsecrassets.Platform {
+	if c.GatewayArch == "x86_64" {
+		return awsecrassets.Platform_LINUX_AMD64()
+	}
+	return awsecrassets.Platform_LINUX_ARM64()
+}
+
+// certificateArn is the configured ACM certificate, else a stack parameter:
+// synth needs no certificate, and a deployment cannot happen without one.
+func certificateArn(scope constructs.Construct, c Config) *string {
+	if c.CertificateArn != "" {
+		return jsii.String(c.CertificateArn)
+	}
+	p := awscdk.NewCfnParameter(scope, jsii.String("GatewayCertificateArn"), &awscdk.CfnParameterProps{
+		Type:           jsii.String("String"),
+		Description:    jsii.String("ARN of the ACM certificate for the gateway's TLS listener (or set the certificateArn context)"),
+		AllowedPattern: jsii.String(`arn:aws[a-z-]*:acm:.+`),
+	})
+	return p.ValueAsString()
+}
+
+// agentTokenSecret is the configured secret (a name, or a complete ARN),
+// else a new one with a generated token, named myriarch/<stage>/agent-tokens.
+func agentTokenSecret(scope constructs.Construct, c Config) awssecretsmanager.ISecret {
+	switch {
+	case strings.HasPrefix(c.AgentTokenSecret, "arn:"):
+		return awssecretsmanager.Secret_FromSecretCompleteArn(scope, jsii.String("AgentTokens"), jsii.String(c.AgentTokenSecret))
+	case c.AgentTokenSecret != "":
+		return awssecretsmanager.Secret_FromSecretNameV2(scope, jsii.String("AgentTokens"), jsii.String(c.AgentTokenSecret))
+	}
+	return awssecretsmanager.NewSecret(scope, jsii.String("AgentTokens"), &awssecretsmanager.SecretProps{
+		SecretName:  jsii.String("myriarch/" + c.Stage + "/agent-tokens"),
+		Description: jsii.String("Bearer tokens the OpAMP gateway accepts from agents"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(48),
+			ExcludePunctuation: jsii.Bool(true),
+		},
+	})
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseECRImage(t *testing.T) {
+	tests := []struct {
+		uri       string
+		ok        bool
+		repo, ref string
+		arn       string
+	}{
+		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/myriarch/gateway:1.2.3", true, "myriarch/gateway", "1.2.3", "arn:aws:ecr:eu-west-1:123456789012:repository/myriarch/gateway"}, // tag
+		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw@sha256:abc", true, "gw", "sha256:abc", "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                 // digest
+		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw", true, "gw", "latest", "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                                // no tag: latest, as docker pull
+		{"123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/gw:1", true, "gw", "1", "arn:aws-cn:ecr:cn-north-1:123456789012:repository/gw"},                                           // China partition
+		{"public.ecr.aws/myriarch/gateway:1", false, "", "", ""}, // public registry: pulled as is
+		{"ghcr.io/myriarch/gateway:1", false, "", "", ""},        // other registry
+		{"localhost:5000/gw:1", false, "", "", ""},               // a port is not a tag
+		{"", false, "", "", ""},                                  // not set
+	}
+	for _, tt := range tests {
+		img, ok := parseECRImage(tt.uri)
+		if ok != tt.ok || (ok && (img.repository != tt.repo || img.tagOrDigest != tt.ref || img.repositoryArn() != tt.arn)) {
+			t.Errorf("%q: got %+v %v arn %s", tt.uri, img, ok, img.repositoryArn())
+		}
+	}
+}
+
+// The image's build context is an allow-list: everything the Dockerfile
+// copies from the context must be in it, or the deploy-time build fails.
+func TestGatewayContext_HoldsWhatTheDockerfileCopies(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", gatewayDockerfile))
+	if err != nil {
+		t.Fatalf("%v (the gateway's image is built from it)", err)
+	}
+	allowed := map[string]bool{}
+	for _, p := range gatewayContext {
+		allowed[p] = true
+	}
+	copies := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || (!strings.EqualFold(fields[0], "COPY") && !strings.EqualFold(fields[0], "ADD")) {
+			continue
+		}
+		var sources []string
+		fromStage := false
+		for _, f := range fields[1 : len(fields)-1] {
+			if strings.HasPrefix(f, "--from=") {
+				fromStage = true
+			}
+			if !strings.HasPrefix(f, "--") {
+				sources = append(sources, f)
+			}
+		}
+		if fromStage {
+			continue // copies from another build stage, not from the context
+		}
+		for _, src := range sources {
+			copies++
+			top, _, _ := strings.Cut(strings.TrimPrefix(path.Clean(src), "./"), "/")
+			if !allowed[top] {
+				t.Errorf("%s copies %s, outside the build context %v (gatewayContext in infra/gateway.go)", gatewayDockerfile, src, gatewayContext)
+			}
+		}
+	}
+	if copies == 0 {
+		t.Errorf("%s copies nothing from its context", gatewayDockerfile)
+	}
+}
