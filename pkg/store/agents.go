@@ -2,8 +2,14 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,10 +26,6 @@ const (
 	attrAckHash  = "ackHash"  // desired hash the gateway delivered and the agent acknowledged
 	attrAckOffer = "ackOffer" // package offer the gateway delivered
 )
-
-// noFleet stands for an unassigned agent in the lagging index, whose
-// partition key may not be empty.
-const noFleet = "-"
 
 // Push is what the gateway delivered to an agent. The agent lags (and is in
 // the lagging index) while its desired hash or its package offer is neither
@@ -61,16 +63,17 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	it := newItem().s(tables.AttrID, a.ID).n(attrV, version).sIf(tables.AttrFleet, a.Fleet).
 		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer)
 	if r.Lagging() {
-		it.s(tables.AttrLag, lagKey(a.Fleet))
+		it.s(tables.AttrLag, lagShard(a.ID))
 	}
 	return it.doc(a)
 }
 
-func lagKey(fleet string) string {
-	if fleet == "" {
-		return noFleet
-	}
-	return fleet
+// lagShard spreads the lagging index over tables.LagShards partition keys
+// by a hash of the agent id.
+func lagShard(id string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return strconv.Itoa(int(h.Sum32() % tables.LagShards))
 }
 
 func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
@@ -92,14 +95,25 @@ func keyOf(av map[string]types.AttributeValue, name string) string {
 	return "(no " + name + ")"
 }
 
-// GetAgent reads one agent (strongly consistent); nil when it does not exist.
-func (s *Store) GetAgent(ctx context.Context, id string) (*AgentRecord, error) {
+// GetAgentRecord reads one agent as stored (strongly consistent); nil when
+// it does not exist.
+func (s *Store) GetAgentRecord(ctx context.Context, id string) (*AgentRecord, error) {
 	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Agents, Key: agentKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil || av == nil {
 		return nil, classify(err, "get agent "+id)
 	}
 	r, err := decodeAgent(av)
 	return &r, err
+}
+
+// GetAgent reads one agent (strongly consistent); found is false for an
+// unknown id (gateway.Agents).
+func (s *Store) GetAgent(ctx context.Context, id string) (agent.Agent, bool, error) {
+	r, err := s.GetAgentRecord(ctx, id)
+	if err != nil || r == nil {
+		return agent.Agent{}, false, err
+	}
+	return r.Agent, true, nil
 }
 
 // AgentsByID reads the agents of a pass (eventually consistent: the engine
@@ -138,40 +152,105 @@ func (s *Store) agentRecords(ctx context.Context, ids []string, consistent bool)
 	return out, nil
 }
 
-// AgentsOfFleet is one page of a fleet's agents in id order (index byFleet).
+// AgentsOfFleet is one page of a fleet's agents in id order: the ids from
+// index byFleet (keys only), then the agents by id.
 func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limit int) (Page[AgentRecord], error) {
-	return s.agentPage(ctx, tables.IndexByFleet, tables.AttrFleet, fleetName, token, limit)
-}
-
-// LaggingAgents is one page of a fleet's agents that the gateway has
-// something to push to (the sparse index lagging; "-" lists unassigned ones).
-func (s *Store) LaggingAgents(ctx context.Context, fleetName, token string, limit int) (Page[AgentRecord], error) {
-	return s.agentPage(ctx, tables.IndexLagging, tables.AttrLag, lagKey(fleetName), token, limit)
-}
-
-func (s *Store) agentPage(ctx context.Context, index, attr, value, token string, limit int) (Page[AgentRecord], error) {
 	start, err := decodeToken(token)
 	if err != nil {
 		return Page[AgentRecord]{}, err
 	}
 	out, err := s.query(ctx, &dynamodb.QueryInput{
-		TableName: &s.names.Agents, IndexName: &index, Limit: pageLimit(limit), ExclusiveStartKey: start,
-		KeyConditionExpression:    aws.String("#k = :v"),
-		ExpressionAttributeNames:  map[string]string{"#k": attr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": str(value)},
+		TableName: &s.names.Agents, IndexName: aws.String(tables.IndexByFleet), Limit: pageLimit(limit), ExclusiveStartKey: start,
+		KeyConditionExpression:    aws.String("#f = :f"),
+		ExpressionAttributeNames:  map[string]string{"#f": tables.AttrFleet},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":f": str(fleetName)},
 	})
 	if err != nil {
-		return Page[AgentRecord]{}, classify(err, fmt.Sprintf("query agents %s %s", index, value))
+		return Page[AgentRecord]{}, classify(err, "query the agents of fleet "+fleetName)
+	}
+	ids := make([]string, len(out.Items))
+	for i, av := range out.Items {
+		ids[i] = keyOf(av, tables.AttrID)
+	}
+	recs, err := s.agentRecords(ctx, ids, false)
+	if err != nil {
+		return Page[AgentRecord]{}, err
 	}
 	p := Page[AgentRecord]{Next: encodeToken(out.LastEvaluatedKey)}
-	for _, av := range out.Items {
-		r, err := decodeAgent(av)
-		if err != nil {
-			return Page[AgentRecord]{}, err
+	for _, id := range ids {
+		// An agent deleted or moved since the index was written is left out.
+		if r, ok := recs[id]; ok && r.Fleet == fleetName {
+			p.Items = append(p.Items, r)
 		}
-		p.Items = append(p.Items, r)
 	}
 	return p, nil
+}
+
+// lagToken is where a listing of the lagging index goes on: a shard and
+// DynamoDB's key within it.
+type lagToken struct {
+	Shard int               `json:"s"`
+	Key   map[string]string `json:"k,omitempty"`
+}
+
+// LaggingAgents pages through the agents the gateway has something to push
+// to, shard by shard of the sparse index lagging (gateway.Agents). A page
+// may hold fewer agents than limit while next is set.
+func (s *Store) LaggingAgents(ctx context.Context, token string, limit int) ([]agent.Agent, string, error) {
+	var at lagToken
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		if err == nil {
+			err = json.Unmarshal(b, &at)
+		}
+		if err != nil || at.Shard < 0 || at.Shard >= tables.LagShards {
+			return nil, "", fmt.Errorf("%w: %q", ErrBadPageToken, token)
+		}
+	}
+	want := int(*pageLimit(limit))
+	var page []agent.Agent
+	for len(page) < want && at.Shard < tables.LagShards {
+		var start map[string]types.AttributeValue
+		for k, v := range at.Key {
+			if start == nil {
+				start = map[string]types.AttributeValue{}
+			}
+			start[k] = str(v)
+		}
+		out, err := s.query(ctx, &dynamodb.QueryInput{
+			TableName: &s.names.Agents, IndexName: aws.String(tables.IndexLagging), Limit: aws.Int32(int32(want - len(page))),
+			ExclusiveStartKey:         start,
+			KeyConditionExpression:    aws.String("#l = :l"),
+			ExpressionAttributeNames:  map[string]string{"#l": tables.AttrLag},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":l": str(strconv.Itoa(at.Shard))},
+		})
+		if err != nil {
+			return nil, "", classify(err, "query the lagging agents")
+		}
+		for _, av := range out.Items {
+			r, err := decodeAgent(av)
+			if err != nil {
+				return nil, "", err
+			}
+			page = append(page, r.Agent)
+		}
+		at.Key = nil
+		if out.LastEvaluatedKey == nil {
+			at.Shard++
+			continue
+		}
+		at.Key = map[string]string{}
+		for k, v := range out.LastEvaluatedKey {
+			if sv, ok := v.(*types.AttributeValueMemberS); ok {
+				at.Key[k] = sv.Value
+			}
+		}
+	}
+	if at.Shard >= tables.LagShards {
+		return page, "", nil
+	}
+	b, _ := json.Marshal(at)
+	return page, base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // FleetAgents lists every agent of a fleet (the planner's read).
@@ -224,7 +303,7 @@ func (s *Store) updateAgent(ctx context.Context, id string, cur *AgentRecord, ch
 	for attempt := 0; attempt < agentAttempts; attempt++ {
 		if cur == nil || attempt > 0 {
 			var err error
-			if cur, err = s.GetAgent(ctx, id); err != nil || cur == nil {
+			if cur, err = s.GetAgentRecord(ctx, id); err != nil || cur == nil {
 				return false, err
 			}
 		}
@@ -320,4 +399,62 @@ func (s *Store) AckPush(ctx context.Context, agentID, hash, offer string) error 
 		return r.Push != before
 	})
 	return err
+}
+
+// SetAgentFleet assigns the agent to a fleet ("" for none) (api.AgentAssigner).
+func (s *Store) SetAgentFleet(ctx context.Context, agentID, fleetName string) error {
+	found := false
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		found = true
+		if r.Fleet == fleetName {
+			return false
+		}
+		r.Fleet = fleetName
+		return true
+	})
+	if err == nil && !found {
+		return fmt.Errorf("assign agent %s to fleet %q: the agent does not exist", agentID, fleetName)
+	}
+	return err
+}
+
+// MarkOffline records that the agent's connection closed at at, unless it
+// connected again after connectedAt (a newer connection, perhaps to another
+// gateway task, owns it then) or is offline already (gateway.Agents).
+func (s *Store) MarkOffline(ctx context.Context, agentID string, connectedAt, at time.Time) error {
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		if !r.Online || r.ConnectedAt.After(connectedAt) {
+			return false
+		}
+		r.Online = false
+		if at.After(r.LastSeen) {
+			r.LastSeen = at.UTC()
+		}
+		return true
+	})
+	return err
+}
+
+// AllAgents lists every agent, assigned or not, in id order: a scan, for
+// the assignment of agents to fleets when a revision is applied.
+func (s *Store) AllAgents(ctx context.Context) ([]agent.Agent, error) {
+	var out []agent.Agent
+	var start map[string]types.AttributeValue
+	for {
+		res, err := s.scan(ctx, &dynamodb.ScanInput{TableName: &s.names.Agents, ExclusiveStartKey: start})
+		if err != nil {
+			return nil, classify(err, "scan the agents")
+		}
+		for _, av := range res.Items {
+			r, err := decodeAgent(av)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r.Agent)
+		}
+		if start = res.LastEvaluatedKey; start == nil {
+			sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+			return out, nil
+		}
+	}
 }

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,21 +35,21 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 		{"attribute added", func(a *agent.Agent) { a.Attributes = map[string]string{"host.name": "a1", "site": "x"} }, true},
 		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
 		{"desired hash in the report is ignored", func(a *agent.Agent) { a.DesiredHash = "h-gateway" }, false}, // the planner owns it
+		{"fleet in the report is ignored", func(a *agent.Agent) { a.Fleet = "core" }, false},                   // assigned on apply
 	}
 	cur := base
 	for _, tt := range tests {
 		tt.edit(&cur)
 		s.ResetUsage()
-		wrote, err := s.RecordAgent(ctx, cur)
-		must(t, err)
-		if u := s.Usage(); wrote != tt.write || u.ItemsWritten != int64(b2i(tt.write)) {
-			t.Errorf("%s: wrote %v (%d items), want %v", tt.name, wrote, u.ItemsWritten, tt.write)
+		must(t, s.RecordAgent(ctx, cur))
+		if u := s.Usage(); u.ItemsWritten != int64(b2i(tt.write)) {
+			t.Errorf("%s: %d items written, want write %v", tt.name, u.ItemsWritten, tt.write)
 		}
 	}
-	got, err := s.GetAgent(ctx, "a1")
+	got, found, err := s.GetAgent(ctx, "a1")
 	must(t, err)
-	if got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" {
-		t.Fatalf("stored agent %+v", got.Agent)
+	if !found || got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" {
+		t.Fatalf("stored agent %+v", got)
 	}
 }
 
@@ -57,25 +60,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// RecordAgent keeps what the planner and the executors own.
+// RecordAgent keeps what the planner, the executors and the revision own.
 func TestRecordAgent_KeepsDesiredStateAndCountsOneReadPerReport(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
 	a := agentOf("a1", "edge")
-	_, err := s.RecordAgent(ctx, a)
-	must(t, err)
+	seed(t, s, a)
 	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h1"))
 	must(t, s.SetAgentTargetVersions(ctx, map[string]string{"a1": "0.162.0"}))
 	must(t, s.SetPackageOffer(ctx, "a1", "0.162.0"))
 	a.Health.Status = "StatusRecovering"
+	a.Fleet = ""
 	s.ResetUsage()
-	wrote, err := s.RecordAgent(ctx, a)
-	must(t, err)
+	must(t, s.RecordAgent(ctx, a))
 	u := s.Usage()
-	got, err := s.GetAgent(ctx, "a1")
+	got, _, err := s.GetAgent(ctx, "a1")
 	must(t, err)
-	if !wrote || got.DesiredHash != "h1" || got.TargetVersion != "0.162.0" || got.PackageOffer != "0.162.0" || got.Health.Status != "StatusRecovering" {
-		t.Fatalf("agent after a report %+v", got.Agent)
+	if got.Fleet != "edge" || got.DesiredHash != "h1" || got.TargetVersion != "0.162.0" || got.PackageOffer != "0.162.0" || got.Health.Status != "StatusRecovering" {
+		t.Fatalf("agent after a report %+v", got)
 	}
 	if u.ItemsRead != 1 || u.ItemsWritten != 1 {
 		t.Fatalf("usage of one changed report: %s, want 1 read and 1 write", u)
@@ -86,13 +88,12 @@ func TestAgents_ByIDAndOfFleetPaged(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
 	for i := 0; i < 250; i++ {
-		_, err := s.RecordAgent(ctx, agentOf(fmt.Sprintf("a%03d", i), "edge"))
-		must(t, err)
+		seed(t, s, agentOf(fmt.Sprintf("a%03d", i), "edge"))
 	}
-	_, err := s.RecordAgent(ctx, agentOf("z-other", "core"))
-	must(t, err)
-	_, err = s.RecordAgent(ctx, agentOf("z-none", ""))
-	must(t, err)
+	seed(t, s, agentOf("z-other", "core"))
+	seed(t, s, agentOf("z-none", ""))
+	seed(t, s, agentOf("z-moved", "edge"))
+	must(t, s.SetAgentFleet(ctx, "z-moved", "core"))
 
 	var ids []string
 	token, pages := "", 0
@@ -120,8 +121,16 @@ func TestAgents_ByIDAndOfFleetPaged(t *testing.T) {
 	if len(byID) != 2 || byID["a001"].Fleet != "edge" || byID["z-none"].Fleet != "" {
 		t.Fatalf("AgentsByID = %v", byID)
 	}
-	if r, err := s.GetAgent(ctx, "missing"); err != nil || r != nil {
-		t.Fatalf("missing agent: %v %v", r, err)
+	if _, found, err := s.GetAgent(ctx, "missing"); err != nil || found {
+		t.Fatalf("missing agent: %v %v", found, err)
+	}
+	everyone, err := s.AllAgents(ctx)
+	must(t, err)
+	if len(everyone) != 253 || everyone[0].ID != "a000" || everyone[252].ID != "z-other" {
+		t.Fatalf("AllAgents: %d agents, first %s", len(everyone), everyone[0].ID)
+	}
+	if err := s.SetAgentFleet(ctx, "missing", "edge"); err == nil {
+		t.Fatal("assigning a missing agent must fail")
 	}
 }
 
@@ -131,18 +140,24 @@ func TestAgents_Lagging(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
 	for _, id := range []string{"a1", "a2", "a3"} {
-		_, err := s.RecordAgent(ctx, agentOf(id, "edge"))
-		must(t, err)
+		seed(t, s, agentOf(id, "edge"))
 	}
 	lagging := func() string {
 		t.Helper()
-		p, err := s.LaggingAgents(ctx, "edge", "", 0)
-		must(t, err)
-		out := ""
-		for _, r := range p.Items {
-			out += r.ID + " "
+		var ids []string
+		token := ""
+		for {
+			page, next, err := s.LaggingAgents(ctx, token, 0)
+			must(t, err)
+			for _, a := range page {
+				ids = append(ids, a.ID)
+			}
+			if token = next; token == "" {
+				break
+			}
 		}
-		return out
+		sort.Strings(ids)
+		return strings.Join(ids, " ")
 	}
 	steps := []struct {
 		name string
@@ -150,23 +165,23 @@ func TestAgents_Lagging(t *testing.T) {
 		want string
 	}{
 		{"nothing desired", func() error { return nil }, ""},
-		{"desired hash set", func() error { return s.SetDesiredHash(ctx, []string{"a1", "a2"}, "h1") }, "a1 a2 "},
-		{"a1 delivered", func() error { return s.AckPush(ctx, "a1", "h1", "") }, "a2 "},
+		{"desired hash set", func() error { return s.SetDesiredHash(ctx, []string{"a1", "a2"}, "h1") }, "a1 a2"},
+		{"a1 delivered", func() error { return s.AckPush(ctx, "a1", "h1", "") }, "a2"},
 		{"a2 already runs it", func() error { // reported by the agent itself: nothing to push
 			a := agentOf("a2", "edge")
 			a.RemoteConfig.Hash = "h1"
-			_, err := s.RecordAgent(ctx, a)
-			return err
+			return s.RecordAgent(ctx, a)
 		}, ""},
-		{"package offer", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0") }, "a3 "},
+		{"package offer", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0") }, "a3"},
 		{"offer delivered", func() error { return s.AckPush(ctx, "a3", "", "0.162.0") }, ""},
-		{"new desired hash", func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h2") }, "a1 "},
+		{"new desired hash", func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h2") }, "a1"},
 		{"offer withdrawn and renewed", func() error {
 			if err := s.SetPackageOffer(ctx, "a3", ""); err != nil {
 				return err
 			}
 			return s.SetPackageOffer(ctx, "a3", "0.163.0")
-		}, "a1 a3 "},
+		}, "a1 a3"},
+		{"an agent already on the offered version", func() error { return s.SetPackageOffer(ctx, "a2", "v0.150.0") }, "a1 a3"}, // agentOf runs 0.150.0
 	}
 	for _, st := range steps {
 		must(t, st.do())
@@ -187,8 +202,7 @@ func TestAgents_SetDesiredHashWritesOnlyChanges(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		id := fmt.Sprintf("a%03d", i)
 		ids = append(ids, id)
-		_, err := s.RecordAgent(ctx, agentOf(id, "edge"))
-		must(t, err)
+		seed(t, s, agentOf(id, "edge"))
 	}
 	must(t, s.SetDesiredHash(ctx, ids[:20], "h1"))
 	s.ResetUsage()
@@ -203,4 +217,68 @@ func TestAgents_SetDesiredHashWritesOnlyChanges(t *testing.T) {
 			t.Fatalf("agent %s desired %q", id, byID[id].DesiredHash)
 		}
 	}
+}
+
+// The lagging index spreads over its shards and pages through all of them.
+func TestAgents_LaggingPagesOverShards(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	var ids []string
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprintf("a%02d", i)
+		ids = append(ids, id)
+		seed(t, s, agentOf(id, "edge"))
+	}
+	must(t, s.SetDesiredHash(ctx, ids, "h1"))
+	seen, shards, token := map[string]bool{}, map[string]bool{}, ""
+	for pages := 0; ; pages++ {
+		page, next, err := s.LaggingAgents(ctx, token, 7)
+		must(t, err)
+		if len(page) > 7 || pages > 20 {
+			t.Fatalf("page of %d agents, page %d", len(page), pages)
+		}
+		for _, a := range page {
+			if seen[a.ID] {
+				t.Fatalf("agent %s listed twice", a.ID)
+			}
+			seen[a.ID], shards[lagShard(a.ID)] = true, true
+		}
+		if token = next; token == "" {
+			break
+		}
+	}
+	if len(seen) != 60 || len(shards) < 4 {
+		t.Fatalf("%d lagging agents over %d shards, want 60 over several", len(seen), len(shards))
+	}
+	if _, _, err := s.LaggingAgents(ctx, "bad", 10); !errors.Is(err, ErrBadPageToken) {
+		t.Fatalf("bad token: %v", err)
+	}
+}
+
+// MarkOffline writes offline unless a newer connection owns the agent.
+func TestAgents_MarkOffline(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	a := agentOf("a1", "edge") // connected at t0-1h
+	seed(t, s, a)
+	steps := []struct {
+		name        string
+		connectedAt time.Time
+		at          time.Time
+		online      bool
+		lastSeen    time.Time
+	}{
+		{"an older connection closes", t0.Add(-2 * time.Hour), t0.Add(time.Minute), true, t0}, // a newer connection owns it
+		{"its connection closes", t0.Add(-time.Hour), t0.Add(time.Minute), false, t0.Add(time.Minute)},
+		{"closes again", t0.Add(-time.Hour), t0.Add(2 * time.Minute), false, t0.Add(time.Minute)}, // offline already: no write
+	}
+	for _, st := range steps {
+		must(t, s.MarkOffline(ctx, "a1", st.connectedAt, st.at))
+		got, _, err := s.GetAgent(ctx, "a1")
+		must(t, err)
+		if got.Online != st.online || !got.LastSeen.Equal(st.lastSeen) {
+			t.Fatalf("%s: online %v lastSeen %v, want %v %v", st.name, got.Online, got.LastSeen, st.online, st.lastSeen)
+		}
+	}
+	must(t, s.MarkOffline(ctx, "missing", t0, t0)) // nothing to mark
 }

@@ -107,6 +107,16 @@ func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput) (*dynamodb.Q
 	return out, nil
 }
 
+func (s *Store) scan(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+	in.ReturnConsumedCapacity = total
+	out, err := s.db.Scan(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	s.meter.read(len(out.Items), one(out.ConsumedCapacity)...)
+	return out, nil
+}
+
 func (s *Store) putItem(ctx context.Context, in *dynamodb.PutItemInput) error {
 	in.ReturnConsumedCapacity = total
 	out, err := s.db.PutItem(ctx, in)

@@ -29,7 +29,7 @@ func TableDefinitions(prefix string) []dynamodb.CreateTableInput {
 			in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 				IndexName:  aws.String(ix.Name),
 				KeySchema:  keySchema(ix.PartitionKey, ix.SortKey, attrs),
-				Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)},
+				Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection), NonKeyAttributes: ix.NonKeyAttributes},
 			})
 		}
 		for name, typ := range attrs {

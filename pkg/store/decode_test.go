@@ -95,8 +95,9 @@ func TestDecode_ThroughTheStore(t *testing.T) {
 	}{
 		{"rollout", func() error { _, err := s.GetRollout(ctx, "r-123"); return err }, `decode rollout r-123: attribute "status" missing`},
 		{"target", func() error { _, _, err := s.LoadRollout(ctx, "r-ok"); return err }, `decode target r-ok 00000#a00001: attribute "v" is S, want N`},
-		{"agent", func() error { _, err := s.GetAgent(ctx, "a-bad"); return err }, `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
+		{"agent", func() error { _, _, err := s.GetAgent(ctx, "a-bad"); return err }, `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
 		{"agent in a listing", func() error { _, err := s.AgentsOfFleet(ctx, "edge", "", 0); return err }, `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
+		{"rollout in a listing", func() error { _, err := s.RolloutsPage(ctx, "", "", "", 0); return err }, `decode rollout r-123: attribute "status" missing`},
 		{"selection", func() error { _, err := s.Selection(ctx, "edge"); return err }, `decode selection edge: attribute "rev" missing`},
 	}
 	for _, c := range checks {

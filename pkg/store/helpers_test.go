@@ -17,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/gateway"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -28,6 +29,9 @@ var (
 	_ enginetask.Store  = (*Store)(nil)
 	_ enginetask.Tokens = (*Store)(nil)
 	_ executor.Offers   = (*Store)(nil)
+	_ gateway.Agents    = (*Store)(nil)
+	_ gateway.PushAcker = (*Store)(nil)
+	_ gateway.Configs   = (*Store)(nil)
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -99,9 +103,10 @@ func must(t testing.TB, err error) {
 
 func agentOf(id, fleet string) agent.Agent {
 	return agent.Agent{ID: id, Fleet: fleet, Online: true, LastSeen: t0, ConnectedAt: t0.Add(-time.Hour),
-		Attributes:   map[string]string{"host.name": id},
-		Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
-		RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
+		Attributes:     map[string]string{"host.name": id},
+		ServiceVersion: "0.150.0",
+		Health:         agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
+		RemoteConfig:   agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
 }
 
 // newRollout is a pending configuration rollout of fleet edge toward h1
@@ -118,4 +123,15 @@ func newRollout(id string, n, waves int, created time.Time) (rollout.Rollout, []
 			Attempt: 1, FromRef: "h0", ToRef: "h1"}
 	}
 	return r, ts
+}
+
+// seed records an agent's first report and assigns it to its fleet, as the
+// gateway and the revision's assignment would.
+func seed(t testing.TB, s *Store, a agent.Agent) {
+	t.Helper()
+	ctx := context.Background()
+	must(t, s.RecordAgent(ctx, a))
+	if a.Fleet != "" {
+		must(t, s.SetAgentFleet(ctx, a.ID, a.Fleet))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // SchemaVersion is the item layout this build writes (attribute sv). An item
@@ -16,11 +18,11 @@ const SchemaVersion = 1
 
 // Attributes every item carries besides its keys.
 const (
-	attrSV     = "sv"     // schema version (N)
-	attrV      = "v"      // optimistic-concurrency counter: number of writes of the item (N)
-	attrDoc    = "doc"    // the core value as JSON (S): the form the API serves, with its own golden tests
-	attrStatus = "status" // rollouts: status (S), top-level for the console and filters
-	attrKind   = "kind"   // rollouts: kind (S)
+	attrSV     = "sv"            // schema version (N)
+	attrV      = "v"             // optimistic-concurrency counter: number of writes of the item (N)
+	attrDoc    = "doc"           // the core value as JSON (S): the form the API serves, with its own golden tests
+	attrStatus = "status"        // rollouts: status (S), top-level for the console and filters
+	attrKind   = tables.AttrKind // rollouts: kind (S)
 )
 
 // DecodeError is an item that does not decode: a missing attribute, a wrong

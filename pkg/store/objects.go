@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,7 @@ const (
 	attrPrevious  = "previous"
 	attrAppliedAt = "appliedAt"
 	attrBody      = "body"
+	attrType      = "contentType"
 	attrRevision  = "rev" // selections: Selection.Revision
 )
 
@@ -118,7 +120,7 @@ func (s *Store) writeRevision(ctx context.Context, rev revision.Revision) error 
 			continue
 		}
 		seen[c.Hash] = true
-		it := newItem().s(tables.AttrPK, pkConfig).s(tables.AttrSK, c.Hash)
+		it := newItem().s(tables.AttrPK, pkConfig).s(tables.AttrSK, c.Hash).s(attrType, ConfigContentType)
 		it[attrBody] = &types.AttributeValueMemberB{Value: c.Body}
 		configs = append(configs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}
@@ -249,14 +251,23 @@ func decodeObject[T any](kind, commit string, av map[string]types.AttributeValue
 	return v, d.err
 }
 
-// Config reads a rendered configuration by its hash; ok is false when no
-// applied revision carried it.
-func (s *Store) Config(ctx context.Context, hash string) (body []byte, ok bool, err error) {
+// ConfigContentType is the content type of rendered configurations: a
+// revision holds them as configs/<fleet>.yaml.
+const ConfigContentType = "text/yaml"
+
+// ErrConfigNotFound is wrapped when no applied revision carried a hash.
+var ErrConfigNotFound = errors.New("configuration not found")
+
+// ConfigByHash reads a rendered configuration by its hash (gateway.Configs).
+func (s *Store) ConfigByHash(ctx context.Context, hash string) (body []byte, contentType string, err error) {
 	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(pkConfig, hash)})
-	if err != nil || av == nil {
-		return nil, false, classify(err, "get configuration "+hash)
+	if err != nil {
+		return nil, "", classify(err, "get configuration "+hash)
+	}
+	if av == nil {
+		return nil, "", fmt.Errorf("configuration %s: %w", hash, ErrConfigNotFound)
 	}
 	d := newDecoder("configuration "+hash, av)
-	body = d.bytes(attrBody)
-	return body, d.err == nil, d.err
+	body, contentType = d.bytes(attrBody), d.str(attrType)
+	return body, contentType, d.err
 }

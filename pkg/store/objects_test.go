@@ -44,12 +44,12 @@ func TestRevision_PointerFleetsPoliciesConfigs(t *testing.T) {
 	if f == nil || commit != "c1" || f.Config.Hash != c1.Configs["edge"].Hash || f.GitTarget() != "0.161.0" {
 		t.Fatalf("fleet %+v at %q", f, commit)
 	}
-	body, ok, err := s.Config(ctx, f.Config.Hash)
-	if err != nil || !ok || string(body) != string(c1.Configs["edge"].Body) {
-		t.Fatalf("config %q %v %v", body, ok, err)
+	body, ct, err := s.ConfigByHash(ctx, f.Config.Hash)
+	if err != nil || ct != "text/yaml" || string(body) != string(c1.Configs["edge"].Body) {
+		t.Fatalf("config %q %q %v", body, ct, err)
 	}
-	if _, ok, err := s.Config(ctx, "nope"); err != nil || ok {
-		t.Fatalf("missing config: %v %v", ok, err)
+	if _, _, err := s.ConfigByHash(ctx, "nope"); !errors.Is(err, ErrConfigNotFound) {
+		t.Fatalf("missing config: %v", err)
 	}
 	ps, err := s.Policies(ctx)
 	must(t, err)

@@ -55,9 +55,7 @@ func TestPlanner_OnDynamoDB(t *testing.T) {
 	s, ctx := newStore(t), ctxT(t)
 	must(t, s.PutRevision(ctx, rev("c1", "edge"), t0))
 	for i := 0; i < 3; i++ {
-		a := agentOf(fmt.Sprintf("a%d", i), "edge")
-		_, err := s.RecordAgent(ctx, a)
-		must(t, err)
+		seed(t, s, agentOf(fmt.Sprintf("a%d", i), "edge"))
 	}
 	n := 0
 	p := planner.Planner{Store: s, Clock: func() time.Time { return t0.Add(time.Duration(n) * time.Minute) },
@@ -93,8 +91,7 @@ func TestPlanner_OnDynamoDB(t *testing.T) {
 	// A late agent joins the active rollout's last wave.
 	late := agentOf("a9", "edge")
 	late.RemoteConfig.Hash = h1
-	_, err = s.RecordAgent(ctx, late)
-	must(t, err)
+	seed(t, s, late)
 	must(t, s.SetDesiredHash(ctx, []string{"a9"}, h1))
 	d, err = p.Run(ctx, "edge", policy.KindConfig)
 	must(t, err)

@@ -13,8 +13,8 @@ import (
 // RecordAgent is the gateway's write path for an agent report: it stores
 // what the agent reported (attributes, connection, health, configuration
 // and package status) and keeps what others own: the desired hash and the
-// target version (planner, engine) and the package offer (executor). It
-// returns whether it wrote.
+// target version (planner, engine), the package offer (executor) and the
+// fleet (assigned when a revision is applied). Usage counts what it wrote.
 //
 // An agent item changes only when something changed: a report that differs
 // from the stored agent in nothing but lastSeen is written only when
@@ -28,19 +28,19 @@ import (
 //
 // Each report costs one strongly consistent read (an eventually consistent
 // one could miss our own last write and skip a real change).
-func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) (written bool, err error) {
-	cur, err := s.GetAgent(ctx, a.ID)
+func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) error {
+	cur, err := s.GetAgentRecord(ctx, a.ID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if cur == nil {
-		err := s.putAgent(ctx, AgentRecord{Agent: reported(a, agent.Agent{})})
+		err := s.putAgent(ctx, AgentRecord{Agent: reported(a, agent.Agent{ID: a.ID})})
 		if !errors.Is(err, rollout.ErrConflict) {
-			return err == nil, err
+			return err
 		}
 		// Created meanwhile (a reconnect raced the first report): merge below.
 	}
-	return s.updateAgent(ctx, a.ID, cur, func(r *AgentRecord) bool {
+	_, err = s.updateAgent(ctx, a.ID, cur, func(r *AgentRecord) bool {
 		next := reported(a, r.Agent)
 		if next.LastSeen.Before(r.LastSeen) {
 			next.LastSeen = r.LastSeen
@@ -51,6 +51,7 @@ func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) (written bool, e
 		r.Agent = next
 		return true
 	})
+	return err
 }
 
 func (s *Store) lastSeenEvery() time.Duration {
@@ -63,7 +64,7 @@ func (s *Store) lastSeenEvery() time.Duration {
 // reported is the agent as the gateway reports it, with the fields that
 // others own taken from the stored agent.
 func reported(a, stored agent.Agent) agent.Agent {
-	a.DesiredHash, a.TargetVersion, a.PackageOffer = stored.DesiredHash, stored.TargetVersion, stored.PackageOffer
+	a.DesiredHash, a.TargetVersion, a.PackageOffer, a.Fleet = stored.DesiredHash, stored.TargetVersion, stored.PackageOffer, stored.Fleet
 	return utcAgent(a)
 }
 

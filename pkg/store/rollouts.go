@@ -29,10 +29,15 @@ func idKey(id string) map[string]types.AttributeValue {
 
 func fleetKind(fleet string, k policy.Kind) string { return fleet + "#" + string(k) }
 
+// listedRollout is the one partition key of index byCreated: every rollout,
+// newest first. Rollouts are created a few times an hour, far below what
+// one partition takes, and the index is written only at creation.
+const listedRollout = "rollout"
+
 func encodeRollout(r rollout.Rollout, version int64) (item, error) {
 	r.Version = version
 	return newItem().s(tables.AttrID, r.ID).n(attrV, version).s(tables.AttrFleet, r.Fleet).s(attrKind, string(r.Kind)).
-		s(tables.AttrFleetKind, fleetKind(r.Fleet, r.Kind)).s(tables.AttrCreatedAt, sortableTime(r.CreatedAt)).
+		s(tables.AttrFleetKind, fleetKind(r.Fleet, r.Kind)).s(tables.AttrCreatedAt, sortableTime(r.CreatedAt)).s(tables.AttrListed, listedRollout).
 		s(attrStatus, string(r.Status)).doc(r)
 }
 
@@ -109,30 +114,67 @@ func (s *Store) ActiveRollout(ctx context.Context, fleet string, k policy.Kind) 
 	return &planner.Active{Rollout: r, Targets: ts}, nil
 }
 
-// RolloutsOfFleet is one page of the rollouts of a fleet and kind, newest
-// first (index byFleetKind).
-func (s *Store) RolloutsOfFleet(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (Page[rollout.Rollout], error) {
+// RolloutsPage is one page of rollouts, newest first: of one fleet and kind
+// from index byFleetKind; otherwise from index byCreated, filtered on the
+// fleet or the kind when one is given ("" is any), so that a page may hold
+// fewer rollouts than limit (even none) while Next is set. The indexes hold
+// keys; the page's rollouts are then read by id.
+func (s *Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (Page[rollout.Rollout], error) {
 	start, err := decodeToken(token)
 	if err != nil {
 		return Page[rollout.Rollout]{}, err
 	}
-	out, err := s.query(ctx, &dynamodb.QueryInput{
-		TableName: &s.names.Rollouts, IndexName: aws.String(tables.IndexByFleetKind), ScanIndexForward: aws.Bool(false),
-		Limit: pageLimit(limit), ExclusiveStartKey: start,
-		KeyConditionExpression:    aws.String("#fk = :fk"),
-		ExpressionAttributeNames:  map[string]string{"#fk": tables.AttrFleetKind},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":fk": str(fleetKind(fleet, k))},
-	})
-	if err != nil {
-		return Page[rollout.Rollout]{}, classify(err, "query rollouts of "+fleetKind(fleet, k))
+	in := &dynamodb.QueryInput{
+		TableName: &s.names.Rollouts, ScanIndexForward: aws.Bool(false), Limit: pageLimit(limit), ExclusiveStartKey: start,
+		ExpressionAttributeNames: map[string]string{}, ExpressionAttributeValues: map[string]types.AttributeValue{},
 	}
-	p := Page[rollout.Rollout]{Next: encodeToken(out.LastEvaluatedKey)}
-	for _, av := range out.Items {
+	var filters []string
+	switch {
+	case fleet != "" && k != "":
+		in.IndexName, in.KeyConditionExpression = aws.String(tables.IndexByFleetKind), aws.String("#fk = :fk")
+		in.ExpressionAttributeNames["#fk"], in.ExpressionAttributeValues[":fk"] = tables.AttrFleetKind, str(fleetKind(fleet, k))
+	default:
+		in.IndexName, in.KeyConditionExpression = aws.String(tables.IndexByCreated), aws.String("#l = :l")
+		in.ExpressionAttributeNames["#l"], in.ExpressionAttributeValues[":l"] = tables.AttrListed, str(listedRollout)
+		if fleet != "" {
+			filters = append(filters, "#f = :f")
+			in.ExpressionAttributeNames["#f"], in.ExpressionAttributeValues[":f"] = tables.AttrFleet, str(fleet)
+		}
+		if k != "" {
+			filters = append(filters, "#k = :k")
+			in.ExpressionAttributeNames["#k"], in.ExpressionAttributeValues[":k"] = tables.AttrKind, str(string(k))
+		}
+	}
+	if len(filters) > 0 {
+		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
+	}
+	out, err := s.query(ctx, in)
+	if err != nil {
+		return Page[rollout.Rollout]{}, classify(err, "query rollouts")
+	}
+	ids := make([]string, len(out.Items))
+	keys := make([]map[string]types.AttributeValue, len(out.Items))
+	for i, av := range out.Items {
+		ids[i] = keyOf(av, tables.AttrID)
+		keys[i] = idKey(ids[i])
+	}
+	items, err := s.batchGetAll(ctx, s.names.Rollouts, keys, false)
+	if err != nil {
+		return Page[rollout.Rollout]{}, classify(err, "read rollouts")
+	}
+	byID := make(map[string]rollout.Rollout, len(items))
+	for _, av := range items {
 		r, err := decodeRollout(av)
 		if err != nil {
 			return Page[rollout.Rollout]{}, err
 		}
-		p.Items = append(p.Items, r)
+		byID[r.ID] = r
+	}
+	p := Page[rollout.Rollout]{Next: encodeToken(out.LastEvaluatedKey)}
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			p.Items = append(p.Items, r)
+		}
 	}
 	return p, nil
 }

@@ -110,33 +110,52 @@ func TestRollout_Paging5000Targets(t *testing.T) {
 	}
 }
 
-func TestRollout_OfFleetNewestFirst(t *testing.T) {
+func TestRollout_ListingsNewestFirst(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
-	for i := 0; i < 5; i++ {
-		r, ts := newRollout(fmt.Sprintf("r%d", i), 1, 1, t0.Add(time.Duration(i)*time.Hour))
+	create := func(id, fleet string, k policy.Kind, hour int) {
+		r, ts := newRollout(id, 1, 1, t0.Add(time.Duration(hour)*time.Hour))
+		r.Fleet, r.Kind, ts[0].AgentID = fleet, k, id+"-agent"
 		must(t, s.CreateRollout(ctx, r, ts))
 		r.Version, r.Status = 1, rollout.Completed // final: releases the lock for the next
 		must(t, s.SavePass(ctx, r, nil))
 	}
-	other, ots := newRollout("v1", 1, 1, t0)
-	other.Kind = policy.KindVersion
-	must(t, s.CreateRollout(ctx, other, ots))
-
-	var ids []string
-	token := ""
-	for {
-		p, err := s.RolloutsOfFleet(ctx, "edge", policy.KindConfig, token, 2)
-		must(t, err)
-		for _, r := range p.Items {
-			ids = append(ids, r.ID)
-		}
-		if token = p.Next; token == "" {
-			break
-		}
+	for i := 0; i < 5; i++ {
+		create(fmt.Sprintf("c%d", i), "edge", policy.KindConfig, 2*i)
 	}
-	if got := strings.Join(ids, ","); got != "r4,r3,r2,r1,r0" {
-		t.Fatalf("rollouts of edge/config = %s, want r4,r3,r2,r1,r0", got)
+	create("v1", "edge", policy.KindVersion, 3)
+	create("o1", "core", policy.KindConfig, 5)
+	tests := []struct {
+		fleet string
+		kind  policy.Kind
+		want  string
+	}{
+		{"edge", policy.KindConfig, "c4,c3,c2,c1,c0"},
+		{"edge", "", "c4,c3,c2,v1,c1,c0"}, // both kinds, core's o1 filtered out
+		{"", policy.KindVersion, "v1"},
+		{"", "", "c4,c3,o1,c2,v1,c1,c0"},
+		{"core", "", "o1"},
+		{"gone", policy.KindConfig, ""},
+	}
+	for _, tt := range tests {
+		var ids []string
+		token := ""
+		for pages := 0; ; pages++ {
+			p, err := s.RolloutsPage(ctx, tt.fleet, tt.kind, token, 2)
+			must(t, err)
+			if len(p.Items) > 2 || pages > 10 {
+				t.Fatalf("%s/%s: page of %d, page %d", tt.fleet, tt.kind, len(p.Items), pages)
+			}
+			for _, r := range p.Items {
+				ids = append(ids, r.ID)
+			}
+			if token = p.Next; token == "" {
+				break
+			}
+		}
+		if got := strings.Join(ids, ","); got != tt.want {
+			t.Errorf("rollouts of %q/%q = %s, want %s", tt.fleet, tt.kind, got, tt.want)
+		}
 	}
 }
 
@@ -345,6 +364,12 @@ func TestRollout_Tokens(t *testing.T) {
 	if got.TaskToken != "tok-1" || got.ExecutionArn != "arn:exec:2" || got.Executions != 2 || got.Version != 3 {
 		t.Fatalf("rollout %+v", got)
 	}
+	must(t, s.ClearTaskToken(ctx, "r1", "tok-old")) // another token: it stays
+	if got, _ := s.GetRollout(ctx, "r1"); got.TaskToken != "tok-1" {
+		t.Fatalf("a stale clear removed token %q", got.TaskToken)
+	}
+	must(t, s.ClearTaskToken(ctx, "r1", "tok-1"))
+	must(t, s.ClearTaskToken(ctx, "r-missing", "tok-1"))
 	must(t, s.ClearToken(ctx, "r1"))
 	st, err := s.RecordFailure(ctx, "r1", "engine error X: boom")
 	if err != nil || st != rollout.Failed {

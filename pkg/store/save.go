@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -168,6 +169,23 @@ func (s *Store) ClearToken(ctx context.Context, rolloutID string) error {
 		r.TaskToken = ""
 		return true
 	})
+	return err
+}
+
+// ClearTaskToken removes the task token of a rollout only while it is still
+// token: a token the execution stored since (it parked again) survives. A
+// missing rollout is no error (api.TaskTokens).
+func (s *Store) ClearTaskToken(ctx context.Context, rolloutID, token string) error {
+	_, err := s.updateRollout(ctx, rolloutID, func(r *rollout.Rollout) bool {
+		if r.TaskToken != token || token == "" {
+			return false
+		}
+		r.TaskToken = ""
+		return true
+	})
+	if errors.Is(err, enginetask.ErrRolloutNotFound) {
+		return nil
+	}
 	return err
 }
 

@@ -29,6 +29,7 @@ type Projection string
 const (
 	ProjectAll      Projection = "ALL"
 	ProjectKeysOnly Projection = "KEYS_ONLY"
+	ProjectInclude  Projection = "INCLUDE" // keys and NonKeyAttributes
 )
 
 // StreamView is what a table's stream records carry; "" is no stream.
@@ -38,10 +39,11 @@ const NewAndOldImages StreamView = "NEW_AND_OLD_IMAGES"
 
 // Index is a global secondary index.
 type Index struct {
-	Name         string
-	PartitionKey Key
-	SortKey      *Key // nil: none
-	Projection   Projection
+	Name             string
+	PartitionKey     Key
+	SortKey          *Key // nil: none
+	Projection       Projection
+	NonKeyAttributes []string // for ProjectInclude
 }
 
 // Table is one table without its deployment prefix.
@@ -58,9 +60,11 @@ type Table struct {
 const (
 	AttrID             = "id"               // agents, rollouts: agent id, rollout id or lock key
 	AttrFleet          = "fleet"            // agents: fleet name (absent while unassigned)
-	AttrLag            = "lag"              // agents: fleet name while the pushed state lags the desired one, else absent
+	AttrLag            = "lag"              // agents: shard 0-7 of the agent id while its pushed state lags the desired one, else absent
 	AttrFleetKind      = "fleetKind"        // rollouts: <fleet>#<kind> (absent on lock items)
 	AttrCreatedAt      = "createdAt"        // rollouts: creation time, sortable text
+	AttrListed         = "listed"           // rollouts: the constant "rollout" (absent on lock items)
+	AttrKind           = "kind"             // rollouts: kind, projected into byCreated for filters
 	AttrRolloutID      = "rolloutId"        // targets: partition key
 	AttrWaveAgent      = "waveAgent"        // targets: <wave, 5 digits>#<agentId>
 	AttrAgentKind      = "agentKind"        // targets: <agentId>#<kind>
@@ -72,6 +76,7 @@ const (
 	IndexByFleet       = "byFleet"
 	IndexLagging       = "lagging"
 	IndexByFleetKind   = "byFleetKind"
+	IndexByCreated     = "byCreated"
 	IndexByAgentKind   = "byAgentKind"
 	tableAgents        = "agents"
 	tableRollouts      = "rollouts"
@@ -86,21 +91,35 @@ func sk(name string) *Key { k := str(name); return &k }
 
 // Agents: one item per agent as the gateway reports it. Streams carry every
 // change to the agent-event Lambda, which evaluates that agent's targets.
+//
+// byFleet projects keys only: the index is then written when an agent is
+// created, deleted or moves to another fleet, not on every heartbeat; the
+// planner reads the agents of a fleet by id. lagging is sparse and small
+// (agents with a push to send) and the gateway needs their desired state,
+// so it projects everything; its key is a shard of the agent id so that a
+// large rollout does not write one hot partition.
 var Agents = Table{
 	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewAndOldImages,
 	Indexes: []Index{
-		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectAll},
-		// Sparse: only agents with a push to send have the attribute.
+		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
 	},
 }
 
+// LagShards is the number of partition key values of the lagging index.
+const LagShards = 8
+
 // Rollouts: rollout items and, keyed lock#<fleet>#<kind>, the lock items
-// that make one rollout per fleet and kind the active one.
+// that make one rollout per fleet and kind the active one. Both indexes
+// list rollouts newest first and project only what never changes after
+// creation, so that the write of every evaluation pass does not write them
+// too; a listing reads the page's rollouts by id.
 var Rollouts = Table{
 	Name: tableRollouts, PartitionKey: str(AttrID),
 	Indexes: []Index{
-		{Name: IndexByFleetKind, PartitionKey: str(AttrFleetKind), SortKey: sk(AttrCreatedAt), Projection: ProjectAll},
+		{Name: IndexByFleetKind, PartitionKey: str(AttrFleetKind), SortKey: sk(AttrCreatedAt), Projection: ProjectKeysOnly},
+		{Name: IndexByCreated, PartitionKey: str(AttrListed), SortKey: sk(AttrCreatedAt), Projection: ProjectInclude,
+			NonKeyAttributes: []string{AttrFleet, AttrKind}},
 	},
 }
 
