@@ -272,3 +272,20 @@ func auditOf(h *harness, typ, id, action string) auditView {
 	h.t.Fatalf("no %s entry for %s %s", action, typ, id)
 	return auditView{}
 }
+
+func TestPlanning_StartsTheCreatedRolloutAndWakesTheSupersededOne(t *testing.T) {
+	h := newHarness(t)
+	config := h.applyFixture()
+	ui := decode[selectResponse](t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"}`))).RolloutID
+	if got := h.sfn.startedNames(); join(got) != config+","+ui {
+		t.Errorf("executions started %v, want one per created rollout: %s,%s", got, config, ui)
+	}
+	h.park(ui, "tok-ui") // parked, say, for approval
+	wantOK(t, h.do(post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, "")))
+	if st := h.rollout(ui).Status; st != rollout.Superseded {
+		t.Fatalf("the UI rollout is %s, want superseded", st)
+	}
+	if got := h.sfn.wokenTokens(); join(got) != "tok-ui" || h.rollout(ui).TaskToken != "" {
+		t.Errorf("woken %v, token %q; want the superseded rollout's execution woken and its token cleared", got, h.rollout(ui).TaskToken)
+	}
+}

@@ -56,9 +56,10 @@ func tokenTable(t testing.TB) *TokenTable {
 
 // fakeSFN records the tokens it was asked to wake.
 type fakeSFN struct {
-	mu    sync.Mutex
-	woken []string
-	err   error
+	mu      sync.Mutex
+	woken   []string
+	started []string // execution names
+	err     error
 }
 
 func (f *fakeSFN) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccessInput, _ ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
@@ -68,8 +69,17 @@ func (f *fakeSFN) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccessInpu
 	return &sfn.SendTaskSuccessOutput{}, f.err
 }
 
-func (f *fakeSFN) StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput, _ ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started = append(f.started, *in.Name)
 	return &sfn.StartExecutionOutput{}, nil
+}
+
+func (f *fakeSFN) startedNames() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.started...)
 }
 
 func (f *fakeSFN) wokenTokens() []string {
@@ -101,9 +111,10 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 		Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: h.store}}}
 	d := Deps{
 		Store: h.store, Actions: h.passer, SFN: h.sfn,
-		Planning: &LocalPlanning{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.passer.Executors},
-		Catalog:  StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0-rc.1", "0.170.0"}, Platforms: []string{"linux/amd64", "linux/arm64"}},
-		Auth:     tokenTable(t), Clock: h.clock, NewID: h.newID("req"),
+		Planning: &LocalPlanning{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.passer.Executors,
+			SFN: h.sfn, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: h.store},
+		Catalog: StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0-rc.1", "0.170.0"}, Platforms: []string{"linux/amd64", "linux/arm64"}},
+		Auth:    tokenTable(t), Clock: h.clock, NewID: h.newID("req"),
 	}
 	for _, o := range opts {
 		o(&d)

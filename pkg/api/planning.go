@@ -2,12 +2,17 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -96,14 +101,22 @@ func (s *server) planned(ctx context.Context, fleetName string, k policy.Kind, d
 }
 
 // LocalPlanning runs the planner in this process (the local stack, and the
-// planner Lambda behind the cloud's Planning): runs are serialized, a lost
-// race is planned again, and the executor Cancel of superseded version
-// targets is carried out.
+// planner Lambda behind the cloud's Planning) and carries out what a
+// decision leaves to its caller: the executor Cancel of superseded version
+// targets, waking the parked execution of a rollout the run ended (it has
+// nothing left to wait for), and starting the execution of a rollout the
+// run created. Runs are serialized; a lost race is planned again.
 type LocalPlanning struct {
 	Planner   planner.Planner
 	Executors executor.Registry
-	Log       *slog.Logger
-	mu        sync.Mutex
+	// SFN starts and wakes executions of StateMachineArn; nil starts none
+	// (tests of the planner alone).
+	SFN             enginetask.StepFunctions
+	StateMachineArn string
+	// Tokens clears the task token of an ended rollout after its wake.
+	Tokens TaskTokens
+	Log    *slog.Logger
+	mu     sync.Mutex
 }
 
 // planAttempts bounds the re-runs of a planner run that lost a race.
@@ -124,7 +137,43 @@ func (l *LocalPlanning) PlanFleet(ctx context.Context, fleetName string, k polic
 		return d, err
 	}
 	l.cancel(ctx, d)
-	return d, nil
+	l.wakeEnded(ctx, d)
+	return d, l.start(ctx, d)
+}
+
+// wakeEnded lets the execution of a rollout the run superseded or failed
+// see its new status; parked, it would wait for an operator for ever.
+func (l *LocalPlanning) wakeEnded(ctx context.Context, d planner.Decision) {
+	if d.Ended == nil || d.Ended.Rollout.TaskToken == "" || l.SFN == nil {
+		return
+	}
+	r := d.Ended.Rollout
+	if err := enginetask.Wake(ctx, l.SFN, r.TaskToken, "the planner ended the rollout: "+string(r.Status)); err != nil && !deadToken(err) {
+		l.logger().Error("wake an ended rollout", "rollout", r.ID, "error", err.Error())
+		return
+	}
+	if l.Tokens != nil {
+		if err := l.Tokens.ClearTaskToken(ctx, r.ID, r.TaskToken); err != nil {
+			l.logger().Error("clear the token of an ended rollout", "rollout", r.ID, "error", err.Error())
+		}
+	}
+}
+
+// start runs the state machine for a created rollout: one execution per
+// rollout, named after it, so that a retried start starts nothing new.
+func (l *LocalPlanning) start(ctx context.Context, d planner.Decision) error {
+	if d.Created == nil || l.SFN == nil {
+		return nil
+	}
+	id := d.Created.Rollout.ID
+	input, _ := json.Marshal(map[string]string{"rolloutId": id})
+	_, err := l.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(l.StateMachineArn), Name: aws.String(enginetask.ExecutionName(id, 1)), Input: aws.String(string(input)),
+	})
+	if err != nil {
+		return fmt.Errorf("start the execution of rollout %s: %w", id, err)
+	}
+	return nil
 }
 
 // cancel withdraws the started updates of the targets a supersede
