@@ -1,0 +1,331 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+)
+
+var transports = []string{"ws", "http"}
+
+func TestGateway_RecordsAgent(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			h := newHarness(t, newMemAgents())
+			h.startAgent(transport, token)
+			h.eventually("the agent recorded with its health", func() bool {
+				return h.agents.get(id1).Health.Status == agent.StatusOK
+			})
+			a := h.agents.get(id1)
+			if !a.Online || !a.ConnectedAt.Equal(t0) || !a.LastSeen.Equal(t0) || a.ServiceVersion != "0.110.0" ||
+				a.Attributes["host.name"] != "host-1" || a.Attributes["site.timezone"] != "Europe/Berlin" ||
+				!a.Health.Healthy || !a.Health.StartTime.Equal(at(1)) || !a.Health.ReportedAt.Equal(t0) {
+				t.Errorf("recorded %+v", a)
+			}
+		})
+	}
+}
+
+func TestGateway_RefusesBadToken(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	for _, bad := range []string{"wrong", ""} {
+		if _, resp, err := h.dialWS(bad); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("WebSocket with token %q: err %v, response %v; want 401", bad, err, resp)
+		}
+		if resp, _ := h.postHTTP(bad, mustMarshal(t, msg(withVersion("1.0")))); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("plain HTTP with token %q: status %d, want 401", bad, resp.StatusCode)
+		}
+	}
+	a := h.startAgent("ws", "wrong")
+	receive(t, a.failed, "the client's connect failure")
+	if n := h.agents.writeCount(); n != 0 || h.g.Len() != 0 {
+		t.Errorf("%d writes and %d sessions after refused agents, want none", n, h.g.Len())
+	}
+	if !h.logged("WARN", "refused an agent without a valid token") {
+		t.Error("refusal not logged")
+	}
+	w, _, err := h.dialWS("old-token") // the previous secret during a rotation
+	must(t, err)
+	if w.send(msg(withVersion("1.0"))).ErrorResponse != nil || h.agents.writeCount() != 1 {
+		t.Error("the second configured token was not accepted")
+	}
+}
+
+func TestGateway_PushesConfig(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			h := newHarness(t, newMemAgents())
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+
+			h.agents.setDesired(id1, "abcd01", "") // the engine starts a configuration target
+			rc := receive(t, a.configs, "the remote configuration")
+			if !bytes.Equal(rc.ConfigHash, hashA) || string(rc.Config.ConfigMap[""].Body) != "receivers: {}" {
+				t.Fatalf("received %v", rc)
+			}
+			must(t, a.c.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: applied}))
+			h.eventually("APPLIED recorded", func() bool { return h.agents.get(id1).RemoteConfig.Status == agent.ConfigApplied })
+			if got := h.agents.get(id1).RemoteConfig; got.Hash != "abcd01" || !got.Since.Equal(t0) {
+				t.Errorf("remote config %+v", got)
+			}
+			select {
+			case again := <-a.configs:
+				t.Errorf("configuration sent twice: %v", again)
+			case <-time.After(50 * time.Millisecond): // several polls
+			}
+		})
+	}
+}
+
+func TestGateway_PushesOnConnect(t *testing.T) {
+	agents := newMemAgents()
+	agents.setDesired(id1, "abcd02", "") // decided while the agent was away
+	h := newHarness(t, agents)
+	a := h.startAgent("ws", token)
+	rc := receive(t, a.configs, "the remote configuration on connect")
+	if string(rc.Config.ConfigMap[""].Body) != "receivers: {otlp: {}}" {
+		t.Errorf("received %v", rc)
+	}
+}
+
+func TestGateway_OffersPackage(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			h := newHarness(t, newMemAgents())
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+
+			h.agents.setDesired(id1, "", "0.111.0") // the updater executor starts a version target
+			offer := receive(t, a.offers, "the package offer")
+			p := offer.Packages[""]
+			if p == nil || p.Version != "0.111.0" || p.File.GetDownloadUrl() != "https://example.invalid/otelcol/0.111.0" {
+				t.Fatalf("offer %v", offer)
+			}
+			must(t, a.c.SetPackageStatuses(&protobufs.PackageStatuses{ServerProvidedAllPackagesHash: offer.AllPackagesHash,
+				Packages: map[string]*protobufs.PackageStatus{"": {AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
+					Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 10}}}}))
+			h.eventually("DOWNLOADING recorded", func() bool { return h.agents.get(id1).Package.Status == agent.PackageDownloading })
+			if got := h.agents.get(id1).Package; got != (agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 10}) {
+				t.Errorf("package %+v", got)
+			}
+			select {
+			case again := <-a.offers:
+				t.Errorf("offer sent twice: %v", again)
+			case <-time.After(50 * time.Millisecond):
+			}
+		})
+	}
+}
+
+func TestGateway_CloseMarksOffline(t *testing.T) {
+	t.Run("agent disconnects", func(t *testing.T) {
+		h := newHarness(t, newMemAgents())
+		a := h.startAgent("ws", token)
+		h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+		h.clock.advance(time.Second)
+		must(t, a.stop())
+		h.eventually("the agent offline", func() bool { return !h.agents.get(id1).Online })
+		h.eventually("the session closed", func() bool { return h.g.Len() == 0 })
+		if h.logged("ERROR", "agent connection lost") || !h.logged("DEBUG", "agent disconnected") {
+			t.Errorf("a normal close must be logged at debug level:\n%s", h.logs)
+		}
+	})
+	t.Run("connection lost", func(t *testing.T) {
+		h := newHarness(t, newMemAgents())
+		w, _, err := h.dialWS(token)
+		must(t, err)
+		w.send(msg(withVersion("1.0")))
+		h.clock.advance(time.Second)
+		_ = w.conn.UnderlyingConn().Close() // no close frame, no goodbye
+		h.eventually("the agent offline", func() bool { return !h.agents.get(id1).Online })
+		if got := h.agents.get(id1).LastSeen; !got.Equal(at(1)) {
+			t.Errorf("offline as of %v, want the close time %v", got, at(1))
+		}
+		if !h.logged("ERROR", "agent connection lost") {
+			t.Errorf("an unexpected close must be logged at error level:\n%s", h.logs)
+		}
+	})
+	t.Run("newer connection wins", func(t *testing.T) {
+		h := newHarness(t, newMemAgents())
+		old, _, err := h.dialWS(token)
+		must(t, err)
+		old.send(msg(withVersion("1.0")))
+		h.clock.advance(time.Second)
+		fresh, _, err := h.dialWS(token) // the agent reconnected before the old connection was seen to close
+		must(t, err)
+		fresh.send(msg(withVersion("1.0")))
+		_ = old.conn.Close()
+		h.eventually("the old connection closed", func() bool { return h.logged("ERROR", "agent connection lost") })
+		if a := h.agents.get(id1); !a.Online || !a.ConnectedAt.Equal(at(1)) {
+			t.Errorf("the close of the old connection took the agent offline: %+v", a)
+		}
+	})
+}
+
+func TestGateway_WritesOnlyChanges(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	steps := []struct {
+		name    string
+		advance time.Duration
+		in      *protobufs.AgentToServer
+		writes  int // total so far
+	}{
+		{"connect", 0, msg(withVersion("1.0"), withHealth(hl(true, "StatusOK", "", 1, nil))), 1},
+		{"heartbeat", 30 * time.Second, msg(), 1},                                      // nothing changed, lastSeen 30 s old
+		{"same health again", 0, msg(withHealth(hl(true, "StatusOK", "", 1, nil))), 1}, // repeated, not new
+		{"heartbeat past coalescing", 15 * time.Second, msg(), 2},                      // lastSeen 45 s old: refreshed
+		{"heartbeat", 30 * time.Second, msg(), 2},
+		{"health changed", 0, msg(withHealth(hl(false, "StatusRecoverableError", "boom", 1, nil))), 3},
+		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 4},
+		{"same description", 1 * time.Second, msg(withVersion("1.0")), 4},
+		{"new version", 1 * time.Second, msg(withVersion("1.1")), 5},
+	}
+	for _, s := range steps {
+		h.clock.advance(s.advance)
+		if resp := w.send(s.in); resp.ErrorResponse != nil {
+			t.Fatalf("%s: error response %v", s.name, resp.ErrorResponse)
+		}
+		if got := h.agents.writeCount(); got != s.writes {
+			t.Errorf("%s: %d writes, want %d", s.name, got, s.writes)
+		}
+	}
+}
+
+func TestGateway_DropsMalformed(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	w.sendBytes([]byte{0, 0xff, 0xff, 0xff}) // not protobuf: opamp-go drops it, no answer
+	w.sendBytes([]byte{7, 1})                // a non-zero header
+	if resp := w.send(&protobufs.AgentToServer{InstanceUid: []byte("short")}); resp.GetErrorResponse().GetType() != protobufs.ServerErrorResponseType_ServerErrorResponseType_BadRequest {
+		t.Errorf("bad instance uid answered %v, want BadRequest", resp)
+	}
+	big := msg(withDesc(desc([]*protobufs.KeyValue{str("blob", strings.Repeat("x", 100<<10))})))
+	if resp := w.send(big); resp.GetErrorResponse() == nil {
+		t.Errorf("oversized message answered %v, want an error", resp)
+	}
+	if n := h.agents.writeCount(); n != 0 {
+		t.Fatalf("%d writes from malformed messages, want none", n)
+	}
+	if resp := w.send(msg(withVersion("1.0"))); resp.ErrorResponse != nil || h.agents.writeCount() != 1 {
+		t.Errorf("the connection did not survive: %v, %d writes", resp, h.agents.writeCount())
+	}
+	if other := w.send(&protobufs.AgentToServer{InstanceUid: bytes.Repeat([]byte{9}, 16)}); other.GetErrorResponse() == nil || h.agents.writeCount() != 1 {
+		t.Error("another agent's uid on the same connection was accepted")
+	}
+	for _, line := range []string{"dropped an undecodable OpAMP message", "dropped a malformed OpAMP message", "dropped an oversized OpAMP message"} {
+		if !h.logged("WARN", line) {
+			t.Errorf("no log line %q", line)
+		}
+	}
+
+	resp, _ := h.postHTTP(token, []byte{0xff, 0xff})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("plain HTTP garbage: status %d, want 400", resp.StatusCode)
+	}
+	resp, _ = h.postHTTP(token, bytes.Repeat([]byte{0}, 128<<10))
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("plain HTTP oversized body: status %d, want 400", resp.StatusCode)
+	}
+	if n := h.agents.writeCount(); n != 1 {
+		t.Errorf("%d writes, want only the valid message's", n)
+	}
+}
+
+func TestGateway_RecoversFromPanic(t *testing.T) {
+	agents := newMemAgents()
+	agents.panicOn = id1
+	h := newHarness(t, agents)
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	must(t, w.conn.WriteMessage(2, append([]byte{0}, mustMarshal(t, msg(withVersion("1.0")))...)))
+	h.eventually("the panic logged", func() bool { return h.logged("ERROR", "recovered from a panic") })
+	other := []byte{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	if resp := w.send(&protobufs.AgentToServer{InstanceUid: other}); resp == nil {
+		t.Error("no answer after a panic")
+	}
+}
+
+func TestGateway_HeartbeatOffer(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	first := msg(withVersion("1.0"))
+	first.Capabilities = uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus | protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat)
+	resp := w.send(first)
+	if got := resp.GetConnectionSettings().GetOpamp().GetHeartbeatIntervalSeconds(); got != 30 {
+		t.Errorf("heartbeat offer %d s, want 30 s", got)
+	}
+	if resp.GetCapabilities()&uint64(protobufs.ServerCapabilities_ServerCapabilities_OffersRemoteConfig) == 0 {
+		t.Errorf("server capabilities %b", resp.GetCapabilities())
+	}
+	if again := w.send(msg()); again.GetConnectionSettings() != nil {
+		t.Error("heartbeat offered again on the same connection")
+	}
+}
+
+func TestGateway_AsksForFullState(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	full := uint64(protobufs.ServerToAgentFlags_ServerToAgentFlags_ReportFullState)
+	if resp := w.send(msg()); resp.GetFlags()&full == 0 {
+		t.Error("a first message without description did not ask for the full state")
+	}
+	if resp := w.send(msg()); resp.GetFlags()&full != 0 {
+		t.Error("asked for the full state again")
+	}
+}
+
+func TestGateway_SilentHTTPAgentGoesOffline(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	if resp, _ := h.postHTTP(token, mustMarshal(t, msg(withVersion("1.0")))); resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	h.clock.advance(90 * time.Second)
+	h.g.sweep()
+	if h.g.Len() != 1 || !h.agents.get(id1).Online {
+		t.Fatal("an agent within the liveness limit was dropped")
+	}
+	h.clock.advance(time.Second)
+	h.g.sweep()
+	if h.g.Len() != 0 || h.agents.get(id1).Online {
+		t.Error("a silent plain HTTP agent stayed online")
+	}
+}
+
+func TestGateway_DrainLeavesAgentsOnline(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	w.send(msg(withVersion("1.0")))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	must(t, h.g.Drain(ctx))
+	if h.g.Len() != 0 {
+		t.Errorf("%d sessions after the drain", h.g.Len())
+	}
+	if !h.agents.get(id1).Online || h.agents.offlineCount() != 0 {
+		t.Error("a drained agent was marked offline: it reconnects to another task at once")
+	}
+	if _, resp, err := h.dialWS(token); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a draining task accepted a connection: %v", err)
+	}
+}
+
+func mustMarshal(t *testing.T, m *protobufs.AgentToServer) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	must(t, err)
+	return b
+}
