@@ -1,0 +1,61 @@
+// Package dynamo serves the API from the DynamoDB store (pkg/store): the
+// store's methods under the API's names and its page type. Everything else
+// the API needs, the store has under the same name.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store"
+)
+
+// Store is the DynamoDB store as the API's Store.
+type Store struct{ *store.Store }
+
+var _ api.Store = Store{}
+
+// RolloutsPage lists rollouts newest first.
+func (s Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (api.Page[rollout.Rollout], error) {
+	p, err := s.Store.RolloutsPage(ctx, fleet, k, token, limit)
+	return page(p), pageErr(err)
+}
+
+// TargetsPage lists a rollout's targets in wave order.
+func (s Store) TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (api.Page[rollout.Target], error) {
+	if wave == api.AllWaves {
+		wave = store.AllWaves
+	}
+	p, err := s.Store.TargetsPage(ctx, rolloutID, wave, token, limit)
+	return page(p), pageErr(err)
+}
+
+// AuditPage lists the entries of one object, newest first.
+func (s Store) AuditPage(ctx context.Context, targetType, targetID, token string, limit int) (api.Page[audit.Entry], error) {
+	p, err := s.Store.AuditOf(ctx, targetType, targetID, token, limit)
+	return page(p), pageErr(err)
+}
+
+// CurrentRevision is the applied revision's pointer; nil before the first apply.
+func (s Store) CurrentRevision(ctx context.Context) (*api.RevisionInfo, error) {
+	info, err := s.Store.CurrentRevision(ctx)
+	if err != nil || info == nil {
+		return nil, err
+	}
+	return &api.RevisionInfo{Commit: info.Commit, AppliedAt: info.AppliedAt}, nil
+}
+
+func page[T any](p store.Page[T]) api.Page[T] { return api.Page[T]{Items: p.Items, Next: p.Next} }
+
+// pageErr gives a token the store did not issue the API's meaning (a 400).
+func pageErr(err error) error {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return fmt.Errorf("%w: %w", api.ErrBadPageToken, err)
+	}
+	return err
+}
