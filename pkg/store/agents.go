@@ -2,14 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"hash/fnv"
 	"sort"
-	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,7 +10,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -66,14 +58,6 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
 	return it.doc(a)
-}
-
-// lagShard spreads the lagging index over tables.LagShards partition keys
-// by a hash of the agent id.
-func lagShard(id string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return strconv.Itoa(int(h.Sum32() % tables.LagShards))
 }
 
 func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
@@ -186,73 +170,6 @@ func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limi
 	return p, nil
 }
 
-// lagToken is where a listing of the lagging index goes on: a shard and
-// DynamoDB's key within it.
-type lagToken struct {
-	Shard int               `json:"s"`
-	Key   map[string]string `json:"k,omitempty"`
-}
-
-// LaggingAgents pages through the agents the gateway has something to push
-// to, shard by shard of the sparse index lagging (gateway.Agents). A page
-// may hold fewer agents than limit while next is set.
-func (s *Store) LaggingAgents(ctx context.Context, token string, limit int) ([]agent.Agent, string, error) {
-	var at lagToken
-	if token != "" {
-		b, err := base64.RawURLEncoding.DecodeString(token)
-		if err == nil {
-			err = json.Unmarshal(b, &at)
-		}
-		if err != nil || at.Shard < 0 || at.Shard >= tables.LagShards {
-			return nil, "", fmt.Errorf("%w: %q", ErrBadPageToken, token)
-		}
-	}
-	want := int(*pageLimit(limit))
-	var page []agent.Agent
-	for len(page) < want && at.Shard < tables.LagShards {
-		var start map[string]types.AttributeValue
-		for k, v := range at.Key {
-			if start == nil {
-				start = map[string]types.AttributeValue{}
-			}
-			start[k] = str(v)
-		}
-		out, err := s.query(ctx, &dynamodb.QueryInput{
-			TableName: &s.names.Agents, IndexName: aws.String(tables.IndexLagging), Limit: aws.Int32(int32(want - len(page))),
-			ExclusiveStartKey:         start,
-			KeyConditionExpression:    aws.String("#l = :l"),
-			ExpressionAttributeNames:  map[string]string{"#l": tables.AttrLag},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":l": str(strconv.Itoa(at.Shard))},
-		})
-		if err != nil {
-			return nil, "", classify(err, "query the lagging agents")
-		}
-		for _, av := range out.Items {
-			r, err := decodeAgent(av)
-			if err != nil {
-				return nil, "", err
-			}
-			page = append(page, r.Agent)
-		}
-		at.Key = nil
-		if out.LastEvaluatedKey == nil {
-			at.Shard++
-			continue
-		}
-		at.Key = map[string]string{}
-		for k, v := range out.LastEvaluatedKey {
-			if sv, ok := v.(*types.AttributeValueMemberS); ok {
-				at.Key[k] = sv.Value
-			}
-		}
-	}
-	if at.Shard >= tables.LagShards {
-		return page, "", nil
-	}
-	b, _ := json.Marshal(at)
-	return page, base64.RawURLEncoding.EncodeToString(b), nil
-}
-
 // FleetAgents lists every agent of a fleet (the planner's read).
 func (s *Store) FleetAgents(ctx context.Context, fleetName string) ([]agent.Agent, error) {
 	var out []agent.Agent
@@ -269,170 +186,6 @@ func (s *Store) FleetAgents(ctx context.Context, fleetName string) ([]agent.Agen
 			return out, nil
 		}
 	}
-}
-
-// putAgent writes r on the condition that the stored counter is still
-// r.Version (absent for 0).
-func (s *Store) putAgent(ctx context.Context, r AgentRecord) error {
-	it, err := encodeAgent(r, r.Version+1)
-	if err != nil {
-		return fmt.Errorf("agent %s: %w", r.ID, err)
-	}
-	cond, names, values := versionCondition(tables.AttrID, r.Version)
-	err = s.putItem(ctx, &dynamodb.PutItemInput{TableName: &s.names.Agents, Item: it,
-		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
-	return classify(err, "write agent "+r.ID)
-}
-
-// versionCondition is the condition of a write that read counter v of an
-// item: the item is absent (v = 0) or its counter is still v.
-func versionCondition(keyAttr string, v int64) (string, map[string]string, map[string]types.AttributeValue) {
-	if v == 0 {
-		return "attribute_not_exists(#k)", map[string]string{"#k": keyAttr}, nil
-	}
-	return "#v = :v", map[string]string{"#v": attrV}, map[string]types.AttributeValue{":v": num(v)}
-}
-
-// agentAttempts bounds the re-reads of one agent after lost races.
-const agentAttempts = 8
-
-// updateAgent is the read-modify-write of one agent: change edits the
-// record and reports whether anything changed; nothing is written
-// otherwise. A missing agent is left missing (change is not called).
-func (s *Store) updateAgent(ctx context.Context, id string, cur *AgentRecord, change func(*AgentRecord) bool) (bool, error) {
-	for attempt := 0; attempt < agentAttempts; attempt++ {
-		if cur == nil || attempt > 0 {
-			var err error
-			if cur, err = s.GetAgentRecord(ctx, id); err != nil || cur == nil {
-				return false, err
-			}
-		}
-		next := *cur
-		if !change(&next) {
-			return false, nil
-		}
-		err := s.putAgent(ctx, next)
-		if !errors.Is(err, rollout.ErrConflict) {
-			return err == nil, err
-		}
-	}
-	return false, conflictf("write agent %s: %d attempts lost", id, agentAttempts)
-}
-
-// updateAgents applies change to many agents: one consistent batch read,
-// then a conditional write per changed agent; an agent whose write loses a
-// race is read again on its own. Agents that do not exist are skipped.
-func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*AgentRecord) bool) error {
-	recs, err := s.agentRecords(ctx, ids, true)
-	if err != nil {
-		return err
-	}
-	list := make([]AgentRecord, 0, len(recs))
-	for _, r := range recs {
-		list = append(list, r)
-	}
-	return forEach(ctx, len(list), workers, func(ctx context.Context, i int) error {
-		_, err := s.updateAgent(ctx, list[i].ID, &list[i], change)
-		return err
-	})
-}
-
-// SetDesiredHash sets the configuration the agents should run (the planner
-// for bootstrap and catch-up, the engine for started targets). Agents that
-// already have it are not written.
-func (s *Store) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
-	return s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
-		if r.DesiredHash == hash {
-			return false
-		}
-		r.DesiredHash = hash
-		return true
-	})
-}
-
-// SetAgentTargetVersions writes the effective target version per agent.
-func (s *Store) SetAgentTargetVersions(ctx context.Context, versions map[string]string) error {
-	ids := make([]string, 0, len(versions))
-	for id := range versions {
-		ids = append(ids, id)
-	}
-	return s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
-		v := versions[r.ID]
-		if r.TargetVersion == v {
-			return false
-		}
-		r.TargetVersion = v
-		return true
-	})
-}
-
-// SetPackageOffer records the version the updater executor wants offered
-// to the agent ("" withdraws the offer). It implements executor.Offers.
-func (s *Store) SetPackageOffer(ctx context.Context, agentID, version string) error {
-	found := false
-	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
-		found = true
-		if r.PackageOffer == version {
-			return false
-		}
-		r.PackageOffer = version
-		return true
-	})
-	if err == nil && !found {
-		return fmt.Errorf("offer %q to agent %s: the agent does not exist", version, agentID)
-	}
-	return err
-}
-
-// AckPush records what the gateway delivered to the agent: the desired hash
-// and the package offer it sent and the agent acknowledged ("" leaves a
-// field as it is). The agent leaves the lagging index when nothing is left.
-func (s *Store) AckPush(ctx context.Context, agentID, hash, offer string) error {
-	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
-		before := r.Push
-		if hash != "" {
-			r.Push.AckedHash = hash
-		}
-		if offer != "" {
-			r.Push.AckedOffer = offer
-		}
-		return r.Push != before
-	})
-	return err
-}
-
-// SetAgentFleet assigns the agent to a fleet ("" for none) (api.AgentAssigner).
-func (s *Store) SetAgentFleet(ctx context.Context, agentID, fleetName string) error {
-	found := false
-	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
-		found = true
-		if r.Fleet == fleetName {
-			return false
-		}
-		r.Fleet = fleetName
-		return true
-	})
-	if err == nil && !found {
-		return fmt.Errorf("assign agent %s to fleet %q: the agent does not exist", agentID, fleetName)
-	}
-	return err
-}
-
-// MarkOffline records that the agent's connection closed at at, unless it
-// connected again after connectedAt (a newer connection, perhaps to another
-// gateway task, owns it then) or is offline already (gateway.Agents).
-func (s *Store) MarkOffline(ctx context.Context, agentID string, connectedAt, at time.Time) error {
-	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
-		if !r.Online || r.ConnectedAt.After(connectedAt) {
-			return false
-		}
-		r.Online = false
-		if at.After(r.LastSeen) {
-			r.LastSeen = at.UTC()
-		}
-		return true
-	})
-	return err
 }
 
 // AllAgents lists every agent, assigned or not, in id order: a scan, for

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+// putAgent writes r on the condition that the stored counter is still
+// r.Version (absent for 0).
+func (s *Store) putAgent(ctx context.Context, r AgentRecord) error {
+	it, err := encodeAgent(r, r.Version+1)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", r.ID, err)
+	}
+	cond, names, values := versionCondition(tables.AttrID, r.Version)
+	err = s.putItem(ctx, &dynamodb.PutItemInput{TableName: &s.names.Agents, Item: it,
+		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+	return classify(err, "write agent "+r.ID)
+}
+
+// versionCondition is the condition of a write that read counter v of an
+// item: the item is absent (v = 0) or its counter is still v.
+func versionCondition(keyAttr string, v int64) (string, map[string]string, map[string]types.AttributeValue) {
+	if v == 0 {
+		return "attribute_not_exists(#k)", map[string]string{"#k": keyAttr}, nil
+	}
+	return "#v = :v", map[string]string{"#v": attrV}, map[string]types.AttributeValue{":v": num(v)}
+}
+
+// agentAttempts bounds the re-reads of one agent after lost races.
+const agentAttempts = 8
+
+// updateAgent is the read-modify-write of one agent: change edits the
+// record and reports whether anything changed; nothing is written
+// otherwise. A missing agent is left missing (change is not called).
+func (s *Store) updateAgent(ctx context.Context, id string, cur *AgentRecord, change func(*AgentRecord) bool) (bool, error) {
+	for attempt := 0; attempt < agentAttempts; attempt++ {
+		if cur == nil || attempt > 0 {
+			var err error
+			if cur, err = s.GetAgentRecord(ctx, id); err != nil || cur == nil {
+				return false, err
+			}
+		}
+		next := *cur
+		if !change(&next) {
+			return false, nil
+		}
+		err := s.putAgent(ctx, next)
+		if !errors.Is(err, rollout.ErrConflict) {
+			return err == nil, err
+		}
+	}
+	return false, conflictf("write agent %s: %d attempts lost", id, agentAttempts)
+}
+
+// updateAgents applies change to many agents: one consistent batch read,
+// then a conditional write per changed agent; an agent whose write loses a
+// race is read again on its own. Agents that do not exist are skipped.
+func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*AgentRecord) bool) error {
+	recs, err := s.agentRecords(ctx, ids, true)
+	if err != nil {
+		return err
+	}
+	list := make([]AgentRecord, 0, len(recs))
+	for _, r := range recs {
+		list = append(list, r)
+	}
+	return forEach(ctx, len(list), workers, func(ctx context.Context, i int) error {
+		_, err := s.updateAgent(ctx, list[i].ID, &list[i], change)
+		return err
+	})
+}
+
+// SetDesiredHash sets the configuration the agents should run (the planner
+// for bootstrap and catch-up, the engine for started targets). Agents that
+// already have it are not written.
+func (s *Store) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
+	return s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
+		if r.DesiredHash == hash {
+			return false
+		}
+		r.DesiredHash = hash
+		return true
+	})
+}
+
+// SetAgentTargetVersions writes the effective target version per agent.
+func (s *Store) SetAgentTargetVersions(ctx context.Context, versions map[string]string) error {
+	ids := make([]string, 0, len(versions))
+	for id := range versions {
+		ids = append(ids, id)
+	}
+	return s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
+		v := versions[r.ID]
+		if r.TargetVersion == v {
+			return false
+		}
+		r.TargetVersion = v
+		return true
+	})
+}
+
+// SetPackageOffer records the version the updater executor wants offered
+// to the agent ("" withdraws the offer). It implements executor.Offers.
+func (s *Store) SetPackageOffer(ctx context.Context, agentID, version string) error {
+	found := false
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		found = true
+		if r.PackageOffer == version {
+			return false
+		}
+		r.PackageOffer = version
+		return true
+	})
+	if err == nil && !found {
+		return fmt.Errorf("offer %q to agent %s: the agent does not exist", version, agentID)
+	}
+	return err
+}
+
+// AckPush records what the gateway delivered to the agent: the desired hash
+// and the package offer it sent and the agent acknowledged ("" leaves a
+// field as it is). The agent leaves the lagging index when nothing is left.
+func (s *Store) AckPush(ctx context.Context, agentID, hash, offer string) error {
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		before := r.Push
+		if hash != "" {
+			r.Push.AckedHash = hash
+		}
+		if offer != "" {
+			r.Push.AckedOffer = offer
+		}
+		return r.Push != before
+	})
+	return err
+}
+
+// SetAgentFleet assigns the agent to a fleet ("" for none) (api.AgentAssigner).
+func (s *Store) SetAgentFleet(ctx context.Context, agentID, fleetName string) error {
+	found := false
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		found = true
+		if r.Fleet == fleetName {
+			return false
+		}
+		r.Fleet = fleetName
+		return true
+	})
+	if err == nil && !found {
+		return fmt.Errorf("assign agent %s to fleet %q: the agent does not exist", agentID, fleetName)
+	}
+	return err
+}
+
+// MarkOffline records that the agent's connection closed at at, unless it
+// connected again after connectedAt (a newer connection, perhaps to another
+// gateway task, owns it then) or is offline already (gateway.Agents).
+func (s *Store) MarkOffline(ctx context.Context, agentID string, connectedAt, at time.Time) error {
+	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
+		if !r.Online || r.ConnectedAt.After(connectedAt) {
+			return false
+		}
+		r.Online = false
+		if at.After(r.LastSeen) {
+			r.LastSeen = at.UTC()
+		}
+		return true
+	})
+	return err
+}
