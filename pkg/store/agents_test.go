@@ -282,3 +282,38 @@ func TestAgents_MarkOffline(t *testing.T) {
 	}
 	must(t, s.MarkOffline(ctx, "missing", t0, t0)) // nothing to mark
 }
+
+// Concurrent writers of one agent (gateway reports, planner, executor) lose
+// nothing: each write is conditional and a lost race reads again.
+func TestAgents_ConcurrentWritersLoseNothing(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	seed(t, s, agentOf("a1", "edge"))
+	writes := []func() error{
+		func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h1") },
+		func() error { return s.SetAgentTargetVersions(ctx, map[string]string{"a1": "0.162.0"}) },
+		func() error { return s.SetPackageOffer(ctx, "a1", "0.162.0") },
+		func() error { return s.AckPush(ctx, "a1", "h0", "") },
+	}
+	for i := 0; i < 4; i++ {
+		writes = append(writes, func() error {
+			a := agentOf("a1", "edge")
+			a.Attributes = map[string]string{"host.name": "a1", fmt.Sprintf("report.%d", i): "x"}
+			return s.RecordAgent(ctx, a)
+		})
+	}
+	errs := make(chan error, len(writes))
+	start := make(chan struct{})
+	for _, w := range writes {
+		go func() { <-start; errs <- w() }()
+	}
+	close(start)
+	for range writes {
+		must(t, <-errs)
+	}
+	got, err := s.GetAgentRecord(ctx, "a1")
+	must(t, err)
+	if got.DesiredHash != "h1" || got.TargetVersion != "0.162.0" || got.PackageOffer != "0.162.0" || got.Push.AckedHash != "h0" || got.Fleet != "edge" {
+		t.Fatalf("agent after concurrent writes %+v push %+v", got.Agent, got.Push)
+	}
+}
