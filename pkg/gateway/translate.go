@@ -4,7 +4,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,9 +97,9 @@ func Attributes(d *protobufs.AgentDescription) map[string]string {
 	for _, kv := range d.GetNonIdentifyingAttributes() {
 		flatten(nonIdentifying, kv.GetKey(), kv.GetValue(), 0)
 	}
-	for k, v := range nonIdentifying {
+	for _, k := range slices.Sorted(maps.Keys(nonIdentifying)) { // sorted: the same report keeps the same attributes at the bound
 		if _, taken := out[k]; !taken && len(out) < maxAttributes {
-			out[k] = v
+			out[k] = nonIdentifying[k]
 		}
 	}
 	if v, ok := out["service.version"]; ok {
@@ -154,19 +156,27 @@ func health(prev agent.Health, h *protobufs.ComponentHealth, now time.Time) (age
 	return next, updateComponent(findComponent(h, 0))
 }
 
+// findComponent finds the update component at any depth; should there be
+// several, the one under the smallest name wins, so that the same tree
+// always gives the same answer.
 func findComponent(h *protobufs.ComponentHealth, depth int) *protobufs.ComponentHealth {
-	if depth > maxNestingDepth {
-		return nil
-	}
 	if c, ok := h.GetComponentHealthMap()[UpdateComponent]; ok {
 		return c
 	}
-	for _, child := range h.GetComponentHealthMap() {
+	if depth >= maxNestingDepth {
+		return nil
+	}
+	var found *protobufs.ComponentHealth
+	foundUnder := ""
+	for name, child := range h.GetComponentHealthMap() {
+		if found != nil && name >= foundUnder {
+			continue
+		}
 		if c := findComponent(child, depth+1); c != nil {
-			return c
+			found, foundUnder = c, name
 		}
 	}
-	return nil
+	return found
 }
 
 // updateComponent reads the updater's attempt: version and from carry their
@@ -185,7 +195,7 @@ func updateComponent(c *protobufs.ComponentHealth) *agent.UpdateComponent {
 			u.Version = clean(child.GetStatus(), maxValueBytes)
 		case name == "from":
 			u.From = clean(child.GetStatus(), maxValueBytes)
-		case strings.HasPrefix(name, "step:") && len(u.Steps) < maxSteps:
+		case strings.HasPrefix(name, "step:"):
 			if u.Steps == nil {
 				u.Steps = make(map[string]agent.UpdateStep)
 			}
@@ -195,6 +205,11 @@ func updateComponent(c *protobufs.ComponentHealth) *agent.UpdateComponent {
 				StatusTime: unixNano(child.GetStatusTimeUnixNano()),
 				LastError:  clean(child.GetLastError(), maxErrorBytes),
 			}
+		}
+	}
+	if len(u.Steps) > maxSteps { // keep the first names, the same ones every time
+		for _, name := range slices.Sorted(maps.Keys(u.Steps))[maxSteps:] {
+			delete(u.Steps, name)
 		}
 	}
 	return u
