@@ -289,3 +289,25 @@ func TestPlanning_StartsTheCreatedRolloutAndWakesTheSupersededOne(t *testing.T) 
 		t.Errorf("woken %v, token %q; want the superseded rollout's execution woken and its token cleared", got, h.rollout(ui).TaskToken)
 	}
 }
+
+func TestPlanning_CancelsTheStartedUpdatesOfASupersededRollout(t *testing.T) {
+	h := newHarness(t)
+	h.applyFixture()
+	f := h.store.fleets["edge"]
+	f.Update.Executor = "updater"
+	h.store.fleets["edge"] = f
+	ui := decode[selectResponse](t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"}`))).RolloutID
+	// The planner does not record the fleet's executor on the rollouts it
+	// creates (engine.NewRollout has no field for it); set it as it should.
+	r := h.store.rollouts[ui]
+	r.Executor = "updater"
+	h.store.rollouts[ui] = r
+	h.pass(ui) // starts the targets: the updater offers 0.162.0
+	if offer := h.store.agents["e2"].PackageOffer; offer != "0.162.0" {
+		t.Fatalf("e2 offer %q, want 0.162.0 once started", offer)
+	}
+	wantOK(t, h.do(post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, "")))
+	if offer := h.store.agents["e2"].PackageOffer; offer != "" {
+		t.Errorf("e2 offer %q after the supersede, want it withdrawn (executor Cancel)", offer)
+	}
+}
