@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,10 @@ func TestGateway_PushesConfig(t *testing.T) {
 			if got := h.agents.get(id1).RemoteConfig; got.Hash != "abcd01" || !got.Since.Equal(t0) {
 				t.Errorf("remote config %+v", got)
 			}
+			h.eventually("the push acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })
+			if acks := h.agents.ackList(); !slices.Equal(acks, []string{id1 + " abcd01 "}) {
+				t.Errorf("acknowledged pushes %q, want the configuration once", acks)
+			}
 			select {
 			case again := <-a.configs:
 				t.Errorf("configuration sent twice: %v", again)
@@ -115,6 +120,10 @@ func TestGateway_OffersPackage(t *testing.T) {
 			h.eventually("DOWNLOADING recorded", func() bool { return h.agents.get(id1).Package.Status == agent.PackageDownloading })
 			if got := h.agents.get(id1).Package; got != (agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 10}) {
 				t.Errorf("package %+v", got)
+			}
+			h.eventually("the offer acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })
+			if acks := h.agents.ackList(); !slices.Equal(acks, []string{id1 + "  0.111.0"}) {
+				t.Errorf("acknowledged pushes %q, want the offer once", acks)
 			}
 			select {
 			case again := <-a.offers:

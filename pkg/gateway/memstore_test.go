@@ -69,7 +69,7 @@ func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([
 	defer m.mu.Unlock()
 	var ids []string
 	for id, a := range m.byID {
-		if lagging(a) && id > token {
+		if m.lagging(a) && id > token {
 			ids = append(ids, id)
 		}
 	}
@@ -84,9 +84,17 @@ func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([
 	return page, "", nil
 }
 
-func lagging(a agent.Agent) bool {
-	return (a.DesiredHash != "" && a.DesiredHash != a.RemoteConfig.Hash) ||
-		(a.PackageOffer != "" && NormalizeVersion(a.PackageOffer) != a.ServiceVersion)
+// lagging is pkg/store's rule: a desired hash or offer neither delivered
+// (acknowledged by the gateway) nor already what the agent reports.
+func (m *memAgents) lagging(a agent.Agent) bool {
+	return (a.DesiredHash != "" && !slices.Contains(m.acks, a.ID+" "+a.DesiredHash+" ") && a.DesiredHash != a.RemoteConfig.Hash) ||
+		(a.PackageOffer != "" && !slices.Contains(m.acks, a.ID+"  "+a.PackageOffer) && NormalizeVersion(a.PackageOffer) != a.ServiceVersion)
+}
+
+func (m *memAgents) ackList() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.acks)
 }
 
 func (m *memAgents) AckPush(_ context.Context, id, hash, offer string) error {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"sync"
 	"time"
 
@@ -94,13 +95,14 @@ func (g *Gateway) push(ctx context.Context, s *session) {
 		if err := s.conn.Send(context.WithoutCancel(ctx), msg); err != nil {
 			s.unsend(hash, offer)
 			g.log.Warn("push to agent", "agent", s.id, "error", err)
+			return
 		}
+		g.ack(ctx, s, msg)
 	}()
 }
 
 // fill adds the configuration and the package offer decided by takePush to
-// msg and acknowledges them to the store when it asks for it. A config that
-// cannot be read is not sent and stays pending.
+// msg. A configuration that cannot be read is not sent and stays pending.
 func (g *Gateway) fill(ctx context.Context, s *session, msg *protobufs.ServerToAgent, hash, offer string) {
 	if hash != "" {
 		rc, err := g.remoteConfig(ctx, hash)
@@ -117,12 +119,27 @@ func (g *Gateway) fill(ctx context.Context, s *session, msg *protobufs.ServerToA
 		msg.PackagesAvailable = packagesFor(g.cfg.PackageName, offer, g.cfg.DownloadURL)
 		g.log.Info("offer package", "agent", s.id, "version", offer)
 	}
-	if acker, ok := g.agents.(PushAcker); ok && (hash != "" || offer != "") {
-		sctx, cancel := g.storeCtx(ctx)
-		defer cancel()
-		if err := acker.AckPush(sctx, s.id, hash, offer); err != nil {
-			g.log.Warn("acknowledge push", "agent", s.id, "error", err)
-		}
+}
+
+// ack tells a store that asks for it what was sent, so that the agent
+// leaves the lagging index; a push that is lost afterwards is sent again
+// when the agent reconnects (it is compared with what the agent reports).
+func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAgent) {
+	acker, ok := g.agents.(PushAcker)
+	if !ok || (msg.RemoteConfig == nil && msg.PackagesAvailable == nil) {
+		return
+	}
+	hash, offer := "", ""
+	if msg.RemoteConfig != nil {
+		hash = hex.EncodeToString(msg.RemoteConfig.ConfigHash)
+	}
+	if p := msg.PackagesAvailable.GetPackages()[g.cfg.PackageName]; p != nil {
+		offer = p.Version
+	}
+	sctx, cancel := g.storeCtx(ctx)
+	defer cancel()
+	if err := acker.AckPush(sctx, s.id, hash, offer); err != nil {
+		g.log.Warn("acknowledge push", "agent", s.id, "error", err)
 	}
 }
 
