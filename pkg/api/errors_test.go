@@ -222,3 +222,23 @@ func TestNew_RefusesMissingDependencies(t *testing.T) {
 		t.Errorf("New(Deps{}) = %v, want an error naming Store", err)
 	}
 }
+
+func TestListAudit_NewestFirstInPages(t *testing.T) {
+	h := newHarness(t)
+	id := h.waitingApproval()
+	for _, a := range []string{"pause", "resume", "pause"} {
+		wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/"+a, RoleOperator, "")))
+	}
+	p1 := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2", RoleViewer)))
+	p2 := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2&pageToken="+p1.NextPageToken, RoleViewer)))
+	var got []string
+	for _, e := range append(p1.Items, p2.Items...) {
+		got = append(got, e.Action)
+	}
+	if join(got) != "rollout.pause,rollout.resume,rollout.pause,rollout.create" || p2.NextPageToken != "" {
+		t.Errorf("entries %v (next %q), want the three actions newest first, then the planner's creation", got, p2.NextPageToken)
+	}
+	if p1.Items[0].ActorDisplayName != "Dana Operator" {
+		t.Errorf("actor shown as %q, want the display name", p1.Items[0].ActorDisplayName)
+	}
+}
