@@ -95,12 +95,6 @@ func seedAgents(ctx context.Context, s *store.Store) {
 		check(s.RecordAgent(ctx, reportOf(i, t0)))
 	}
 	row("first report of 1,000 agents (setup)", s.Usage(), time.Since(start))
-	start = time.Now()
-	s.ResetUsage()
-	for i := 0; i < targets; i++ {
-		check(s.SetAgentFleet(ctx, fmt.Sprintf("agent-%05d", i), "edge"))
-	}
-	row("assign 1,000 agents to a fleet (setup)", s.Usage(), time.Since(start))
 }
 
 // seedRollout is a running rollout with one wave of 1,000 targets: half

@@ -22,7 +22,7 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 		edit  func(a *agent.Agent)
 		write bool
 	}{
-		{"first report", func(a *agent.Agent) {}, true},
+		{"first report", func(a *agent.Agent) {}, true}, // creates the agent as reported, fleet edge included
 		{"same report", func(a *agent.Agent) {}, false},
 		{"heartbeat 10s later", func(a *agent.Agent) { a.LastSeen = t0.Add(10 * time.Second) }, false},
 		{"heartbeat 29s later", func(a *agent.Agent) { a.LastSeen = t0.Add(29 * time.Second) }, false},
@@ -48,7 +48,7 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 	}
 	got, found, err := s.GetAgent(ctx, "a1")
 	must(t, err)
-	if !found || got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" {
+	if !found || got.Fleet != "edge" || got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" {
 		t.Fatalf("stored agent %+v", got)
 	}
 }

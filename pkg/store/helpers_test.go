@@ -125,13 +125,9 @@ func newRollout(id string, n, waves int, created time.Time) (rollout.Rollout, []
 	return r, ts
 }
 
-// seed records an agent's first report and assigns it to its fleet, as the
-// gateway and the revision's assignment would.
+// seed records an agent's first report, which creates it as reported,
+// fleet included.
 func seed(t testing.TB, s *Store, a agent.Agent) {
 	t.Helper()
-	ctx := context.Background()
-	must(t, s.RecordAgent(ctx, a))
-	if a.Fleet != "" {
-		must(t, s.SetAgentFleet(ctx, a.ID, a.Fleet))
-	}
+	must(t, s.RecordAgent(context.Background(), a))
 }

@@ -14,7 +14,10 @@ import (
 // what the agent reported (attributes, connection, health, configuration
 // and package status) and keeps what others own: the desired hash and the
 // target version (planner, engine), the package offer (executor) and the
-// fleet (assigned when a revision is applied). Usage counts what it wrote.
+// fleet (assigned when a revision is applied). The first report of an agent
+// creates its item as reported, since nobody owns anything of it yet (the
+// gateway reports an unknown agent without fleet or desired state; a test
+// or an import may seed them). Usage counts what it wrote.
 //
 // An agent item changes only when something changed: a report that differs
 // from the stored agent in nothing but lastSeen is written only when
@@ -34,7 +37,7 @@ func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) error {
 		return err
 	}
 	if cur == nil {
-		err := s.putAgent(ctx, AgentRecord{Agent: reported(a, agent.Agent{ID: a.ID})})
+		err := s.putAgent(ctx, AgentRecord{Agent: utcAgent(a)})
 		if !errors.Is(err, rollout.ErrConflict) {
 			return err
 		}
