@@ -41,14 +41,15 @@ func (g *Gateway) Attach() (http.Handler, func(context.Context, net.Conn) contex
 // no connection arrives meanwhile.
 func (g *Gateway) Drain(ctx context.Context) error {
 	g.draining.Store(true)
-	for _, l := range g.links.snapshot() {
-		if l.conn != nil {
-			_ = l.conn.Disconnect() // an error means it is closed already
-		}
-	}
 	for {
-		if len(g.links.snapshot()) == 0 {
+		open := g.links.snapshot()
+		if len(open) == 0 {
 			return nil
+		}
+		// Again on every round: a connection accepted just before the drain
+		// began may register after the first round.
+		for _, l := range open {
+			_ = l.conn.Disconnect() // an error means it is closed already
 		}
 		select {
 		case <-ctx.Done():

@@ -1,0 +1,205 @@
+// Command opamp-gateway is the always-on OpAMP server of Myriarch (a
+// Fargate service behind a load balancer in the cloud, one process in the
+// local stack). Agents connect over WebSocket or plain HTTP at /v1/opamp
+// with a bearer token; the gateway records what they report in DynamoDB and
+// pushes the configurations and package offers the rollouts decide. See
+// pkg/gateway.
+//
+// Flags, each with an environment variable that sets its default:
+//
+//	-listen            MYRIARCH_GATEWAY_LISTEN         OpAMP address [:4320]
+//	-health-listen     MYRIARCH_GATEWAY_HEALTH_LISTEN  /healthz for the load balancer [:8080]
+//	-table-prefix      MYRIARCH_TABLE_PREFIX           DynamoDB table prefix (required)
+//	-tokens-file       MYRIARCH_AGENT_TOKENS_FILE      agent tokens, one a line; re-read on SIGHUP
+//	-tls-cert, -tls-key  MYRIARCH_GATEWAY_TLS_CERT, _KEY  serve TLS (in the cloud the load balancer does)
+//	-poll-interval     MYRIARCH_GATEWAY_POLL_INTERVAL  lagging index poll [1s]
+//	-heartbeat         MYRIARCH_GATEWAY_HEARTBEAT      agent heartbeat, unit of liveness [30s]
+//	-offline-after     MYRIARCH_GATEWAY_OFFLINE_AFTER  heartbeats of silence that make an agent offline [3]
+//	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version} [https://example.invalid/otelcol/{version}]
+//	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
+//	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
+//	-log-level         MYRIARCH_LOG_LEVEL              debug, info, warn or error [info]
+//
+// Agent tokens also come from MYRIARCH_AGENT_TOKENS (comma-separated); the
+// union of both sources is accepted, so a secret rotates by adding the new
+// one, rolling agents over, then removing the old one. Tokens are never
+// flags: a command line is visible to every user of the host.
+// AWS_ENDPOINT_URL_DYNAMODB points the store at DynamoDB Local.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/pkg/store"
+)
+
+func main() {
+	o, err := parseOptions(os.Args[1:], os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "opamp-gateway:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	if err := run(o, log); err != nil {
+		log.Error("opamp-gateway stopped", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run(o options, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("AWS configuration: %w", err)
+	}
+	st := store.New(dynamodb.NewFromConfig(cfg), store.TablesWithPrefix(o.tablePrefix))
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	reload := make(chan struct{}, 1)
+	go func() {
+		for range hup {
+			reload <- struct{}{}
+		}
+	}()
+	return serve(ctx, o, st, log, reload, nil)
+}
+
+// stores is what the gateway needs of pkg/store.
+type stores interface {
+	gateway.Agents
+	gateway.Configs
+}
+
+// serve runs the gateway until ctx ends, then drains: the health endpoint
+// answers 503, the OpAMP listener closes, open connections are closed (the
+// agents reconnect to another task) and serve waits for them up to the
+// drain timeout. ready, if set, learns the bound addresses.
+func serve(ctx context.Context, o options, st stores, log *slog.Logger, reload <-chan struct{}, ready func(opamp, health net.Addr)) error {
+	tokens, err := o.loadTokens()
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(gateway.Config{
+		Now: func() time.Time { return time.Now().UTC() }, Logger: log, Tokens: tokens,
+		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
+		PackageName: o.packageName, DownloadURL: o.downloadURL,
+	}, st, st)
+	if err != nil {
+		return err
+	}
+	handler, connContext, err := g.Attach()
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/opamp", handler)
+	opamp := &http.Server{Handler: mux, ConnContext: connContext, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	health := &http.Server{Handler: healthHandler(g), ReadHeaderTimeout: 5 * time.Second}
+
+	opampLn, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listen for OpAMP: %w", err)
+	}
+	healthLn, err := net.Listen("tcp", o.healthListen)
+	if err != nil {
+		opampLn.Close()
+		return fmt.Errorf("listen for health checks: %w", err)
+	}
+	if ready != nil {
+		ready(opampLn.Addr(), healthLn.Addr())
+	}
+	failed := make(chan error, 2)
+	go func() {
+		if o.tlsCert != "" {
+			failed <- opamp.ServeTLS(opampLn, o.tlsCert, o.tlsKey)
+		} else {
+			failed <- opamp.Serve(opampLn)
+		}
+	}()
+	go func() { failed <- health.Serve(healthLn) }()
+	pollCtx, stopPolling := context.WithCancel(context.Background())
+	defer stopPolling()
+	go g.Run(pollCtx)
+	log.Info("opamp-gateway serving", "opamp", opampLn.Addr().String(), "health", healthLn.Addr().String(), "tls", o.tlsCert != "")
+
+	var cause error
+	for cause == nil {
+		select {
+		case <-ctx.Done():
+			cause = errStopped
+		case err := <-failed:
+			cause = fmt.Errorf("server failed: %w", err)
+		case <-reload:
+			reloadTokens(g, o, log)
+		}
+	}
+	drainErr := drain(o, g, opamp, health, stopPolling, log)
+	if errors.Is(cause, errStopped) {
+		return drainErr
+	}
+	return errors.Join(cause, drainErr)
+}
+
+var errStopped = errors.New("stopped")
+
+// drain shuts down in order: refuse new agents (health 503, 503 on the
+// OpAMP path), stop listening and finish plain HTTP requests, close the
+// WebSocket connections and wait for them, stop polling, stop the health
+// endpoint.
+func drain(o options, g *gateway.Gateway, opamp, health *http.Server, stopPolling func(), log *slog.Logger) error {
+	log.Info("opamp-gateway draining", "agents", g.Len(), "timeout", o.drainTimeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), o.drainTimeout)
+	defer cancel()
+	drainErr := g.Drain(ctx) // first: a draining gateway refuses what still arrives
+	shutdownErr := opamp.Shutdown(ctx)
+	stopPolling()
+	healthErr := health.Shutdown(ctx)
+	if err := errors.Join(drainErr, shutdownErr, healthErr); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	log.Info("opamp-gateway drained")
+	return nil
+}
+
+func reloadTokens(g *gateway.Gateway, o options, log *slog.Logger) {
+	tokens, err := o.loadTokens()
+	if err == nil {
+		err = g.SetTokens(tokens)
+	}
+	if err != nil {
+		log.Error("reload agent tokens: keeping the previous ones", "error", err.Error())
+		return
+	}
+	log.Info("agent tokens reloaded", "count", len(tokens))
+}
+
+// healthHandler answers the load balancer: 200 while serving, 503 once
+// draining so that no new agent is sent here.
+func healthHandler(g *gateway.Gateway) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if g.Draining() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "draining")
+			return
+		}
+		fmt.Fprintf(w, "ok %d agents\n", g.Len())
+	})
+	return mux
+}

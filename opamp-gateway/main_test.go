@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+)
+
+func TestParseOptions(t *testing.T) {
+	base := map[string]string{"MYRIARCH_TABLE_PREFIX": "dev-", "MYRIARCH_AGENT_TOKENS": "a,b"}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string // substring; "" = valid
+	}{
+		{"defaults", nil, base, ""},
+		{"flags override", []string{"-listen", "127.0.0.1:0", "-heartbeat", "10s", "-offline-after", "4"}, base, ""},
+		{"no table prefix", nil, map[string]string{"MYRIARCH_AGENT_TOKENS": "a"}, "table-prefix"},
+		{"no tokens", nil, map[string]string{"MYRIARCH_TABLE_PREFIX": "dev-"}, "no agent tokens"},
+		{"tokens file only", []string{"-tokens-file", "/run/secrets/tokens"}, map[string]string{"MYRIARCH_TABLE_PREFIX": "dev-"}, ""},
+		{"bad heartbeat", []string{"-heartbeat", "often"}, base, "heartbeat"},
+		{"zero poll interval", []string{"-poll-interval", "0s"}, base, "poll-interval"},
+		{"offline after 1", []string{"-offline-after", "1"}, base, "offline-after"}, // a single late heartbeat would take agents offline
+		{"cert without key", []string{"-tls-cert", "c.pem"}, base, "go together"},
+		{"url without version", []string{"-download-url", "https://x/otelcol"}, base, "{version}"},
+		{"bad log level", []string{"-log-level", "loud"}, base, "log-level"},
+		{"unknown flag", []string{"-agent-token", "t"}, base, "not defined"}, // tokens are never flags
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseOptions(tt.args, func(k string) string { return tt.env[k] })
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	o, err := parseOptions(nil, func(k string) string { return base[k] })
+	if err != nil || o.listen != ":4320" || o.healthListen != ":8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
+		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo {
+		t.Errorf("defaults %+v, %v", o, err)
+	}
+}
+
+func TestLoadTokens(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	must(t, os.WriteFile(file, []byte("# rotated 2025-03\nnew-secret\n\n  old-secret  \n"), 0o600))
+	got, err := options{tokensEnv: " env-secret , ,", tokensFile: file}.loadTokens()
+	if err != nil || !slices.Equal(got, []string{"env-secret", "new-secret", "old-secret"}) {
+		t.Errorf("tokens %q, %v; want the union of environment and file", got, err)
+	}
+	if _, err := (options{tokensFile: filepath.Join(t.TempDir(), "missing")}).loadTokens(); err == nil {
+		t.Error("a missing tokens file was accepted")
+	}
+	if _, err := (options{tokensEnv: " , "}).loadTokens(); err == nil {
+		t.Error("an empty token set was accepted")
+	}
+}
+
+// TestServe runs the gateway as main does, on loopback with an in-memory
+// store: health, an agent, a token reload, and a drain on shutdown.
+func TestServe(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	must(t, os.WriteFile(file, []byte("first\n"), 0o600))
+	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-tokens-file", file, "-drain-timeout", "2s"},
+		func(k string) string { return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-"}[k] })
+	must(t, err)
+	st := &fakeStore{agents: map[string]agent.Agent{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reload := make(chan struct{})
+	addrs := make(chan [2]net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, o, st, slog.New(slog.NewJSONHandler(io.Discard, nil)), reload, func(a, h net.Addr) { addrs <- [2]net.Addr{a, h} })
+	}()
+	var opampAddr, healthAddr net.Addr
+	select {
+	case a := <-addrs:
+		opampAddr, healthAddr = a[0], a[1]
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+
+	if code, body := get(t, "http://"+healthAddr.String()+"/healthz"); code != http.StatusOK || !strings.HasPrefix(body, "ok") {
+		t.Errorf("healthz %d %q, want 200 ok", code, body)
+	}
+	conn := dial(t, opampAddr, "first")
+	sendReport(t, conn)
+	if a, ok := st.get("018f3a10-2233-7444-8555-666677778888"); !ok || !a.Online {
+		t.Fatalf("agent not recorded: %+v", a)
+	}
+
+	must(t, os.WriteFile(file, []byte("second\n"), 0o600)) // rotation done: SIGHUP
+	reload <- struct{}{}
+	deadline := time.Now().Add(5 * time.Second)
+	for refused(opampAddr, "second") || !refused(opampAddr, "first") {
+		if time.Now().After(deadline) {
+			t.Fatal("the reloaded tokens are not in force")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	cancel() // SIGTERM
+	must(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	if _, _, err := conn.ReadMessage(); err == nil {
+		t.Error("the connection stayed open through the drain")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after SIGTERM: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not return after the drain")
+	}
+	if a, _ := st.get("018f3a10-2233-7444-8555-666677778888"); !a.Online {
+		t.Error("the drain took the agent offline: it reconnects to another task")
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	must(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func dial(t *testing.T, addr net.Addr, token string) *websocket.Conn {
+	t.Helper()
+	conn, _, err := websocket.DefaultDialer.Dial("ws://"+addr.String()+"/v1/opamp", http.Header{"Authorization": {"Bearer " + token}})
+	must(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func refused(addr net.Addr, token string) bool {
+	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+addr.String()+"/v1/opamp", http.Header{"Authorization": {"Bearer " + token}})
+	if err == nil {
+		conn.Close()
+		return false
+	}
+	return resp != nil && resp.StatusCode == http.StatusUnauthorized
+}
+
+// sendReport sends one report and waits for the answer, after which the
+// gateway has written.
+func sendReport(t *testing.T, conn *websocket.Conn) {
+	t.Helper()
+	uid := []byte{0x01, 0x8f, 0x3a, 0x10, 0x22, 0x33, 0x74, 0x44, 0x85, 0x55, 0x66, 0x66, 0x77, 0x77, 0x88, 0x88}
+	b, err := proto.Marshal(&protobufs.AgentToServer{InstanceUid: uid, AgentDescription: &protobufs.AgentDescription{
+		IdentifyingAttributes: []*protobufs.KeyValue{{Key: "service.version", Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: "0.110.0"}}}}}})
+	must(t, err)
+	must(t, conn.WriteMessage(websocket.BinaryMessage, append([]byte{0}, b...)))
+	must(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, _, err = conn.ReadMessage()
+	must(t, err)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeStore is the smallest store the gateway runs on.
+type fakeStore struct {
+	mu     sync.Mutex
+	agents map[string]agent.Agent
+}
+
+func (s *fakeStore) get(id string) (agent.Agent, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[id]
+	return a, ok
+}
+
+func (s *fakeStore) GetAgent(_ context.Context, id string) (agent.Agent, bool, error) {
+	a, ok := s.get(id)
+	return a, ok, nil
+}
+
+func (s *fakeStore) RecordAgent(_ context.Context, a agent.Agent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.agents[a.ID] = a
+	return nil
+}
+
+func (s *fakeStore) MarkOffline(_ context.Context, id string, _, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[id]
+	a.Online, a.LastSeen = false, at
+	s.agents[id] = a
+	return nil
+}
+
+func (s *fakeStore) LaggingAgents(context.Context, string, int) ([]agent.Agent, string, error) {
+	return nil, "", nil
+}
+
+func (s *fakeStore) ConfigByHash(context.Context, string) ([]byte, string, error) {
+	return nil, "", errors.New("no configurations here")
+}

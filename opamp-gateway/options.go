@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/gateway"
+)
+
+// options are the gateway's settings from flags and the environment.
+type options struct {
+	listen, healthListen string
+	tablePrefix          string
+	tokensEnv            string // MYRIARCH_AGENT_TOKENS, comma-separated
+	tokensFile           string
+	tlsCert, tlsKey      string
+	pollInterval         time.Duration
+	heartbeat            time.Duration
+	offlineAfter         int
+	downloadURL          string
+	packageName          string
+	drainTimeout         time.Duration
+	logLevel             slog.Level
+}
+
+// parseOptions reads flags whose defaults come from the environment, so
+// that a container sets everything through its task definition.
+func parseOptions(args []string, getenv func(string) string) (options, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var o options
+	var poll, heartbeat, drainTimeout, offlineAfter, level string
+	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", ":4320"), "OpAMP address")
+	fs.StringVar(&o.healthListen, "health-listen", env("MYRIARCH_GATEWAY_HEALTH_LISTEN", ":8080"), "health check address")
+	fs.StringVar(&o.tablePrefix, "table-prefix", env("MYRIARCH_TABLE_PREFIX", ""), "DynamoDB table prefix")
+	fs.StringVar(&o.tokensFile, "tokens-file", env("MYRIARCH_AGENT_TOKENS_FILE", ""), "file of agent tokens, one a line")
+	fs.StringVar(&o.tlsCert, "tls-cert", env("MYRIARCH_GATEWAY_TLS_CERT", ""), "TLS certificate (PEM)")
+	fs.StringVar(&o.tlsKey, "tls-key", env("MYRIARCH_GATEWAY_TLS_KEY", ""), "TLS key (PEM)")
+	fs.StringVar(&poll, "poll-interval", env("MYRIARCH_GATEWAY_POLL_INTERVAL", "1s"), "lagging index poll interval")
+	fs.StringVar(&heartbeat, "heartbeat", env("MYRIARCH_GATEWAY_HEARTBEAT", "30s"), "agent heartbeat interval")
+	fs.StringVar(&offlineAfter, "offline-after", env("MYRIARCH_GATEWAY_OFFLINE_AFTER", "3"), "heartbeats of silence before an agent is offline")
+	fs.StringVar(&o.downloadURL, "download-url", env("MYRIARCH_GATEWAY_DOWNLOAD_URL", gateway.DefaultDownloadURL), "package URL template with {version}")
+	fs.StringVar(&o.packageName, "package-name", env("MYRIARCH_GATEWAY_PACKAGE_NAME", ""), "OpAMP package name of the collector")
+	fs.StringVar(&drainTimeout, "drain-timeout", env("MYRIARCH_GATEWAY_DRAIN_TIMEOUT", "20s"), "how long a shutdown waits for connections to close")
+	fs.StringVar(&level, "log-level", env("MYRIARCH_LOG_LEVEL", "info"), "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.tokensEnv = getenv("MYRIARCH_AGENT_TOKENS")
+	var errs []error
+	o.pollInterval = positiveDuration("poll-interval", poll, &errs)
+	o.heartbeat = positiveDuration("heartbeat", heartbeat, &errs)
+	o.drainTimeout = positiveDuration("drain-timeout", drainTimeout, &errs)
+	if n, err := strconv.Atoi(offlineAfter); err != nil || n < 2 {
+		errs = append(errs, fmt.Errorf("-offline-after %q: want a whole number of at least 2", offlineAfter))
+	} else {
+		o.offlineAfter = n
+	}
+	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
+		errs = append(errs, fmt.Errorf("-log-level %q: %w", level, err))
+	}
+	if o.tablePrefix == "" {
+		errs = append(errs, errors.New("-table-prefix (MYRIARCH_TABLE_PREFIX) is required"))
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		errs = append(errs, errors.New("-tls-cert and -tls-key go together"))
+	}
+	if !strings.Contains(o.downloadURL, "{version}") {
+		errs = append(errs, fmt.Errorf("-download-url %q has no {version}", o.downloadURL))
+	}
+	if o.tokensEnv == "" && o.tokensFile == "" {
+		errs = append(errs, errors.New("no agent tokens: set MYRIARCH_AGENT_TOKENS or -tokens-file"))
+	}
+	return o, errors.Join(errs...)
+}
+
+func positiveDuration(name, v string, errs *[]error) time.Duration {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		*errs = append(*errs, fmt.Errorf("-%s %q: want a positive duration such as 30s", name, v))
+	}
+	return d
+}
+
+// loadTokens is the union of the tokens in the environment and in the file
+// (blank lines and lines starting with # are skipped).
+func (o options) loadTokens() ([]string, error) {
+	var tokens []string
+	for _, t := range strings.Split(o.tokensEnv, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tokens = append(tokens, t)
+		}
+	}
+	if o.tokensFile != "" {
+		b, err := os.ReadFile(o.tokensFile)
+		if err != nil {
+			return nil, fmt.Errorf("read agent tokens: %w", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, errors.New("no agent tokens configured")
+	}
+	return tokens, nil
+}
