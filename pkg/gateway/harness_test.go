@@ -37,7 +37,16 @@ type harness struct {
 
 func newHarness(t *testing.T, agents *memAgents) *harness {
 	t.Helper()
-	h := &harness{t: t, agents: agents, clock: &clock{now: t0}, logs: &syncBuffer{}}
+	h := startHarness(t, agents)
+	h.agents = agents
+	return h
+}
+
+// startHarness runs the gateway over any Agents (pkg/store in the
+// integration test).
+func startHarness(t *testing.T, agents Agents) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: &clock{now: t0}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g, err := New(Config{Now: h.clock.Now, Logger: log, Tokens: []string{"old-token", token}, PollInterval: 10 * time.Millisecond, MaxMessageBytes: 64 << 10},
 		agents, memConfigs{"abcd01": "receivers: {}", "abcd02": "receivers: {otlp: {}}"})

@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+var (
+	_ Agents    = (*store.Store)(nil)
+	_ PushAcker = (*store.Store)(nil)
+	_ Configs   = (*store.Store)(nil)
+)
+
+// TestGateway_WithStore runs a real opamp-go client through the gateway
+// into pkg/store on DynamoDB Local: recorded, pushed through the lagging
+// index, acknowledged out of it, offered a package, quiet heartbeats cost
+// nothing, offline on close.
+func TestGateway_WithStore(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	h := startHarness(t, st)
+	get := func() agent.Agent {
+		a, _, err := st.GetAgent(ctx, id1)
+		must(t, err)
+		return a
+	}
+	a := h.startAgent("ws", token)
+	h.eventually("the agent recorded", func() bool { return get().Health.Status == agent.StatusOK })
+	if got := get(); !got.Online || got.ServiceVersion != "0.110.0" || got.Attributes["host.name"] != "host-1" {
+		t.Fatalf("recorded %+v", got)
+	}
+
+	must(t, st.SetDesiredHash(ctx, []string{id1}, "abcd01"))
+	rc := receive(t, a.configs, "the remote configuration")
+	if !bytes.Equal(rc.ConfigHash, hashA) {
+		t.Fatalf("received %v", rc)
+	}
+	must(t, a.c.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: applied}))
+	h.eventually("APPLIED recorded", func() bool { return get().RemoteConfig.Status == agent.ConfigApplied })
+	h.eventually("out of the lagging index", func() bool {
+		page, _, err := st.LaggingAgents(ctx, "", 10)
+		return err == nil && len(page) == 0
+	})
+
+	must(t, st.SetPackageOffer(ctx, id1, "0.111.0"))
+	if offer := receive(t, a.offers, "the package offer"); offer.Packages[""].GetVersion() != "0.111.0" {
+		t.Fatalf("offer %v", offer)
+	}
+
+	// Reports that change nothing cost no write until lastSeen needs one.
+	uid2 := bytes.Repeat([]byte{2}, 16)
+	as2 := func(m *protobufs.AgentToServer) *protobufs.AgentToServer { m.InstanceUid = uid2; return m }
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	w.send(as2(msg(withVersion("0.110.0"))))
+	st.ResetUsage()
+	for range 4 {
+		h.clock.advance(10 * time.Second)
+		w.send(as2(msg()))
+	}
+	if u := st.Usage(); u.ItemsWritten != 0 {
+		t.Errorf("4 quiet heartbeats wrote %d items, want none", u.ItemsWritten)
+	}
+	h.clock.advance(10 * time.Second) // lastSeen 50 s old: written
+	w.send(as2(msg()))
+	if u := st.Usage(); u.ItemsWritten != 1 {
+		t.Errorf("the heartbeat past the coalescing window wrote %d items, want 1", u.ItemsWritten)
+	}
+
+	must(t, a.stop())
+	h.eventually("offline in the store", func() bool { return !get().Online })
+}
