@@ -2,9 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -81,22 +89,10 @@ func TestServe(t *testing.T) {
 	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-tokens-file", file, "-drain-timeout", "2s"},
 		func(k string) string { return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-"}[k] })
 	must(t, err)
-	st := &fakeStore{agents: map[string]agent.Agent{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reload := make(chan struct{})
-	addrs := make(chan [2]net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, o, st, slog.New(slog.NewJSONHandler(io.Discard, nil)), reload, func(a, h net.Addr) { addrs <- [2]net.Addr{a, h} })
-	}()
-	var opampAddr, healthAddr net.Addr
-	select {
-	case a := <-addrs:
-		opampAddr, healthAddr = a[0], a[1]
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	st, opampAddr, healthAddr, done := startServe(t, ctx, o, reload)
 
 	if code, body := get(t, "http://"+healthAddr.String()+"/healthz"); code != http.StatusOK || !strings.HasPrefix(body, "ok") {
 		t.Errorf("healthz %d %q, want 200 ok", code, body)
@@ -133,6 +129,72 @@ func TestServe(t *testing.T) {
 	if a, _ := st.get("018f3a10-2233-7444-8555-666677778888"); !a.Online {
 		t.Error("the drain took the agent offline: it reconnects to another task")
 	}
+}
+
+// startServe runs serve on an in-memory store until ctx ends; done yields
+// its result.
+func startServe(t *testing.T, ctx context.Context, o options, reload chan struct{}) (st *fakeStore, opampAddr, healthAddr net.Addr, done chan error) {
+	t.Helper()
+	st = &fakeStore{agents: map[string]agent.Agent{}}
+	addrs := make(chan [2]net.Addr, 1)
+	done = make(chan error, 1)
+	go func() {
+		done <- serve(ctx, o, st, slog.New(slog.NewJSONHandler(io.Discard, nil)), reload, func(a, h net.Addr) { addrs <- [2]net.Addr{a, h} })
+	}()
+	select {
+	case a := <-addrs:
+		return st, a[0], a[1], done
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	return nil, nil, nil, nil
+}
+
+// TestServe_TLS serves OpAMP over TLS with a certificate of its own.
+func TestServe_TLS(t *testing.T) {
+	dir := t.TempDir()
+	pool := writeCertificate(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-tls-cert", filepath.Join(dir, "cert.pem"), "-tls-key", filepath.Join(dir, "key.pem")},
+		func(k string) string {
+			return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-", "MYRIARCH_AGENT_TOKENS": "tok"}[k]
+		})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, opampAddr, _, _ := startServe(t, ctx, o, nil)
+	dialer := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	if _, _, err := websocket.DefaultDialer.Dial("ws://"+opampAddr.String()+"/v1/opamp", http.Header{"Authorization": {"Bearer tok"}}); err == nil {
+		t.Error("plain WebSocket accepted on a TLS listener")
+	}
+	conn, _, err := dialer.Dial("wss://"+opampAddr.String()+"/v1/opamp", http.Header{"Authorization": {"Bearer tok"}})
+	must(t, err)
+	defer conn.Close()
+	sendReport(t, conn)
+	if _, ok := st.get("018f3a10-2233-7444-8555-666677778888"); !ok {
+		t.Error("agent not recorded over TLS")
+	}
+}
+
+// writeCertificate writes a self-signed certificate for 127.0.0.1 and
+// returns a pool that trusts it.
+func writeCertificate(t *testing.T, certFile, keyFile string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "opamp-gateway test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	must(t, err)
+	must(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	must(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	must(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
 }
 
 func get(t *testing.T, url string) (int, string) {
