@@ -9,6 +9,35 @@
 // pushes to the agents it holds, and liveness comes from heartbeats
 // (lastSeen) so that a task that dies leaves no agent online for ever (see
 // EffectiveOnline).
+//
+// From the wire to agent.Agent (Translate):
+//   - ID: the 16-byte instance UID in UUID form; other lengths are dropped.
+//   - Attributes: identifying and non-identifying attributes in one map
+//     (identifying wins); scalars as strings; a key-value list flattens to
+//     dotted keys, so labels reported as a map {"labels": {"env": "prod"}} or
+//     as "labels.env" both read labels.env. service.version and
+//     ServiceVersion lose a leading v; VersionSince dates a new version.
+//   - Health: the top-level component; ReportedAt is the server's receive
+//     time of the last report that changed it. The updater's component
+//     dev.myriarch.update is found anywhere in the tree: its status and
+//     start, the status of its children version and from, and every
+//     step:<name> child (status, start, status time, last_error).
+//   - RemoteConfig: hash in hex, APPLIED/APPLYING/FAILED ("" for UNSET),
+//     error; Since dates a new hash or status.
+//   - Package: the collector package (Config.PackageName): status, download
+//     percent (rounded, 0..100), error, and the version the status is about
+//     (the offered one unless INSTALLED), without a leading v.
+//
+// What it sends: the remote configuration of DesiredHash when the agent has
+// reported no status for it, and a PackagesAvailable offer of PackageOffer
+// (URL from Config.DownloadURL, hashes derived from name, version and URL
+// so that every task offers the same bytes) when the agent neither runs nor
+// reports that version; each once per connection, on (re)connect and from
+// the poll of the lagging index.
+//
+// What it writes: a report is written when a fact other than lastSeen
+// changed, or when the written lastSeen is LastSeenEvery old; a closed
+// connection is written offline unless the gateway closed it to drain.
 package gateway
 
 import (
