@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/myriarch/myriarch/pkg/api"
 )
 
 // Config is everything a deployment may choose. Each field comes from CDK
@@ -24,6 +27,9 @@ type Config struct {
 	ApiRateLimit       int    // API Gateway steady-state requests per second
 	ApiBurstLimit      int    // API Gateway burst
 	AlarmTopicArn      string // SNS topic that alarms notify; empty: alarms without actions
+	APITokens          string // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	Releases           string // comma-separated collector releases the API offers as versions
+	Platforms          string // comma-separated platforms of those releases
 	RepoRoot           string // the repository: statemachines/, opamp-gateway/
 	LambdaBuildDir     string // where scripts/build-lambdas.sh put <function>/bootstrap
 }
@@ -51,7 +57,11 @@ var settings = []setting{
 	{"apiRateLimit", "MYRIARCH_API_RATE_LIMIT", "50"},
 	{"apiBurstLimit", "MYRIARCH_API_BURST_LIMIT", "100"},
 	{"alarmTopicArn", "MYRIARCH_ALARM_TOPIC_ARN", ""},
-	{"repoRoot", "MYRIARCH_REPO_ROOT", ".."},
+	{"apiTokens", "MYRIARCH_API_TOKENS", ""},
+	{"apiTokensFile", "MYRIARCH_API_TOKENS_FILE", ""}, // read at synth; relative to repoRoot
+	{"releases", "MYRIARCH_RELEASES", ""},
+	{"platforms", "MYRIARCH_PLATFORMS", ""},
+	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},              // default: the nearest directory up from here with cdk.json
 	{"lambdaBuildDir", "MYRIARCH_LAMBDA_BUILD_DIR", ""}, // default: <repoRoot>/build/lambda
 }
 
@@ -76,8 +86,18 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		GatewayImage:     v["gatewayImage"],
 		GatewayArch:      v["gatewayArch"],
 		AlarmTopicArn:    v["alarmTopicArn"],
+		APITokens:        v["apiTokens"],
+		Releases:         v["releases"],
+		Platforms:        v["platforms"],
 		RepoRoot:         v["repoRoot"],
 		LambdaBuildDir:   v["lambdaBuildDir"],
+	}
+	if c.RepoRoot == "" {
+		root, err := findRepoRoot()
+		if err != nil {
+			return Config{}, err
+		}
+		c.RepoRoot = root
 	}
 	if c.LambdaBuildDir == "" {
 		c.LambdaBuildDir = filepath.Join(c.RepoRoot, "build", "lambda")
@@ -105,8 +125,57 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	if c.GatewayArch != "arm64" && c.GatewayArch != "x86_64" {
 		errs = append(errs, fmt.Sprintf("gatewayArch: %q must be arm64 or x86_64", c.GatewayArch))
 	}
+	if err := c.loadAPITokens(v["apiTokensFile"]); err != nil {
+		errs = append(errs, err.Error())
+	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// findRepoRoot is the nearest directory, from the working directory up,
+// that holds cdk.json: the repository root whether the app runs from there
+// (cdk synth) or from infra/ (go test).
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "cdk.json")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no cdk.json in the working directory or above: run from the repository, or set repoRoot")
+		}
+		dir = parent
+	}
+}
+
+// loadAPITokens reads the token table from file (if set) and checks it as
+// the authorizer will, so that a bad table fails the synthesis, not every
+// request. Only hashes are in it: it may live in the Lambda environment.
+func (c *Config) loadAPITokens(file string) error {
+	if file != "" {
+		if c.APITokens != "" {
+			return fmt.Errorf("apiTokens and apiTokensFile: set one")
+		}
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(c.RepoRoot, file)
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("apiTokensFile: %w", err)
+		}
+		c.APITokens = string(raw)
+	}
+	if c.APITokens == "" {
+		return nil
+	}
+	if _, err := api.ParseTokens([]byte(c.APITokens)); err != nil {
+		return fmt.Errorf("apiTokens: %w", err)
+	}
+	return nil
 }

@@ -1,12 +1,24 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func lookup(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// repo is the repository root as the tests see it (they run in infra/).
+func repo(t *testing.T, rel ...string) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{root}, rel...)...)
 }
 
 func TestLoadConfig_Precedence(t *testing.T) {
@@ -19,14 +31,14 @@ func TestLoadConfig_Precedence(t *testing.T) {
 		lambdas  string
 		protects bool
 	}{
-		{"defaults", nil, nil, "dev", 2, "../build/lambda", true},                                                                                  // nothing set
-		{"env", nil, map[string]string{"MYRIARCH_STAGE": "prod", "MYRIARCH_GATEWAY_TASKS": "3"}, "prod", 3, "../build/lambda", true},               // environment over default
-		{"context over env", map[string]string{"stage": "qa"}, map[string]string{"MYRIARCH_STAGE": "prod"}, "qa", 2, "../build/lambda", true},      // context wins
-		{"empty context ignored", map[string]string{"stage": ""}, map[string]string{"MYRIARCH_STAGE": "prod"}, "prod", 2, "../build/lambda", true}, // -c stage= does not blank it
-		{"repo root moves lambdas", map[string]string{"repoRoot": "/r"}, nil, "dev", 2, "/r/build/lambda", true},                                   // build dir follows the root
-		{"explicit lambda dir", map[string]string{"lambdaBuildDir": "/tmp/l"}, nil, "dev", 2, "/tmp/l", true},                                      // override
-		{"protection off", map[string]string{"deletionProtection": "false"}, nil, "dev", 2, "../build/lambda", false},                              // local stacks
-		{"protection off by env", nil, map[string]string{"MYRIARCH_DELETION_PROTECTION": "0"}, "dev", 2, "../build/lambda", false},                 // strconv.ParseBool forms
+		{"defaults", nil, nil, "dev", 2, repo(t, "build", "lambda"), true},                                                                                  // nothing set
+		{"env", nil, map[string]string{"MYRIARCH_STAGE": "prod", "MYRIARCH_GATEWAY_TASKS": "3"}, "prod", 3, repo(t, "build", "lambda"), true},               // environment over default
+		{"context over env", map[string]string{"stage": "qa"}, map[string]string{"MYRIARCH_STAGE": "prod"}, "qa", 2, repo(t, "build", "lambda"), true},      // context wins
+		{"empty context ignored", map[string]string{"stage": ""}, map[string]string{"MYRIARCH_STAGE": "prod"}, "prod", 2, repo(t, "build", "lambda"), true}, // -c stage= does not blank it
+		{"repo root moves lambdas", map[string]string{"repoRoot": "/r"}, nil, "dev", 2, "/r/build/lambda", true},                                            // build dir follows the root
+		{"explicit lambda dir", map[string]string{"lambdaBuildDir": "/tmp/l"}, nil, "dev", 2, "/tmp/l", true},                                               // override
+		{"protection off", map[string]string{"deletionProtection": "false"}, nil, "dev", 2, repo(t, "build", "lambda"), false},                              // local stacks
+		{"protection off by env", nil, map[string]string{"MYRIARCH_DELETION_PROTECTION": "0"}, "dev", 2, repo(t, "build", "lambda"), false},                 // strconv.ParseBool forms
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +59,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Stage: "dev", GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
-		ApiRateLimit: 50, ApiBurstLimit: 100, RepoRoot: "..", LambdaBuildDir: "../build/lambda"}
+		ApiRateLimit: 50, ApiBurstLimit: 100, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if c != want {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
 	}
@@ -87,5 +99,43 @@ func TestSettings_DocumentedOnce(t *testing.T) {
 		if !strings.HasPrefix(s.env, "MYRIARCH_") {
 			t.Errorf("%s: environment variables of the app start with MYRIARCH_", s.env)
 		}
+	}
+}
+
+const tokenTable = `[{"tokenSha256":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","actor":"user:11111111-1111-4111-8111-111111111111","displayName":"Dana","role":"operator"}]`
+
+func TestLoadConfig_APITokens(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokens.json"), []byte(tokenTable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		context map[string]string
+		want    string // the table, or the error's text
+		ok      bool
+	}{
+		{"none", nil, "", true}, // every request refused until configured
+		{"inline", map[string]string{"apiTokens": tokenTable}, tokenTable, true},                                           // the JSON itself
+		{"file under the repo root", map[string]string{"repoRoot": dir, "apiTokensFile": "tokens.json"}, tokenTable, true}, // relative to repoRoot
+		{"absolute file", map[string]string{"apiTokensFile": filepath.Join(dir, "tokens.json")}, tokenTable, true},
+		{"both", map[string]string{"apiTokens": tokenTable, "apiTokensFile": "x.json"}, "set one", false},
+		{"missing file", map[string]string{"apiTokensFile": filepath.Join(dir, "nope.json")}, "apiTokensFile", false},
+		{"not JSON", map[string]string{"apiTokens": "secret"}, "apiTokens", false},                                      // a plain token is refused
+		{"bad role", map[string]string{"apiTokens": strings.Replace(tokenTable, "operator", "root", 1)}, "role", false}, // pkg/api's own check
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(lookup(tt.context), lookup(nil))
+			if tt.ok {
+				if err != nil || c.APITokens != tt.want {
+					t.Errorf("got %q %v, want %q", c.APITokens, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one with %q", err, tt.want)
+			}
+		})
 	}
 }

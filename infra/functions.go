@@ -45,6 +45,8 @@ type functionSpec struct {
 	StartExecution      bool              // states:StartExecution on the rollout state machine
 	SendTaskResponse    bool              // states:SendTaskSuccess/Failure on the rollout state machine
 	InvokesPlanner      bool              // lambda:InvokeFunction on the planner
+	APITokens           bool              // the operators' token table (MYRIARCH_TOKENS)
+	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
 }
 
 var functionSpecs = []functionSpec{
@@ -58,9 +60,10 @@ var functionSpecs = []functionSpec{
 		Tables: map[string]access{tables.Agents.Name: read, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read}},
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
-		SendTaskResponse: true, InvokesPlanner: true}, // approve and resume wake the execution; select-version and revisions run the planner
-	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10,
-		Tables: map[string]access{tables.Objects.Name: read}}, // hashed API tokens
+		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
+		APITokens: true, Catalog: true}, // display names of actors; version options
+	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
+		Tables: map[string]access{}, APITokens: true},
 }
 
 // Functions are the deployed Lambdas by name.
@@ -108,17 +111,37 @@ func newFunctions(scope constructs.Construct, c Config) Functions {
 			Tracing:       awslambda.Tracing_ACTIVE,
 			LoggingFormat: awslambda.LoggingFormat_JSON,
 			LogGroup:      logs,
-			Environment: &map[string]*string{
-				envStage:       jsii.String(c.Stage),
-				envTablePrefix: jsii.String(tablePrefix(c)),
-			},
 		}
 		if f.ReservedConcurrency > 0 {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(f.ReservedConcurrency))
 		}
-		out[f.Name] = awslambda.NewFunction(scope, jsii.String("Function-"+f.Name), props)
+		fn := awslambda.NewFunction(scope, jsii.String("Function-"+f.Name), props)
+		env := functionEnvironment(c, f)
+		for _, name := range sortedKeys(env) { // in name order: a stable template
+			fn.AddEnvironment(jsii.String(name), jsii.String(env[name]), nil)
+		}
+		out[f.Name] = fn
 	}
 	return out
+}
+
+// functionEnvironment is what a function reads besides the ARNs granted
+// later (the state machine, the planner).
+func functionEnvironment(c Config, f functionSpec) map[string]string {
+	env := map[string]string{envStage: c.Stage, envTablePrefix: tablePrefix(c)}
+	set := func(name, value string) {
+		if value != "" {
+			env[name] = value
+		}
+	}
+	if f.APITokens {
+		set(envTokens, c.APITokens)
+	}
+	if f.Catalog {
+		set("MYRIARCH_RELEASES", c.Releases)
+		set("MYRIARCH_PLATFORMS", c.Platforms)
+	}
+	return env
 }
 
 // Environment variables the functions and the gateway read.
@@ -127,4 +150,5 @@ const (
 	envTablePrefix     = "MYRIARCH_TABLE_PREFIX"      // tables.WithPrefix(prefix) names every table
 	envStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN" // the rollout state machine
 	envPlannerFunction = "MYRIARCH_PLANNER_FUNCTION"  // name of the planner Lambda (the api invokes it)
+	envTokens          = "MYRIARCH_TOKENS"            // the operators' token table, hashes only (pkg/api.LoadTokens)
 )

@@ -24,7 +24,8 @@ import (
 const (
 	gatewayDockerfile  = "opamp-gateway/Dockerfile" // relative to the repository, the image's build context
 	gatewayPort        = 4320                       // the container's OpAMP port (WebSocket and HTTP)
-	gatewayHealthPath  = "/healthz"                 // answered on gatewayPort
+	gatewayHealthPort  = 8080                       // the container's /healthz, for the load balancer only
+	gatewayHealthPath  = "/healthz"                 // 503 while the task drains
 	gatewayOpAMPPath   = "/v1/opamp"                // where agents connect
 	gatewayCPU         = 512                        // vCPU units per task (0.5 vCPU)
 	gatewayMemoryMiB   = 1024                       // per task
@@ -79,8 +80,10 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 	taskGroup := awsec2.NewSecurityGroup(scope, jsii.String("GatewayTaskSG"), &awsec2.SecurityGroupProps{
 		Vpc: vpc, Description: jsii.String("Myriarch gateway tasks: OpAMP and health checks from the load balancer only"),
 	})
-	taskGroup.AddIngressRule(lbGroup, awsec2.Port_Tcp(jsii.Number(gatewayPort)), jsii.String("OpAMP and /healthz from the load balancer"), nil)
-	lbGroup.AddEgressRule(taskGroup, awsec2.Port_Tcp(jsii.Number(gatewayPort)), jsii.String("to the gateway tasks"), nil)
+	for _, port := range []float64{gatewayPort, gatewayHealthPort} {
+		taskGroup.AddIngressRule(lbGroup, awsec2.Port_Tcp(jsii.Number(port)), jsii.String("from the load balancer"), nil)
+		lbGroup.AddEgressRule(taskGroup, awsec2.Port_Tcp(jsii.Number(port)), jsii.String("to the gateway tasks"), nil)
+	}
 
 	secret := agentTokenSecret(scope, c)
 	task := awsecs.NewFargateTaskDefinition(scope, jsii.String("GatewayTask"), &awsecs.FargateTaskDefinitionProps{
@@ -95,14 +98,12 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	task.AddContainer(jsii.String("gateway"), &awsecs.ContainerDefinitionOptions{
-		Image:        gatewayImage(scope, c),
-		Essential:    jsii.Bool(true),
-		PortMappings: &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(gatewayPort), Protocol: awsecs.Protocol_TCP}},
-		Environment: &map[string]*string{
-			envStage:                jsii.String(c.Stage),
-			envTablePrefix:          jsii.String(tablePrefix(c)),
-			"MYRIARCH_GATEWAY_ADDR": jsii.String(fmt.Sprintf(":%d", gatewayPort)),
+	container := task.AddContainer(jsii.String("gateway"), &awsecs.ContainerDefinitionOptions{
+		Image:     gatewayImage(scope, c),
+		Essential: jsii.Bool(true),
+		PortMappings: &[]*awsecs.PortMapping{
+			{ContainerPort: jsii.Number(gatewayPort), Protocol: awsecs.Protocol_TCP},
+			{ContainerPort: jsii.Number(gatewayHealthPort), Protocol: awsecs.Protocol_TCP},
 		},
 		// Injected when a task starts: a rotated token reaches the tasks of
 		// the next deployment (or `aws ecs update-service --force-new-deployment`).
@@ -110,6 +111,17 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		Logging:     awsecs.LogDrivers_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: jsii.String("gateway"), LogGroup: logs}),
 		StopTimeout: awscdk.Duration_Seconds(jsii.Number(gatewayStopSeconds)),
 	})
+	// The names opamp-gateway/main.go reads, added in name order: the
+	// template's list must not change from one synth to the next.
+	env := map[string]string{
+		envStage:                         c.Stage,
+		envTablePrefix:                   tablePrefix(c),
+		"MYRIARCH_GATEWAY_LISTEN":        fmt.Sprintf(":%d", gatewayPort),
+		"MYRIARCH_GATEWAY_HEALTH_LISTEN": fmt.Sprintf(":%d", gatewayHealthPort),
+	}
+	for _, name := range sortedKeys(env) {
+		container.AddEnvironment(jsii.String(name), jsii.String(env[name]))
+	}
 	grantTables(ts, gatewayTables, task.TaskRole())
 
 	cluster := awsecs.NewCluster(scope, jsii.String("Cluster"), &awsecs.ClusterProps{Vpc: vpc})
@@ -147,6 +159,7 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		})},
 		HealthCheck: &awselasticloadbalancingv2.HealthCheck{
 			Protocol:                awselasticloadbalancingv2.Protocol_HTTP,
+			Port:                    jsii.String(fmt.Sprint(gatewayHealthPort)),
 			Path:                    jsii.String(gatewayHealthPath),
 			Interval:                awscdk.Duration_Seconds(jsii.Number(10)),
 			HealthyThresholdCount:   jsii.Number(2),
@@ -159,7 +172,8 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 	return &Gateway{Service: service, LoadBalancer: nlb, TargetGroup: tg, TokenSecret: secret}
 }
 
-// envAgentTokens carries the agents' bearer tokens into the gateway.
+// envAgentTokens carries the agents' bearer tokens into the gateway:
+// comma-separated, so that a rotation can accept the old and the new one.
 const envAgentTokens = "MYRIARCH_AGENT_TOKENS"
 
 func newVpc(scope constructs.Construct, c Config) awsec2.Vpc {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,8 @@ func TestParseECRImage(t *testing.T) {
 
 // The image's build context is an allow-list: everything the Dockerfile
 // copies from the context must be in it, or the deploy-time build fails.
+// "COPY . ." copies the whole (allow-listed) context: then every package
+// of this module that the gateway imports must be in it.
 func TestGatewayContext_HoldsWhatTheDockerfileCopies(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", gatewayDockerfile))
 	if err != nil {
@@ -65,12 +68,39 @@ func TestGatewayContext_HoldsWhatTheDockerfileCopies(t *testing.T) {
 		for _, src := range sources {
 			copies++
 			top, _, _ := strings.Cut(strings.TrimPrefix(path.Clean(src), "./"), "/")
-			if !allowed[top] {
+			switch {
+			case top == ".":
+				checkGatewayImports(t, allowed)
+			case !allowed[top]:
 				t.Errorf("%s copies %s, outside the build context %v (gatewayContext in infra/gateway.go)", gatewayDockerfile, src, gatewayContext)
 			}
 		}
 	}
 	if copies == 0 {
 		t.Errorf("%s copies nothing from its context", gatewayDockerfile)
+	}
+}
+
+// checkGatewayImports fails for a package of the module that the gateway
+// needs and that lies outside the build context.
+func checkGatewayImports(t *testing.T, allowed map[string]bool) {
+	t.Helper()
+	const module = "github.com/myriarch/myriarch/"
+	cmd := exec.Command("go", "list", "-deps", "./opamp-gateway")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "GOOS=linux", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./opamp-gateway: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(pkg, module)
+		if !ok {
+			continue
+		}
+		top, _, _ := strings.Cut(rel, "/")
+		if !allowed[top] {
+			t.Errorf("the gateway imports %s, outside its image's build context %v", pkg, gatewayContext)
+		}
 	}
 }

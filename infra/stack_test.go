@@ -376,7 +376,7 @@ func TestGateway_FargateBehindATLSLoadBalancer(t *testing.T) {
 	must(t, "health check on /healthz", func() {
 		s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::TargetGroup"), map[string]any{
 			"Port": gatewayPort, "Protocol": "TCP", "TargetType": "ip",
-			"HealthCheckProtocol": "HTTP", "HealthCheckPath": "/healthz",
+			"HealthCheckProtocol": "HTTP", "HealthCheckPath": "/healthz", "HealthCheckPort": "8080",
 		})
 	})
 	must(t, "task on Graviton with the token secret", func() {
@@ -384,8 +384,14 @@ func TestGateway_FargateBehindATLSLoadBalancer(t *testing.T) {
 			"RuntimePlatform": map[string]any{"CpuArchitecture": "ARM64", "OperatingSystemFamily": "LINUX"},
 			"ContainerDefinitions": []any{assertions.Match_ObjectLike(&map[string]any{
 				"Secrets":      []any{assertions.Match_ObjectLike(&map[string]any{"Name": envAgentTokens})},
-				"PortMappings": []any{assertions.Match_ObjectLike(&map[string]any{"ContainerPort": gatewayPort})},
-				"StopTimeout":  gatewayStopSeconds,
+				"PortMappings": []any{assertions.Match_ObjectLike(&map[string]any{"ContainerPort": gatewayPort}), assertions.Match_ObjectLike(&map[string]any{"ContainerPort": gatewayHealthPort})},
+				"Environment": []any{ // in name order
+					map[string]any{"Name": "MYRIARCH_GATEWAY_HEALTH_LISTEN", "Value": ":8080"},
+					map[string]any{"Name": "MYRIARCH_GATEWAY_LISTEN", "Value": ":4320"},
+					map[string]any{"Name": envStage, "Value": testStage},
+					map[string]any{"Name": envTablePrefix, "Value": "myriarch-test-"},
+				},
+				"StopTimeout": gatewayStopSeconds,
 			})},
 		})
 	})
@@ -406,14 +412,16 @@ func TestGateway_TasksReachableOnlyFromTheLoadBalancer(t *testing.T) {
 			}
 		}
 	}
-	ingress := s.ofType("AWS::EC2::SecurityGroupIngress")
-	if len(ingress) != 1 {
-		t.Fatalf("%d separate ingress rules, want 1 (load balancer to tasks)", len(ingress))
-	}
-	for _, r := range ingress {
-		if r.Properties["FromPort"] != float64(gatewayPort) || r.Properties["SourceSecurityGroupId"] == nil {
-			t.Errorf("ingress %v, want port %d from the load balancer's group", r.Properties, gatewayPort)
+	var ports []float64
+	for _, r := range s.ofType("AWS::EC2::SecurityGroupIngress") {
+		if r.Properties["SourceSecurityGroupId"] == nil || r.Properties["FromPort"] != r.Properties["ToPort"] {
+			t.Errorf("ingress %v, want one port from the load balancer's group", r.Properties)
 		}
+		ports = append(ports, r.Properties["FromPort"].(float64))
+	}
+	sort.Float64s(ports)
+	if want := []float64{gatewayPort, gatewayHealthPort}; !reflect.DeepEqual(ports, want) {
+		t.Errorf("ports %v reachable from the load balancer, want %v", ports, want)
 	}
 }
 
@@ -482,6 +490,9 @@ var variant = map[string]string{
 	"natGateways":        "1",
 	"deletionProtection": "false",
 	"alarmTopicArn":      "arn:aws:sns:eu-west-1:123456789012:myriarch-alarms",
+	"apiTokens":          tokenTable,
+	"releases":           "0.120.0,0.121.0",
+	"platforms":          "linux/amd64,linux/arm64",
 }
 
 func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
@@ -522,6 +533,16 @@ func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
 			t.Error("the execution role may not pull the configured ECR image")
 		}
 	}
+	for _, f := range functionSpecs {
+		_, r := s.function(t, f.Name)
+		e := env(r.Properties)
+		if (e[envTokens] == tokenTable) != f.APITokens {
+			t.Errorf("%s: %s = %v, want the token table: %v", f.Name, envTokens, e[envTokens], f.APITokens)
+		}
+		if (e["MYRIARCH_RELEASES"] == variant["releases"] && e["MYRIARCH_PLATFORMS"] == variant["platforms"]) != f.Catalog {
+			t.Errorf("%s: releases %v platforms %v, catalog: %v", f.Name, e["MYRIARCH_RELEASES"], e["MYRIARCH_PLATFORMS"], f.Catalog)
+		}
+	}
 	if len(s.ofType("AWS::SecretsManager::Secret")) != 0 {
 		t.Error("a new token secret although agentTokenSecret is set")
 	}
@@ -557,5 +578,24 @@ func TestGateway_ImageBuiltAtDeployFromTheDockerfile(t *testing.T) {
 	sort.Strings(want)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("image build context holds %v, want %v", got, want)
+	}
+}
+
+// The same configuration gives the same template byte for byte: no Go map
+// order leaks into it, so a deploy without changes changes nothing.
+func TestSynth_Deterministic(t *testing.T) {
+	first := synthesized(t, nil)
+	second := synthesize(nil)
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	name := stackName(first.config) + ".template.json"
+	a, errA := os.ReadFile(filepath.Join(first.outdir, name))
+	b, errB := os.ReadFile(filepath.Join(second.outdir, name))
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if string(a) != string(b) {
+		t.Error("two synths of the same configuration differ")
 	}
 }
