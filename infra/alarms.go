@@ -14,7 +14,7 @@ import (
 // newAlarms raises an alarm on any Lambda error or throttle, any failed
 // rollout execution (a rolled-back rollout ends in a Fail state too, on
 // purpose: someone should look), any agent change given up on, and a
-// gateway task failing its health check. They notify the configured SNS
+// gateway task failing its health check (when the stack runs the gateway). They notify the configured SNS
 // topic, if any.
 func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfunctions.StateMachine, dlq awssqs.Queue, gw *Gateway) []awscloudwatch.Alarm {
 	fiveMinutes := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
@@ -34,9 +34,11 @@ func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfu
 		watch{"RolloutExecutionsTimedOut", "a rollout execution timed out", sm.MetricTimedOut(fiveMinutes)},
 		watch{"AgentEventsGivenUp", "agent changes were given up on after retries (see the dead-letter queue)",
 			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")})},
-		watch{"GatewayUnhealthyTasks", "a gateway task fails its /healthz check",
-			gw.TargetGroup.Metrics().UnHealthyHostCount(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})},
 	)
+	if gw != nil {
+		watches = append(watches, watch{"GatewayUnhealthyTasks", "a gateway task fails its /healthz check",
+			gw.TargetGroup.Metrics().UnHealthyHostCount(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})})
+	}
 	var topic awssns.ITopic
 	if c.AlarmTopicArn != "" {
 		topic = awssns.Topic_FromTopicArn(scope, jsii.String("AlarmTopic"), jsii.String(c.AlarmTopicArn))

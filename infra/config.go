@@ -19,6 +19,7 @@ type Config struct {
 	DomainName         string // the gateway's public host name; empty: the load balancer's DNS name
 	CertificateArn     string // ACM certificate of the gateway's TLS listener; empty: a stack parameter
 	AgentTokenSecret   string // Secrets Manager secret (name or ARN) holding the agents' bearer tokens; empty: created
+	Gateway            bool   // run the gateway on Fargate; false: run it elsewhere (LocalStack without ECS)
 	GatewayImage       string // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
 	GatewayArch        string // arm64 or x86_64: the CPU of the gateway tasks and its image
 	GatewayTasks       int    // gateway tasks behind the load balancer, at least 2
@@ -49,6 +50,7 @@ var settings = []setting{
 	{"domainName", "MYRIARCH_DOMAIN_NAME", ""},
 	{"certificateArn", "MYRIARCH_CERTIFICATE_ARN", ""},
 	{"agentTokenSecret", "MYRIARCH_AGENT_TOKEN_SECRET", ""},
+	{"gateway", "MYRIARCH_GATEWAY", "true"},
 	{"gatewayImage", "MYRIARCH_GATEWAY_IMAGE", ""},
 	{"gatewayArch", "MYRIARCH_GATEWAY_ARCH", "arm64"},
 	{"gatewayTasks", "MYRIARCH_GATEWAY_TASKS", "2"},
@@ -114,11 +116,15 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	c.NatGateways = number("natGateways", 0)
 	c.ApiRateLimit = number("apiRateLimit", 1)
 	c.ApiBurstLimit = number("apiBurstLimit", 1)
-	dp, err := strconv.ParseBool(v["deletionProtection"])
-	if err != nil {
-		errs = append(errs, fmt.Sprintf("deletionProtection: %q is not true or false", v["deletionProtection"]))
+	boolean := func(key string) bool {
+		b, err := strconv.ParseBool(v[key])
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %q is not true or false", key, v[key]))
+		}
+		return b
 	}
-	c.DeletionProtection = dp
+	c.DeletionProtection = boolean("deletionProtection")
+	c.Gateway = boolean("gateway")
 	if !stageName.MatchString(c.Stage) {
 		errs = append(errs, fmt.Sprintf("stage: %q must be 1-20 lower-case letters, digits or dashes, starting with a letter", c.Stage))
 	}

@@ -58,7 +58,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Stage: "dev", GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
+	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
 		ApiRateLimit: 50, ApiBurstLimit: 100, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if c != want {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -74,6 +74,7 @@ func TestLoadConfig_Refuses(t *testing.T) {
 		{"natGateways", "-1", "natGateways"},                  // negative
 		{"apiRateLimit", "0", "apiRateLimit"},                 // would refuse every request
 		{"deletionProtection", "maybe", "deletionProtection"}, // not a boolean
+		{"gateway", "no", "gateway"},                          // strconv.ParseBool forms only
 		{"stage", "Prod", "stage"},                            // upper case breaks resource names
 		{"stage", "1st", "stage"},                             // must start with a letter
 		{"stage", "a-very-long-stage-name-x", "stage"},        // over 20 characters

@@ -19,8 +19,10 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	if err := checkBuilt(c); err != nil {
 		return nil, err
 	}
-	if err := checkGatewayImage(c); err != nil {
-		return nil, err
+	if c.Gateway {
+		if err := checkGatewayImage(c); err != nil {
+			return nil, err
+		}
 	}
 	stack := awscdk.NewStack(scope, jsii.String(stackName(c)), &awscdk.StackProps{
 		Description: jsii.String("Myriarch " + c.Stage + ": staged rollouts for OpenTelemetry Collector fleets"),
@@ -37,23 +39,32 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	dlq := connectAgentEvents(stack, fns, ts)
 	schedulePlanner(stack, fns)
 	api := newAPI(stack, c, fns)
-	gw := newGateway(stack, c, ts)
+	var gw *Gateway
+	if c.Gateway {
+		gw = newGateway(stack, c, ts)
+	}
 	newAlarms(stack, c, fns, sm, dlq, gw)
 
-	host := c.DomainName
-	if host == "" {
-		host = *gw.LoadBalancer.LoadBalancerDnsName()
-	}
-	outputs := []struct {
+	type output struct {
 		name  string
 		value *string
-	}{
-		{"ApiUrl", api.UrlForPath(jsii.String("/api/v1"))},
-		{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
-		{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
-		{"AgentTokenSecretArn", gw.TokenSecret.SecretArn()},
+	}
+	outputs := []output{
+		// The base URL operators give myrctl (--api, MYRIARCH_API); the routes are under /api/v1.
+		{"ApiUrl", jsii.String(fmt.Sprintf("https://%s.execute-api.%s.%s/%s", *api.RestApiId(), *stack.Region(), *stack.UrlSuffix(), c.Stage))},
+		{"ApiId", api.RestApiId()},
 		{"RolloutStateMachineArn", sm.StateMachineArn()},
 		{"TablePrefix", jsii.String(tablePrefix(c))},
+	}
+	if gw != nil {
+		host := c.DomainName
+		if host == "" {
+			host = *gw.LoadBalancer.LoadBalancerDnsName()
+		}
+		outputs = append(outputs,
+			output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
+			output{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
+			output{"AgentTokenSecretArn", gw.TokenSecret.SecretArn()})
 	}
 	for _, o := range outputs {
 		awscdk.NewCfnOutput(stack, jsii.String(o.name), &awscdk.CfnOutputProps{Value: o.value})

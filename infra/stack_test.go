@@ -473,7 +473,14 @@ func TestOutputs_WhereAgentsAndOperatorsConnect(t *testing.T) {
 	must(t, "OpAMP endpoint on the configured domain", func() {
 		s.template.HasOutput(jsii.String("OpampEndpoint"), map[string]any{"Value": "wss://opamp.example.com/v1/opamp"})
 	})
-	for _, name := range []string{"ApiUrl", "AgentTokenSecretArn", "RolloutStateMachineArn", "TablePrefix", "GatewayLoadBalancerDns"} {
+	var url any
+	for _, o := range *s.template.FindOutputs(jsii.String("ApiUrl"), nil) {
+		url = (*o)["Value"]
+	}
+	if got, want := flatten(url), "https://{"+refs(url)[0]+"}.execute-api.{AWS::Region}.{AWS::URLSuffix}/test"; got != want {
+		t.Errorf("ApiUrl %s, want %s (myrctl's base URL: no trailing slash)", got, want)
+	}
+	for _, name := range []string{"ApiUrl", "ApiId", "AgentTokenSecretArn", "RolloutStateMachineArn", "TablePrefix", "GatewayLoadBalancerDns"} {
 		must(t, "output "+name, func() { s.template.HasOutput(jsii.String(name), map[string]any{"Value": assertions.Match_AnyValue()}) })
 	}
 }
@@ -597,5 +604,22 @@ func TestSynth_Deterministic(t *testing.T) {
 	}
 	if string(a) != string(b) {
 		t.Error("two synths of the same configuration differ")
+	}
+}
+
+// Without the gateway (LocalStack's free edition has no ECS or load
+// balancers) the stack has no network, service or secret, and the rest.
+func TestStack_WithoutGateway(t *testing.T) {
+	s := synthesized(t, map[string]string{"gateway": "false", "deletionProtection": "false"})
+	for _, typ := range []string{"AWS::EC2::VPC", "AWS::ECS::Service", "AWS::ElasticLoadBalancingV2::LoadBalancer", "AWS::SecretsManager::Secret"} {
+		if n := len(s.ofType(typ)); n != 0 {
+			t.Errorf("%d %s without the gateway", n, typ)
+		}
+	}
+	if len(s.ofType("AWS::Lambda::Function")) != len(functionSpecs) || len(s.ofType("AWS::StepFunctions::StateMachine")) != 1 {
+		t.Error("the functions and the state machine are deployed without the gateway too")
+	}
+	for _, name := range []string{"ApiUrl", "RolloutStateMachineArn", "TablePrefix"} {
+		must(t, "output "+name, func() { s.template.HasOutput(jsii.String(name), map[string]any{"Value": assertions.Match_AnyValue()}) })
 	}
 }

@@ -8,7 +8,9 @@
 # CDK zips it. cdk.json runs this before every `cdk synth` and `cdk deploy`.
 # A directory under functions/ that is not a main package is an error.
 #
-# Environment: LAMBDA_BUILD_DIR (default: build/lambda in the repository).
+# Environment: LAMBDA_BUILD_DIR (default: build/lambda in the repository);
+# LAMBDA_GOARCH (default arm64, what the stack declares; LocalStack on an
+# x86 host runs amd64 binaries with LAMBDA_IGNORE_ARCHITECTURE).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +50,7 @@ done
 # One go build for all: the compiler shares the work across packages.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/build-lambdas.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$tmp/" "${pkgs[@]}"
+GOOS=linux GOARCH=${LAMBDA_GOARCH:-arm64} CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$tmp/" "${pkgs[@]}"
 for name in "${names[@]}"; do
 	mkdir -p "$out/$name"
 	mv "$tmp/$name" "$out/$name/bootstrap"
