@@ -140,3 +140,17 @@ func TestLoadConfig_APITokens(t *testing.T) {
 		})
 	}
 }
+
+// docs/deploy.md documents every setting with its environment variable.
+func TestSettings_InTheDeployGuide(t *testing.T) {
+	raw, err := os.ReadFile("../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, s := range settings {
+		if !strings.Contains(doc, "| `"+s.key+"` | `"+s.env+"` |") {
+			t.Errorf("docs/deploy.md has no row for %s / %s", s.key, s.env)
+		}
+	}
+}
