@@ -76,6 +76,8 @@ if [ -z "$started" ]; then
 fi
 
 export AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$started"
+# DynamoDB Local serves the streams API on the same port.
+export AWS_ENDPOINT_URL_DYNAMODB_STREAMS="$AWS_ENDPOINT_URL_DYNAMODB"
 export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN
 echo "with-dynamodb-local: DynamoDB Local on $AWS_ENDPOINT_URL_DYNAMODB" >&2

@@ -22,7 +22,7 @@ func (e *TerminalError) Error() string { return "terminal: " + e.Err.Error() }
 func (e *TerminalError) Unwrap() error { return e.Err }
 
 // ErrRolloutNotFound is wrapped by a store when a rollout does not exist.
-var ErrRolloutNotFound = errors.New("rollout not found")
+var ErrRolloutNotFound = rollout.ErrNotFound
 
 // classify turns a store or executor error into the named type that the
 // state machine's Retry and Catch match.

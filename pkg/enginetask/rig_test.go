@@ -122,7 +122,7 @@ func (r *rig) agents(n int, attrs func(i int) map[string]string) []string {
 		if attrs != nil {
 			a.Attributes = attrs(i)
 		}
-		if _, err := r.st.RecordAgent(r.ctx, a); err != nil {
+		if err := r.st.RecordAgent(r.ctx, a); err != nil {
 			r.t.Fatal(err)
 		}
 	}
@@ -198,7 +198,7 @@ func (r *rig) simulate() {
 			changed = true
 		}
 		if changed {
-			if _, err := r.st.RecordAgent(r.ctx, a); err != nil {
+			if err := r.st.RecordAgent(r.ctx, a); err != nil {
 				r.t.Fatal(err)
 			}
 		}

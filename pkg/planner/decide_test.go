@@ -290,7 +290,7 @@ func TestDecide_UIOrigin_UsesSelectionPolicyAndMarksPlanned(t *testing.T) {
 		t.Fatalf("no rollout: %s", d.Note)
 	}
 	r := d.Created.Rollout
-	if r.Origin != rollout.OriginUI || r.CreatedBy != "user:alice" || r.RequestReason != "CVE fix" || r.Policy.Name != "ui" || r.ToRef != "0.162.0" {
+	if r.Origin != rollout.OriginUI || r.CreatedBy != "user:alice" || r.RequestReason != "CVE fix" || r.Policy.Name != "ui" || r.ToRef != "0.162.0" || r.Executor != "updater" {
 		t.Fatalf("rollout %+v", r)
 	}
 	if r.Annotations["selection"] == "" {

@@ -261,6 +261,9 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 		Origin: origin, CreatedBy: createdBy, RequestReason: reason, Annotations: ann,
 		Candidates: cands, Now: in.Now,
 	})
+	if in.Kind == policy.KindVersion {
+		r.Executor = string(in.Fleet.UpdateExecutor())
+	}
 	d.Created = &Active{Rollout: r, Targets: ts}
 	actor := audit.ActorGitOps
 	if origin == rollout.OriginUI {

@@ -100,3 +100,6 @@ func (s TargetStatus) NotStarted() bool {
 // ErrConflict is what a store returns when a conditional write lost a race:
 // the caller re-reads and decides again, it never overwrites.
 var ErrConflict = errors.New("conditional write lost a race")
+
+// ErrNotFound is what a store wraps when a rollout does not exist.
+var ErrNotFound = errors.New("rollout not found")

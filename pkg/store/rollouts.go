@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -57,14 +56,14 @@ func decodeRollout(av map[string]types.AttributeValue) (rollout.Rollout, error) 
 }
 
 // GetRollout reads a rollout (strongly consistent). A missing rollout is an
-// error wrapping enginetask.ErrRolloutNotFound.
+// error wrapping rollout.ErrNotFound.
 func (s *Store) GetRollout(ctx context.Context, id string) (rollout.Rollout, error) {
 	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Rollouts, Key: idKey(id), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return rollout.Rollout{}, classify(err, "get rollout "+id)
 	}
 	if av == nil || strings.HasPrefix(id, lockPrefix) {
-		return rollout.Rollout{}, fmt.Errorf("rollout %s: %w", id, enginetask.ErrRolloutNotFound)
+		return rollout.Rollout{}, fmt.Errorf("rollout %s: %w", id, rollout.ErrNotFound)
 	}
 	return decodeRollout(av)
 }

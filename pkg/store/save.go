@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -183,7 +182,7 @@ func (s *Store) ClearTaskToken(ctx context.Context, rolloutID, token string) err
 		r.TaskToken = ""
 		return true
 	})
-	if errors.Is(err, enginetask.ErrRolloutNotFound) {
+	if errors.Is(err, rollout.ErrNotFound) {
 		return nil
 	}
 	return err

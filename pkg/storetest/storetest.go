@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -21,6 +22,7 @@ import (
 var (
 	once      sync.Once
 	client    *dynamodb.Client
+	awsConfig aws.Config
 	clientErr error
 )
 
@@ -36,7 +38,7 @@ func Client(t testing.TB) *dynamodb.Client {
 	}
 	once.Do(func() {
 		cfg, err := config.LoadDefaultConfig(context.Background())
-		clientErr = err
+		clientErr, awsConfig = err, cfg
 		client = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
 	})
 	if clientErr != nil {
@@ -45,9 +47,23 @@ func Client(t testing.TB) *dynamodb.Client {
 	return client
 }
 
+// Config is the AWS configuration of DynamoDB Local (endpoints from the
+// environment), for clients of other services such as DynamoDB Streams.
+func Config(t testing.TB) aws.Config {
+	t.Helper()
+	Client(t)
+	return awsConfig
+}
+
 // New creates the tables under a prefix of the test's own and deletes them
 // when the test ends.
 func New(t testing.TB) *store.Store {
+	st, _ := NewWithTables(t)
+	return st
+}
+
+// NewWithTables is New, also returning the deployed table names.
+func NewWithTables(t testing.TB) (*store.Store, store.Tables) {
 	t.Helper()
 	c := Client(t)
 	var b [4]byte
@@ -62,5 +78,6 @@ func New(t testing.TB) *store.Store {
 			t.Errorf("delete tables: %v", err)
 		}
 	})
-	return store.New(c, store.TablesWithPrefix(prefix))
+	names := store.TablesWithPrefix(prefix)
+	return store.New(c, names), names
 }

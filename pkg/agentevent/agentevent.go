@@ -1,0 +1,110 @@
+// Package agentevent reacts to what agents report: for every change of an
+// agent item that can move a target (not a coalesced heartbeat), it runs an
+// evaluation pass of the active rollouts of the agent's fleet at once, so
+// that the engine reacts within about a second (spec rollouts.md). The
+// DynamoDB stream of the agents table delivers the changes: the agent-event
+// Lambda in the cloud, a stream poller in the local stack.
+package agentevent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/policy"
+)
+
+// Change is one change of an agent item; Old is nil for a new agent, New is
+// nil for a deleted one.
+type Change struct {
+	Old, New *agent.Agent
+}
+
+// Matters reports whether a change can move a target. Heartbeats move only
+// lastSeen, which the engine does not read to decide; everything else (a
+// report, a connection, a new fleet, a desired state) may.
+func Matters(c Change) bool {
+	if c.Old == nil || c.New == nil {
+		return true
+	}
+	a, b := *c.Old, *c.New
+	a.LastSeen, b.LastSeen = time.Time{}, time.Time{}
+	return !reflect.DeepEqual(a, b)
+}
+
+// Rollouts names the active rollout of a fleet and kind ("" for none).
+type Rollouts interface {
+	ActiveRolloutID(ctx context.Context, fleet string, k policy.Kind) (string, error)
+}
+
+// Passer runs one evaluation pass of a rollout and stores it.
+type Passer interface {
+	Pass(ctx context.Context, rolloutID string) (enginetask.Passed, error)
+}
+
+// Handler evaluates the rollouts that a batch of changes concerns.
+type Handler struct {
+	Rollouts Rollouts
+	Passer   Passer
+	Log      *slog.Logger
+}
+
+// Handle runs one pass per active rollout of every fleet a relevant change
+// touches (the agent's fleet, and its previous one when it moved), each
+// rollout once per batch. An error makes the stream deliver the batch again;
+// passes are idempotent, so a repeated one changes nothing.
+func (h Handler) Handle(ctx context.Context, changes []Change) error {
+	fleets := map[string]bool{}
+	for _, c := range changes {
+		if !Matters(c) {
+			continue
+		}
+		for _, a := range []*agent.Agent{c.Old, c.New} {
+			if a != nil && a.Fleet != "" {
+				fleets[a.Fleet] = true
+			}
+		}
+	}
+	var errs []error
+	for _, f := range sorted(fleets) {
+		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+			id, err := h.Rollouts.ActiveRolloutID(ctx, f, k)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("active %s rollout of fleet %s: %w", k, f, err))
+				continue
+			}
+			if id == "" {
+				continue
+			}
+			if _, err := h.Passer.Pass(ctx, id); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
+				errs = append(errs, fmt.Errorf("evaluate rollout %s: %w", id, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		h.logger().Error("agent events", "fleets", len(fleets), "errors", len(errs), "error", errors.Join(errs...).Error())
+	}
+	return errors.Join(errs...)
+}
+
+func (h Handler) logger() *slog.Logger {
+	if h.Log == nil {
+		return slog.Default()
+	}
+	return h.Log
+}
+
+func sorted(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

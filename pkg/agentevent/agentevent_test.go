@@ -1,0 +1,97 @@
+package agentevent
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/policy"
+)
+
+var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
+func base() agent.Agent {
+	return agent.Agent{ID: "a1", Fleet: "edge", Online: true, LastSeen: t0, Health: agent.Health{Healthy: true, ReportedAt: t0}}
+}
+
+func TestMatters(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(*agent.Agent)
+		want bool
+	}{
+		{"heartbeat moves lastSeen only", func(a *agent.Agent) { a.LastSeen = t0.Add(time.Minute) }, false},
+		{"health report", func(a *agent.Agent) { a.Health.Healthy = false }, true},
+		{"config applied", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, true},
+		{"new version", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" }, true},
+		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
+		{"moved fleet", func(a *agent.Agent) { a.Fleet = "core" }, true},
+	}
+	for _, c := range cases {
+		old, nw := base(), base()
+		c.mut(&nw)
+		if got := Matters(Change{Old: &old, New: &nw}); got != c.want {
+			t.Errorf("%s: Matters = %v, want %v", c.name, got, c.want)
+		}
+	}
+	a := base()
+	if !Matters(Change{New: &a}) || !Matters(Change{Old: &a}) {
+		t.Error("a new or a deleted agent always matters")
+	}
+}
+
+type fakeRollouts map[string]string // fleet#kind -> id
+
+func (f fakeRollouts) ActiveRolloutID(_ context.Context, fleet string, k policy.Kind) (string, error) {
+	if fleet == "broken" {
+		return "", errors.New("throttled")
+	}
+	return f[fleet+"#"+string(k)], nil
+}
+
+type countingPasser map[string]int
+
+func (c countingPasser) Pass(_ context.Context, id string) (enginetask.Passed, error) {
+	c[id]++
+	return enginetask.Passed{}, nil
+}
+
+func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
+	passes := countingPasser{}
+	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg", "edge#version": "r-ver", "core#config": "r-core"}, Passer: passes}
+	o1, n1 := base(), base()
+	n1.Health.Healthy = false
+	o2, n2 := base(), base()
+	o2.ID, n2.ID = "a2", "a2"
+	n2.RemoteConfig.Status = agent.ConfigApplied
+	o3, n3 := base(), base()
+	n3.LastSeen = t0.Add(time.Minute) // a heartbeat: nothing to evaluate
+	o3.Fleet, n3.Fleet = "idle", "idle"
+	o4, n4 := base(), base()
+	n4.Fleet = "core" // moved: both fleets
+	err := h.Handle(context.Background(), []Change{{&o1, &n1}, {&o2, &n2}, {&o3, &n3}, {&o4, &n4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := countingPasser{"r-cfg": 1, "r-ver": 1, "r-core": 1}
+	if len(passes) != len(want) {
+		t.Fatalf("passes %v, want %v", passes, want)
+	}
+	for id, n := range want {
+		if passes[id] != n {
+			t.Fatalf("passes %v, want %v", passes, want)
+		}
+	}
+}
+
+func TestHandle_ErrorsRedeliverTheBatch(t *testing.T) {
+	h := Handler{Rollouts: fakeRollouts{}, Passer: countingPasser{}}
+	a, b := base(), base()
+	a.Fleet, b.Fleet, b.Online = "broken", "broken", false
+	if err := h.Handle(context.Background(), []Change{{&a, &b}}); err == nil {
+		t.Fatal("a failed lookup must fail the batch so that the stream delivers it again")
+	}
+}

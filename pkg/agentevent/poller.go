@@ -1,0 +1,127 @@
+package agentevent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// Poller delivers the agents table's stream to a Handler the way the Lambda
+// event source mapping does in the cloud: shard by shard, in order, a batch
+// at a time, retrying a batch whose handling failed. The local stack uses it.
+type Poller struct {
+	Streams   *dynamodbstreams.Client
+	StreamArn string
+	Decode    Decoder
+	Handler   Handler
+	Interval  time.Duration // between empty reads; default 200ms
+	Log       *slog.Logger
+	// Ready, if set, is closed once the shards are positioned: changes made
+	// afterwards are delivered.
+	Ready chan<- struct{}
+}
+
+// Run polls until ctx ends. It starts at the stream's latest position.
+func (p Poller) Run(ctx context.Context) error {
+	iters := map[string]*string{} // shard id -> iterator
+	interval := p.Interval
+	if interval == 0 {
+		interval = 200 * time.Millisecond
+	}
+	for ctx.Err() == nil {
+		if err := p.discover(ctx, iters); err != nil {
+			p.log().Warn("agent stream: describe", "error", err.Error())
+		} else if p.Ready != nil {
+			close(p.Ready)
+			p.Ready = nil
+		}
+		busy := false
+		for shard, it := range iters {
+			if it == nil {
+				continue
+			}
+			next, n, err := p.poll(ctx, it)
+			if err != nil {
+				p.log().Warn("agent stream: batch failed, retrying", "shard", shard, "error", err.Error())
+				continue
+			}
+			iters[shard] = next
+			busy = busy || n > 0
+		}
+		if !busy {
+			select {
+			case <-ctx.Done():
+			case <-time.After(interval):
+			}
+		}
+	}
+	return nil
+}
+
+// discover adds shards that have no iterator yet, at their latest position.
+func (p Poller) discover(ctx context.Context, iters map[string]*string) error {
+	out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.StreamArn)})
+	if err != nil {
+		return err
+	}
+	for _, sh := range out.StreamDescription.Shards {
+		id := aws.ToString(sh.ShardId)
+		if _, known := iters[id]; known {
+			continue
+		}
+		pos := stypes.ShardIteratorTypeLatest
+		if len(iters) > 0 {
+			pos = stypes.ShardIteratorTypeTrimHorizon // a shard that appeared while we ran: read it whole
+		}
+		it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: sh.ShardId, ShardIteratorType: pos})
+		if err != nil {
+			return err
+		}
+		iters[id] = it.ShardIterator
+	}
+	return nil
+}
+
+// poll reads one batch and hands it over; on a failure the iterator stays,
+// so the same batch is read again.
+func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
+	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
+	if err != nil {
+		return it, 0, err
+	}
+	changes := make([]Change, 0, len(out.Records))
+	for _, r := range out.Records {
+		oldImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
+		if err != nil {
+			return it, 0, fmt.Errorf("old image: %w", err)
+		}
+		newImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
+		if err != nil {
+			return it, 0, fmt.Errorf("new image: %w", err)
+		}
+		c, err := FromImages(p.Decode, oldImg, newImg)
+		if err != nil {
+			return it, 0, err
+		}
+		changes = append(changes, c)
+	}
+	if len(changes) > 0 {
+		if err := p.Handler.Handle(ctx, changes); err != nil {
+			return it, 0, err
+		}
+	}
+	return out.NextShardIterator, len(changes), nil
+}
+
+func (p Poller) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.Default()
+	}
+	return p.Log
+}

@@ -1,0 +1,158 @@
+package agentevent_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/agentevent"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+
+type recordingPasser struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (p *recordingPasser) Pass(_ context.Context, id string) (enginetask.Passed, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids = append(p.ids, id)
+	return enginetask.Passed{}, nil
+}
+
+func (p *recordingPasser) evaluated() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.ids...)
+}
+
+// configRollout: fleet edge has an active configuration rollout r-1.
+type configRollout struct{}
+
+func (configRollout) ActiveRolloutID(_ context.Context, fleet string, k policy.Kind) (string, error) {
+	if fleet == "edge" && k == policy.KindConfig {
+		return "r-1", nil
+	}
+	return "", nil
+}
+
+// TestPoller_DeliversAgentChanges writes agent reports through the store and
+// expects the stream of DynamoDB Local to deliver them to the handler, which
+// evaluates the fleet's active rollout.
+func TestPoller_DeliversAgentChanges(t *testing.T) {
+	st, names := storetest.NewWithTables(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passer := &recordingPasser{}
+	p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+		Decode: store.DecodeAgentImage, Handler: agentevent.Handler{Rollouts: configRollout{}, Passer: passer}, Interval: 20 * time.Millisecond}
+	ready := make(chan struct{})
+	p.Ready = ready
+	go func() { _ = p.Run(ctx) }()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the poller never reached the stream (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)")
+	}
+	a := agent.Agent{ID: "a1", Fleet: "edge", Online: true, LastSeen: t0, Health: agent.Health{Healthy: true, ReportedAt: t0}}
+	for _, healthy := range []bool{true, false} {
+		a.Health.Healthy = healthy
+		if err := st.RecordAgent(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(passer.evaluated()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := passer.evaluated()
+	if len(got) < 2 || got[0] != "r-1" || got[1] != "r-1" {
+		t.Fatalf("evaluated %v, want the fleet's active rollout r-1 once per report", got)
+	}
+}
+
+// TestFromLambdaEvent_DecodesTheStoreItem feeds a real agent item, as the
+// Lambda event source would carry it, through the conversion and the
+// store's strict decoding.
+func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
+	st, names := storetest.NewWithTables(t)
+	ctx := context.Background()
+	want := agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.161.0",
+		Attributes: map[string]string{"site.timezone": "Europe/Berlin"}, Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}}
+	if err := st.RecordAgent(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	out, err := storetest.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names.Agents),
+		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a7"}}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("get item: %v", err)
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "e1", EventName: "INSERT",
+		Change: events.DynamoDBStreamRecord{NewImage: toLambda(out.Item)}}}}
+	changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := changes[0].New
+	if changes[0].Old != nil || got == nil || got.ID != "a7" || got.ServiceVersion != "0.161.0" || got.Attributes["site.timezone"] != "Europe/Berlin" || !got.Health.Healthy {
+		t.Fatalf("change %+v, want the agent as stored", changes[0])
+	}
+	bad := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "e2",
+		Change: events.DynamoDBStreamRecord{NewImage: map[string]events.DynamoDBAttributeValue{"id": events.NewStringAttribute("a8")}}}}}
+	if _, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, bad); err == nil {
+		t.Fatal("an item that does not decode must fail the batch, not become a zero agent")
+	}
+}
+
+// toLambda is the reverse conversion, as the Lambda runtime presents items.
+func toLambda(m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
+	out := map[string]events.DynamoDBAttributeValue{}
+	for k, v := range m {
+		out[k] = toLambdaValue(v)
+	}
+	return out
+}
+
+func toLambdaValue(v types.AttributeValue) events.DynamoDBAttributeValue {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return events.NewStringAttribute(x.Value)
+	case *types.AttributeValueMemberN:
+		return events.NewNumberAttribute(x.Value)
+	case *types.AttributeValueMemberB:
+		return events.NewBinaryAttribute(x.Value)
+	case *types.AttributeValueMemberBOOL:
+		return events.NewBooleanAttribute(x.Value)
+	case *types.AttributeValueMemberNULL:
+		return events.NewNullAttribute()
+	case *types.AttributeValueMemberSS:
+		return events.NewStringSetAttribute(x.Value)
+	case *types.AttributeValueMemberM:
+		return events.NewMapAttribute(toLambda(x.Value))
+	case *types.AttributeValueMemberL:
+		var l []events.DynamoDBAttributeValue
+		for _, e := range x.Value {
+			l = append(l, toLambdaValue(e))
+		}
+		return events.NewListAttribute(l)
+	}
+	panic("unhandled attribute type in the test")
+}
