@@ -118,3 +118,11 @@ func (a Agent) Attr(name string) (string, bool) {
 	}
 	return v, ok
 }
+
+// OnlineAt is whether the agent counts as online at now: its connection is
+// open as last written and it was heard from within silence. The second
+// condition takes agents offline when the gateway task that held them died
+// without writing anything. silence 0 trusts Online alone.
+func (a Agent) OnlineAt(now time.Time, silence time.Duration) bool {
+	return a.Online && (silence == 0 || !now.After(a.LastSeen.Add(silence)))
+}

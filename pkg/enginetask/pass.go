@@ -32,6 +32,10 @@ type Passer struct {
 	Clock     func() time.Time
 	// ServerTimezone is rollouts.defaultTimezone ("" = UTC).
 	ServerTimezone string
+	// OfflineAfter is how long an agent may stay silent and still count as
+	// online (a multiple of the gateway's heartbeat; 0 trusts the stored
+	// connection state alone).
+	OfflineAfter time.Duration
 	Log            *slog.Logger
 }
 
@@ -113,7 +117,14 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", id, err)
 	}
-	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone}, nil
+	now := p.Clock().UTC()
+	for id, a := range agents {
+		if a.Online && !a.OnlineAt(now, p.OfflineAfter) {
+			a.Online = false // silent too long: its gateway task is gone
+			agents[id] = a
+		}
+	}
+	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: now, ServerTimezone: p.ServerTimezone}, nil
 }
 
 // carryOut performs the orders of a pass. For a configuration it sets desired

@@ -15,7 +15,7 @@ import (
 // Example: heartbeat 30 s, multiple 3, lastSeen 12:00:00 → online until
 // 12:01:30 inclusive, offline from 12:01:30.000000001.
 func EffectiveOnline(a agent.Agent, now time.Time, heartbeat time.Duration, multiple int) bool {
-	return a.Online && !now.After(a.LastSeen.Add(time.Duration(multiple)*heartbeat))
+	return a.OnlineAt(now, time.Duration(multiple)*heartbeat)
 }
 
 // LastSeenEvery is how old the written lastSeen may grow before a report
