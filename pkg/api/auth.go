@@ -205,3 +205,8 @@ func bearer(header string) string {
 	}
 	return strings.TrimSpace(token)
 }
+
+// BearerToken extracts the token of an Authorization header value
+// ("Bearer <token>"); "" when the header has another scheme. The
+// authorizer Lambda reads the header with it.
+func BearerToken(header string) string { return bearer(header) }

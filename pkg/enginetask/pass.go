@@ -36,7 +36,7 @@ type Passer struct {
 	// online (a multiple of the gateway's heartbeat; 0 trusts the stored
 	// connection state alone).
 	OfflineAfter time.Duration
-	Log            *slog.Logger
+	Log          *slog.Logger
 }
 
 // passAttempts bounds the re-reads after lost races within one call.

@@ -1,0 +1,38 @@
+// Command agent-event is the Lambda on the DynamoDB stream of the agents
+// table: every agent change that can move a target (not a heartbeat)
+// evaluates the active rollouts of the agent's fleet at once. A failed
+// batch returns an error, and the event source delivers it again.
+//
+// Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_DEFAULT_TIMEZONE, MYRIARCH_OFFLINE_AFTER.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/myriarch/myriarch/pkg/agentevent"
+	"github.com/myriarch/myriarch/pkg/setup"
+	"github.com/myriarch/myriarch/pkg/store"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	d, err := setup.FromEnv(context.Background(), os.Getenv, func() time.Time { return time.Now().UTC() }, log)
+	if err != nil {
+		log.Error("agent-event: start", "error", err.Error())
+		os.Exit(1)
+	}
+	h := d.AgentEvents()
+	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) error {
+		changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
+		if err != nil {
+			return err
+		}
+		return h.Handle(ctx, changes)
+	})
+}

@@ -1,0 +1,45 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+)
+
+// FleetLister lists the fleets of the applied revision.
+type FleetLister interface {
+	Fleets(ctx context.Context) ([]fleet.Fleet, string, error)
+}
+
+// FleetPlanner plans one fleet and kind.
+type FleetPlanner interface {
+	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (planner.Decision, error)
+}
+
+// PlanAll is the scheduled planner run: every fleet of the applied revision,
+// both kinds, one after the other. A fleet that fails does not stop the
+// others; the errors are joined.
+func PlanAll(ctx context.Context, fl FleetLister, p FleetPlanner) (int, error) {
+	fleets, _, err := fl.Fleets(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list fleets: %w", err)
+	}
+	var errs []error
+	runs := 0
+	for _, f := range fleets {
+		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+			if ctx.Err() != nil {
+				return runs, errors.Join(append(errs, ctx.Err())...)
+			}
+			runs++
+			if _, err := p.PlanFleet(ctx, f.Name, k); err != nil {
+				errs = append(errs, fmt.Errorf("plan %s (%s): %w", f.Name, k, err))
+			}
+		}
+	}
+	return runs, errors.Join(errs...)
+}
