@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/windows"
 )
 
 // Config is everything a deployment may choose. Each field comes from CDK
@@ -29,6 +30,7 @@ type Config struct {
 	ApiBurstLimit      int    // API Gateway burst
 	AlarmTopicArn      string // SNS topic that alarms notify; empty: alarms without actions
 	APITokens          string // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	DefaultTimezone    string // IANA zone of maintenance windows that name none (the spec's server timezone); empty: UTC
 	Releases           string // comma-separated collector releases the API offers as versions
 	Platforms          string // comma-separated platforms of those releases
 	RepoRoot           string // the repository: statemachines/, opamp-gateway/
@@ -61,6 +63,7 @@ var settings = []setting{
 	{"alarmTopicArn", "MYRIARCH_ALARM_TOPIC_ARN", ""},
 	{"apiTokens", "MYRIARCH_API_TOKENS", ""},
 	{"apiTokensFile", "MYRIARCH_API_TOKENS_FILE", ""}, // read at synth; relative to repoRoot
+	{"defaultTimezone", "MYRIARCH_DEFAULT_TIMEZONE", ""},
 	{"releases", "MYRIARCH_RELEASES", ""},
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
 	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},              // default: the nearest directory up from here with cdk.json
@@ -89,6 +92,7 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		GatewayArch:      v["gatewayArch"],
 		AlarmTopicArn:    v["alarmTopicArn"],
 		APITokens:        v["apiTokens"],
+		DefaultTimezone:  v["defaultTimezone"],
 		Releases:         v["releases"],
 		Platforms:        v["platforms"],
 		RepoRoot:         v["repoRoot"],
@@ -130,6 +134,11 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	if c.GatewayArch != "arm64" && c.GatewayArch != "x86_64" {
 		errs = append(errs, fmt.Sprintf("gatewayArch: %q must be arm64 or x86_64", c.GatewayArch))
+	}
+	if c.DefaultTimezone != "" {
+		if _, err := windows.LoadZone(c.DefaultTimezone); err != nil { // the engine's own check
+			errs = append(errs, fmt.Sprintf("defaultTimezone: %v", err))
+		}
 	}
 	if err := c.loadAPITokens(v["apiTokensFile"]); err != nil {
 		errs = append(errs, err.Error())

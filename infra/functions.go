@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -29,8 +30,9 @@ const (
 type access int
 
 const (
-	read      access = iota // GetItem, Query, BatchGetItem, ConditionCheckItem ... (grantReadData)
-	readWrite               // read plus PutItem, UpdateItem, DeleteItem, BatchWriteItem (grantReadWriteData)
+	read      access = 1            // GetItem, Query, BatchGetItem, ConditionCheckItem ... (grantReadData)
+	write     access = 2            // PutItem, UpdateItem, DeleteItem, BatchWriteItem (grantWriteData)
+	readWrite access = read | write // both (grantReadWriteData)
 )
 
 // functionSpec is one Lambda and everything it is allowed to touch: IAM
@@ -47,17 +49,25 @@ type functionSpec struct {
 	InvokesPlanner      bool              // lambda:InvokeFunction on the planner
 	APITokens           bool              // the operators' token table (MYRIARCH_TOKENS)
 	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
+	ServerTimezone      bool              // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
 }
 
+// The tables each function uses follow from the store methods it calls
+// (pkg/store; pkg/setup wires them): an evaluation pass (engine,
+// agent-event, the api's actions) reads and writes rollouts and targets and
+// writes agents (desired hash, package offer); the planner also reads the
+// revision in objects, saves selections and appends audit entries.
 var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read, tables.Audit.Name: readWrite},
-		StartExecution: true, SendTaskResponse: true}, // continue as a new execution; park wakes itself when the status moved on
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite},
+		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
+		ServerTimezone: true},
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
-		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a superseded parked rollout
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: write},
+		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a parked rollout it ends
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
-		Tables: map[string]access{tables.Agents.Name: read, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read}},
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite},
+		ServerTimezone: true},
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
@@ -136,6 +146,9 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	}
 	if f.APITokens {
 		set(envTokens, c.APITokens)
+	}
+	if f.ServerTimezone {
+		set(setup.EnvServerTimezone, c.DefaultTimezone)
 	}
 	if f.Catalog {
 		set("MYRIARCH_RELEASES", c.Releases)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -42,10 +43,15 @@ func grantFunctions(fns Functions, ts Tables, stateMachineArn *string) {
 // the synthesized policies do not change from one synth to the next.
 func grantTables(ts Tables, want map[string]access, grantee awsiam.IGrantable) {
 	for _, table := range sortedKeys(want) {
-		if want[table] == readWrite {
-			ts[table].GrantReadWriteData(grantee)
-		} else {
+		switch want[table] {
+		case read:
 			ts[table].GrantReadData(grantee)
+		case write:
+			ts[table].GrantWriteData(grantee)
+		case readWrite:
+			ts[table].GrantReadWriteData(grantee)
+		default:
+			panic(fmt.Sprintf("table %s: no access level %d", table, want[table]))
 		}
 	}
 }

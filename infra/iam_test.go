@@ -116,11 +116,11 @@ func (s *synthesis) granted(t *testing.T, stmts []statement) granted {
 						t.Errorf("%s on %s, which is not a table", a, id)
 						continue
 					}
-					if _, seen := g.tables[name]; !seen {
-						g.tables[name] = read
-					}
-					if isWrite(action) {
-						g.tables[name] = readWrite
+					switch {
+					case isWrite(action):
+						g.tables[name] |= write
+					case isRead(action):
+						g.tables[name] |= read
 					}
 				}
 			case service == "states":
@@ -152,6 +152,14 @@ func isStreamOnly(st statement) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+func isRead(action string) bool {
+	switch action {
+	case "GetItem", "BatchGetItem", "Query", "Scan", "ConditionCheckItem":
+		return true
 	}
 	return false
 }

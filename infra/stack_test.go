@@ -500,6 +500,7 @@ var variant = map[string]string{
 	"apiTokens":          tokenTable,
 	"releases":           "0.120.0,0.121.0",
 	"platforms":          "linux/amd64,linux/arm64",
+	"defaultTimezone":    "Europe/Berlin",
 }
 
 func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
@@ -545,6 +546,9 @@ func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
 		e := env(r.Properties)
 		if (e[envTokens] == tokenTable) != f.APITokens {
 			t.Errorf("%s: %s = %v, want the token table: %v", f.Name, envTokens, e[envTokens], f.APITokens)
+		}
+		if (e["MYRIARCH_DEFAULT_TIMEZONE"] == "Europe/Berlin") != f.ServerTimezone {
+			t.Errorf("%s: default timezone %v, wants it: %v", f.Name, e["MYRIARCH_DEFAULT_TIMEZONE"], f.ServerTimezone)
 		}
 		if (e["MYRIARCH_RELEASES"] == variant["releases"] && e["MYRIARCH_PLATFORMS"] == variant["platforms"]) != f.Catalog {
 			t.Errorf("%s: releases %v platforms %v, catalog: %v", f.Name, e["MYRIARCH_RELEASES"], e["MYRIARCH_PLATFORMS"], f.Catalog)

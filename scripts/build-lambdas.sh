@@ -48,9 +48,11 @@ for name in "${names[@]}"; do
 done
 
 # One go build for all: the compiler shares the work across packages.
+# Reproducible binaries (no VCS stamp, no build id) keep CDK's asset hash,
+# and so the deployed function, unchanged when the code did not change.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/build-lambdas.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-GOOS=linux GOARCH=${LAMBDA_GOARCH:-arm64} CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' -o "$tmp/" "${pkgs[@]}"
+GOOS=linux GOARCH=${LAMBDA_GOARCH:-arm64} CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false -ldflags='-s -w -buildid=' -o "$tmp/" "${pkgs[@]}"
 for name in "${names[@]}"; do
 	mkdir -p "$out/$name"
 	mv "$tmp/$name" "$out/$name/bootstrap"

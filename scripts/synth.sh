@@ -28,13 +28,17 @@ command -v go >/dev/null || fail "go is missing"
 command -v npm >/dev/null || fail "npm is missing: install Node.js 20 or newer and npm (Debian: apt-get install nodejs npm)"
 
 pinned=$(cd "$root/infra" && node -p 'require("./package.json").devDependencies["aws-cdk"]')
-installed=$(cd "$root/infra" && node -p 'require("./node_modules/aws-cdk/package.json").version' 2>/dev/null || true)
+installed=""
+if [ -f "$root/infra/node_modules/aws-cdk/package.json" ]; then
+	installed=$(cd "$root/infra" && node -p 'require("./node_modules/aws-cdk/package.json").version')
+fi
 if [ "$installed" != "$pinned" ]; then
 	echo "synth: installing the AWS CDK CLI $pinned (npm ci in infra/)" >&2
-	(cd "$root/infra" && npm ci --no-audit --no-fund >&2) || fail "npm ci in infra/ failed: see above"
+	(cd "$root/infra" && npm ci --no-audit --no-fund --no-update-notifier >&2) || fail "npm ci in infra/ failed: see above"
 fi
 
 cd "$root"
+rm -rf cdk.out # CDK never prunes it: old assets would pile up
 start=$(date +%s)
 infra/node_modules/.bin/cdk synth --quiet --no-notices || fail "cdk synth failed: see above"
 echo "synth: cdk synth took $(($(date +%s) - start)) s; cloud assembly in cdk.out/" >&2
