@@ -1,13 +1,16 @@
 package main
 
 import (
-	"fmt"
+	"encoding/json"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/api"
 )
 
 // authorizerCacheSeconds bounds how long a revoked token still passes the
@@ -29,7 +32,7 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	api := awsapigateway.NewLambdaRestApi(scope, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
+	rest := awsapigateway.NewLambdaRestApi(scope, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
 		RestApiName: jsii.String("myriarch-" + c.Stage),
 		Description: jsii.String("Myriarch operators' REST API (/api/v1)"),
 		Handler:     fns[fnAPI],
@@ -54,14 +57,14 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 		},
 	})
 	for _, r := range gatewayRefusals() {
-		api.AddGatewayResponse(jsii.String("Refusal"+r.status), &awsapigateway.GatewayResponseOptions{
+		rest.AddGatewayResponse(jsii.String("Refusal"+r.status()), &awsapigateway.GatewayResponseOptions{
 			Type:            r.kind,
-			StatusCode:      jsii.String(r.status),
-			ResponseHeaders: &map[string]*string{"Content-Type": jsii.String("'application/problem+json'")},
-			Templates:       &map[string]*string{"application/json": jsii.String(r.problem())},
+			StatusCode:      jsii.String(r.status()),
+			ResponseHeaders: r.headers(),
+			Templates:       &map[string]*string{"application/json": jsii.String(r.body())},
 		})
 	}
-	return api
+	return rest
 }
 
 func standardAccessLogFields() *awsapigateway.JsonWithStandardFieldProps {
@@ -72,23 +75,44 @@ func standardAccessLogFields() *awsapigateway.JsonWithStandardFieldProps {
 	}
 }
 
-// gatewayRefusal is an answer API Gateway gives without the api function.
+// gatewayRefusal is an answer API Gateway gives without the api function,
+// written as the api writes its own problems (pkg/api.Problem).
 type gatewayRefusal struct {
-	kind          awsapigateway.ResponseType
-	status, code  string
-	title, detail string
+	kind    awsapigateway.ResponseType
+	problem api.Problem
 }
 
 // gatewayRefusals is a function, not a variable: CDK values are created in
 // the jsii process, which must not start before main (or TestMain) runs.
 func gatewayRefusals() []gatewayRefusal {
+	refusal := func(kind awsapigateway.ResponseType, status int, code, title, detail string) gatewayRefusal {
+		return gatewayRefusal{kind, api.Problem{Type: "https://myriarch.dev/problems/" + code, Title: title, Status: status, Code: code, Detail: detail}}
+	}
 	return []gatewayRefusal{
-		{awsapigateway.ResponseType_UNAUTHORIZED(), "401", "unauthorized", "Unauthorized", "A valid bearer token is required."},
-		{awsapigateway.ResponseType_ACCESS_DENIED(), "403", "forbidden", "Forbidden", "The token was refused."},
-		{awsapigateway.ResponseType_THROTTLED(), "429", "throttled", "Too Many Requests", "The API's request rate limit was exceeded; retry later."},
+		refusal(awsapigateway.ResponseType_UNAUTHORIZED(), 401, api.CodeUnauthenticated, "Authentication is required", "A valid bearer token is required."),
+		refusal(awsapigateway.ResponseType_ACCESS_DENIED(), 403, api.CodeForbidden, "A permission is missing", "The token was refused."),
+		refusal(awsapigateway.ResponseType_THROTTLED(), 429, "throttled", "Too Many Requests", "The API's request rate limit was exceeded; retry later."),
 	}
 }
 
-func (r gatewayRefusal) problem() string {
-	return fmt.Sprintf(`{"type":"about:blank","title":%q,"status":%s,"code":%q,"detail":%q}`, r.title, r.status, r.code, r.detail)
+func (r gatewayRefusal) status() string { return strconv.Itoa(r.problem.Status) }
+
+func (r gatewayRefusal) body() string {
+	b, err := json.Marshal(r.problem)
+	if err != nil {
+		panic(err) // strings and ints only
+	}
+	return string(b)
+}
+
+// headers are the api's own headers of a problem (pkg/api.writeProblem).
+func (r gatewayRefusal) headers() *map[string]*string {
+	h := map[string]*string{
+		"Content-Type":  jsii.String("'application/problem+json'"),
+		"Cache-Control": jsii.String("'no-store'"),
+	}
+	if r.problem.Status == 401 {
+		h["WWW-Authenticate"] = jsii.String(`'Bearer realm="myriarch"'`)
+	}
+	return &h
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -325,15 +326,28 @@ func TestAPI_ProxiedBehindTheAuthorizer(t *testing.T) {
 		})
 	})
 	for _, r := range gatewayRefusals() {
-		must(t, "problem+json for "+r.status, func() {
+		must(t, "problem+json for "+r.status(), func() {
 			s.template.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
-				"StatusCode":         r.status,
-				"ResponseParameters": map[string]any{"gatewayresponse.header.Content-Type": "'application/problem+json'"},
+				"StatusCode": r.status(),
+				"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
+					"gatewayresponse.header.Content-Type": "'application/problem+json'",
+				}),
+				"ResponseTemplates": map[string]any{"application/json": r.body()},
 			})
 		})
-		var problem map[string]any
-		if err := json.Unmarshal([]byte(r.problem()), &problem); err != nil || problem["code"] != r.code {
-			t.Errorf("%s: the problem document %s is not JSON with its code: %v", r.status, r.problem(), err)
+		var problem api.Problem
+		if err := json.Unmarshal([]byte(r.body()), &problem); err != nil || problem.Code == "" || problem.Type != "https://myriarch.dev/problems/"+problem.Code {
+			t.Errorf("%s: %s is not a problem as the api writes them: %v", r.status(), r.body(), err)
+		}
+	}
+	// The codes are those api/openapi.yaml documents.
+	spec, err := os.ReadFile("../api/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range gatewayRefusals() {
+		if !strings.Contains(string(spec), "| "+r.status()+" | `"+r.problem.Code+"`") {
+			t.Errorf("api/openapi.yaml does not document %s %s", r.status(), r.problem.Code)
 		}
 	}
 }
