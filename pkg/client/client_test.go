@@ -1,0 +1,255 @@
+package client_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+// sameJSON fails unless the typed value encodes to the JSON the API sent:
+// the client's types mirror the schemas field for field.
+func sameJSON(t *testing.T, name string, raw []byte, typed any) {
+	t.Helper()
+	again, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := json.Unmarshal(again, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("%s: the typed value loses or changes fields\nAPI:   %s\ntyped: %s", name, raw, again)
+	}
+}
+
+// roundTrip decodes raw into a new T and compares its encoding with raw.
+func roundTrip[T any](t *testing.T, name string, raw []byte) {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	sameJSON(t, name, raw, v)
+}
+
+// TestTypes_MirrorTheDocumentExamples decodes every example of
+// api/openapi.yaml into its client type and encodes it again.
+func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Examples map[string]struct {
+				Value any `yaml:"value"`
+			} `yaml:"examples"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(apidoc.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]func(*testing.T, string, []byte){
+		"MeOperator": roundTrip[client.Me], "RolloutWaitingApproval": roundTrip[client.Rollout],
+		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
+		"TargetListVersion": roundTrip[client.Page[client.Target]], "FleetStatusUI": roundTrip[client.Fleet],
+		"FleetListPage": roundTrip[client.Page[client.Fleet]], "VersionOptions": roundTrip[client.VersionOptions],
+		"SelectPlanned": roundTrip[client.SelectResult], "SelectNoop": roundTrip[client.SelectResult],
+		"TargetAfterClear": roundTrip[client.ClearResult], "AuditListFleet": roundTrip[client.Page[client.AuditEntry]],
+		"RevisionRequestQuickstart": roundTrip[client.RevisionRequest], "ApplyResult": roundTrip[client.ApplyResult],
+		"ValidationInvalid": roundTrip[client.Validation], "CurrentRevision": roundTrip[client.Revision],
+	}
+	for name, ex := range doc.Components.Examples {
+		check, ok := checks[name]
+		if !ok {
+			if len(name) < 7 || name[:7] != "Problem" {
+				t.Errorf("example %s has no client type in this test", name)
+				continue
+			}
+			check = roundTrip[client.Problem]
+		}
+		raw, err := json.Marshal(ex.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, name, raw)
+	}
+}
+
+// TestTypes_MirrorTheServer compares the typed answers of the real handler
+// with its bytes, operation by operation, over a rollout with counts, a
+// version rollout with progress, a selection and audit entries.
+func TestTypes_MirrorTheServer(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
+	s.Pass(id)
+	ctx := t.Context()
+	op := s.Client(clienttest.OperatorToken)
+	if _, err := op.SelectVersion(ctx, "edge", client.SelectRequest{Version: "0.162.0", Reason: "CVE"}); err != nil {
+		t.Fatal(err)
+	}
+	versions, err := op.AllRollouts(ctx, client.RolloutFilter{Kind: "version"}, 0)
+	if err != nil || len(versions) != 1 {
+		t.Fatalf("version rollouts %v, %v", versions, err)
+	}
+	s.Pass(versions[0].ID)
+	gets := []struct{ name, path string }{
+		{"me", "/api/v1/me"}, {"rollouts", "/api/v1/rollouts"}, {"rollout", "/api/v1/rollouts/" + id},
+		{"targets", "/api/v1/rollouts/" + id + "/targets"}, {"version targets", "/api/v1/rollouts/" + versions[0].ID + "/targets"},
+		{"version rollout", "/api/v1/rollouts/" + versions[0].ID}, {"fleets", "/api/v1/fleets"}, {"fleet", "/api/v1/fleets/edge"},
+		{"options", "/api/v1/fleets/edge/version-options"}, {"audit", "/api/v1/audit?targetType=fleet&targetId=edge"},
+		{"revision", "/api/v1/revisions/current"},
+	}
+	typed := map[string]func() any{
+		"me": func() any { return new(client.Me) }, "rollouts": func() any { return new(client.Page[client.Rollout]) },
+		"rollout": func() any { return new(client.Rollout) }, "targets": func() any { return new(client.Page[client.Target]) },
+		"version targets": func() any { return new(client.Page[client.Target]) }, "version rollout": func() any { return new(client.Rollout) },
+		"fleets": func() any { return new(client.Page[client.Fleet]) }, "fleet": func() any { return new(client.Fleet) },
+		"options": func() any { return new(client.VersionOptions) }, "audit": func() any { return new(client.Page[client.AuditEntry]) },
+		"revision": func() any { return new(client.Revision) },
+	}
+	for _, g := range gets {
+		var raw json.RawMessage
+		if err := op.Do(ctx, http.MethodGet, g.path, nil, nil, &raw); err != nil {
+			t.Fatalf("%s: %v", g.name, err)
+		}
+		v := typed[g.name]()
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, g.name, raw, v)
+	}
+}
+
+func TestRolloutsAndActions(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
+	ctx := t.Context()
+	op := s.Client(clienttest.OperatorToken)
+	s.Pass(id)
+	s.ApplyConfig("e01")
+	s.Pass(id)
+	s.Advance(5 * time.Minute)
+	s.Pass(id)
+	r, err := op.GetRollout(ctx, id)
+	if err != nil || r.Status != rollout.WaitingApproval || r.Waves[0].Counts.Succeeded != 1 || *r.Waves[1].Total != 2 {
+		t.Fatalf("rollout %+v, %v", r, err)
+	}
+	if r, err = op.Approve(ctx, id, 1); err != nil || r.Status != rollout.Running {
+		t.Fatalf("approve: %s, %v", r.Status, err)
+	}
+	if r, err = op.Act(ctx, id, client.ActionPause); err != nil || r.Status != rollout.Paused {
+		t.Fatalf("pause: %s, %v", r.Status, err)
+	}
+	wave := 1
+	ts, err := op.AllTargets(ctx, id, client.TargetFilter{Wave: &wave}, 0)
+	if err != nil || len(ts) != 2 || ts[0].AgentID != "e02" {
+		t.Fatalf("targets of wave 1: %+v, %v", ts, err)
+	}
+}
+
+func TestProblems(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	ctx := t.Context()
+	_, err := s.Client(clienttest.ViewerToken).GetRollout(ctx, "r-nope")
+	var p *client.Problem
+	if !errors.As(err, &p) || p.Status != 404 || p.Code != "rollout_not_found" || !client.IsCode(err, "rollout_not_found") {
+		t.Fatalf("error %v, want the problem rollout_not_found", err)
+	}
+	if err.Error() != "404 rollout_not_found: rollout r-nope does not exist" {
+		t.Errorf("Error() = %q", err.Error())
+	}
+	_, err = s.Client(clienttest.ViewerToken).Act(ctx, "r-nope", client.ActionPause)
+	if !errors.As(err, &p) || p.Code != "forbidden" || p.Permission != "rollouts:operate" {
+		t.Fatalf("error %v, want forbidden naming rollouts:operate", err)
+	}
+	_, err = s.Client(clienttest.AdminToken).ApplyRevision(ctx, client.RevisionRequest{Commit: "c1", Files: map[string]string{"fleets/edge.yaml": "kind: Fleet\n"}})
+	if !errors.As(err, &p) || p.Status != 422 || p.Code != "revision_invalid" || len(p.Issues) == 0 {
+		t.Fatalf("error %v, want revision_invalid with issues", err)
+	}
+}
+
+// TestProblems_NotFromTheAPI covers answers of proxies and API Gateway.
+func TestProblems_NotFromTheAPI(t *testing.T) {
+	cases := []struct {
+		status      int
+		body, want  string
+		contentType string
+	}{
+		{502, "<html>bad gateway</html>", "502 bad_gateway: <html>bad gateway</html>", "text/html"},            // a proxy's page: the text
+		{429, `{"message":"Too Many Requests"}`, "429 throttled: Too Many Requests", "application/json"},       // API Gateway's throttle
+		{503, "", "503 service_unavailable: Service Unavailable", "text/plain"},                                // no body: the status text
+		{403, `{"message":"Missing Authentication Token"}`, "403 forbidden: Missing Authentication Token", ""}, // API Gateway without a route
+	}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", c.contentType)
+			w.WriteHeader(c.status)
+			_, _ = w.Write([]byte(c.body))
+		}))
+		_, err := client.New(srv.URL, "t").Me(t.Context())
+		srv.Close()
+		var p *client.Problem
+		if !errors.As(err, &p) || p.Status != c.status || err.Error() != c.want {
+			t.Errorf("%d %q: error %v, want %q", c.status, c.body, err, c.want)
+		}
+	}
+}
+
+func TestAll_FollowsPagesUpToTheLimit(t *testing.T) {
+	pages := map[string]client.Page[int]{"": {Items: []int{1, 2}, NextPageToken: "a"}, "a": {Items: nil, NextPageToken: "b"}, "b": {Items: []int{3, 4, 5}}}
+	cases := []struct {
+		limit int
+		want  []int
+		calls int
+	}{
+		{0, []int{1, 2, 3, 4, 5}, 3}, // every page, an empty one included
+		{2, []int{1, 2}, 1},          // the first page is enough
+		{3, []int{1, 2, 3}, 3},       // stops inside the last page
+		{9, []int{1, 2, 3, 4, 5}, 3}, // fewer items than the limit
+	}
+	for _, c := range cases {
+		var sizes []int
+		got, err := client.All(t.Context(), c.limit, func(token string, size int) (client.Page[int], error) {
+			sizes = append(sizes, size)
+			return pages[token], nil
+		})
+		if err != nil || !reflect.DeepEqual(got, c.want) || len(sizes) != c.calls {
+			t.Errorf("limit %d: %v in %d calls, want %v in %d", c.limit, got, len(sizes), c.want, c.calls)
+		}
+		if c.limit > 0 && sizes[0] != c.limit || c.limit == 0 && sizes[0] != client.MaxPageSize {
+			t.Errorf("limit %d: first page size %d", c.limit, sizes[0])
+		}
+	}
+}
+
+func TestEffectiveHealthWait(t *testing.T) {
+	cases := []struct {
+		p    client.PolicySnapshot
+		want time.Duration
+	}{
+		{client.PolicySnapshot{HealthWait: "5m0s", HealthWaitSeconds: 300}, 5 * time.Minute},       // the policy's value
+		{client.PolicySnapshot{HealthWait: "1.5s", HealthWaitSeconds: 1}, 1500 * time.Millisecond}, // the string keeps fractions
+		{client.PolicySnapshot{HealthWaitSeconds: 30}, 30 * time.Second},                           // only the seconds
+		{client.PolicySnapshot{HealthWait: "0s"}, time.Minute},                                     // 0 waits 60 s
+		{client.PolicySnapshot{}, time.Minute},                                                     // none waits 60 s
+	}
+	for _, c := range cases {
+		if got := c.p.EffectiveHealthWait(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.p, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+// Package clienttest serves the real REST API (pkg/api's handler, the
+// engine's Passer and the planner) over an in-memory store on an httptest
+// server, for the tests of API clients: pkg/client, myrctl, the demo
+// driver. The clock is a plain time.Time that tests move; nothing sleeps.
+// Rollouts advance only when a test calls Pass, as the state machine would.
+package clienttest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// The bearer tokens of the server, one per role.
+const (
+	ViewerToken   = "viewer-secret"
+	OperatorToken = "operator-secret"
+	AdminToken    = "admin-secret"
+)
+
+// The principals behind the tokens.
+var (
+	Viewer   = api.Principal{Actor: "user:11111111-1111-4111-8111-111111111111", DisplayName: "Vera Viewer", Role: api.RoleViewer}
+	Operator = api.Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: api.RoleOperator}
+	Admin    = api.Principal{Actor: "token:33333333-3333-4333-8333-333333333333", DisplayName: "CI pipeline", Role: api.RoleAdmin}
+)
+
+// Releases is the release catalog of the server.
+var Releases = api.StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0-rc.1", "0.170.0"},
+	Platforms: []string{"linux/amd64", "linux/arm64"}}
+
+// Server is the API on a local URL.
+type Server struct {
+	URL   string
+	Store *Store
+
+	t      testing.TB
+	passer enginetask.Passer
+	mu     sync.Mutex
+	now    time.Time
+	ids    int
+}
+
+// Start serves the API at now until the test ends.
+func Start(t testing.TB, now time.Time) *Server {
+	t.Helper()
+	s := &Server{Store: NewStore(), t: t, now: now}
+	registry := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: s.Store}}
+	s.passer = enginetask.Passer{Store: s.Store, Clock: s.Now, Executors: registry, Log: slog.New(slog.DiscardHandler)}
+	steps := noSteps{}
+	handler, err := api.New(api.Deps{
+		Store: s.Store, Actions: s.passer, SFN: steps,
+		Planning: &api.LocalPlanning{Planner: planner.Planner{Store: s.Store, Clock: s.Now, NewID: s.newID("r")},
+			Executors: registry, SFN: steps, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: s.Store},
+		Catalog: Releases, Auth: tokenTable(t), Clock: s.Now, NewID: s.newID("req"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+func tokenTable(t testing.TB) *api.TokenTable {
+	var es []api.TokenEntry
+	for p, token := range map[api.Principal]string{Viewer: ViewerToken, Operator: OperatorToken, Admin: AdminToken} {
+		es = append(es, api.TokenEntry{TokenSHA256: api.HashToken(token), Actor: p.Actor, DisplayName: p.DisplayName, Role: p.Role})
+	}
+	tt, err := api.NewTokenTable(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tt
+}
+
+// Client is a client of the server with the token.
+func (s *Server) Client(token string) *client.Client { return client.New(s.URL, token) }
+
+// Now is the server's clock.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+// Advance moves the server's clock.
+func (s *Server) Advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = s.now.Add(d)
+}
+
+func (s *Server) newID(prefix string) func() string {
+	return func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ids++
+		return fmt.Sprintf("%s-%04d", prefix, s.ids)
+	}
+}
+
+// Pass evaluates a rollout once, as the state machine's engine step does.
+func (s *Server) Pass(id string) {
+	s.t.Helper()
+	if _, err := s.passer.Pass(context.Background(), id); err != nil {
+		s.t.Fatalf("pass rollout %s: %v", id, err)
+	}
+}
+
+// Rollout reads a rollout as stored.
+func (s *Server) Rollout(id string) rollout.Rollout {
+	s.t.Helper()
+	r, err := s.Store.GetRollout(context.Background(), id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return r
+}
+
+// noSteps is a Step Functions that accepts every call: executions are
+// driven by Pass.
+type noSteps struct{}
+
+func (noSteps) SendTaskSuccess(context.Context, *sfn.SendTaskSuccessInput, ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	return &sfn.SendTaskSuccessOutput{}, nil
+}
+
+func (noSteps) StartExecution(context.Context, *sfn.StartExecutionInput, ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error) {
+	return &sfn.StartExecutionOutput{}, nil
+}
+
+// HealthyAgent is an online, healthy agent at now on version 0.161.0 whose
+// desired and applied configuration is hash ("" for a new agent).
+func HealthyAgent(id string, attrs map[string]string, hash string, now time.Time) agent.Agent {
+	return agent.Agent{ID: id, Attributes: attrs, Online: true, LastSeen: now, ConnectedAt: now,
+		Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now}, ServiceVersion: "0.161.0",
+		RemoteConfig: agent.RemoteConfigStatus{Hash: hash, Status: agent.ConfigApplied}, DesiredHash: hash}
+}
+
+// PutAgent adds or replaces an agent, as the gateway's first report does.
+func (s *Server) PutAgent(a agent.Agent) {
+	s.Store.mu.Lock()
+	defer s.Store.mu.Unlock()
+	s.Store.agents[a.ID] = a
+}
+
+// UpdateAgent changes what an agent reports.
+func (s *Server) UpdateAgent(id string, change func(*agent.Agent)) {
+	s.t.Helper()
+	s.Store.mu.Lock()
+	defer s.Store.mu.Unlock()
+	a, ok := s.Store.agents[id]
+	if !ok {
+		s.t.Fatalf("no agent %s", id)
+	}
+	change(&a)
+	s.Store.agents[id] = a
+}
+
+// ApplyConfig makes agents report their desired configuration as applied.
+func (s *Server) ApplyConfig(ids ...string) {
+	s.t.Helper()
+	for _, id := range ids {
+		s.UpdateAgent(id, func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigApplied, Since: s.Now()}
+		})
+	}
+}
+
+// ReportVersion makes agents report a collector version.
+func (s *Server) ReportVersion(version string, ids ...string) {
+	s.t.Helper()
+	for _, id := range ids {
+		s.UpdateAgent(id, func(a *agent.Agent) { a.ServiceVersion = version })
+	}
+}

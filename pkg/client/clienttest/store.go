@@ -1,0 +1,469 @@
+package clienttest
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
+)
+
+// Store is an in-memory store with the conditions of the DynamoDB store:
+// rollout and target versions, selection revisions, one active rollout per
+// fleet and kind. It serves the API, the engine's Passer, the planner and
+// the updater executor at once. It is a copy of pkg/api's test store (whose
+// internal tests cannot import this package without an import cycle).
+type Store struct {
+	mu         sync.Mutex
+	revision   *api.RevisionInfo
+	fleets     map[string]fleet.Fleet
+	policies   map[string]policy.Policy
+	selections map[string]selection.Selection
+	agents     map[string]agent.Agent
+	rollouts   map[string]rollout.Rollout
+	targets    map[string][]rollout.Target
+	audit      []audit.Entry
+	auditSeq   int
+}
+
+var (
+	_ api.Store         = (*Store)(nil)
+	_ enginetask.Store  = (*Store)(nil)
+	_ planner.Store     = (*Store)(nil)
+	_ executor.Offers   = (*Store)(nil)
+	_ enginetask.Tokens = (*Store)(nil)
+)
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{fleets: map[string]fleet.Fleet{}, policies: map[string]policy.Policy{},
+		selections: map[string]selection.Selection{}, agents: map[string]agent.Agent{},
+		rollouts: map[string]rollout.Rollout{}, targets: map[string][]rollout.Target{}}
+}
+
+// --- rollouts
+
+func (m *Store) GetRollout(_ context.Context, id string) (rollout.Rollout, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rollouts[id]
+	if !ok {
+		return r, fmt.Errorf("rollout %s: %w", id, enginetask.ErrRolloutNotFound)
+	}
+	return cloneRollout(r), nil
+}
+
+func (m *Store) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
+	r, err := m.GetRollout(ctx, id)
+	if err != nil {
+		return r, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return r, sortedTargets(m.targets[id]), nil
+}
+
+func sortedTargets(ts []rollout.Target) []rollout.Target {
+	out := append([]rollout.Target(nil), ts...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Wave != out[j].Wave {
+			return out[i].Wave < out[j].Wave
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out
+}
+
+func cloneRollout(r rollout.Rollout) rollout.Rollout {
+	b, _ := json.Marshal(r)
+	var c rollout.Rollout
+	_ = json.Unmarshal(b, &c)
+	return c
+}
+
+func (m *Store) RolloutsPage(_ context.Context, fleetName string, k policy.Kind, token string, limit int) (api.Page[rollout.Rollout], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var all []rollout.Rollout
+	for _, r := range m.rollouts {
+		if (fleetName == "" || r.Fleet == fleetName) && (k == "" || r.Kind == k) {
+			all = append(all, cloneRollout(r))
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].CreatedAt.Equal(all[j].CreatedAt) {
+			return all[i].CreatedAt.After(all[j].CreatedAt)
+		}
+		return all[i].ID > all[j].ID
+	})
+	return pageOf(all, token, limit)
+}
+
+func (m *Store) TargetsPage(_ context.Context, id string, wave int, token string, limit int) (api.Page[rollout.Target], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ts []rollout.Target
+	for _, t := range sortedTargets(m.targets[id]) {
+		if wave == api.AllWaves || t.Wave == wave {
+			ts = append(ts, t)
+		}
+	}
+	return pageOf(ts, token, limit)
+}
+
+// pageOf pages a list by offset, as the store pages by key.
+func pageOf[T any](all []T, token string, limit int) (api.Page[T], error) {
+	from := 0
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			return api.Page[T]{}, fmt.Errorf("%w: %q", api.ErrBadPageToken, token)
+		}
+		from = n
+	}
+	p := api.Page[T]{Items: []T{}}
+	for i := from; i < len(all) && i < from+limit; i++ {
+		p.Items = append(p.Items, all[i])
+	}
+	if from+limit < len(all) {
+		p.Next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(from + limit)))
+	}
+	return p, nil
+}
+
+func (m *Store) ClearTaskToken(_ context.Context, id, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rollouts[id]
+	if !ok || r.TaskToken != token {
+		return nil
+	}
+	r.TaskToken = ""
+	r.Version++
+	m.rollouts[id] = r
+	return nil
+}
+
+func (m *Store) ParkToken(_ context.Context, id, token string, parkedAs rollout.Status) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.rollouts[id]
+	if r.Status != parkedAs {
+		return false, nil
+	}
+	r.TaskToken = token
+	r.Version++
+	m.rollouts[id] = r
+	return true, nil
+}
+
+func (m *Store) ClearToken(ctx context.Context, id string) error {
+	r, err := m.GetRollout(ctx, id)
+	if err != nil {
+		return err
+	}
+	return m.ClearTaskToken(ctx, id, r.TaskToken)
+}
+
+func (m *Store) SetExecution(context.Context, string, string, int) error { return nil }
+func (m *Store) RecordFailure(context.Context, string, string) (rollout.Status, error) {
+	return rollout.Failed, nil
+}
+
+// SavePass writes on the rollout's version and each target's version.
+func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rollouts[r.ID].Version != r.Version {
+		return rollout.ErrConflict
+	}
+	for _, t := range changed {
+		if cur, ok := m.target(r.ID, t.AgentID); ok && cur.Version != t.Version {
+			return rollout.ErrConflict
+		}
+	}
+	for _, t := range changed {
+		t.Version++
+		m.putTarget(t)
+	}
+	r.Version++
+	m.rollouts[r.ID] = cloneRollout(r)
+	return nil
+}
+
+func (m *Store) target(rid, aid string) (rollout.Target, bool) {
+	for _, t := range m.targets[rid] {
+		if t.AgentID == aid {
+			return t, true
+		}
+	}
+	return rollout.Target{}, false
+}
+
+func (m *Store) putTarget(t rollout.Target) {
+	for i, cur := range m.targets[t.RolloutID] {
+		if cur.AgentID == t.AgentID {
+			m.targets[t.RolloutID][i] = t
+			return
+		}
+	}
+	m.targets[t.RolloutID] = append(m.targets[t.RolloutID], t)
+}
+
+func (m *Store) ActiveRollout(_ context.Context, f string, k policy.Kind) (*planner.Active, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, r := range m.rollouts {
+		if r.Fleet == f && r.Kind == k && r.Status.Active() {
+			return &planner.Active{Rollout: cloneRollout(r), Targets: sortedTargets(m.targets[id])}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (m *Store) LastTargets(_ context.Context, ids []string, k policy.Kind) (map[string]planner.LastTarget, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]planner.LastTarget{}
+	for id, r := range m.rollouts {
+		if r.Kind != k {
+			continue
+		}
+		for _, t := range m.targets[id] {
+			if prev, ok := out[t.AgentID]; !ok || m.rollouts[prev.Target.RolloutID].CreatedAt.Before(r.CreatedAt) {
+				out[t.AgentID] = planner.LastTarget{Target: t, RolloutStatus: r.Status}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
+	return m.SavePass(ctx, r, cancelled)
+}
+
+func (m *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	return m.SavePass(ctx, r, ts)
+}
+
+func (m *Store) CreateRollout(_ context.Context, r rollout.Rollout, ts []rollout.Target) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, o := range m.rollouts {
+		if o.Fleet == r.Fleet && o.Kind == r.Kind && o.Status.Active() {
+			return rollout.ErrConflict
+		}
+	}
+	m.rollouts[r.ID] = cloneRollout(r)
+	m.targets[r.ID] = append([]rollout.Target(nil), ts...)
+	return nil
+}
+
+// --- agents
+
+func (m *Store) AgentsByID(_ context.Context, ids []string) (map[string]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]agent.Agent{}
+	for _, id := range ids {
+		if a, ok := m.agents[id]; ok {
+			out[id] = a
+		}
+	}
+	return out, nil
+}
+
+func (m *Store) FleetAgents(_ context.Context, f string) ([]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		if a.Fleet == f {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (m *Store) AllAgents(context.Context) ([]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (m *Store) SetAgentFleet(_ context.Context, id, f string) error {
+	return m.updateAgents([]string{id}, func(a *agent.Agent) { a.Fleet = f })
+}
+
+func (m *Store) SetDesiredHash(_ context.Context, ids []string, h string) error {
+	return m.updateAgents(ids, func(a *agent.Agent) { a.DesiredHash = h })
+}
+
+func (m *Store) SetAgentTargetVersions(_ context.Context, vs map[string]string) error {
+	for id, v := range vs {
+		if err := m.updateAgents([]string{id}, func(a *agent.Agent) { a.TargetVersion = v }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Store) SetPackageOffer(_ context.Context, id, v string) error {
+	return m.updateAgents([]string{id}, func(a *agent.Agent) { a.PackageOffer = v })
+}
+
+func (m *Store) updateAgents(ids []string, change func(*agent.Agent)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		if a, ok := m.agents[id]; ok {
+			change(&a)
+			m.agents[id] = a
+		}
+	}
+	return nil
+}
+
+// --- revision, fleets, policies, selections
+
+func (m *Store) CurrentRevision(context.Context) (*api.RevisionInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.revision == nil {
+		return nil, nil
+	}
+	c := *m.revision
+	return &c, nil
+}
+
+func (m *Store) PutRevision(_ context.Context, rev revision.Revision, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revision = &api.RevisionInfo{Commit: rev.Commit, AppliedAt: at}
+	m.fleets, m.policies = map[string]fleet.Fleet{}, map[string]policy.Policy{}
+	for _, f := range rev.Fleets {
+		m.fleets[f.Name] = f
+	}
+	for _, p := range rev.Policies {
+		m.policies[p.Name] = p
+	}
+	return nil
+}
+
+func (m *Store) Fleet(_ context.Context, name string) (*fleet.Fleet, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.fleets[name]
+	if !ok {
+		return nil, m.commit(), nil
+	}
+	return &f, m.commit(), nil
+}
+
+func (m *Store) commit() string {
+	if m.revision == nil {
+		return ""
+	}
+	return m.revision.Commit
+}
+
+func (m *Store) Fleets(context.Context) ([]fleet.Fleet, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []fleet.Fleet
+	for _, f := range m.fleets {
+		out = append(out, f)
+	}
+	return out, m.commit(), nil
+}
+
+func (m *Store) Policies(context.Context) (map[string]policy.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]policy.Policy{}
+	for k, v := range m.policies {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (m *Store) Selection(_ context.Context, f string) (*selection.Selection, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.selections[f]; ok {
+		return &s, nil
+	}
+	return nil, nil
+}
+
+func (m *Store) SaveSelection(_ context.Context, f string, s *selection.Selection, prev int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.selections[f]
+	switch {
+	case s == nil && ok && cur.Revision != prev:
+		return rollout.ErrConflict
+	case s == nil:
+		delete(m.selections, f)
+		return nil
+	case ok && cur.Revision != prev, !ok && prev != 0:
+		return rollout.ErrConflict
+	}
+	c := *s
+	c.Fleet = f
+	m.selections[f] = c
+	return nil
+}
+
+// --- audit
+
+func (m *Store) AppendAudit(_ context.Context, es []audit.Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range es {
+		m.auditSeq++
+		if e.ID == "" {
+			e.ID = fmt.Sprintf("a%04d", m.auditSeq)
+		}
+		// Stored as JSON, as DynamoDB does: details come back as JSON values.
+		b, _ := json.Marshal(e)
+		var c audit.Entry
+		_ = json.Unmarshal(b, &c)
+		m.audit = append(m.audit, c)
+	}
+	return nil
+}
+
+func (m *Store) AuditPage(_ context.Context, typ, id, token string, limit int) (api.Page[audit.Entry], error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []audit.Entry
+	for i := len(m.audit) - 1; i >= 0; i-- {
+		if e := m.audit[i]; e.TargetType == typ && e.TargetID == id {
+			out = append(out, e)
+		}
+	}
+	return pageOf(out, token, limit)
+}
