@@ -57,12 +57,19 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 		},
 	})
 	for _, r := range gatewayRefusals() {
-		rest.AddGatewayResponse(jsii.String("Refusal"+r.status()), &awsapigateway.GatewayResponseOptions{
-			Type:            r.kind,
-			StatusCode:      jsii.String(r.status()),
-			ResponseHeaders: r.headers(),
-			Templates:       &map[string]*string{"application/json": jsii.String(r.body())},
+		response := rest.AddGatewayResponse(jsii.String("Refusal"+r.status()), &awsapigateway.GatewayResponseOptions{
+			Type:       r.kind,
+			StatusCode: jsii.String(r.status()),
+			Templates:  &map[string]*string{"application/json": jsii.String(r.body())},
 		})
+		// One override per header, in name order: a Go map handed to CDK
+		// would order the template's keys differently on every synth.
+		cfn := response.Node().DefaultChild().(awscdk.CfnResource)
+		headers := r.headers()
+		for _, name := range sortedKeys(headers) {
+			path := `ResponseParameters.gatewayresponse\.header\.` + name
+			cfn.AddPropertyOverride(jsii.String(path), jsii.String(headers[name]))
+		}
 	}
 	return rest
 }
@@ -105,14 +112,12 @@ func (r gatewayRefusal) body() string {
 	return string(b)
 }
 
-// headers are the api's own headers of a problem (pkg/api.writeProblem).
-func (r gatewayRefusal) headers() *map[string]*string {
-	h := map[string]*string{
-		"Content-Type":  jsii.String("'application/problem+json'"),
-		"Cache-Control": jsii.String("'no-store'"),
-	}
+// headers are the api's own headers of a problem (pkg/api.writeProblem),
+// as API Gateway takes them: quoted static values.
+func (r gatewayRefusal) headers() map[string]string {
+	h := map[string]string{"Content-Type": "'application/problem+json'", "Cache-Control": "'no-store'"}
 	if r.problem.Status == 401 {
-		h["WWW-Authenticate"] = jsii.String(`'Bearer realm="myriarch"'`)
+		h["WWW-Authenticate"] = `'Bearer realm="myriarch"'`
 	}
-	return &h
+	return h
 }

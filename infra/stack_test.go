@@ -330,11 +330,20 @@ func TestAPI_ProxiedBehindTheAuthorizer(t *testing.T) {
 			s.template.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
 				"StatusCode": r.status(),
 				"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{
-					"gatewayresponse.header.Content-Type": "'application/problem+json'",
+					"gatewayresponse.header.Content-Type":  "'application/problem+json'",
+					"gatewayresponse.header.Cache-Control": "'no-store'",
 				}),
 				"ResponseTemplates": map[string]any{"application/json": r.body()},
 			})
 		})
+		if r.problem.Status == 401 {
+			must(t, "a 401 names its scheme", func() {
+				s.template.HasResourceProperties(jsii.String("AWS::ApiGateway::GatewayResponse"), map[string]any{
+					"StatusCode":         "401",
+					"ResponseParameters": assertions.Match_ObjectLike(&map[string]any{"gatewayresponse.header.WWW-Authenticate": `'Bearer realm="myriarch"'`}),
+				})
+			})
+		}
 		var problem api.Problem
 		if err := json.Unmarshal([]byte(r.body()), &problem); err != nil || problem.Code == "" || problem.Type != "https://myriarch.dev/problems/"+problem.Code {
 			t.Errorf("%s: %s is not a problem as the api writes them: %v", r.status(), r.body(), err)
@@ -607,10 +616,13 @@ func TestGateway_ImageBuiltAtDeployFromTheDockerfile(t *testing.T) {
 }
 
 // The same configuration gives the same template byte for byte: no Go map
-// order leaks into it, so a deploy without changes changes nothing.
+// order leaks into it, so a deploy without changes changes nothing. (A
+// published image: the image asset's hash covers pkg/, which others may be
+// editing in this working tree while the test runs.)
 func TestSynth_Deterministic(t *testing.T) {
-	first := synthesized(t, nil)
-	second := synthesize(nil)
+	pinned := map[string]string{"gatewayImage": "public.ecr.aws/myriarch/opamp-gateway:1.0.0"}
+	first := synthesized(t, pinned)
+	second := synthesize(pinned)
 	if second.err != nil {
 		t.Fatal(second.err)
 	}
@@ -621,7 +633,12 @@ func TestSynth_Deterministic(t *testing.T) {
 		t.Fatal(errA, errB)
 	}
 	if string(a) != string(b) {
-		t.Error("two synths of the same configuration differ")
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		from := max(0, i-300)
+		t.Errorf("two synths of the same configuration differ at byte %d:\n%s\n---\n%s", i, a[from:min(len(a), i+200)], b[from:min(len(b), i+200)])
 	}
 }
 
