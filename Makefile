@@ -3,7 +3,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test check fmt vet unit integration bench fuzz storeload
+.PHONY: test check fmt vet unit integration bench fuzz storeload demo run
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -43,3 +43,14 @@ storeload:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/policy
+
+# demo: the README's main command. The local stack (DynamoDB Local, the local
+# Step Functions endpoint, the Lambdas in one process, the API, the gateway,
+# the planner schedule, the stream delivery) with 50 simulated collectors:
+# a configuration rollout approved through the API, then a version rollout.
+demo:
+	$(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local demo
+
+# run: the same stack, kept running for myrctl and curl (Ctrl-C stops it).
+run:
+	$(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run

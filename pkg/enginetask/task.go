@@ -63,6 +63,11 @@ const (
 	// LostEventCap bounds a Wait while targets are in flight, so that a lost
 	// agent event is noticed within a minute.
 	LostEventCap = time.Minute
+	// ApplyCap bounds a Wait while targets were started and none verifies
+	// yet: the agent-event path moves them to verifying between two passes,
+	// and the next pass must learn the health wait's exact end soon, since a
+	// Wait state cannot be shortened once it runs.
+	ApplyCap = 10 * time.Second
 	// IdleCap bounds a Wait with nothing in flight (a window days away).
 	IdleCap = 6 * time.Hour
 	// MaxIterations is the number of passes after which the execution

@@ -39,7 +39,10 @@ func Verdict(res Passed, iteration int, now time.Time) Output {
 	}
 	out.Verdict = waitKind(r.Status, c)
 	limit := IdleCap
-	if inFlight {
+	switch {
+	case out.Verdict == VerdictWaitApply && c.inProgress > 0:
+		limit = ApplyCap
+	case inFlight:
 		limit = LostEventCap
 	}
 	until := now.Add(limit)

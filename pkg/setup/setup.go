@@ -64,7 +64,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	if err != nil {
 		return Deps{}, fmt.Errorf("AWS configuration: %w", err)
 	}
-	st := store.New(dynamodb.NewFromConfig(cfg), store.TablesWithPrefix(prefix))
+	st := store.New(dynamodb.NewFromConfig(cfg, localChecksums(getenv)), store.TablesWithPrefix(prefix))
 	return Deps{
 		AWS: cfg, Store: st, SFN: sfn.NewFromConfig(cfg), Clock: clock, Log: log,
 		Executors:       executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}},
@@ -93,4 +93,15 @@ func (d Deps) Planning(newID func() string) *api.LocalPlanning {
 // AgentEvents evaluates the rollouts that agent changes concern.
 func (d Deps) AgentEvents() agentevent.Handler {
 	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Log: d.Log}
+}
+
+// localChecksums turns off response checksum validation against DynamoDB
+// Local, which sends no x-amz-crc32 on error responses, so the SDK would log
+// a warning for every lost race (aws-sdk-go-v2 #3545). In the cloud it stays on.
+func localChecksums(getenv func(string) string) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		if getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" {
+			o.DisableValidateResponseChecksum = true
+		}
+	}
 }

@@ -1,0 +1,86 @@
+// Command myriarch-local runs Myriarch on one machine (see pkg/stack): run
+// it through scripts/with-dynamodb-local.sh, which starts DynamoDB Local
+// around it (make run, make demo).
+//
+//	myriarch-local run    start the stack and keep it running (Ctrl-C stops it)
+//	myriarch-local demo   start the stack, run the demo scenario, print a summary
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/stack"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "run" && args[0] != "demo") {
+		fmt.Fprintln(stderr, "usage: myriarch-local run|demo [flags]")
+		return 2
+	}
+	mode := args[0]
+	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := stack.Options{}
+	fs.StringVar(&o.APIAddr, "api", "127.0.0.1:8080", "REST API address")
+	fs.StringVar(&o.GatewayAddr, "gateway", "127.0.0.1:4320", "OpAMP gateway address")
+	fs.StringVar(&o.SFNAddr, "sfn", "127.0.0.1:8083", "local Step Functions endpoint address")
+	agents := fs.Int("agents", 50, "demo: simulated collectors")
+	speed := fs.Float64("speed", 1, "demo: divides the simulated agents' delays")
+	healthWait := fs.String("health-wait", "", "demo: override the demo policies' healthWait (30s)")
+	version := fs.String("version", "0.162.0", "demo: the collector version to roll out")
+	timeout := fs.Duration("timeout", 15*time.Minute, "demo: give up after this long")
+	verbose := fs.Bool("v", false, "log at info level")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	o.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := stack.Start(ctx, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarch-local:", err)
+		return 1
+	}
+	defer s.Stop()
+	printEndpoints(stdout, s)
+	if mode == "run" {
+		fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
+		<-ctx.Done()
+		return 0
+	}
+	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
+		HealthWait: *healthWait, NewVersion: *version, Timeout: *timeout, Out: stdout})
+	if err != nil {
+		fmt.Fprintln(stderr, "demo failed:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "\nSummary: %d rollouts completed, %d targets succeeded, wall time %s\n",
+		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
+	return 0
+}
+
+func printEndpoints(w io.Writer, s *stack.Stack) {
+	fmt.Fprintf(w, `Myriarch local stack
+  REST API          %s/api/v1   (export MYRIARCH_API=%s MYRIARCH_TOKEN=%s)
+  OpAMP gateway     %s   (agent token %s)
+  Step Functions    %s   (aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s)
+  DynamoDB Local    %s
+`, s.APIURL, s.APIURL, s.AdminToken, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+}

@@ -1,0 +1,237 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/simfleet"
+)
+
+// DemoOptions shape the demo scenario.
+type DemoOptions struct {
+	Revision   string  // the quickstart revision directory
+	Agents     int     // simulated collectors (50)
+	Speed      float64 // divides the simulated agents' delays
+	HealthWait string  // overrides the demo policies' healthWait ("" keeps 30s)
+	NewVersion string  // the collector version of the version rollout
+	Timeout    time.Duration
+	Out        io.Writer
+}
+
+// Summary is what the demo reports at its end.
+type Summary struct {
+	RolloutsCompleted int
+	TargetsSucceeded  int
+	Wall              time.Duration
+}
+
+// Demo runs the scenario of `make demo` against a running stack: a fleet of
+// simulated collectors connects; a revision assigns them to fleet edge and
+// bootstraps their configuration; a second revision changes the rendered
+// configuration, which rolls out canary first, waits for approval, is
+// approved as an operator would, and completes; then an operator selects a
+// new collector version, which rolls out through the updater executor.
+func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	say := func(format string, args ...any) { fmt.Fprintf(o.Out, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...)) }
+	c := client{base: s.APIURL, token: s.AdminToken}
+	var sum Summary
+
+	cfg := simfleet.DefaultConfig()
+	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.Agents, s.GatewayURL, s.AgentToken, o.Speed
+	fleet, err := simfleet.Start(ctx, cfg)
+	if err != nil {
+		return sum, fmt.Errorf("start the simulated fleet: %w", err)
+	}
+	defer func() { _ = fleet.Stop() }()
+	say("%d simulated collectors (otelcol-contrib %s) connect to the gateway at %s", o.Agents, cfg.StartVersion, s.GatewayURL)
+	if err := s.waitAgents(ctx, o.Agents); err != nil {
+		return sum, err
+	}
+	say("all %d agents are recorded", o.Agents)
+
+	files, err := revision.ReadDir(o.Revision)
+	if err != nil {
+		return sum, err
+	}
+	files = withHealthWait(files, o.HealthWait)
+	if err := s.apply(ctx, c, files, "demo-1"); err != nil {
+		return sum, err
+	}
+	hash1 := revision.Hash(files["configs/edge.yaml"])
+	say("revision demo-1 applied: agents assigned to fleet edge, configuration %s bootstrapped (no rollout)", short(hash1))
+	if err := fleet.Wait(ctx, allOn(func(a simfleet.AgentState) bool { return a.ConfigHash == hash1 && a.Healthy })); err != nil {
+		return sum, fmt.Errorf("agents never ran the bootstrapped configuration: %w", err)
+	}
+	say("every agent runs configuration %s", short(hash1))
+
+	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# demo-2: a changed batch timeout\n")...)
+	id, err := s.applyForRollout(ctx, c, files, "demo-2")
+	if err != nil {
+		return sum, err
+	}
+	say("revision demo-2 changes the configuration: rollout %s starts with the canary wave", id)
+	r, err := s.watch(ctx, c, id, say, "waiting_approval")
+	if err != nil {
+		return sum, err
+	}
+	say("the canary is healthy; wave %q waits for approval — approving it as an operator", r.Waves[len(r.Waves)-1].Name)
+	if err := c.do(ctx, "POST", "/api/v1/rollouts/"+id+"/actions/approve", map[string]int{"wave": len(r.Waves) - 1}, nil); err != nil {
+		return sum, err
+	}
+	if r, err = s.watch(ctx, c, id, say, "completed"); err != nil {
+		return sum, err
+	}
+	sum.RolloutsCompleted++
+	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
+
+	var sel struct {
+		Planned   bool   `json:"planned"`
+		RolloutID string `json:"rolloutId"`
+		Message   string `json:"message"`
+	}
+	err = c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": o.NewVersion, "reason": "make demo: upgrade the collectors"}, &sel)
+	if err != nil {
+		return sum, err
+	}
+	if sel.RolloutID == "" {
+		return sum, fmt.Errorf("selecting %s created no rollout (planned %v): %s", o.NewVersion, sel.Planned, sel.Message)
+	}
+	say("an operator selected collector version %s: rollout %s through the updater executor", o.NewVersion, sel.RolloutID)
+	if r, err = s.watch(ctx, c, sel.RolloutID, say, "completed"); err != nil {
+		return sum, err
+	}
+	sum.RolloutsCompleted++
+	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
+	if err := fleet.Wait(ctx, allOn(func(a simfleet.AgentState) bool { return a.Version == o.NewVersion })); err != nil {
+		return sum, fmt.Errorf("agents do not all report %s: %w", o.NewVersion, err)
+	}
+	sum.Wall = time.Since(start)
+	say("done: %d rollouts completed, %d targets succeeded, in %s", sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
+	return sum, nil
+}
+
+func allOn(ok func(simfleet.AgentState) bool) func([]simfleet.AgentState) bool {
+	return func(states []simfleet.AgentState) bool {
+		for _, a := range states {
+			if !ok(a) {
+				return false
+			}
+		}
+		return len(states) > 0
+	}
+}
+
+// withHealthWait replaces the demo policies' healthWait (shorter in tests).
+func withHealthWait(files map[string][]byte, hw string) map[string][]byte {
+	out := map[string][]byte{}
+	for k, v := range files {
+		if hw != "" && strings.HasPrefix(k, "policies/demo-") {
+			v = []byte(strings.ReplaceAll(string(v), "healthWait: 30s", "healthWait: "+hw))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Stack) waitAgents(ctx context.Context, n int) error {
+	for {
+		as, err := s.Deps.Store.AllAgents(ctx)
+		if err == nil && len(as) >= n {
+			return nil
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("only %d of %d agents connected: %w", len(as), n, err)
+		}
+	}
+}
+
+type applied struct {
+	Fleets []struct {
+		Fleet string `json:"fleet"`
+		Plans []struct {
+			Kind      string `json:"kind"`
+			RolloutID string `json:"rolloutId"`
+			Created   bool   `json:"created"`
+		} `json:"plans"`
+	} `json:"fleets"`
+}
+
+func (s *Stack) apply(ctx context.Context, c client, files map[string][]byte, commit string) error {
+	_, err := s.applyResult(ctx, c, files, commit)
+	return err
+}
+
+func (s *Stack) applyResult(ctx context.Context, c client, files map[string][]byte, commit string) (applied, error) {
+	body := map[string]any{"commit": commit, "files": textFiles(files)}
+	var out applied
+	err := c.do(ctx, "POST", "/api/v1/revisions", body, &out)
+	return out, err
+}
+
+// applyForRollout applies a revision and returns the configuration rollout
+// it created for fleet edge.
+func (s *Stack) applyForRollout(ctx context.Context, c client, files map[string][]byte, commit string) (string, error) {
+	out, err := s.applyResult(ctx, c, files, commit)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range out.Fleets {
+		for _, p := range f.Plans {
+			if f.Fleet == "edge" && p.Kind == "config" && p.RolloutID != "" {
+				return p.RolloutID, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("revision %s created no configuration rollout for fleet edge", commit)
+}
+
+func textFiles(files map[string][]byte) map[string]string {
+	out := make(map[string]string, len(files))
+	for k, v := range files {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// watch prints the rollout's progress whenever it changes, until it
+// reaches want; a final status other than want is an error.
+func (s *Stack) watch(ctx context.Context, c client, id string, say func(string, ...any), want string) (rolloutView, error) {
+	last := ""
+	for {
+		var r rolloutView
+		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+id, nil, &r); err != nil {
+			return r, err
+		}
+		if l := r.line(); l != last {
+			say("%s", l)
+			last = l
+		}
+		switch r.Status {
+		case want:
+			return r, nil
+		case "completed", "aborted", "rolled_back", "superseded", "failed", "paused":
+			if want != r.Status {
+				return r, fmt.Errorf("rollout %s is %s (%s), expected %s", id, r.Status, r.StatusReason, want)
+			}
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return r, fmt.Errorf("rollout %s did not reach %s: %w", id, want, err)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

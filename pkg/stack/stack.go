@@ -1,0 +1,325 @@
+// Package stack is Myriarch on one machine: the same code as in the cloud,
+// wired to local services. DynamoDB Local (started around the process by
+// scripts/with-dynamodb-local.sh) holds the state; the local Step Functions
+// endpoint runs statemachines/rollout.asl.json with the engine Lambda
+// registered in-process; the API, the OpAMP gateway, the planner schedule
+// and the delivery of the agents table's stream run as goroutines.
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+
+	"github.com/myriarch/myriarch/pkg/agentevent"
+	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/api/dynamo"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/pkg/setup"
+	"github.com/myriarch/myriarch/pkg/sfnlocal"
+	"github.com/myriarch/myriarch/pkg/store"
+)
+
+// EngineFunction is the engine Lambda's name, locally and in the cloud.
+const EngineFunction = "myriarch-engine"
+
+// Options of a local stack. Addresses "127.0.0.1:0" pick free ports.
+type Options struct {
+	APIAddr, GatewayAddr, SFNAddr string
+	TablePrefix                   string        // default "local-"
+	PlannerEvery                  time.Duration // the planner schedule; default 15s
+	StateMachineFile              string        // default statemachines/rollout.asl.json
+	Releases                      []string      // collector releases the version options know
+	AgentToken                    string        // default: minted
+	Log                           *slog.Logger
+}
+
+// Stack is a running local stack.
+type Stack struct {
+	APIURL, GatewayURL, SFNURL string
+	AdminToken, AgentToken     string
+	StateMachineArn            string
+	Deps                       setup.Deps
+
+	sfnSrv  *sfnlocal.Server
+	servers []*http.Server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	log     *slog.Logger
+}
+
+// Start brings the stack up. DynamoDB Local must be reachable through
+// AWS_ENDPOINT_URL_DYNAMODB (and _STREAMS): run it under
+// scripts/with-dynamodb-local.sh.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	o = withDefaults(o)
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		return nil, errors.New("AWS_ENDPOINT_URL_DYNAMODB is unset: start the local stack through scripts/with-dynamodb-local.sh (make run)")
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Stack{cancel: cancel, log: o.Log, AgentToken: o.AgentToken}
+	if err := s.start(ctx, runCtx, o); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func withDefaults(o Options) Options {
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def(&o.APIAddr, "127.0.0.1:8080")
+	def(&o.GatewayAddr, "127.0.0.1:4320")
+	def(&o.SFNAddr, "127.0.0.1:8083")
+	def(&o.TablePrefix, "local-")
+	def(&o.StateMachineFile, "statemachines/rollout.asl.json")
+	if o.PlannerEvery == 0 {
+		o.PlannerEvery = 15 * time.Second
+	}
+	if len(o.Releases) == 0 {
+		o.Releases = []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0"}
+	}
+	if o.AgentToken == "" {
+		o.AgentToken = randomToken()
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return o
+}
+
+func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
+	clock := func() time.Time { return time.Now().UTC() }
+	getenv := func(k string) string {
+		if k == setup.EnvTablePrefix {
+			return o.TablePrefix
+		}
+		return os.Getenv(k)
+	}
+	d, err := setup.FromEnv(ctx, getenv, clock, o.Log)
+	if err != nil {
+		return err
+	}
+	if err := s.tables(ctx, d, o.TablePrefix); err != nil {
+		return err
+	}
+	if err := s.stepFunctions(ctx, &d, o); err != nil {
+		return err
+	}
+	s.Deps = d
+	if err := s.api(d, o); err != nil {
+		return err
+	}
+	if err := s.gateway(runCtx, d, o); err != nil {
+		return err
+	}
+	if err := s.stream(ctx, runCtx, d, o.TablePrefix); err != nil {
+		return err
+	}
+	s.schedule(runCtx, d, o.PlannerEvery)
+	return nil
+}
+
+// tables creates the tables afresh: a local stack starts empty.
+func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string) error {
+	client := dynamodb.NewFromConfig(d.AWS)
+	if err := store.DeleteTables(ctx, client, prefix); err != nil {
+		return fmt.Errorf("delete old tables: %w", err)
+	}
+	if err := store.CreateTables(ctx, client, prefix); err != nil {
+		return fmt.Errorf("create tables: %w", err)
+	}
+	return nil
+}
+
+// stepFunctions serves the local endpoint with the engine registered and
+// creates the rollout state machine from its ASL file, substituting the
+// engine's ARN as the CDK app's DefinitionSubstitutions do.
+func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) error {
+	s.sfnSrv = sfnlocal.New(sfnlocal.Options{Logger: o.Log})
+	url, err := s.serve(o.SFNAddr, s.sfnSrv)
+	if err != nil {
+		return fmt.Errorf("step functions endpoint: %w", err)
+	}
+	s.SFNURL = url
+	d.SFN = sfn.NewFromConfig(d.AWS, func(opt *sfn.Options) { opt.BaseEndpoint = aws.String(url) })
+	def, err := os.ReadFile(o.StateMachineFile)
+	if err != nil {
+		return fmt.Errorf("read the state machine: %w", err)
+	}
+	arn := fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", s.sfnSrv.Region(), s.sfnSrv.AccountID(), EngineFunction)
+	out, err := d.SFN.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
+		Name:       aws.String("myriarch-rollout"),
+		Definition: aws.String(strings.ReplaceAll(string(def), "${EngineFunctionArn}", arn)),
+		RoleArn:    aws.String(fmt.Sprintf("arn:aws:iam::%s:role/myriarch-rollout", s.sfnSrv.AccountID())),
+	})
+	if err != nil {
+		return fmt.Errorf("create the rollout state machine: %w", err)
+	}
+	s.StateMachineArn = aws.ToString(out.StateMachineArn)
+	d.StateMachineArn = s.StateMachineArn
+	engine := d.Engine()
+	s.sfnSrv.RegisterLambda(EngineFunction, func(ctx context.Context, payload json.RawMessage) (json.RawMessage, error) {
+		var in enginetask.Input
+		if err := json.Unmarshal(payload, &in); err != nil {
+			return nil, err
+		}
+		res, err := engine.Handle(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
+	return nil
+}
+
+// api serves the REST API with an admin token minted for this run.
+func (s *Stack) api(d setup.Deps, o Options) error {
+	token, entry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000001", DisplayName: "local admin", Role: api.RoleAdmin})
+	if err != nil {
+		return err
+	}
+	tokens, err := api.NewTokenTable([]api.TokenEntry{entry})
+	if err != nil {
+		return err
+	}
+	s.AdminToken = token
+	h, err := api.New(api.Deps{
+		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(newRolloutID),
+		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,
+	})
+	if err != nil {
+		return err
+	}
+	s.APIURL, err = s.serve(o.APIAddr, h)
+	return err
+}
+
+// gateway serves OpAMP at /v1/opamp and pushes from the lagging index.
+func (s *Stack) gateway(runCtx context.Context, d setup.Deps, o Options) error {
+	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: o.Log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond}, d.Store, d.Store)
+	if err != nil {
+		return err
+	}
+	h, connCtx, err := g.Attach()
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/opamp", h)
+	ln, err := net.Listen("tcp", o.GatewayAddr)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}
+	s.servers = append(s.servers, srv)
+	s.GatewayURL = "ws://" + ln.Addr().String() + "/v1/opamp"
+	s.goRun(func() { _ = srv.Serve(ln) })
+	s.goRun(func() { g.Run(runCtx) })
+	return nil
+}
+
+// stream delivers the agents table's stream to the agent-event handler, as
+// the Lambda event source mapping does in the cloud.
+func (s *Stack) stream(ctx, runCtx context.Context, d setup.Deps, prefix string) error {
+	names := store.TablesWithPrefix(prefix)
+	desc, err := dynamodb.NewFromConfig(d.AWS).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	if err != nil {
+		return fmt.Errorf("agents table: %w", err)
+	}
+	ready := make(chan struct{})
+	p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(d.AWS), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+		Decode: store.DecodeAgentImage, Handler: d.AgentEvents(), Log: s.log, Ready: ready}
+	s.goRun(func() { _ = p.Run(runCtx) })
+	select {
+	case <-ready:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("the agents table's stream did not answer (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)")
+	}
+}
+
+// schedule runs the planner over every fleet at a fixed interval, like the
+// EventBridge rule in the cloud.
+func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Duration) {
+	planning := d.Planning(newRolloutID)
+	s.goRun(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if _, err := setup.PlanAll(runCtx, d.Store, planning); err != nil && runCtx.Err() == nil {
+					s.log.Warn("scheduled planner run", "error", err.Error())
+				}
+			}
+		}
+	})
+}
+
+func (s *Stack) serve(addr string, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.servers = append(s.servers, srv)
+	s.goRun(func() { _ = srv.Serve(ln) })
+	return "http://" + ln.Addr().String(), nil
+}
+
+func (s *Stack) goRun(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// Stop shuts everything down and waits for it.
+func (s *Stack) Stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range s.servers {
+		_ = srv.Shutdown(ctx)
+	}
+	s.cancel()
+	if s.sfnSrv != nil {
+		s.sfnSrv.Close()
+	}
+	s.wg.Wait()
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// newRolloutID is time-ordered, then random: listings sort well, ids never collide.
+func newRolloutID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("r-%s-%s", time.Now().UTC().Format("20060102t150405"), hex.EncodeToString(b[:]))
+}
