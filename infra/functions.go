@@ -71,7 +71,8 @@ var functionSpecs = []functionSpec{
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
-		APITokens: true, Catalog: true}, // display names of actors; version options
+		APITokens: true, Catalog: true, // display names of actors; version options
+		ServerTimezone: true}, // its actions run evaluation passes, as the engine does
 	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
 		Tables: map[string]access{}, APITokens: true},
 }

@@ -461,8 +461,12 @@ func TestAlarms_ErrorsThrottlesAndFailedExecutions(t *testing.T) {
 			}
 		}
 		got[key{fmt.Sprint(p["Namespace"]), fmt.Sprint(p["MetricName"]), dims}] = true
-		if p["Threshold"] != float64(1) || p["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" {
-			t.Errorf("alarm on %v: threshold %v %v, want >= 1", p["MetricName"], p["ComparisonOperator"], p["Threshold"])
+		want := float64(1)
+		if plannerID, _ := s.function(t, fnPlanner); p["MetricName"] == "Throttles" && dims == "{"+plannerID+"}" {
+			want = plannerCollisions // the api's synchronous runs meet the scheduled one now and then
+		}
+		if p["Threshold"] != want || p["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" {
+			t.Errorf("alarm on %v %s: threshold %v %v, want >= %v", p["MetricName"], dims, p["ComparisonOperator"], p["Threshold"], want)
 		}
 	}
 	smID := ""
