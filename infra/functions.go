@@ -45,7 +45,7 @@ type functionSpec struct {
 	ReservedConcurrency int               // 0: none
 	Tables              map[string]access // base table name -> access
 	StartExecution      bool              // states:StartExecution on the rollout state machine
-	SendTaskResponse    bool              // states:SendTaskSuccess/Failure on the rollout state machine
+	SendTaskResponse    bool              // states:SendTaskSuccess on the rollout state machine (wakes a parked execution)
 	InvokesPlanner      bool              // lambda:InvokeFunction on the planner
 	APITokens           bool              // the operators' token table (MYRIARCH_TOKENS)
 	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)

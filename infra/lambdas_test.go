@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/myriarch/myriarch/pkg/store/tables"
+)
+
+func TestFunctions_GoOnGraviton(t *testing.T) {
+	s := synthesized(t, nil)
+	if got := len(s.ofType("AWS::Lambda::Function")); got != len(functionSpecs) {
+		t.Errorf("%d functions deployed, want %d (custom resources would add some)", got, len(functionSpecs))
+	}
+	assets := fileAssets(t, s)
+	for _, f := range functionSpecs {
+		t.Run(f.Name, func(t *testing.T) {
+			_, r := s.function(t, f.Name)
+			p := r.Properties
+			checks := []struct {
+				field string
+				got   any
+				want  any
+			}{
+				{"Runtime", p["Runtime"], "provided.al2023"},
+				{"Architectures", p["Architectures"], []any{"arm64"}},
+				{"Handler", p["Handler"], "bootstrap"},
+				{"TracingConfig", p["TracingConfig"], map[string]any{"Mode": "Active"}},
+				{"MemorySize", p["MemorySize"], float64(f.MemoryMB)},
+				{"Timeout", p["Timeout"], float64(f.TimeoutSeconds)},
+				{"table prefix", env(p)[envTablePrefix], "myriarch-test-"},
+				{"stage", env(p)[envStage], testStage},
+			}
+			for _, c := range checks {
+				if !reflect.DeepEqual(c.got, c.want) {
+					t.Errorf("%s = %v, want %v", c.field, c.got, c.want)
+				}
+			}
+			reserved, has := p["ReservedConcurrentExecutions"]
+			if f.ReservedConcurrency > 0 != has || (has && reserved != float64(f.ReservedConcurrency)) {
+				t.Errorf("reserved concurrency %v, want %d", reserved, f.ReservedConcurrency)
+			}
+			key := fmt.Sprint(p["Code"].(map[string]any)["S3Key"])
+			src, err := os.ReadFile(filepath.Join(s.outdir, assets[strings.TrimSuffix(key, ".zip")], "bootstrap"))
+			if err != nil || string(src) != "synth-only stub of "+f.Name+"\n" {
+				t.Errorf("code asset %s does not hold %s's bootstrap: %q %v", key, f.Name, src, err)
+			}
+		})
+	}
+}
+
+// The planner is the spec's single writer of rollouts.
+func TestFunctions_PlannerIsASingleWriter(t *testing.T) {
+	s := synthesized(t, nil)
+	_, r := s.function(t, fnPlanner)
+	if r.Properties["ReservedConcurrentExecutions"] != float64(1) {
+		t.Errorf("planner reserved concurrency %v, want 1", r.Properties["ReservedConcurrentExecutions"])
+	}
+}
+
+func env(props map[string]any) map[string]any {
+	e, _ := props["Environment"].(map[string]any)
+	v, _ := e["Variables"].(map[string]any)
+	return v
+}
+
+// fileAssets maps each file asset's hash to its path in the cloud assembly.
+func fileAssets(t *testing.T, s *synthesis) map[string]string {
+	t.Helper()
+	var manifest struct {
+		Files map[string]struct {
+			Source struct{ Path string } `json:"source"`
+		} `json:"files"`
+		DockerImages map[string]struct {
+			Source struct {
+				Directory, DockerFile string
+			} `json:"source"`
+		} `json:"dockerImages"`
+	}
+	raw, err := os.ReadFile(filepath.Join(s.outdir, stackName(s.config)+".assets.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for hash, f := range manifest.Files {
+		out[hash] = f.Source.Path
+	}
+	for hash, d := range manifest.DockerImages {
+		out["docker:"+hash] = d.Source.Directory
+	}
+	return out
+}
+
+func TestPlanner_EveryMinute(t *testing.T) {
+	s := synthesized(t, nil)
+	plannerID, _ := s.function(t, fnPlanner)
+	must(t, "schedule", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"ScheduleExpression": "rate(1 minute)",
+			"State":              "ENABLED",
+			"Targets":            []any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{plannerID, "Arn"}}})},
+		})
+	})
+}
+
+func TestAgentEvent_ReadsTheAgentsStream(t *testing.T) {
+	s := synthesized(t, nil)
+	agentsID, _ := s.table(t, tables.Agents.Name)
+	fnID, _ := s.function(t, fnAgentEvent)
+	must(t, "event source mapping", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{agentsID, "StreamArn"}},
+			"FunctionName":          map[string]any{"Ref": fnID},
+			"StartingPosition":      "LATEST",
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"DestinationConfig":     assertions.Match_ObjectLike(&map[string]any{"OnFailure": assertions.Match_AnyValue()}),
+		})
+	})
+	must(t, "no batching window: the engine reacts within about a second", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
+		})
+	})
+}
