@@ -1,13 +1,23 @@
 // Command myrctl operates Myriarch: validates and applies GitOps revisions,
 // lists and steers rollouts, chooses fleet versions, and watches a rollout
 // live. Every command takes --output json for scripts.
+//
+// Exit statuses: 0 success; 1 the operation failed (the API refused, the
+// API could not be reached, the revision is invalid, or the watched
+// rollout ended other than completed); 2 a usage error (unknown command or
+// flag, wrong arguments, a directory that cannot be read); 130 watch was
+// interrupted (Ctrl-C).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -17,15 +27,26 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// Exit statuses beyond 0, 1 and 2.
+const exitInterrupted = 130 // 128 + SIGINT, as shells report it
+
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, newGlobals(os.Stdout, os.Stderr), os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 // run executes myrctl with args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	return runContext(context.Background(), newGlobals(stdout, stderr), args)
+}
+
+// runContext executes myrctl with the globals' streams and clocks.
+func runContext(ctx context.Context, g *globals, args []string) int {
+	root := newRoot(g)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	var ee exitError
 	switch {
 	case err == nil:
@@ -33,29 +54,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "myrctl:", err)
+	fmt.Fprintln(g.stderr, "myrctl:", err)
 	return 2
 }
 
-// globals are the flags every command shares.
+// globals are the flags every command shares, the streams, and what tests
+// replace: the local clock and the wait between two refreshes of watch.
 type globals struct {
 	api    string
 	token  string
 	output string
 	stdout io.Writer
 	stderr io.Writer
+
+	now      func() time.Time
+	sleep    func(ctx context.Context, d time.Duration) error
+	terminal bool // stdout is a terminal: watch redraws in place
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr}
+func newGlobals(stdout, stderr io.Writer) *globals {
+	return &globals{stdout: stdout, stderr: stderr, now: time.Now, sleep: sleep, terminal: isTerminal(stdout)}
+}
+
+func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "myrctl",
 		Short:         "Operate Myriarch rollouts of OpenTelemetry Collector fleets",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
 	root.PersistentFlags().StringVar(&g.api, "api", envOr("MYRIARCH_API", "http://127.0.0.1:8080"), "base URL of the Myriarch API (env MYRIARCH_API)")
 	root.PersistentFlags().StringVar(&g.token, "token", os.Getenv("MYRIARCH_TOKEN"), "bearer token (env MYRIARCH_TOKEN)")
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json")
@@ -69,4 +98,26 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

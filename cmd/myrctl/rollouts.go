@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// The statuses the filters accept, in the spec's order.
+var (
+	rolloutStatuses = []rollout.Status{rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused,
+		rollout.Completed, rollout.Failed, rollout.Aborted, rollout.RollingBack, rollout.RolledBack, rollout.Superseded}
+	targetStatuses = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
+		rollout.TargetVerifying, rollout.TargetSucceeded, rollout.TargetFailed, rollout.TargetSkipped,
+		rollout.TargetCancelled, rollout.TargetRolledBack}
+)
+
+func rolloutsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "rollouts", Short: "List, inspect and steer rollouts"}
+	cmd.AddCommand(rolloutsListCmd(g), rolloutsGetCmd(g), rolloutsTargetsCmd(g))
+	cmd.AddCommand(actionCmds(g)...)
+	return cmd
+}
+
+func rolloutsListCmd(g *globals) *cobra.Command {
+	var fleet, kind, status string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List rollouts, newest first (every page unless --limit)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			if kind != "" && kind != string(policy.KindConfig) && kind != string(policy.KindVersion) {
+				return fmt.Errorf("--kind must be config or version, not %q", kind)
+			}
+			statuses, err := parseStatuses(status, rolloutStatuses)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return fmt.Errorf("--limit must be 0 (every rollout) or more, not %d", limit)
+			}
+			rs, err := c.AllRollouts(cmd.Context(), client.RolloutFilter{Fleet: fleet, Kind: policy.Kind(kind), Statuses: statuses}, limit)
+			if err != nil {
+				return g.failed(err)
+			}
+			return g.show(client.Page[client.Rollout]{Items: rs}, func() { printRollouts(g, rs) })
+		},
+	}
+	cmd.Flags().StringVar(&fleet, "fleet", "", "only rollouts of this fleet")
+	cmd.Flags().StringVar(&kind, "kind", "", "only config or version rollouts")
+	cmd.Flags().StringVar(&status, "status", "", "only rollouts in these statuses (comma-separated)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many rollouts (0: all)")
+	return cmd
+}
+
+// parseStatuses reads a comma-separated status filter; an unknown status is
+// a usage error.
+func parseStatuses[S ~string](s string, valid []S) ([]S, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []S
+	for _, v := range strings.Split(s, ",") {
+		if !slices.Contains(valid, S(v)) {
+			names := make([]string, len(valid))
+			for i, x := range valid {
+				names[i] = string(x)
+			}
+			return nil, fmt.Errorf("--status %q is not one of %s", v, strings.Join(names, ", "))
+		}
+		out = append(out, S(v))
+	}
+	return out, nil
+}
+
+func printRollouts(g *globals, rs []client.Rollout) {
+	if len(rs) == 0 {
+		fmt.Fprintln(g.stdout, "no rollouts")
+		return
+	}
+	w := table(g.stdout)
+	fmt.Fprintln(w, "ID\tFLEET\tKIND\tSTATUS\tORIGIN\tTO\tCREATED\tCREATED BY")
+	for _, r := range rs {
+		row(w, r.ID, r.Fleet, string(r.Kind), string(r.Status), string(r.Origin), shortRef(r.ToRef), stamp(&r.CreatedAt), r.CreatedBy)
+	}
+	_ = w.Flush()
+}
+
+func rolloutsGetCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a rollout: status, origin, policy and its waves with counts",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.GetRollout(cmd.Context(), args[0])
+			if err != nil {
+				return g.failed(err)
+			}
+			return g.show(r, func() { printRollout(g, r) })
+		},
+	}
+}
+
+// printRollout is the header and the waves of the rollout page.
+func printRollout(g *globals, r client.Rollout) {
+	v := view{r: r, now: g.now()}
+	v.writeHeader(g.stdout)
+	v.writeWaves(g.stdout)
+}
+
+func rolloutsTargetsCmd(g *globals) *cobra.Command {
+	var wave, limit int
+	var status string
+	cmd := &cobra.Command{
+		Use:   "targets ID",
+		Short: "List a rollout's targets with their status and progress (every page unless --limit)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			f := client.TargetFilter{}
+			if cmd.Flags().Changed("wave") {
+				if wave < 0 {
+					return fmt.Errorf("--wave must be a wave index from 0, not %d", wave)
+				}
+				f.Wave = &wave
+			}
+			if f.Statuses, err = parseStatuses(status, targetStatuses); err != nil {
+				return err
+			}
+			if limit < 0 {
+				return fmt.Errorf("--limit must be 0 (every target) or more, not %d", limit)
+			}
+			// The rollout gives the health wait and whether it counts down.
+			r, err := c.GetRollout(cmd.Context(), args[0])
+			if err != nil {
+				return g.failed(err)
+			}
+			ts, err := c.AllTargets(cmd.Context(), args[0], f, limit)
+			if err != nil {
+				return g.failed(err)
+			}
+			return g.show(client.Page[client.Target]{Items: ts}, func() { printTargets(g, r, ts) })
+		},
+	}
+	cmd.Flags().IntVar(&wave, "wave", 0, "only targets of this wave (index from 0)")
+	cmd.Flags().StringVar(&status, "status", "", "only targets in these statuses (comma-separated)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many targets (0: all)")
+	return cmd
+}
+
+func printTargets(g *globals, r client.Rollout, ts []client.Target) {
+	if len(ts) == 0 {
+		fmt.Fprintln(g.stdout, "no targets")
+		return
+	}
+	v := view{r: r, targets: ts, now: g.now()}
+	waits := healthWaits(r, ts, v.now)
+	w := table(g.stdout)
+	fmt.Fprintln(w, "AGENT\tWAVE\tSTATUS\tFROM\tTO\tDETAIL")
+	for _, t := range ts {
+		row(w, t.AgentID, strconv.Itoa(t.Wave), string(t.Status), orDash(shortRef(t.FromRef)), shortRef(t.ToRef), v.detail(t, waits))
+	}
+	_ = w.Flush()
+}
