@@ -48,8 +48,8 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 		CloudWatchRoleRemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(c.Stage),
-			ThrottlingRateLimit:  jsii.Number(float64(c.ApiRateLimit)),
-			ThrottlingBurstLimit: jsii.Number(float64(c.ApiBurstLimit)),
+			ThrottlingRateLimit:  jsii.Number(float64(c.APIRateLimit)),
+			ThrottlingBurstLimit: jsii.Number(float64(c.APIBurstLimit)),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_JsonWithStandardFields(standardAccessLogFields()),
 			MetricsEnabled:       jsii.Bool(true),

@@ -26,8 +26,8 @@ type Config struct {
 	GatewayTasks       int    // gateway tasks behind the load balancer, at least 2
 	NatGateways        int    // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
 	DeletionProtection bool   // DynamoDB deletion protection and retained tables
-	ApiRateLimit       int    // API Gateway steady-state requests per second
-	ApiBurstLimit      int    // API Gateway burst
+	APIRateLimit       int    // API Gateway steady-state requests per second
+	APIBurstLimit      int    // API Gateway burst
 	AlarmTopicArn      string // SNS topic that alarms notify; empty: alarms without actions
 	APITokens          string // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
 	DefaultTimezone    string // IANA zone of maintenance windows that name none (the spec's server timezone); empty: UTC
@@ -118,8 +118,8 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	c.GatewayTasks = number("gatewayTasks", 2) // one task dying must not disconnect the whole fleet
 	c.NatGateways = number("natGateways", 0)
-	c.ApiRateLimit = number("apiRateLimit", 1)
-	c.ApiBurstLimit = number("apiBurstLimit", 1)
+	c.APIRateLimit = number("apiRateLimit", 1)
+	c.APIBurstLimit = number("apiBurstLimit", 1)
 	boolean := func(key string) bool {
 		b, err := strconv.ParseBool(v[key])
 		if err != nil {

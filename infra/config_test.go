@@ -59,7 +59,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
-		ApiRateLimit: 50, ApiBurstLimit: 100, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
+		APIRateLimit: 50, APIBurstLimit: 100, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if c != want {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
 	}
