@@ -15,6 +15,22 @@ func addAPICommands(root *cobra.Command, g *globals) {
 	root.AddCommand(applyCmd(g), rolloutsCmd(g), fleetsCmd(g), auditCmd(g), meCmd(g), watchCmd(g))
 }
 
+// group is a command that only holds others: alone it shows its help; an
+// unknown subcommand is a usage error (cobra would show the help and exit 0).
+func group(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+}
+
 // client checks the output format and returns a client of the API; a bad
 // format is a usage error.
 func (g *globals) client() (*client.Client, error) {

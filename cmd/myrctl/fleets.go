@@ -11,7 +11,7 @@ import (
 )
 
 func fleetsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "fleets", Short: "Fleets, their target version and the version selection"}
+	cmd := group("fleets", "Fleets, their target version and the version selection")
 	cmd.AddCommand(fleetsListCmd(g), fleetsGetCmd(g), versionOptionsCmd(g), selectVersionCmd(g), clearSelectionCmd(g))
 	return cmd
 }

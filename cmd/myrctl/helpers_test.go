@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -155,5 +154,3 @@ func (c *cli) waitingApproval(n int) string {
 	}
 	return id
 }
-
-var errNoGit = errors.New("git is not installed")

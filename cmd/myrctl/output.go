@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -13,17 +14,41 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// table aligns columns separated by tabs; Flush writes them.
-func table(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// tableWriter aligns columns separated by tabs and writes the lines
+// without trailing blanks on Flush.
+type tableWriter struct {
+	buf bytes.Buffer
+	tw  *tabwriter.Writer
+	out io.Writer
 }
 
-// row writes one line of a table: the cells separated by tabs, without the
-// empty cells at its end (no trailing blanks).
-func row(w io.Writer, cells ...string) {
-	for len(cells) > 0 && cells[len(cells)-1] == "" {
-		cells = cells[:len(cells)-1]
+func table(w io.Writer) *tableWriter {
+	t := &tableWriter{out: w}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+func (t *tableWriter) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+func (t *tableWriter) Flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
 	}
+	lines := strings.SplitAfter(t.buf.String(), "\n")
+	t.buf.Reset()
+	for _, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			l = strings.TrimRight(l[:len(l)-1], " ") + "\n"
+		}
+		if _, err := io.WriteString(t.out, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// row writes one line of a table: the cells separated by tabs.
+func row(w io.Writer, cells ...string) {
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
 

@@ -23,7 +23,7 @@ var (
 )
 
 func rolloutsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "rollouts", Short: "List, inspect and steer rollouts"}
+	cmd := group("rollouts", "List, inspect and steer rollouts")
 	cmd.AddCommand(rolloutsListCmd(g), rolloutsGetCmd(g), rolloutsTargetsCmd(g))
 	cmd.AddCommand(actionCmds(g)...)
 	return cmd

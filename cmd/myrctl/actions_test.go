@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// TestActions steps one rollout through every action, with the refusals
+// on the way; each row runs after the previous one.
+func TestActions(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(3)
+	fail := func() { // e02 reports FAILED: the wave reaches maxFailed 1 and pauses
+		c.srv.UpdateAgent("e02", func(a *agent.Agent) {
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigFailed, Since: c.srv.Now()}
+		})
+		c.srv.Pass(id)
+	}
+	steps := []struct {
+		before func()
+		token  string
+		args   []string
+		code   int
+		out    string // on stdout (exit 0) or stderr (exit 1, 2)
+	}{
+		{nil, clienttest.ViewerToken, []string{"pause", id}, 1, "myrctl: 403 forbidden: the role viewer lacks the permission rollouts:operate\n  missing permission: rollouts:operate"}, // a viewer reads only
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "9"}, 1, "myrctl: 422 wave_not_found: "},                                                                      // no such wave
+		{nil, clienttest.OperatorToken, []string{"approve", id}, 2, `required flag(s) "wave" not set`},                                                                                  // the wave is required
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 0, "approve wave 1: rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},             // released
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_not_waiting_approval: wave 1 \"rest\" is running, not waiting_approval"},           // twice
+		{nil, clienttest.OperatorToken, []string{"pause", id}, 0, "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                     // paused with the reason
+		{nil, clienttest.OperatorToken, []string{"resume", id}, 0, "resume: rollout " + id + " is running"},                                                                             // and on again
+		{fail, clienttest.OperatorToken, []string{"retry-failed", id}, 0, "retry-failed: rollout " + id + " is running"},                                                                // the failed target runs again
+		{fail, clienttest.OperatorToken, []string{"rollback", id}, 0, "rollback: rollout " + id + " is rolling_back"},                                                                   // started targets go back
+		{nil, clienttest.OperatorToken, []string{"resume", id}, 1, "myrctl: 409 action_not_allowed: "},                                                                                  // not while rolling back
+		{nil, clienttest.OperatorToken, []string{"abort", "r-nope"}, 1, "myrctl: 404 rollout_not_found: rollout r-nope does not exist"},                                                 // no such rollout
+		{nil, clienttest.OperatorToken, []string{"frobnicate", id}, 2, `unknown command "frobnicate"`},                                                                                  // no such action
+	}
+	for i, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		r := c.run(s.token, append([]string{"rollouts"}, s.args...)...)
+		got := r.stdout
+		if s.code != 0 {
+			got = r.stderr
+		}
+		if r.code != s.code || !strings.Contains(got, s.out) {
+			t.Fatalf("step %d %v: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", i, s.args, r.code, s.code, s.out, r.stdout, r.stderr)
+		}
+	}
+	entries, err := c.srv.Client(clienttest.ViewerToken).AllAudit(t.Context(), "rollout", id, 0)
+	// rollout.create and every decided action, refusals included; none for the
+	// 403, the usage errors or r-nope
+	if err != nil || len(entries) != 9 {
+		t.Fatalf("%d audit entries, %v: want 9", len(entries), err)
+	}
+}
+
+func TestActions_JSONAndProblemJSON(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(2)
+	r := decodeOut[client.Rollout](t, c.run(clienttest.OperatorToken, "rollouts", "abort", id, "-o", "json").ok(t))
+	if r.ID != id || r.Status != rollout.Aborted || r.TargetCounts == nil || r.TargetCounts.Cancelled != 1 {
+		t.Fatalf("abort answered %+v", r)
+	}
+	again := c.run(clienttest.OperatorToken, "rollouts", "abort", id, "-o", "json")
+	again.refused(t, "409 action_not_allowed")
+	p := decodeOut[client.Problem](t, again)
+	if p.Status != 409 || p.Code != "action_not_allowed" || p.Type != "https://myriarch.dev/problems/action_not_allowed" {
+		t.Fatalf("problem on stdout %+v", p)
+	}
+}

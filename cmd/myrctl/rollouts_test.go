@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/client/clienttest"
+)
+
+func TestRolloutsList(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(3)
+	c.run(clienttest.ViewerToken, "rollouts", "list").ok(t).has(t,
+		"ID      FLEET  KIND    STATUS            ORIGIN  TO            CREATED               CREATED BY",
+		id+"  edge   config  waiting_approval  gitops  0bbfc5ca6bc6  2026-11-30T09:00:00Z  gitops")
+	filters := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--fleet", "edge"}, 1},                      // the fleet's rollout
+		{[]string{"--fleet", "core"}, 0},                      // another fleet
+		{[]string{"--kind", "version"}, 0},                    // another kind
+		{[]string{"--status", "running,waiting_approval"}, 1}, // one of the statuses
+		{[]string{"--status", "completed"}, 0},                // not in the status
+		{[]string{"--kind", "config", "--limit", "1"}, 1},     // a limit
+	}
+	for _, f := range filters {
+		page := decodeOut[client.Page[client.Rollout]](t, c.run(clienttest.ViewerToken, append([]string{"rollouts", "list", "-o", "json"}, f.args...)...).ok(t))
+		if len(page.Items) != f.want {
+			t.Errorf("%v: %d rollouts, want %d", f.args, len(page.Items), f.want)
+		}
+	}
+	c.run(clienttest.ViewerToken, "rollouts", "list", "--fleet", "core").ok(t).has(t, "no rollouts")
+	c.run(clienttest.ViewerToken, "rollouts", "list", "--kind", "configs").usage(t, "--kind must be config or version")
+	c.run(clienttest.ViewerToken, "rollouts", "list", "--status", "running,done").usage(t, `--status "done" is not one of`)
+	c.run(clienttest.ViewerToken, "rollouts", "list", "--limit", "-1").usage(t, "--limit")
+}
+
+// TestRolloutsList_AllPages: every page unless --limit.
+func TestRolloutsList_AllPages(t *testing.T) {
+	c := newCLI(t)
+	c.srv.AddEdgeAgents(2)
+	for _, config := range []string{"a: 1\n", "a: 2\n", "a: 3\n"} { // each revision supersedes the last rollout
+		if _, err := c.srv.Client(clienttest.AdminToken).ApplyRevision(t.Context(), client.RevisionRequest{Commit: config, Files: clienttest.Files(config)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := decodeOut[client.Page[client.Rollout]](t, c.run(clienttest.ViewerToken, "rollouts", "list", "-o", "json").ok(t))
+	two := decodeOut[client.Page[client.Rollout]](t, c.run(clienttest.ViewerToken, "rollouts", "list", "-o", "json", "--limit", "2").ok(t))
+	if len(all.Items) != 3 || len(two.Items) != 2 || two.Items[0].ID != all.Items[0].ID || all.Items[2].Status != "superseded" {
+		t.Fatalf("all %d, limited %d", len(all.Items), len(two.Items))
+	}
+}
+
+func TestRolloutsGet(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(3)
+	c.run(clienttest.ViewerToken, "rollouts", "get", id).ok(t).has(t,
+		"Rollout "+id+" · fleet edge · config · waiting_approval",
+		"origin gitops · created by gitops at 2026-11-30T09:00:00Z · to 0bbfc5ca6bc6",
+		"Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17",
+		"0 canary  completed         [####################] 1/1  succeeded 1",
+		"1 rest    waiting_approval  [--------------------] 0/2  pending 2",
+		"wave 1 waits for approval: myrctl rollouts approve "+id+" --wave 1")
+	c.sameAsAPI(c.run(clienttest.ViewerToken, "rollouts", "get", id, "-o", "json").ok(t), "/api/v1/rollouts/"+id)
+	c.run(clienttest.ViewerToken, "rollouts", "get", "r-nope").refused(t, "404 rollout_not_found: rollout r-nope does not exist")
+	c.run(clienttest.ViewerToken, "rollouts", "get").usage(t, "accepts 1 arg(s)")
+}
+
+func TestRolloutsTargets(t *testing.T) {
+	c := newCLI(t)
+	id := c.srv.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
+	c.srv.Pass(id)
+	c.srv.ApplyConfig("e01")
+	c.srv.Pass(id)
+	c.now = t0.Add(30 * time.Second)
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id).ok(t).has(t,
+		"AGENT  WAVE  STATUS     FROM  TO            DETAIL",
+		"e01    0     verifying  old   0bbfc5ca6bc6  4m30s left",
+		"e02    1     pending    old   0bbfc5ca6bc6\n")
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "1", "--status", "verifying").ok(t).has(t, "no targets")
+	page := decodeOut[client.Page[client.Target]](t, c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "1", "-o", "json").ok(t))
+	if len(page.Items) != 2 || page.Items[0].AgentID != "e02" || page.NextPageToken != "" {
+		t.Fatalf("targets of wave 1: %+v", page)
+	}
+	c.sameAsAPI(c.run(clienttest.ViewerToken, "rollouts", "targets", id, "-o", "json").ok(t), "/api/v1/rollouts/"+id+"/targets")
+	limited := decodeOut[client.Page[client.Target]](t, c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--limit", "1", "-o", "json").ok(t))
+	if len(limited.Items) != 1 {
+		t.Fatalf("--limit 1 gave %d targets", len(limited.Items))
+	}
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--status", "verified").usage(t, "--status")
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "-1").usage(t, "--wave")
+	c.run(clienttest.ViewerToken, "rollouts", "targets", "r-nope").refused(t, "404 rollout_not_found")
+}
+
+// TestRolloutsTargets_AllPages: more targets than one page of the API.
+func TestRolloutsTargets_AllPages(t *testing.T) {
+	c := newCLI(t)
+	id := c.srv.ApplyEdge(t, 501, "receivers: {otlp: {}}\n")
+	page := decodeOut[client.Page[client.Target]](t, c.run(clienttest.ViewerToken, "rollouts", "targets", id, "-o", "json").ok(t))
+	if len(page.Items) != 501 {
+		t.Fatalf("%d targets, want all 501", len(page.Items))
+	}
+	if out := c.run(clienttest.ViewerToken, "rollouts", "targets", id).ok(t).stdout; strings.Count(out, "\n") != 502 {
+		t.Fatalf("%d lines, want a header and 501 targets", strings.Count(out, "\n"))
+	}
+}
