@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/client"
 	"github.com/myriarch/myriarch/pkg/client/clienttest"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -237,5 +239,65 @@ func TestWatch_TerminalRedrawsInPlace(t *testing.T) {
 	r := c.run(clienttest.ViewerToken, "watch", id)
 	if got := strings.Count(r.stdout, clearScreen); got != 2 || !strings.HasPrefix(r.stdout, clearScreen) {
 		t.Fatalf("%d clears, want one before each of the 2 frames", got)
+	}
+}
+
+// TestWatch_VersionRollout shows the update phase of version targets and
+// the built-in policy's source line, counting its 60 s health wait.
+func TestWatch_VersionRollout(t *testing.T) {
+	c := newCLI(t)
+	c.srv.ApplyEdge(t, 2, "receivers: {otlp: {}}\n")
+	sel, err := c.srv.Client(clienttest.OperatorToken).SelectVersion(t.Context(), "edge", client.SelectRequest{Version: "0.162.0", Reason: "CVE"})
+	if err != nil || sel.RolloutID == "" {
+		t.Fatalf("select: %+v, %v", sel, err)
+	}
+	id := sel.RolloutID
+	c.srv.Pass(id)
+	c.onSleep = func(n int) {
+		switch n {
+		case 1: // the collectors restart on the new version and report healthy
+			c.srv.Advance(20 * time.Second)
+			for _, a := range []string{"e01", "e02"} {
+				c.srv.UpdateAgent(a, func(ag *agent.Agent) {
+					ag.ServiceVersion = "0.162.0"
+					ag.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: c.srv.Now()}
+				})
+			}
+			c.srv.Pass(id)
+			c.now = c.srv.Now().Add(15 * time.Second)
+		case 2:
+			c.srv.Advance(time.Minute)
+			c.srv.Pass(id)
+		}
+	}
+	r := c.run(clienttest.ViewerToken, "watch", id).ok(t)
+	fs := frames(r.stdout)
+	if len(fs) != 3 {
+		t.Fatalf("%d frames, want 3:\n%s", len(fs), r.stdout)
+	}
+	(result{stdout: fs[0]}).has(t, "fleet edge · version · running", "origin ui · created by Dana Operator", "to 0.162.0 · executor updater",
+		"reason: CVE", "Policy default · healthWait 1m · built-in policy", "In progress (2)", "e01  wave 0  offered")
+	(result{stdout: fs[1]}).has(t, "Verifying (health wait) (2)", "e01  wave 0  health_wait · 45s left")
+	(result{stdout: fs[2]}).has(t, "version · completed", "Succeeded (2)", "e01  wave 0  succeeded")
+}
+
+func TestWatch_SaysHowItEnded(t *testing.T) {
+	cases := []struct {
+		r    client.Rollout
+		want string
+	}{
+		{client.Rollout{ID: "r-1", Status: rollout.Completed}, "rollout r-1 completed\n"},                                                  // the plain end
+		{client.Rollout{ID: "r-1", Status: rollout.RolledBack, StatusReason: "wave 0 failed"}, "rollout r-1 rolled_back: wave 0 failed\n"}, // with the reason
+		{client.Rollout{ID: "r-1", Status: rollout.Failed, StatusReason: "the fleet was removed"},
+			"rollout r-1 failed: the fleet was removed\nit waits for a person: myrctl rollouts rollback|abort|retry-failed r-1\n"}, // what to do
+	}
+	for _, c := range cases {
+		var out strings.Builder
+		w := watcher{g: newGlobals(&out, &out)}
+		w.g.output = "text"
+		w.sayEnd(c.r)
+		if out.String() != c.want {
+			t.Errorf("%s: %q, want %q", c.r.Status, out.String(), c.want)
+		}
 	}
 }
