@@ -67,13 +67,19 @@ type watcher struct {
 }
 
 // watchRecord is one refresh in --output json: the API's rollout and
-// targets, and the health waits counted down with the local clock.
+// targets, and the health waits counted down with the local clock (empty
+// when the engine does not evaluate the rollout).
 type watchRecord struct {
 	At          time.Time       `json:"at"`
-	Rollout     *client.Rollout `json:"rollout,omitempty"`
-	Targets     []client.Target `json:"targets,omitempty"`
-	HealthWaits []healthWait    `json:"healthWaits,omitempty"`
-	Error       string          `json:"error,omitempty"`
+	Rollout     *client.Rollout `json:"rollout"`
+	Targets     []client.Target `json:"targets"`
+	HealthWaits []healthWait    `json:"healthWaits"`
+}
+
+// watchError is a refresh that failed, in --output json.
+type watchError struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
 }
 
 // run refreshes until the rollout ends or ctx does. The first read must
@@ -177,13 +183,13 @@ func writeFrame(b io.Writer, v view) {
 func (w watcher) showError(err error) {
 	now := w.g.now()
 	if w.g.json() {
-		w.record(watchRecord{At: now.UTC(), Error: err.Error()})
+		w.record(watchError{At: now.UTC(), Error: err.Error()})
 		return
 	}
 	fmt.Fprintf(w.g.stdout, "%s: refresh failed, trying again in %s: %v\n", stamp(&now), shortDuration(w.interval), err)
 }
 
-func (w watcher) record(rec watchRecord) {
+func (w watcher) record(rec any) {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		fmt.Fprintln(w.g.stderr, "myrctl:", err)

@@ -301,3 +301,39 @@ func TestWatch_SaysHowItEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestWatch_JSONErrorLines: a refresh that failed is a line of its own.
+func TestWatch_JSONErrorLines(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(2)
+	target, _ := url.Parse(c.srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var down atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "upstream down", http.StatusBadGateway)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	c.srv.URL = front.URL
+	c.onSleep = func(n int) {
+		down.Store(n == 1)
+		if n == 2 {
+			c.onSleep = nil
+		}
+	}
+	r := c.run(clienttest.ViewerToken, "watch", id, "-o", "json")
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != exitInterrupted || len(lines) != 3 {
+		t.Fatalf("exit %d with %d lines:\n%s", r.code, len(lines), r.stdout)
+	}
+	var e map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &e); err != nil || len(e) != 2 || e["error"] != "502 bad_gateway: upstream down" {
+		t.Fatalf("error line %s: %v", lines[1], err)
+	}
+	if !strings.Contains(lines[2], `"healthWaits":[]`) {
+		t.Errorf("a record without health waits must still list them (empty): %s", lines[2])
+	}
+}
