@@ -175,7 +175,7 @@ func (p *pass) approve(w int) error {
 	}
 	wave.Approved = true
 	if p.r.Status == rollout.WaitingApproval {
-		p.r.Status = rollout.Running
+		p.r.Status, p.r.StatusReason = rollout.Running, ""
 	}
 	return nil
 }

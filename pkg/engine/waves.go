@@ -59,10 +59,14 @@ func (p *pass) openWave(w int) bool {
 			p.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
 		}
 		p.r.Status = rollout.WaitingApproval
+		p.r.StatusReason = fmt.Sprintf("wave %d %q waits for approval", w, wave.Name)
 		return false
 	}
 	wave.Status = rollout.WaveRunning
 	wave.StartedAt = timePtr(p.now)
+	if p.r.Status == rollout.WaitingApproval {
+		p.r.StatusReason = ""
+	}
 	p.r.Status = rollout.Running
 	return true
 }

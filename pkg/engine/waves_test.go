@@ -176,6 +176,9 @@ func TestTick_RequireApproval_ParksUntilApproved(t *testing.T) {
 	f.wantRollout(rollout.WaitingApproval)
 	f.wantWave(1, rollout.WaveWaitingApproval)
 	f.wantTarget("r", rollout.TargetPending)
+	if f.r.StatusReason != `wave 1 "rest" waits for approval` {
+		t.Fatalf("statusReason %q", f.r.StatusReason)
+	}
 	if !f.last.NextDeadline.IsZero() {
 		t.Fatalf("waiting for approval must not schedule a deadline, got %s", f.last.NextDeadline)
 	}
@@ -190,6 +193,9 @@ func TestTick_RequireApproval_ParksUntilApproved(t *testing.T) {
 	}
 	f.wantRollout(rollout.Running)
 	f.tick()
+	if f.r.StatusReason != "" {
+		t.Fatalf("statusReason %q after the approval, want none", f.r.StatusReason)
+	}
 	f.wantTarget("r", rollout.TargetInProgress)
 	f.finish()
 	f.wantRollout(rollout.Completed)
