@@ -1,9 +1,11 @@
 # Myriarch: one entry point for building and testing.
 # `make test` is what CI runs (.ci/run) and what the README names.
 GO ?= go
-PKGS := ./...
+# Every package of the root module; node_modules may hold Go templates (the
+# CDK CLI's) that are no packages of ours.
+PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet unit integration bench fuzz storeload demo run
+.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -15,11 +17,25 @@ WITH_DYNAMODB := scripts/with-dynamodb-local.sh
 # integration tests (pkg/store) included, against a DynamoDB Local started for it.
 test: check
 	$(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
+	$(MAKE) synth
 
-check: fmt vet
+check: fmt vet asl
+
+# asl: the state machines through asl-validator (what AWS would refuse).
+asl: node_modules/.bin/asl-validator
+	node_modules/.bin/asl-validator --json-path statemachines/rollout.asl.json
+
+node_modules/.bin/asl-validator: package.json package-lock.json
+	npm ci --no-audit --no-fund --no-update-notifier
+	@touch $@
+
+# synth: cdk synth of the CDK app in infra/ without AWS credentials, and the
+# app's assertion tests (scripts/synth.sh).
+synth:
+	scripts/synth.sh
 
 fmt:
-	@out=$$(find . -name '*.go' -not -path './node_modules/*' -not -path './.git/*' | xargs -r gofmt -l); \
+	@out=$$(find . \( -name node_modules -o -name cdk.out -o -name .cdk.out -o -name .git \) -prune -o -name '*.go' -print | xargs -r gofmt -l); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:

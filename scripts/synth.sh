@@ -6,7 +6,8 @@
 #     or another version;
 #  2. runs `cdk synth --quiet` from the repository root: cdk.json builds the
 #     Lambdas first (scripts/build-lambdas.sh), then runs the Go app in
-#     infra/; the cloud assembly lands in cdk.out/;
+#     infra/; the cloud assembly lands in .cdk.out/ (hidden, so that the
+#     Go tools never read the Go sources CDK stages there as assets);
 #  3. vets and tests the infra module (assertion tests on the synthesized
 #     stack: resources, least-privilege policies, the state machine file).
 #
@@ -38,10 +39,10 @@ if [ "$installed" != "$pinned" ]; then
 fi
 
 cd "$root"
-rm -rf cdk.out # CDK never prunes it: old assets would pile up
+rm -rf .cdk.out # CDK never prunes it: old assets would pile up
 start=$(date +%s)
 infra/node_modules/.bin/cdk synth --quiet --no-notices || fail "cdk synth failed: see above"
-echo "synth: cdk synth took $(($(date +%s) - start)) s; cloud assembly in cdk.out/" >&2
+echo "synth: cdk synth took $(($(date +%s) - start)) s; cloud assembly in .cdk.out/" >&2
 
 # "." and not "./...": infra/node_modules holds the CLI's Go init templates.
 cd "$root/infra"

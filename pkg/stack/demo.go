@@ -39,7 +39,9 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	say := func(format string, args ...any) { fmt.Fprintf(o.Out, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...)) }
+	say := func(format string, args ...any) {
+		fmt.Fprintf(o.Out, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
 	c := client{base: s.APIURL, token: s.AdminToken}
 	var sum Summary
 
