@@ -3,7 +3,11 @@
 // package status. The gateway writes it; the engine and the planner read it.
 package agent
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Remote configuration statuses as OpAMP reports them.
 const (
@@ -125,4 +129,21 @@ func (a Agent) Attr(name string) (string, bool) {
 // without writing anything. silence 0 trusts Online alone.
 func (a Agent) OnlineAt(now time.Time, silence time.Duration) bool {
 	return a.Online && (silence == 0 || !now.After(a.LastSeen.Add(silence)))
+}
+
+// OfferKey names one package offer: the version, and the attempt of the
+// target when it is a retry ("0.162.0", then "0.162.0#2"). A retried target
+// gets a new key, so the gateway offers again with a new hash that the
+// updater does not take for the offer it already failed.
+func OfferKey(version string, attempt int) string {
+	if version == "" || attempt <= 1 {
+		return version
+	}
+	return fmt.Sprintf("%s#%d", version, attempt)
+}
+
+// OfferVersion is the version of an offer key.
+func OfferVersion(key string) string {
+	v, _, _ := strings.Cut(key, "#")
+	return v
 }

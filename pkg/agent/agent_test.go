@@ -44,3 +44,22 @@ func TestStartupReport(t *testing.T) {
 		}
 	}
 }
+
+func TestOfferKey(t *testing.T) {
+	cases := []struct {
+		version string
+		attempt int
+		key     string
+	}{
+		{"0.162.0", 1, "0.162.0"},   // the first attempt is the plain version
+		{"0.162.0", 0, "0.162.0"},   // no attempt recorded
+		{"0.162.0", 2, "0.162.0#2"}, // a retry gets a key of its own
+		{"", 3, ""},                 // no offer
+	}
+	for _, c := range cases {
+		key := OfferKey(c.version, c.attempt)
+		if key != c.key || OfferVersion(key) != c.version {
+			t.Errorf("OfferKey(%q, %d) = %q (version %q), want %q", c.version, c.attempt, key, OfferVersion(key), c.key)
+		}
+	}
+}

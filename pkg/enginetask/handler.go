@@ -38,6 +38,9 @@ type Handler struct {
 	Tokens          Tokens
 	SFN             StepFunctions
 	StateMachineArn string
+	// ContinueAfter is the number of passes after which an execution
+	// continues as a new one (0: MaxIterations).
+	ContinueAfter int
 }
 
 // Handle dispatches a task. Every task is idempotent: Step Functions may
@@ -78,7 +81,7 @@ func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		return Output{}, classify("evaluate rollout "+in.RolloutID, err)
 	}
-	return Verdict(res, in.Iteration+1, h.Clock().UTC()), nil
+	return Verdict(res, in.Iteration+1, h.ContinueAfter, h.Clock().UTC()), nil
 }
 
 // park stores the task token so that an operator action can wake the

@@ -1,6 +1,7 @@
 package enginetask_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,4 +188,24 @@ func TestStateMachine_VersionRolloutThroughTheUpdater(t *testing.T) {
 			t.Fatalf("target %+v progress %+v, want started by the updater and progress succeeded", tg, tg.Progress)
 		}
 	}
+}
+
+func TestStateMachine_LongRolloutContinuesAsNewExecution(t *testing.T) {
+	r := newRig(t)
+	r.h.ContinueAfter = 3 // in production MaxIterations passes
+	ids := r.agents(2, nil)
+	spec := policy.Spec{HealthWait: 10 * time.Minute}
+	r.start("r-long", policy.KindConfig, spec, ids, nil)
+	r.run(nil)
+	r.wantStatus("r-long", rollout.Completed)
+	states, _ := r.history("r-long")
+	if states[len(states)-1] != "Continued as a new execution" {
+		t.Fatalf("the first execution ended in %q, want a continuation", states[len(states)-1])
+	}
+	r.wantExecution("r-long", types.ExecutionStatusSucceeded)
+	ro, _ := r.rollout("r-long")
+	if ro.Executions < 2 || !strings.HasSuffix(ro.ExecutionArn, ":r-long-"+strconv.Itoa(ro.Executions)) {
+		t.Fatalf("executions %d arn %s, want the rollout carried on by r-long-<n>", ro.Executions, ro.ExecutionArn)
+	}
+	r.wantExecution("r-long-"+strconv.Itoa(ro.Executions), types.ExecutionStatusSucceeded)
 }

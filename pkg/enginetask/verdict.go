@@ -13,8 +13,9 @@ import (
 // are in flight (their health waits are evaluated to the end) and parks on a
 // task token only when nothing is scheduled. Waits are capped: at
 // LostEventCap while targets are in flight, IdleCap otherwise. After
-// MaxIterations passes a wait becomes "continue", so the history stays short.
-func Verdict(res Passed, iteration int, now time.Time) Output {
+// continueAfter passes (MaxIterations when 0) a wait becomes "continue", so
+// the history stays short.
+func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	r, targets := res.Rollout, res.Targets
 	out := Output{RolloutID: r.ID, Iteration: iteration, Status: string(r.Status), Wave: currentWave(r), Reason: r.StatusReason}
 	switch {
@@ -53,7 +54,10 @@ func Verdict(res Passed, iteration int, now time.Time) Output {
 		until = now
 	}
 	out.WaitUntil = until.UTC().Format(time.RFC3339Nano)
-	if iteration >= MaxIterations {
+	if continueAfter <= 0 {
+		continueAfter = MaxIterations
+	}
+	if iteration >= continueAfter {
 		out.Verdict = VerdictContinue
 	}
 	return out

@@ -43,10 +43,11 @@ func TestVerdict(t *testing.T) {
 		{"paused with nothing in flight parks", passed(rollout.Paused, time.Time{}, rollout.TargetSucceeded), 1, VerdictPaused, time.Time{}},
 		{"paused keeps evaluating health waits", passed(rollout.Paused, soon, rollout.TargetVerifying), 1, VerdictWaitHealth, soon},
 		{"long history continues", passed(rollout.Running, soon, rollout.TargetVerifying), MaxIterations, VerdictContinue, soon},
+		{"one pass before the limit", passed(rollout.Running, soon, rollout.TargetVerifying), MaxIterations - 1, VerdictWaitHealth, soon},
 		{"deadline in the past: no wait", passed(rollout.Running, now.Add(-time.Second), rollout.TargetVerifying), 1, VerdictWaitHealth, now},
 	}
 	for _, c := range cases {
-		out := Verdict(c.in, c.iter, now)
+		out := Verdict(c.in, c.iter, 0, now)
 		if out.Verdict != c.verdict {
 			t.Errorf("%s: verdict %s, want %s", c.name, out.Verdict, c.verdict)
 		}
@@ -58,7 +59,7 @@ func TestVerdict(t *testing.T) {
 			t.Errorf("%s: waitUntil %q, want %q", c.name, out.WaitUntil, want)
 		}
 	}
-	if out := Verdict(passed(rollout.Running, soon, rollout.TargetVerifying), 3, now); out.Wave != "rest" || out.Iteration != 3 {
+	if out := Verdict(passed(rollout.Running, soon, rollout.TargetVerifying), 3, 0, now); out.Wave != "rest" || out.Iteration != 3 {
 		t.Errorf("wave %q iteration %d, want rest and 3", out.Wave, out.Iteration)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -45,9 +46,10 @@ func (ManualExecutor) Start(context.Context, rollout.Rollout, rollout.Target, st
 
 func (ManualExecutor) Cancel(context.Context, rollout.Rollout, rollout.Target) error { return nil }
 
-// Offers records the package offer that the gateway sends to the agent.
+// Offers records the package offer that the gateway sends to the agent,
+// named by its key (agent.OfferKey: the version, and the attempt of a retry).
 type Offers interface {
-	SetPackageOffer(ctx context.Context, agentID, version string) error
+	SetPackageOffer(ctx context.Context, agentID, offerKey string) error
 }
 
 // UpdaterExecutor drives the myriarch-updater: Start records a package offer
@@ -65,7 +67,7 @@ func (u UpdaterExecutor) Validate(context.Context, rollout.Rollout) error {
 }
 
 func (u UpdaterExecutor) Start(ctx context.Context, _ rollout.Rollout, t rollout.Target, version string) (string, error) {
-	if err := u.Offers.SetPackageOffer(ctx, t.AgentID, version); err != nil {
+	if err := u.Offers.SetPackageOffer(ctx, t.AgentID, agent.OfferKey(version, t.Attempt)); err != nil {
 		return "", fmt.Errorf("offer %s to agent %s: %w", version, t.AgentID, err)
 	}
 	return Updater, nil

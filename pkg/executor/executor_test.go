@@ -25,6 +25,9 @@ func TestUpdater_RecordsAndWithdrawsTheOffer(t *testing.T) {
 	if ref, err := u.Start(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}, "0.161.0"); err != nil || ref != "updater" || o["a"] != "0.161.0" {
 		t.Fatalf("start: ref %q err %v offers %v", ref, err, o)
 	}
+	if _, err := u.Start(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a", Attempt: 2}, "0.161.0"); err != nil || o["a"] != "0.161.0#2" {
+		t.Fatalf("retry: err %v offers %v, want the offer key of attempt 2", err, o)
+	}
 	if err := u.Cancel(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}); err != nil || o["a"] != "" {
 		t.Fatalf("cancel: err %v offers %v", err, o)
 	}

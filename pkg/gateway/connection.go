@@ -76,7 +76,7 @@ func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.A
 		}
 	}
 	g.fill(ctx, s, resp, push[0], push[1])
-	g.ack(ctx, s, resp) // opamp-go sends resp after we return: a lost one is sent again on reconnect
+	g.ack(ctx, s, resp, push[1]) // opamp-go sends resp after we return: a lost one is sent again on reconnect
 	return resp
 }
 

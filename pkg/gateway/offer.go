@@ -38,9 +38,14 @@ func wantsConfig(a agent.Agent, sent string) bool {
 // (downloading, installing, installed or failed), and it was not sent on this
 // connection yet. A failed install is not offered again on the same terms;
 // the engine decides what follows.
+//
+// PackageOffer is an offer key (agent.OfferKey): a retry of a failed target
+// carries its attempt, and is offered again although the agent reports
+// INSTALL_FAILED for that version.
 func wantsOffer(a agent.Agent, sent string) bool {
-	v := NormalizeVersion(a.PackageOffer)
-	return v != "" && a.PackageOffer != sent && v != a.ServiceVersion && v != a.Package.Version
+	v := NormalizeVersion(agent.OfferVersion(a.PackageOffer))
+	retry := a.PackageOffer != agent.OfferVersion(a.PackageOffer) && a.Package.Status == agent.PackageInstallFailed
+	return v != "" && a.PackageOffer != sent && v != a.ServiceVersion && (v != a.Package.Version || retry)
 }
 
 // remoteConfigFor is the AgentRemoteConfig of a rendered configuration. The
@@ -59,13 +64,15 @@ func remoteConfigFor(hash string, body []byte, contentType string) (*protobufs.A
 	}, nil
 }
 
-// packagesFor is the PackagesAvailable offer of one collector version. Its
-// hashes depend only on the package name, version and URL, so every gateway
-// task offers the same bytes and an agent that already has the offer
-// recognizes it.
-func packagesFor(packageName, version, urlTemplate string) *protobufs.PackagesAvailable {
+// packagesFor is the PackagesAvailable offer of an offer key (a collector
+// version, and the attempt of a retry). Its hashes depend only on the
+// package name, the key and the URL, so every gateway task offers the same
+// bytes and an agent that already has the offer recognizes it, while a
+// retry is a new offer.
+func packagesFor(packageName, offerKey, urlTemplate string) *protobufs.PackagesAvailable {
+	version := agent.OfferVersion(offerKey)
 	url := strings.ReplaceAll(urlTemplate, "{version}", version)
-	pkgHash := sha256.Sum256([]byte("myriarch/package\x00" + packageName + "\x00" + version + "\x00" + url))
+	pkgHash := sha256.Sum256([]byte("myriarch/package\x00" + packageName + "\x00" + offerKey + "\x00" + url))
 	allHash := sha256.Sum256(append([]byte("myriarch/packages\x00"), pkgHash[:]...))
 	return &protobufs.PackagesAvailable{
 		Packages: map[string]*protobufs.PackageAvailable{

@@ -45,10 +45,13 @@ func TestWantsOffer(t *testing.T) {
 	}{
 		{"pending offer", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}, "", true},
 		{"v-prefixed offer", "v0.111.0", "0.110.0", agent.PackageStatus{}, "", true},
-		{"already running", "0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                                    // success is the version report
-		{"already running, v offer", "v0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                          // versions compare normalized
-		{"downloading it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, "", false}, // the agent works on it
-		{"failed it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "", false},    // the engine decides what follows
+		{"already running", "0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                                                  // success is the version report
+		{"already running, v offer", "v0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                                        // versions compare normalized
+		{"downloading it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, "", false},               // the agent works on it
+		{"failed it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "", false},                  // the engine decides what follows
+		{"retry of a failed install", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "", true}, // retry-failed: a new attempt
+		{"retry sent on this connection", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "0.111.0#2", false},
+		{"retry already downloading", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, "", false},
 		{"sent on this connection", "0.111.0", "0.110.0", agent.PackageStatus{}, "0.111.0", false},
 		{"no offer", "", "0.110.0", agent.PackageStatus{}, "", false},
 	}
@@ -89,6 +92,9 @@ func TestPackagesFor(t *testing.T) {
 		p.File.DownloadUrl != "https://example.invalid/otelcol/0.111.0" {
 		t.Fatalf("offer = %v", a)
 	}
+	if r := packagesFor("", "0.111.0#2", DefaultDownloadURL).Packages[""]; r.Version != "0.111.0" || r.File.DownloadUrl != p.File.DownloadUrl {
+		t.Errorf("a retry offers %v, want the same version and URL", r)
+	}
 	if b := packagesFor("", "0.111.0", DefaultDownloadURL); !bytes.Equal(a.AllPackagesHash, b.AllPackagesHash) || !bytes.Equal(p.Hash, b.Packages[""].Hash) {
 		t.Error("the same offer hashes differently: tasks would disagree")
 	}
@@ -96,6 +102,7 @@ func TestPackagesFor(t *testing.T) {
 		packagesFor("", "0.112.0", DefaultDownloadURL),                 // other version
 		packagesFor("", "0.111.0", "https://mirror.example/{version}"), // other URL
 		packagesFor("otelcol", "0.111.0", DefaultDownloadURL),          // other package
+		packagesFor("", "0.111.0#2", DefaultDownloadURL),               // a retry: a new offer
 	} {
 		if bytes.Equal(a.AllPackagesHash, other.AllPackagesHash) {
 			t.Errorf("offer %v hashes like %v", other, a)

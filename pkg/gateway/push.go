@@ -97,7 +97,7 @@ func (g *Gateway) push(ctx context.Context, s *session) {
 			g.log.Warn("push to agent", "agent", s.id, "error", err)
 			return
 		}
-		g.ack(ctx, s, msg)
+		g.ack(ctx, s, msg, offer)
 	}()
 }
 
@@ -117,14 +117,14 @@ func (g *Gateway) fill(ctx context.Context, s *session, msg *protobufs.ServerToA
 	}
 	if offer != "" {
 		msg.PackagesAvailable = packagesFor(g.cfg.PackageName, offer, g.cfg.DownloadURL)
-		g.log.Info("offer package", "agent", s.id, "version", offer)
+		g.log.Info("offer package", "agent", s.id, "offer", offer)
 	}
 }
 
 // ack tells a store that asks for it what was sent, so that the agent
 // leaves the lagging index; a push that is lost afterwards is sent again
 // when the agent reconnects (it is compared with what the agent reports).
-func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAgent) {
+func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAgent, offerKey string) {
 	acker, ok := g.agents.(PushAcker)
 	if !ok || (msg.RemoteConfig == nil && msg.PackagesAvailable == nil) {
 		return
@@ -133,8 +133,8 @@ func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAg
 	if msg.RemoteConfig != nil {
 		hash = hex.EncodeToString(msg.RemoteConfig.ConfigHash)
 	}
-	if p := msg.PackagesAvailable.GetPackages()[g.cfg.PackageName]; p != nil {
-		offer = p.Version
+	if msg.PackagesAvailable != nil {
+		offer = offerKey
 	}
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()

@@ -42,7 +42,7 @@ func (r AgentRecord) Lagging() bool {
 	a := r.Agent
 	cfg := a.DesiredHash != "" && a.DesiredHash != r.Push.AckedHash && a.DesiredHash != a.RemoteConfig.Hash
 	offer := a.PackageOffer != "" && a.PackageOffer != r.Push.AckedOffer &&
-		fleet.NormalizeVersion(a.PackageOffer) != a.ServiceVersion
+		fleet.NormalizeVersion(agent.OfferVersion(a.PackageOffer)) != a.ServiceVersion
 	return cfg || offer
 }
 

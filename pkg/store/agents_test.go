@@ -174,6 +174,9 @@ func TestAgents_Lagging(t *testing.T) {
 		}, ""},
 		{"package offer", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0") }, "a3"},
 		{"offer delivered", func() error { return s.AckPush(ctx, "a3", "", "0.162.0") }, ""},
+		{"retry of the offer (attempt 2)", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0#2") }, "a3"},
+		{"retry delivered", func() error { return s.AckPush(ctx, "a3", "", "0.162.0#2") }, ""},
+		{"an agent already on a retried version", func() error { return s.SetPackageOffer(ctx, "a2", "0.150.0#3") }, ""}, // agentOf runs 0.150.0
 		{"new desired hash", func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h2") }, "a1"},
 		{"offer withdrawn and renewed", func() error {
 			if err := s.SetPackageOffer(ctx, "a3", ""); err != nil {
