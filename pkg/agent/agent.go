@@ -82,6 +82,9 @@ type PackageStatus struct {
 	Status          string `json:"status,omitempty"`
 	DownloadPercent int    `json:"downloadPercent,omitempty"`
 	Error           string `json:"error,omitempty"`
+	// Since is when the agent first reported this version and status; an
+	// INSTALL_FAILED older than a retried target belongs to the attempt before.
+	Since time.Time `json:"since,omitempty"`
 }
 
 // UpdateComponent is the updater's health component dev.myriarch.update:

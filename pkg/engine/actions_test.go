@@ -175,3 +175,41 @@ func TestMarkStartFailed_AllStartedFailInExecutor_RolloutFailed(t *testing.T) {
 		t.Fatalf("events %v, want rollout.failed", f.events)
 	}
 }
+
+func TestRetryFailed_OldFailureReportDoesNotFailTheNewAttempt(t *testing.T) {
+	cases := []struct {
+		kind policy.Kind
+		fail func(f *fixture)
+	}{
+		{policy.KindVersion, func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed, Since: f.now}
+			})
+		}},
+		{policy.KindConfig, func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
+			})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(string(c.kind), func(t *testing.T) {
+			f := newFixture(t, c.kind, snap(c.kind, nil), []string{"a"})
+			f.tick()
+			f.advance(time.Second)
+			c.fail(f)
+			f.tick()
+			f.wantTarget("a", rollout.TargetFailed)
+			f.advance(time.Minute)
+			if err := f.act(Request{Action: ActionRetryFailed}); err != nil {
+				t.Fatal(err)
+			}
+			f.tick()
+			f.wantTarget("a", rollout.TargetInProgress) // the report of attempt 1 does not fail attempt 2
+			f.advance(time.Second)
+			c.fail(f) // attempt 2 fails for itself
+			f.tick()
+			f.wantTarget("a", rollout.TargetFailed)
+		})
+	}
+}

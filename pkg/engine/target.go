@@ -77,15 +77,21 @@ func successReported(k policy.Kind, t rollout.Target, a agent.Agent) (bool, time
 func applyFailure(k policy.Kind, t rollout.Target, a agent.Agent) string {
 	if k == policy.KindVersion {
 		ps := a.Package
-		if ps.Status == agent.PackageInstallFailed && (ps.Version == "" || ps.Version == t.ToRef) {
+		if ps.Status == agent.PackageInstallFailed && (ps.Version == "" || ps.Version == t.ToRef) && !reportedBefore(ps.Since, t) {
 			return "the updater reported INSTALL_FAILED: " + ps.Error
 		}
 		return ""
 	}
-	if a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status == agent.ConfigFailed {
+	if a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status == agent.ConfigFailed && !reportedBefore(a.RemoteConfig.Since, t) {
 		return "the agent reported FAILED for the configuration: " + a.RemoteConfig.Error
 	}
 	return ""
+}
+
+// reportedBefore: a failure reported before this attempt started belongs to
+// the attempt before (retry-failed); a report without a time counts.
+func reportedBefore(since time.Time, t rollout.Target) bool {
+	return t.Attempt > 1 && !since.IsZero() && t.StartedAt != nil && since.Before(*t.StartedAt)
 }
 
 func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {

@@ -118,7 +118,7 @@ func TestGateway_OffersPackage(t *testing.T) {
 				Packages: map[string]*protobufs.PackageStatus{"": {AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
 					Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 10}}}}))
 			h.eventually("DOWNLOADING recorded", func() bool { return h.agents.get(id1).Package.Status == agent.PackageDownloading })
-			if got := h.agents.get(id1).Package; got != (agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 10}) {
+			if got := h.agents.get(id1).Package; got.Since.IsZero() || got != (agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 10, Since: got.Since}) {
 				t.Errorf("package %+v", got)
 			}
 			h.eventually("the offer acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })

@@ -69,6 +69,11 @@ func Translate(prev agent.Agent, msg *protobufs.AgentToServer, now time.Time, pa
 	}
 	if ps := msg.GetPackageStatuses(); ps != nil {
 		next.Package = packageStatus(ps.GetPackages()[packageName])
+		same := next.Package.Version == prev.Package.Version && next.Package.Status == prev.Package.Status
+		next.Package.Since = since(same, prev.Package.Since, now)
+		if next.Package.Status == "" {
+			next.Package.Since = time.Time{} // nothing reported, nothing to date
+		}
 	}
 	return next, nil
 }

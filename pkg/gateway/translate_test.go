@@ -81,24 +81,24 @@ func TestTranslate(t *testing.T) {
 		{"config unset", agent.Agent{ID: id1}, msg(withRemoteConfig(nil, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")), agent.Agent{ID: id1,
 			RemoteConfig: agent.RemoteConfigStatus{Since: at(0)}}}, // nothing applied yet
 		{"package installed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "v0.110.0", ServerOfferedVersion: "v0.110.0"})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}}},
+			Package: agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled, Since: at(0)}}},
 		{"package downloading", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
 			Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 42.6}})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 43}}}, // the offered version, percent rounded
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 43, Since: at(0)}}}, // the offered version, percent rounded
 		{"package install pending", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallPending}}},
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallPending, Since: at(0)}}},
 		{"package installing", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installing})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstalling}}},
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstalling, Since: at(0)}}},
 		{"package install failed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
 			Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "checksum mismatch"})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed, Error: "checksum mismatch"}}},
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed, Error: "checksum mismatch", Since: at(0)}}},
 		{"other package only", with(seen, func(a *agent.Agent) {
 			a.Package = agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}
 		}),
 			msg(withPackage("addon", &protobufs.PackageStatus{AgentHasVersion: "1.0"})), seen}, // the collector package is absent: zero status
 		{"percent clamped", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,
 			DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 250}})), agent.Agent{ID: id1,
-			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 100}}},
+			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 100, Since: at(0)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,5 +247,26 @@ func TestNormalizeVersion(t *testing.T) {
 		if got := NormalizeVersion(tt.in); got != tt.want {
 			t.Errorf("NormalizeVersion(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// Package statuses carry the moment they were first reported, so that the
+// engine can tell an INSTALL_FAILED of an earlier attempt from a new one.
+func TestTranslate_PackageSince(t *testing.T) {
+	failed := func() *protobufs.AgentToServer {
+		return msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed}))
+	}
+	first, err := Translate(agent.Agent{ID: id1}, failed(), at(0), "")
+	if err != nil || !first.Package.Since.Equal(at(0)) {
+		t.Fatalf("first report: %v %+v", err, first.Package)
+	}
+	again, _ := Translate(first, failed(), at(30), "")
+	if !again.Package.Since.Equal(at(0)) {
+		t.Fatalf("a repeated report moved Since to %s", again.Package.Since)
+	}
+	next, _ := Translate(again, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0",
+		Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading})), at(60), "")
+	if !next.Package.Since.Equal(at(60)) {
+		t.Fatalf("a new status must be dated now, got %s", next.Package.Since)
 	}
 }
