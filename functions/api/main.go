@@ -39,6 +39,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store"
 )
 
@@ -79,7 +80,8 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	}
 	return api.New(api.Deps{
 		Store: dynamo.Store{Store: st}, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,
-		Actions: enginetask.Passer{Store: st, Executors: executors, Clock: clock, Log: log},
+		Actions: enginetask.Passer{Store: st, Executors: executors, Clock: clock, Log: log,
+			ServerTimezone: getenv(setup.EnvServerTimezone), OfflineAfter: 90 * time.Second},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},
 		Clock:   clock, NewID: newID, Log: log,
 	})
