@@ -87,7 +87,7 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 			}
 		}
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && ctx.Err() == nil { // a shutdown is no error to report
 		h.logger().Error("agent events", "fleets", len(fleets), "errors", len(errs), "error", errors.Join(errs...).Error())
 	}
 	return errors.Join(errs...)
