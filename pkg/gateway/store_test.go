@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -77,4 +78,32 @@ func TestGateway_WithStore(t *testing.T) {
 
 	must(t, a.stop())
 	h.eventually("offline in the store", func() bool { return !get().Online })
+}
+
+// TestGateway_SeveralTasks runs two gateway tasks over one store: the agent
+// holds a connection to the second; a desired state written through the
+// store (as the engine writes it) reaches the agent from that task, through
+// the lagging index, while the first task, which does not hold the agent,
+// sends nothing and leaves it in the index.
+func TestGateway_SeveralTasks(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	first := startHarness(t, st)
+	second := startHarness(t, st)
+	a := second.startAgent("ws", token)
+	second.eventually("the agent recorded", func() bool {
+		got, _, err := st.GetAgent(ctx, id1)
+		return err == nil && got.Online
+	})
+	if first.g.Len() != 0 || second.g.Len() != 1 {
+		t.Fatalf("sessions: first %d, second %d; want the agent on the second task only", first.g.Len(), second.g.Len())
+	}
+	must(t, st.SetDesiredHash(ctx, []string{id1}, "abcd02"))
+	rc := receive(t, a.configs, "the remote configuration from the task that holds the agent")
+	if want, _ := hex.DecodeString("abcd02"); !bytes.Equal(rc.ConfigHash, want) {
+		t.Fatalf("received %x, want abcd02", rc.ConfigHash)
+	}
+	if first.logged("INFO", "push configuration") {
+		t.Fatal("the task that does not hold the agent pushed to it")
+	}
 }
