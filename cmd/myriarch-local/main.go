@@ -32,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mode := args[0]
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := stack.Options{}
+	o := stack.Options{Clock: time.Now}
 	fs.StringVar(&o.APIAddr, "api", "127.0.0.1:8080", "REST API address")
 	fs.StringVar(&o.GatewayAddr, "gateway", "127.0.0.1:4320", "OpAMP gateway address")
 	fs.StringVar(&o.SFNAddr, "sfn", "127.0.0.1:8083", "local Step Functions endpoint address")

@@ -36,11 +36,11 @@ type Summary struct {
 // approved as an operator would, and completes; then an operator selects a
 // new collector version, which rolls out through the updater executor.
 func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
-	start := time.Now()
+	start := s.clock()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	say := func(format string, args ...any) {
-		fmt.Fprintf(o.Out, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		fmt.Fprintf(o.Out, "[%5.1fs] %s\n", s.clock().Sub(start).Seconds(), fmt.Sprintf(format, args...))
 	}
 	c := client{base: s.APIURL, token: s.AdminToken}
 	var sum Summary
@@ -114,7 +114,7 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	if err := fleet.Wait(ctx, allOn(func(a simfleet.AgentState) bool { return a.Version == o.NewVersion })); err != nil {
 		return sum, fmt.Errorf("agents do not all report %s: %w", o.NewVersion, err)
 	}
-	sum.Wall = time.Since(start)
+	sum.Wall = s.clock().Sub(start)
 	say("done: %d rollouts completed, %d targets succeeded, in %s", sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
 	return sum, nil
 }

@@ -19,7 +19,7 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: "demo-test-", StateMachineFile: "../../statemachines/rollout.asl.json"})
+		TablePrefix: "demo-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

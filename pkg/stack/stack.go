@@ -48,6 +48,9 @@ type Options struct {
 	Releases                      []string      // collector releases the version options know
 	AgentToken                    string        // default: minted
 	Log                           *slog.Logger
+	// Clock is the wall clock of the whole stack (required): the command
+	// passes time.Now, so that nothing in pkg/ reads the clock itself.
+	Clock func() time.Time
 }
 
 // Stack is a running local stack.
@@ -62,6 +65,7 @@ type Stack struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	log     *slog.Logger
+	clock   func() time.Time
 }
 
 // Start brings the stack up. DynamoDB Local must be reachable through
@@ -73,7 +77,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, errors.New("AWS_ENDPOINT_URL_DYNAMODB is unset: start the local stack through scripts/with-dynamodb-local.sh (make run)")
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Stack{cancel: cancel, log: o.Log, AgentToken: o.AgentToken}
+	if o.Clock == nil {
+		cancel()
+		return nil, errors.New("stack: Options.Clock is required")
+	}
+	s := &Stack{cancel: cancel, log: o.Log, AgentToken: o.AgentToken, clock: o.Clock}
 	if err := s.start(ctx, runCtx, o); err != nil {
 		s.Stop()
 		return nil, err
@@ -108,7 +116,7 @@ func withDefaults(o Options) Options {
 }
 
 func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
-	clock := func() time.Time { return time.Now().UTC() }
+	clock := func() time.Time { return o.Clock().UTC() }
 	getenv := func(k string) string {
 		if k == setup.EnvTablePrefix {
 			return o.TablePrefix
@@ -204,7 +212,7 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	}
 	s.AdminToken = token
 	h, err := api.New(api.Deps{
-		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(newRolloutID),
+		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
 		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,
 	})
 	if err != nil {
@@ -261,7 +269,7 @@ func (s *Stack) stream(ctx, runCtx context.Context, d setup.Deps, prefix string)
 // schedule runs the planner over every fleet at a fixed interval, like the
 // EventBridge rule in the cloud.
 func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Duration) {
-	planning := d.Planning(newRolloutID)
+	planning := d.Planning(s.newRolloutID)
 	s.goRun(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -318,10 +326,10 @@ func randomToken() string {
 }
 
 // newRolloutID is time-ordered, then random: listings sort well, ids never collide.
-func newRolloutID() string {
+func (s *Stack) newRolloutID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("r-%s-%s", time.Now().UTC().Format("20060102t150405"), hex.EncodeToString(b[:]))
+	return fmt.Sprintf("r-%s-%s", s.clock().UTC().Format("20060102t150405"), hex.EncodeToString(b[:]))
 }
 
 // localDynamo is a DynamoDB client for DynamoDB Local, which sends no
