@@ -164,7 +164,9 @@ func TestApply_RollbackWithoutStartedTargets_RolledBackAtOnce(t *testing.T) {
 }
 
 func TestMarkStartFailed_AllStartedFailInExecutor_RolloutFailed(t *testing.T) {
-	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.FailureThreshold.MaxFailed = 2 }), []string{"a", "b"})
+	// maxFailed 5 is not reached by 2 failures: a broken executor fails the
+	// rollout all the same, instead of completing the wave.
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.FailureThreshold.MaxFailed = 5 }), []string{"a", "b"}, []string{"c"})
 	f.tick()
 	for i := range f.ts {
 		f.ts[i] = MarkStartFailed(f.ts[i], f.now, "webhook returned 500")
@@ -212,4 +214,21 @@ func TestRetryFailed_OldFailureReportDoesNotFailTheNewAttempt(t *testing.T) {
 			f.wantTarget("a", rollout.TargetFailed)
 		})
 	}
+}
+
+func TestApply_PausedBeforeItBegan_StartsOnResume(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a"})
+	if err := f.act(Request{Action: ActionPause}); err != nil {
+		t.Fatal(err)
+	}
+	f.tick()
+	f.wantTarget("a", rollout.TargetPending)
+	if err := f.act(Request{Action: ActionResume}); err != nil {
+		t.Fatal(err)
+	}
+	f.tick()
+	if f.r.StartedAt == nil || !f.r.StartedAt.Equal(f.now) || f.events[len(f.events)-1] != "rollout.started" {
+		t.Fatalf("startedAt %v events %v: a rollout paused while pending begins on resume", f.r.StartedAt, f.events)
+	}
+	f.wantTarget("a", rollout.TargetInProgress)
 }

@@ -135,9 +135,10 @@ func Evaluate(in Input) Result {
 	return p.result()
 }
 
-// begin moves a pending rollout to running on its first pass.
+// begin moves a pending rollout to running on its first pass; a rollout
+// paused before it began starts when it is resumed.
 func (p *pass) begin() {
-	if p.r.Status != rollout.Pending {
+	if p.r.StartedAt != nil || (p.r.Status != rollout.Pending && p.r.Status != rollout.Running) {
 		return
 	}
 	p.r.Status = rollout.Running

@@ -131,16 +131,21 @@ func (p *pass) checkThreshold(w int) bool {
 			}
 		}
 	}
+	wave := &p.r.Waves[w]
+	// A misconfigured executor fails every target it starts: the rollout
+	// cannot continue at all, whatever the threshold says.
+	if executorFailed > 0 && executorFailed == started {
+		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(p.now)
+		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
+		return true
+	}
 	if !ThresholdReached(p.r.Policy.FailureThreshold, failed, total) {
 		return false
 	}
-	wave := &p.r.Waves[w]
 	wave.Status = rollout.WaveFailed
 	wave.FinishedAt = timePtr(p.now)
 	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, failed, total)
 	switch {
-	case executorFailed > 0 && executorFailed == started:
-		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
 	case p.r.Policy.OnFailure == policy.OnFailureRollback:
 		p.startRollback(reason)
 	default:
