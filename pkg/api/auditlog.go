@@ -2,26 +2,16 @@ package api
 
 import (
 	"net/http"
-	"time"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 )
 
-// auditView is the schema AuditEntry.
-type auditView struct {
-	ID               string         `json:"id"`
-	At               time.Time      `json:"at"`
-	Actor            string         `json:"actor"`
-	ActorDisplayName string         `json:"actorDisplayName"`
-	Action           string         `json:"action"`
-	TargetType       string         `json:"targetType"`
-	TargetID         string         `json:"targetId"`
-	Result           string         `json:"result"`
-	Details          map[string]any `json:"details,omitempty"`
-}
+// auditView is named by the tests.
+type auditView = schema.AuditEntry
 
-func newAuditView(e audit.Entry, names Directory) auditView {
-	return auditView{ID: e.ID, At: e.At.UTC(), Actor: e.Actor, ActorDisplayName: names.DisplayName(e.Actor), Action: e.Action,
+func newAuditView(e audit.Entry, names Directory) schema.AuditEntry {
+	return schema.AuditEntry{ID: e.ID, At: e.At.UTC(), Actor: e.Actor, ActorDisplayName: names.DisplayName(e.Actor), Action: e.Action,
 		TargetType: e.TargetType, TargetID: e.TargetID, Result: e.Result, Details: e.Details}
 }
 
@@ -42,7 +32,7 @@ func (s *server) listAudit(_ http.ResponseWriter, r *http.Request, _ Principal) 
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out := listPage[auditView]{Items: []auditView{}, NextPageToken: page.Next}
+	out := listPage[schema.AuditEntry]{Items: []schema.AuditEntry{}, NextPageToken: page.Next}
 	for _, e := range page.Items {
 		out.Items = append(out.Items, newAuditView(e, s.Names))
 	}

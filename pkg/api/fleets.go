@@ -7,16 +7,15 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
-	"github.com/myriarch/myriarch/pkg/selector"
 )
 
 // fleetState is what the fleet operations know of one fleet.
@@ -84,58 +83,17 @@ func (st fleetState) activeVersion() *selection.RolloutSummary {
 	return &selection.RolloutSummary{ID: r.ID, Status: r.Status, Origin: r.Origin, ToRef: r.ToRef, CreatedBy: r.CreatedBy}
 }
 
-// fleetView is the schema FleetStatus.
-type fleetView struct {
-	Name           string               `json:"name"`
-	Commit         string               `json:"commit"`
-	Distribution   string               `json:"distribution,omitempty"`
-	GitVersion     string               `json:"gitVersion,omitempty"`
-	Executor       fleet.Executor       `json:"executor"`
-	ConfigPolicy   string               `json:"configPolicy"`
-	VersionPolicy  string               `json:"versionPolicy"`
-	ConfigHash     string               `json:"configHash,omitempty"`
-	Selector       selector.Selector    `json:"selector"`
-	Selection      fleet.Frame          `json:"selection"`
-	VersionTarget  selection.Target     `json:"versionTarget"`
-	UISelection    *selectionView       `json:"uiSelection,omitempty"`
-	Agents         agentCounts          `json:"agents"`
-	ActiveRollouts []rolloutSummaryView `json:"activeRollouts"`
-}
-
-type agentCounts struct {
-	Total           int `json:"total"`
-	Online          int `json:"online"`
-	OnTargetVersion int `json:"onTargetVersion"`
-	OnConfigHash    int `json:"onConfigHash"`
-}
-
-// selectionView is the schema FleetVersionSelection, with display names.
-type selectionView struct {
-	Version         string          `json:"version"`
-	State           selection.State `json:"state"`
-	StateReason     string          `json:"stateReason,omitempty"`
-	GitVersion      string          `json:"gitVersion,omitempty"`
-	GitCommit       string          `json:"gitCommit,omitempty"`
-	SelectedBy      string          `json:"selectedBy"`
-	SelectedByActor string          `json:"selectedByActor"`
-	SelectedAt      time.Time       `json:"selectedAt"`
-	Reason          string          `json:"reason,omitempty"`
-	RolloutID       string          `json:"rolloutId,omitempty"`
-	PlannedAt       *time.Time      `json:"plannedAt,omitempty"`
-	UpdatedAt       time.Time       `json:"updatedAt"`
-}
-
-func (s *server) fleetView(st fleetState) fleetView {
+func (s *server) fleetView(st fleetState) schema.Fleet {
 	f := st.fleet
 	target := selection.ResolveVersionTarget(f, selection.Reconciled(f, st.selection))
-	v := fleetView{
+	v := schema.Fleet{
 		Name: f.Name, Commit: st.commit, Distribution: f.Collector.Distribution, GitVersion: f.GitTarget(),
 		Executor: f.UpdateExecutor(), ConfigPolicy: f.ConfigPolicyName(), VersionPolicy: f.VersionPolicyName(),
 		ConfigHash: f.Config.Hash, Selector: f.Selector, Selection: f.Update.Selection, VersionTarget: target,
-		ActiveRollouts: []rolloutSummaryView{},
+		ActiveRollouts: []schema.RolloutSummary{},
 	}
 	if sel := st.selection; sel != nil {
-		v.UISelection = &selectionView{
+		v.UISelection = &schema.FleetSelection{
 			Version: sel.Version, State: sel.State, StateReason: sel.StateReason, GitVersion: sel.GitVersion, GitCommit: sel.GitCommit,
 			SelectedBy: s.Names.DisplayName(sel.SelectedBy), SelectedByActor: sel.SelectedBy, SelectedAt: sel.SelectedAt.UTC(),
 			Reason: sel.Reason, RolloutID: sel.RolloutID, PlannedAt: utcPtr(sel.PlannedAt), UpdatedAt: sel.UpdatedAt.UTC(),
@@ -179,7 +137,7 @@ func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal)
 		return 0, nil, err
 	}
 	sort.Slice(fleets, func(i, j int) bool { return fleets[i].Name < fleets[j].Name })
-	out := listPage[fleetView]{Items: []fleetView{}}
+	out := listPage[schema.Fleet]{Items: []schema.Fleet{}}
 	for i := from; i < len(fleets) && i < from+limit; i++ {
 		st := fleetState{name: fleets[i].Name, fleet: &fleets[i], commit: commit, active: map[policy.Kind]rollout.Rollout{}}
 		if err := s.loadFleetDetails(r.Context(), &st); err != nil {
@@ -225,18 +183,6 @@ func (s *server) getFleet(_ http.ResponseWriter, r *http.Request, _ Principal) (
 	return http.StatusOK, s.fleetView(st), nil
 }
 
-// optionsView is the schema FleetVersionOptions.
-type optionsView struct {
-	Allowed        bool                      `json:"allowed"`
-	NotAllowedCode string                    `json:"notAllowedCode,omitempty"`
-	Target         selection.Target          `json:"target"`
-	Executor       fleet.Executor            `json:"executor"`
-	VersionPolicy  string                    `json:"versionPolicy"`
-	ActiveRollout  *rolloutSummaryView       `json:"activeRollout,omitempty"`
-	Options        []selection.VersionOption `json:"options"`
-	Platforms      []string                  `json:"platforms"`
-}
-
 func (s *server) getFleetVersionOptions(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
 	if _, p := newQuery(r); p != nil {
 		return 0, nil, p
@@ -257,7 +203,7 @@ func (s *server) getFleetVersionOptions(_ http.ResponseWriter, r *http.Request, 
 		Fleet: st.fleet, Selection: st.selection, Releases: rel.Versions, MemberVersions: st.memberVersions(),
 		ActiveVersionRollout: st.activeVersion(),
 	})
-	v := optionsView{Allowed: o.Allowed, NotAllowedCode: o.NotAllowedCode, Target: o.Target, Executor: o.Executor,
+	v := schema.VersionOptions{Allowed: o.Allowed, NotAllowedCode: o.NotAllowedCode, Target: o.Target, Executor: o.Executor,
 		VersionPolicy: o.VersionPolicy, Options: o.Options, Platforms: append([]string{}, rel.Platforms...)}
 	if ar, ok := st.active[policy.KindVersion]; ok {
 		sum := newSummary(ar, s.Names)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -18,11 +19,11 @@ func TestGetFleet_StatusWithTheEffectiveTarget(t *testing.T) {
 	id := h.applyFixture()
 	rep := h.do(get("/api/v1/fleets/edge", RoleViewer))
 	wantOK(t, rep)
-	v := decode[fleetView](t, rep)
+	v := decode[schema.Fleet](t, rep)
 	if v.VersionTarget != (selection.Target{Version: "0.161.0", Source: selection.SourceGit}) {
 		t.Errorf("versionTarget %+v, want 0.161.0 from git", v.VersionTarget)
 	}
-	if v.Agents != (agentCounts{Total: 4, Online: 4, OnTargetVersion: 4, OnConfigHash: 0}) {
+	if v.Agents != (schema.AgentCounts{Total: 4, Online: 4, OnTargetVersion: 4, OnConfigHash: 0}) {
 		t.Errorf("agents %+v, want 4 online on the target version, none on the new configuration", v.Agents)
 	}
 	if len(v.ActiveRollouts) != 1 || v.ActiveRollouts[0].ID != id || v.ActiveRollouts[0].Kind != policy.KindConfig {
@@ -37,15 +38,15 @@ func TestGetFleet_StatusWithTheEffectiveTarget(t *testing.T) {
 func TestListFleets_ByNameAndPaged(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	all := decode[listPage[fleetView]](t, h.do(get("/api/v1/fleets", RoleViewer)))
+	all := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets", RoleViewer)))
 	if len(all.Items) != 2 || all.Items[0].Name != "core" || all.Items[1].Name != "edge" || all.NextPageToken != "" {
 		t.Fatalf("fleets %+v", all)
 	}
 	if all.Items[0].VersionTarget.Source != selection.SourceGit {
 		t.Errorf("core target %+v, want from git", all.Items[0].VersionTarget)
 	}
-	p1 := decode[listPage[fleetView]](t, h.do(get("/api/v1/fleets?limit=1", RoleViewer)))
-	p2 := decode[listPage[fleetView]](t, h.do(get("/api/v1/fleets?limit=1&pageToken="+p1.NextPageToken, RoleViewer)))
+	p1 := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1", RoleViewer)))
+	p2 := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1&pageToken="+p1.NextPageToken, RoleViewer)))
 	if len(p1.Items) != 1 || p1.Items[0].Name != "core" || len(p2.Items) != 1 || p2.Items[0].Name != "edge" || p2.NextPageToken != "" {
 		t.Errorf("pages %+v | %+v", p1, p2)
 	}
@@ -54,7 +55,7 @@ func TestListFleets_ByNameAndPaged(t *testing.T) {
 func TestVersionOptions_InsideTheFrameNewestFirst(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	v := decode[optionsView](t, h.do(get("/api/v1/fleets/edge/version-options", RoleViewer)))
+	v := decode[schema.VersionOptions](t, h.do(get("/api/v1/fleets/edge/version-options", RoleViewer)))
 	if !v.Allowed || v.Target.Version != "0.161.0" || len(v.Platforms) != 2 || v.Executor != "manual" {
 		t.Fatalf("options %+v", v)
 	}
@@ -62,7 +63,7 @@ func TestVersionOptions_InsideTheFrameNewestFirst(t *testing.T) {
 		v.Options[1].Version != "0.161.0" || v.Options[1].ReasonCode != selection.ReasonCurrentTarget {
 		t.Errorf("options %+v, want 0.162.0 selectable, then 0.161.0 the current target", v.Options)
 	}
-	core := decode[optionsView](t, h.do(get("/api/v1/fleets/core/version-options", RoleViewer)))
+	core := decode[schema.VersionOptions](t, h.do(get("/api/v1/fleets/core/version-options", RoleViewer)))
 	if core.Allowed || core.NotAllowedCode != selection.NotAllowedSelectionDisabled || len(core.Options) != 1 {
 		t.Errorf("core options %+v, want not allowed (selection_disabled) with only the Git target", core)
 	}
@@ -91,7 +92,7 @@ func TestSelectVersion_StoresAuditsAndPlans(t *testing.T) {
 	if e.Result != audit.ResultSuccess || e.Actor != operator.Actor || e.Details["rolloutId"] != v.RolloutID || e.Details["noop"] != false {
 		t.Errorf("audit %+v", e)
 	}
-	f := decode[fleetView](t, h.do(get("/api/v1/fleets/edge", RoleViewer)))
+	f := decode[schema.Fleet](t, h.do(get("/api/v1/fleets/edge", RoleViewer)))
 	if f.UISelection == nil || f.UISelection.SelectedBy != "Dana Operator" || f.VersionTarget.Source != selection.SourceUI {
 		t.Errorf("fleet after the choice: %+v %+v", f.UISelection, f.VersionTarget)
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/issue"
@@ -47,51 +48,14 @@ func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	return *req.Commit, files, nil
 }
 
-// validation is the schema RevisionValidation.
-type validation struct {
-	Commit   string     `json:"commit"`
-	Valid    bool       `json:"valid"`
-	Fleets   []string   `json:"fleets"`
-	Policies []string   `json:"policies"`
-	Issues   issue.List `json:"issues"`
-}
-
 func (s *server) validateRevision(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
 	commit, files, pr := readRevision(r)
 	if pr != nil {
 		return 0, nil, pr
 	}
 	rev, issues := revision.Load(files, commit)
-	return http.StatusOK, validation{Commit: commit, Valid: !issues.HasErrors(), Fleets: fleetNames(rev),
+	return http.StatusOK, schema.Validation{Commit: commit, Valid: !issues.HasErrors(), Fleets: fleetNames(rev),
 		Policies: policyNames(rev.Policies), Issues: nonNil(issues)}, nil
-}
-
-// applyResult is the schema ApplyRevisionResult.
-type applyResult struct {
-	Commit    string      `json:"commit"`
-	AppliedAt time.Time   `json:"appliedAt"`
-	Fleets    []fleetPlan `json:"fleets"`
-	Agents    assignment  `json:"agents"`
-	Issues    issue.List  `json:"issues"`
-}
-
-type fleetPlan struct {
-	Fleet   string       `json:"fleet"`
-	Removed bool         `json:"removed"`
-	Plans   []planResult `json:"plans"`
-}
-
-type assignment struct {
-	Total      int        `json:"total"`
-	Assigned   int        `json:"assigned"`
-	Moved      int        `json:"moved"`
-	Unassigned int        `json:"unassigned"`
-	Conflicts  []conflict `json:"conflicts,omitempty"`
-}
-
-type conflict struct {
-	AgentID string `json:"agentId"`
-	Error   string `json:"error"`
 }
 
 // applyRevision validates a snapshot and, without an error, stores it,
@@ -124,7 +88,7 @@ func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Princip
 	if err != nil {
 		return 0, nil, err
 	}
-	out := applyResult{Commit: commit, AppliedAt: now, Agents: agents, Issues: nonNil(issues)}
+	out := schema.ApplyResult{Commit: commit, AppliedAt: now, Agents: agents, Issues: nonNil(issues)}
 	out.Fleets = s.planAll(ctx, affected(rev, before, moved), rev)
 	s.audit(ctx, revisionEntry(now, p, commit, audit.ResultSuccess, map[string]any{
 		"fleets": fleetNames(rev), "policies": policyNames(rev.Policies), "moved": agents.Moved, "warnings": len(issues)}))
@@ -139,16 +103,16 @@ func revisionEntry(now time.Time, p Principal, commit, result string, details ma
 // assign moves every agent to the fleet the revision assigns it; only
 // agents whose fleet changes are written. It returns the fleets agents
 // left or joined.
-func (s *server) assign(ctx context.Context, rev revision.Revision) (assignment, map[string]bool, error) {
+func (s *server) assign(ctx context.Context, rev revision.Revision) (schema.AgentAssignment, map[string]bool, error) {
 	all, err := s.Store.AllAgents(ctx)
 	if err != nil {
-		return assignment{}, nil, err
+		return schema.AgentAssignment{}, nil, err
 	}
-	out, moved := assignment{Total: len(all)}, map[string]bool{}
+	out, moved := schema.AgentAssignment{Total: len(all)}, map[string]bool{}
 	for _, a := range all {
 		as := rev.Assign(a)
 		if as.Error != "" {
-			out.Conflicts = append(out.Conflicts, conflict{AgentID: a.ID, Error: as.Error})
+			out.Conflicts = append(out.Conflicts, schema.AgentConflict{AgentID: a.ID, Error: as.Error})
 		}
 		if as.Fleet == "" {
 			out.Unassigned++
@@ -191,24 +155,34 @@ func affected(rev revision.Revision, before []fleet.Fleet, moved map[string]bool
 
 // planAll plans the fleets for both kinds within one PlanTimeout; fleets
 // left when it is spent are planned by the scheduled planner run.
-func (s *server) planAll(ctx context.Context, names []string, rev revision.Revision) []fleetPlan {
+func (s *server) planAll(ctx context.Context, names []string, rev revision.Revision) []schema.FleetPlan {
 	budget, cancel := context.WithTimeout(ctx, s.PlanTimeout)
 	defer cancel()
-	out := make([]fleetPlan, 0, len(names))
+	out := make([]schema.FleetPlan, 0, len(names))
 	for _, name := range names {
 		_, kept := rev.Fleet(name)
-		fp := fleetPlan{Fleet: name, Removed: !kept}
+		fp := schema.FleetPlan{Fleet: name, Removed: !kept}
 		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 			if budget.Err() != nil {
-				fp.Plans = append(fp.Plans, planResult{Kind: k, Note: "not planned now: the scheduled planner run plans it"})
+				fp.Plans = append(fp.Plans, schema.PlanResult{Kind: k, Note: "not planned now: the scheduled planner run plans it"})
 				continue
 			}
-			fp.Plans = append(fp.Plans, s.plan(ctx, budget, name, k))
+			fp.Plans = append(fp.Plans, s.plan(ctx, budget, name, k).wire())
 		}
 		out = append(out, fp)
 	}
 	return out
 }
+
+// wire is the schema PlanResult: the result without what only the handler
+// needs (the number of targets of a created rollout).
+func (p planResult) wire() schema.PlanResult {
+	return schema.PlanResult{Kind: p.Kind, Planned: p.Planned, RolloutID: p.RolloutID, Created: p.Created,
+		EndedRolloutID: p.EndedRolloutID, Stragglers: p.Stragglers, Note: p.Note, Error: p.Error}
+}
+
+// applyResult is named by the tests.
+type applyResult = schema.ApplyResult
 
 func fleetNames(rev revision.Revision) []string {
 	out := []string{}
@@ -239,16 +213,6 @@ func nonNil(l issue.List) issue.List {
 	return l
 }
 
-// revisionView is the schema Revision.
-type revisionView struct {
-	Commit    string            `json:"commit"`
-	AppliedAt time.Time         `json:"appliedAt"`
-	AppliedBy string            `json:"appliedBy,omitempty"`
-	Fleets    []string          `json:"fleets"`
-	Policies  []string          `json:"policies"`
-	Configs   map[string]string `json:"configs"`
-}
-
 func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
@@ -269,7 +233,7 @@ func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Pr
 	if err != nil {
 		return 0, nil, err
 	}
-	v := revisionView{Commit: cur.Commit, AppliedAt: cur.AppliedAt.UTC(), Fleets: []string{}, Policies: []string{}, Configs: map[string]string{}}
+	v := schema.Revision{Commit: cur.Commit, AppliedAt: cur.AppliedAt.UTC(), Fleets: []string{}, Policies: []string{}, Configs: map[string]string{}}
 	for _, f := range fleets {
 		v.Fleets = append(v.Fleets, f.Name)
 		if f.Config.Hash != "" {

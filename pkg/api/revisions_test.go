@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/revision"
 )
@@ -18,7 +19,7 @@ func TestApplyRevision_StoresAssignsBootstrapsAndPlans(t *testing.T) {
 	if res.Agents.Total != 6 || res.Agents.Assigned != 5 || res.Agents.Moved != 5 || res.Agents.Unassigned != 1 {
 		t.Errorf("agents %+v, want 6: 5 assigned (moved from none), u1 unassigned", res.Agents)
 	}
-	plans := map[string]planResult{}
+	plans := map[string]schema.PlanResult{}
 	for _, fp := range res.Fleets {
 		for _, p := range fp.Plans {
 			plans[fp.Fleet+"/"+string(p.Kind)] = p
@@ -52,7 +53,7 @@ func TestApplyRevision_RemovedFleetIsPlannedAndItsAgentsLeave(t *testing.T) {
 	delete(files, "fleets/core.yaml")
 	delete(files, "configs/core.yaml")
 	res := decode[applyResult](t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "a1b2c3d4", files))))
-	var core *fleetPlan
+	var core *schema.FleetPlan
 	for i := range res.Fleets {
 		if res.Fleets[i].Fleet == "core" {
 			core = &res.Fleets[i]
@@ -95,7 +96,7 @@ func TestApplyRevision_OneBadObjectAppliesNothing(t *testing.T) {
 	if h.store.auditLen() != audits+1 || h.store.lastAudit().Result != audit.ResultFailure {
 		t.Errorf("want one failed revision.apply entry, got %+v", h.store.lastAudit())
 	}
-	cur := decode[revisionView](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
+	cur := decode[schema.Revision](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
 	if cur.Commit != "9f3c2a17" {
 		t.Errorf("current revision %s, want the previous one", cur.Commit)
 	}
@@ -116,7 +117,7 @@ func TestValidateRevision_ReportsAndStoresNothing(t *testing.T) {
 		before, audits := h.store.snapshot(), h.store.auditLen()
 		rep := h.do(post("/api/v1/revisions/validate", RoleViewer, revisionBody(t, "9f3c2a17", c.files)))
 		wantOK(t, rep)
-		v := decode[validation](t, rep)
+		v := decode[schema.Validation](t, rep)
 		if v.Valid != c.valid || (!c.valid && len(v.Issues.Errors()) == 0) {
 			t.Errorf("%s: valid %v issues %+v, want valid %v", c.name, v.Valid, v.Issues, c.valid)
 		}
@@ -130,7 +131,7 @@ func TestCurrentRevision_WhoAppliedWhat(t *testing.T) {
 	h := newHarness(t)
 	wantProblem(t, h.do(get("/api/v1/revisions/current", RoleViewer)), http.StatusNotFound, CodeRevisionNotFound)
 	h.applyFixture()
-	v := decode[revisionView](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
+	v := decode[schema.Revision](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
 	if v.Commit != "9f3c2a17" || v.AppliedBy != "CI pipeline" || join(v.Fleets) != "core,edge" || join(v.Policies) != "canary-then-all" || len(v.Configs) != 2 {
 		t.Errorf("current revision %+v", v)
 	}

@@ -3,21 +3,12 @@ package client
 import (
 	"context"
 	"net/url"
-	"time"
+
+	"github.com/myriarch/myriarch/pkg/api/schema"
 )
 
-// AuditEntry is the schema AuditEntry.
-type AuditEntry struct {
-	ID               string         `json:"id"`
-	At               time.Time      `json:"at"`
-	Actor            string         `json:"actor"`
-	ActorDisplayName string         `json:"actorDisplayName"`
-	Action           string         `json:"action"`
-	TargetType       string         `json:"targetType"`
-	TargetID         string         `json:"targetId"`
-	Result           string         `json:"result"`
-	Details          map[string]any `json:"details,omitempty"`
-}
+// AuditEntry is the schema AuditEntry, as the API serves it.
+type AuditEntry = schema.AuditEntry
 
 // ListAudit reads one page of the audit entries of one object, newest
 // first (targetType fleet, rollout or revision).

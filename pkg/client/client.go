@@ -1,7 +1,8 @@
 // Package client is a thin typed client of the Myriarch REST API
-// (api/openapi.yaml) over net/http. Its types mirror the API's JSON shapes
-// field for field, so that encoding a decoded value gives the API's JSON
-// back; a refusal is a *Problem. myrctl and the demo driver use it.
+// (api/openapi.yaml) over net/http. The shapes the API serves are those of
+// package schema, which the server shares (the client does not import the
+// server), so that encoding a decoded value gives the API's JSON back; a
+// refusal is a *Problem. myrctl and the demo driver use it.
 //
 // A Client is safe for concurrent use.
 package client

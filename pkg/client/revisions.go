@@ -3,10 +3,8 @@ package client
 import (
 	"context"
 	"net/http"
-	"time"
 
-	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/api/schema"
 )
 
 // RevisionRequest is the schema RevisionRequest: the files of a revision by
@@ -16,67 +14,16 @@ type RevisionRequest struct {
 	Files  map[string]string `json:"files"`
 }
 
-// ApplyResult is the schema ApplyRevisionResult.
-type ApplyResult struct {
-	Commit    string          `json:"commit"`
-	AppliedAt time.Time       `json:"appliedAt"`
-	Fleets    []FleetPlan     `json:"fleets"`
-	Agents    AgentAssignment `json:"agents"`
-	Issues    issue.List      `json:"issues"`
-}
-
-// FleetPlan is what planning did for one fleet.
-type FleetPlan struct {
-	Fleet   string       `json:"fleet"`
-	Removed bool         `json:"removed"`
-	Plans   []PlanResult `json:"plans"`
-}
-
-// PlanResult is the schema PlanResult: one kind of one fleet.
-type PlanResult struct {
-	Kind           policy.Kind `json:"kind"`
-	Planned        bool        `json:"planned"`
-	RolloutID      string      `json:"rolloutId,omitempty"`
-	Created        bool        `json:"created,omitempty"`
-	EndedRolloutID string      `json:"endedRolloutId,omitempty"`
-	Stragglers     int         `json:"stragglers"`
-	Note           string      `json:"note,omitempty"`
-	Error          string      `json:"error,omitempty"`
-}
-
-// AgentAssignment is the schema AgentAssignment.
-type AgentAssignment struct {
-	Total      int             `json:"total"`
-	Assigned   int             `json:"assigned"`
-	Moved      int             `json:"moved"`
-	Unassigned int             `json:"unassigned"`
-	Conflicts  []AgentConflict `json:"conflicts,omitempty"`
-}
-
-// AgentConflict is an agent that several fleets select.
-type AgentConflict struct {
-	AgentID string `json:"agentId"`
-	Error   string `json:"error"`
-}
-
-// Validation is the schema RevisionValidation.
-type Validation struct {
-	Commit   string     `json:"commit"`
-	Valid    bool       `json:"valid"`
-	Fleets   []string   `json:"fleets"`
-	Policies []string   `json:"policies"`
-	Issues   issue.List `json:"issues"`
-}
-
-// Revision is the schema Revision: the applied revision.
-type Revision struct {
-	Commit    string            `json:"commit"`
-	AppliedAt time.Time         `json:"appliedAt"`
-	AppliedBy string            `json:"appliedBy,omitempty"`
-	Fleets    []string          `json:"fleets"`
-	Policies  []string          `json:"policies"`
-	Configs   map[string]string `json:"configs"`
-}
+// The revision shapes are those the API serves (package schema).
+type (
+	ApplyResult     = schema.ApplyResult
+	FleetPlan       = schema.FleetPlan
+	PlanResult      = schema.PlanResult
+	AgentAssignment = schema.AgentAssignment
+	AgentConflict   = schema.AgentConflict
+	Validation      = schema.Validation
+	Revision        = schema.Revision
+)
 
 // ApplyRevision validates and applies a revision, then plans the affected
 // fleets; a revision with an error is a Problem revision_invalid (422) with
