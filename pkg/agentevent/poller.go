@@ -47,6 +47,9 @@ func (p Poller) Run(ctx context.Context) error {
 				continue
 			}
 			next, n, err := p.poll(ctx, it)
+			if err != nil && ctx.Err() != nil {
+				return nil // stopped: the batch is read again by whoever polls next
+			}
 			if err != nil {
 				p.log().Warn("agent stream: batch failed, retrying", "shard", shard, "error", err.Error())
 				continue
