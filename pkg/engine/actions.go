@@ -36,6 +36,7 @@ const (
 	CodeNotAllowed        = "action_not_allowed"
 	CodeWaveNotFound      = "wave_not_found"
 	CodeWaveNotApprovable = "wave_not_waiting_approval"
+	CodeWaveApproved      = "wave_already_approved"
 )
 
 // RefusedError says why an action is not allowed; Code is stable for clients.
@@ -170,6 +171,12 @@ func (p *pass) approve(w int) error {
 		return refuse(CodeWaveNotFound, "the rollout has no wave %d (waves are numbered 0 to %d)", w, len(p.r.Waves)-1)
 	}
 	wave := &p.r.Waves[w]
+	// A wave shows waiting_approval until the engine starts it, so a second
+	// approval can arrive in between; the first one wins, the rest are
+	// refused (the store's conditional write makes concurrent ones re-read).
+	if wave.Approved {
+		return refuse(CodeWaveApproved, "wave %d %q is already approved", w, wave.Name)
+	}
 	if wave.Status != rollout.WaveWaitingApproval {
 		return refuse(CodeWaveNotApprovable, "wave %d %q is %s, not waiting_approval", w, wave.Name, wave.Status)
 	}
@@ -197,6 +204,7 @@ func (p *pass) abort(actor string) {
 	p.r.Status = rollout.Aborted
 	p.r.StatusReason = "aborted by " + actorOr(actor)
 	p.r.FinishedAt = timePtr(p.now)
+	p.r.EndOpenWaves(p.now)
 	p.emit("rollout.aborted", p.r.StatusReason)
 }
 

@@ -146,6 +146,13 @@ func TestApply_Abort_CancelsOpenTargets(t *testing.T) {
 	if len(f.last.Orders) != 1 || f.last.Orders[0].Kind != OrderCancel || f.last.Orders[0].AgentID != "a" {
 		t.Fatalf("orders %+v, want one executor cancel for the started version target", f.last.Orders)
 	}
+	// The wave that was running ends with the rollout; the one that never
+	// began stays pending.
+	f.wantWave(0, rollout.WaveFailed)
+	if f.r.Waves[0].FinishedAt == nil {
+		t.Fatal("the running wave of an aborted rollout has no finishedAt")
+	}
+	f.wantWave(1, rollout.WavePending)
 	f.tick()
 	if len(f.last.Changed) != 0 {
 		t.Fatal("an aborted rollout must not be evaluated")
@@ -231,4 +238,76 @@ func TestApply_PausedBeforeItBegan_StartsOnResume(t *testing.T) {
 		t.Fatalf("startedAt %v events %v: a rollout paused while pending begins on resume", f.r.StartedAt, f.events)
 	}
 	f.wantTarget("a", rollout.TargetInProgress)
+}
+
+// The "cannot continue" rule applies only when no target of the wave can
+// still start and every started one failed in the executor; otherwise a
+// failed Start is a failure like any other and counts toward the threshold.
+func TestTick_ExecutorFailures_CannotContinueOrThreshold(t *testing.T) {
+	cases := []struct {
+		name          string
+		maxConcurrent int
+		maxFailed     int
+		onFailure     policy.OnFailure
+		failStarts    int // Starts that fail, one pass after another
+		want          rollout.Status
+		wantStarted   int // Start orders in all
+	}{
+		{name: "one of five fails, maxConcurrent 1: the next starts", maxConcurrent: 1, maxFailed: 3, failStarts: 1, want: rollout.Running, wantStarted: 2},
+		{name: "threshold reached by failed Starts pauses", maxConcurrent: 1, maxFailed: 2, failStarts: 2, want: rollout.Paused, wantStarted: 2},
+		{name: "threshold with onFailure rollback rolls back", maxConcurrent: 1, maxFailed: 1, onFailure: policy.OnFailureRollback, failStarts: 1, want: rollout.RolledBack, wantStarted: 1},
+		{name: "every target of the wave failed in the executor", maxConcurrent: 0, maxFailed: 10, failStarts: 5, want: rollout.Failed, wantStarted: 5},
+		{name: "one at a time, all five fail in the executor", maxConcurrent: 1, maxFailed: 10, failStarts: 5, want: rollout.Failed, wantStarted: 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) {
+				s.MaxConcurrent, s.FailureThreshold.MaxFailed = intp(c.maxConcurrent), c.maxFailed
+				if c.onFailure != "" {
+					s.OnFailure = c.onFailure
+				}
+			}), []string{"a", "b", "c", "d", "e"})
+			failed := 0
+			f.tick()
+			for failed < c.failStarts && f.r.Status == rollout.Running {
+				for i := range f.ts {
+					if f.ts[i].Status == rollout.TargetInProgress && failed < c.failStarts {
+						f.ts[i] = MarkStartFailed(f.ts[i], f.now, "webhook returned 503")
+						failed++
+					}
+				}
+				f.tick()
+			}
+			f.wantRollout(c.want)
+			if got := f.startedOrders(); got != c.wantStarted {
+				t.Fatalf("%d Start orders, want %d", got, c.wantStarted)
+			}
+		})
+	}
+}
+
+// A wave shows waiting_approval until the engine starts it: a second
+// approval in between is refused, so only the first is a success.
+func TestApply_ApproveTwice_SecondRefused(t *testing.T) {
+	s := snap(policy.KindConfig, func(s *policy.Spec) {
+		s.Waves = []policy.Wave{{Name: "canary", Percent: 50}, {Name: "rest", Percent: 100, RequireApproval: true}}
+	})
+	f := newFixture(t, policy.KindConfig, s, []string{"a"}, []string{"b"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+	f.wantWave(1, rollout.WaveWaitingApproval)
+	in := Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}
+	first, err := Apply(in, Request{Action: ActionApprove, Wave: 1, Actor: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Rollout = first.Rollout
+	_, err = Apply(in, Request{Action: ActionApprove, Wave: 1, Actor: "bob"})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || refused.Code != CodeWaveApproved {
+		t.Fatalf("second approval: %v, want %s", err, CodeWaveApproved)
+	}
 }

@@ -88,6 +88,7 @@ func newPass(in Input) *pass {
 		ts:      append([]rollout.Target(nil), in.Targets...),
 		agents:  in.Agents,
 		changed: make([]bool, len(in.Targets)),
+		dl:      deadline{now: in.Now},
 	}
 	return p
 }

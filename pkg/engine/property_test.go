@@ -16,7 +16,9 @@ import (
 // reports, clock steps and operator actions, and checks after every pass:
 // never more than maxConcurrent targets in progress; nothing starts while a
 // wave has failed; every started target was pending; no final target changes
-// in a pass except through a rollback; no target both succeeds and fails.
+// in a pass except through a rollback; no target both succeeds and fails; the
+// next deadline, when there is one, lies after now (one at or before now
+// makes the state machine evaluate again at once, in a loop).
 func TestProperty_EngineInvariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		kind := rapid.SampledFrom([]policy.Kind{policy.KindConfig, policy.KindVersion}).Draw(rt, "kind")
@@ -74,6 +76,9 @@ func perturb(rt *rapid.T, f *fixture) {
 }
 
 func checkPass(rt *rapid.T, f *fixture, before []rollout.Target, res Result) {
+	if d := res.NextDeadline; !d.IsZero() && !d.After(f.now) {
+		rt.Fatalf("next deadline %s is not after now %s", d, f.now)
+	}
 	after := append([]rollout.Target(nil), before...)
 	for _, c := range res.Changed {
 		for i := range after {

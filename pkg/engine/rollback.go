@@ -59,6 +59,7 @@ func (p *pass) evaluateRollback() {
 	if done {
 		p.r.Status = rollout.RolledBack
 		p.r.FinishedAt = timePtr(p.now)
+		p.r.EndOpenWaves(p.now)
 		p.emit("rollout.rolled_back", p.r.StatusReason)
 		return
 	}

@@ -273,3 +273,37 @@ func TestTick_VersionTargetProgress_FollowsStatus(t *testing.T) {
 		t.Fatal("configuration targets have no progress")
 	}
 }
+
+// A collector still starting after its health wait ended has nothing due
+// before applyTimeout: the next deadline is applyTimeout's end, not the
+// health wait's end in the past, which made the state machine evaluate again
+// at once, hundreds of times a second.
+func TestTick_StartupAfterHealthWait_NextDeadlineIsApplyTimeout(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) {
+		s.HealthWait, s.ApplyTimeout = 30*time.Second, 10*time.Minute
+	}), []string{"a"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	verifiedAt := *f.target("a").VerifiedAt
+	f.health("a", false, agent.StatusStarting, "")
+	f.advance(time.Minute) // past the health wait, still starting
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.wantDeadline(verifiedAt.Add(10 * time.Minute))
+	// Within the restart tolerance an old report neither fails nor succeeds:
+	// the next moment is the tolerance's end.
+	g := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.HealthWait = 30 * time.Second }), []string{"a"})
+	g.tick()
+	g.health("a", false, "StatusRecoverableError", "old process stopping")
+	g.advance(time.Second)
+	g.apply("a")
+	g.update("a", func(a *agent.Agent) {
+		a.Health = agent.Health{Healthy: false, Status: "StatusRecoverableError", LastError: "old", ReportedAt: t0}
+	})
+	g.tick()
+	g.advance(45 * time.Second) // past the health wait, within the tolerance
+	g.tick()
+	g.wantTarget("a", rollout.TargetVerifying)
+	g.wantDeadline(g.target("a").VerifiedAt.Add(RestartTolerance))
+}

@@ -111,40 +111,22 @@ func (p *pass) runWave(w int) bool {
 }
 
 // checkThreshold fails the wave when its unacknowledged failures reach the
-// threshold, and pauses or rolls back the rollout per onFailure.
+// threshold, and pauses or rolls back the rollout per onFailure. Before it,
+// the wave that cannot continue at all makes the rollout failed.
 func (p *pass) checkThreshold(w int) bool {
-	failed, total, started, executorFailed := 0, 0, 0, 0
-	acked := p.ackedSet(w)
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Wave != w {
-			continue
-		}
-		total++
-		if t.StartedAt != nil {
-			started++
-		}
-		if t.Status == rollout.TargetFailed && !acked[t.AttemptKey()] {
-			failed++
-			if t.ReasonCode == FailExecutor {
-				executorFailed++
-			}
-		}
-	}
+	c := p.classify(w)
 	wave := &p.r.Waves[w]
-	// A misconfigured executor fails every target it starts: the rollout
-	// cannot continue at all, whatever the threshold says.
-	if executorFailed > 0 && executorFailed == started {
+	if c.cannotContinue() {
 		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(p.now)
 		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
 		return true
 	}
-	if !ThresholdReached(p.r.Policy.FailureThreshold, failed, total) {
+	if !ThresholdReached(p.r.Policy.FailureThreshold, c.failed, c.total) {
 		return false
 	}
 	wave.Status = rollout.WaveFailed
 	wave.FinishedAt = timePtr(p.now)
-	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, failed, total)
+	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
 	switch {
 	case p.r.Policy.OnFailure == policy.OnFailureRollback:
 		p.startRollback(reason)
@@ -152,6 +134,49 @@ func (p *pass) checkThreshold(w int) bool {
 		p.pause(reason)
 	}
 	return true
+}
+
+// waveCounts partitions the targets of a wave for the failure rules.
+type waveCounts struct {
+	total          int
+	notStarted     int // pending or waiting for a window: they may still start
+	started        int
+	failed         int // unacknowledged failures
+	executorFailed int // of those, failed in the executor's Start or Validate
+}
+
+func (p *pass) classify(w int) waveCounts {
+	var c waveCounts
+	acked := p.ackedSet(w)
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.Wave != w {
+			continue
+		}
+		c.total++
+		if t.Status.NotStarted() {
+			c.notStarted++
+		}
+		if t.StartedAt != nil {
+			c.started++
+		}
+		if t.Status == rollout.TargetFailed && !acked[t.AttemptKey()] {
+			c.failed++
+			if t.ReasonCode == FailExecutor {
+				c.executorFailed++
+			}
+		}
+	}
+	return c
+}
+
+// cannotContinue: no target of the wave can still start, and every one that
+// started failed in the executor (a misconfigured executor fails all it
+// touches). While targets remain that may start, a failed Start is one
+// failure among others and counts toward the threshold: with maxConcurrent 1
+// a transient error of the first Start must not fail the whole rollout.
+func (c waveCounts) cannotContinue() bool {
+	return c.notStarted == 0 && c.started > 0 && c.executorFailed == c.started
 }
 
 func (p *pass) ackedSet(w int) map[string]bool {

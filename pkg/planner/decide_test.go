@@ -132,6 +132,10 @@ func TestDecide_Exclusions(t *testing.T) {
 		{"version skipped otherwise: relevant", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipLeftFleet, "0.161.0"), time.Time{}, true, false},
 		{"version skipped offline, not back", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(-time.Minute), false, false},
 		{"version skipped offline, reconnected", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), true, false},
+		{"config skipped offline in rolled_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "h2"), time.Time{}, false, false},
+		{"version skipped offline in rolled_back, reconnected", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), false, false},
+		{"version skipped offline in aborted", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Aborted, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), false, false},
+		{"config skipped (left fleet) in rolling_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.RollingBack, engine.SkipLeftFleet, "h2"), time.Time{}, false, false},
 		{"succeeded earlier (agent drifted)", policy.KindConfig, last(policy.KindConfig, rollout.TargetSucceeded, rollout.Completed, "", "h2"), time.Time{}, true, false},
 	}
 	for _, c := range cases {
@@ -179,7 +183,9 @@ func TestDecide_Supersede(t *testing.T) {
 		{"pending", active(policy.KindConfig, rollout.Pending, "h1x", rollout.TargetPending), true},
 		{"waiting_approval", active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetPending), true},
 		{"paused, only failed targets count", active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetFailed, rollout.TargetSucceeded), true},
-		{"running, only failed targets: not superseded", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetFailed), false},
+		{"running, only failed targets: its toRef differs", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetFailed), true},
+		{"paused with nothing open: its toRef differs", active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetSucceeded, rollout.TargetSucceeded), true},
+		{"waiting_approval, nothing started yet in the next wave", active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetSucceeded), true},
 		{"failed: never", active(policy.KindConfig, rollout.Failed, "h1x", rollout.TargetInProgress), false},
 		{"rolling_back: never", active(policy.KindConfig, rollout.RollingBack, "h1x", rollout.TargetVerifying), false},
 		{"same target", active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress), false},
@@ -206,6 +212,11 @@ func TestDecide_Supersede(t *testing.T) {
 			}
 			if d.Created == nil || d.Created.Rollout.ToRef != "h2" {
 				t.Fatal("a new rollout toward the current hash must replace the superseded one")
+			}
+			for _, w := range d.Ended.Rollout.Waves {
+				if w.Status == rollout.WaveRunning || w.Status == rollout.WaveWaitingApproval {
+					t.Fatalf("wave %q of the superseded rollout is still %s", w.Name, w.Status)
+				}
 			}
 		})
 	}

@@ -148,9 +148,15 @@ func supersedable(s rollout.Status) bool {
 	return false
 }
 
-// stale reports whether an open target (for a paused rollout also a failed
-// one, so that a fix in Git replaces it) has another target than now.
+// stale reports whether the rollout runs toward another target than now:
+// its toRef differs (whatever its open targets are: a paused rollout whose
+// targets all finished must not block a new commit), or an open target (for
+// a paused rollout also a failed one, so that a fix in Git replaces it) has
+// another target.
 func stale(a Active, target string) bool {
+	if a.Rollout.ToRef != target {
+		return true
+	}
 	for _, t := range a.Targets {
 		counts := t.Status.Open() || (a.Rollout.Status == rollout.Paused && t.Status == rollout.TargetFailed)
 		if counts && t.ToRef != target {
@@ -168,6 +174,7 @@ func (d *Decision) supersede(in Input, a Active) {
 		r.StatusReason = d.Reconcile.SupersedeReason
 	}
 	r.FinishedAt = timePtr(in.Now)
+	r.EndOpenWaves(in.Now)
 	e := &Ended{Rollout: r}
 	for _, t := range a.Targets {
 		if !t.Status.Open() {

@@ -31,7 +31,7 @@ type exclusion int
 const (
 	included               exclusion = iota
 	excludedFailed                   // failed or rolled_back: only a new target or retry-failed starts it again
-	excludedStopped                  // cancelled in an aborted, rolling_back or rolled_back rollout
+	excludedStopped                  // cancelled or skipped in an aborted, rolling_back or rolled_back rollout
 	excludedCatchUp                  // skipped in a completed configuration rollout: catch-up, no rollout
 	excludedOfflineNotBack           // version skipped by offlineGracePeriod, not connected since
 )
@@ -48,11 +48,17 @@ func exclude(k policy.Kind, a agent.Agent, last *LastTarget, target string) excl
 	case rollout.TargetFailed, rollout.TargetRolledBack:
 		return excludedFailed
 	case rollout.TargetCancelled:
-		switch last.RolloutStatus {
-		case rollout.Aborted, rollout.RollingBack, rollout.RolledBack:
+		if stopped(last.RolloutStatus) {
 			return excludedStopped
 		}
 	case rollout.TargetSkipped:
+		// A target skipped (offline beyond the grace, or moved away) in a
+		// rollout that an operator or the failure policy stopped is treated
+		// like a cancelled one: otherwise the rejected change reaches these
+		// agents on the next run, or when they reconnect.
+		if stopped(last.RolloutStatus) {
+			return excludedStopped
+		}
 		if k == policy.KindConfig && last.RolloutStatus == rollout.Completed {
 			return excludedCatchUp
 		}
@@ -61,6 +67,11 @@ func exclude(k policy.Kind, a agent.Agent, last *LastTarget, target string) excl
 		}
 	}
 	return included
+}
+
+// stopped: the rollout was stopped or rolled back on purpose.
+func stopped(s rollout.Status) bool {
+	return s == rollout.Aborted || s == rollout.RollingBack || s == rollout.RolledBack
 }
 
 func connectedSince(a agent.Agent, t rollout.Target) bool {

@@ -112,5 +112,19 @@ type Target struct {
 	Version int64 `json:"version"`
 }
 
+// EndOpenWaves ends the waves that were running or waiting for approval when
+// the rollout ended without completing them (abort, supersede, rollback):
+// they become failed, with finishedAt. A wave that never began stays pending.
+// Waves are cloned first, so a caller's copy of the rollout is not changed.
+func (r *Rollout) EndOpenWaves(now time.Time) {
+	r.Waves = append([]Wave(nil), r.Waves...)
+	for i := range r.Waves {
+		w := &r.Waves[i]
+		if w.Status == WaveRunning || w.Status == WaveWaitingApproval {
+			w.Status, w.FinishedAt = WaveFailed, &now
+		}
+	}
+}
+
 // AttemptKey is the identity of a failed attempt in ackedFailures.
 func (t Target) AttemptKey() string { return t.AgentID + "#" + strconv.Itoa(t.Attempt) }
