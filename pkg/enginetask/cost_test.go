@@ -2,6 +2,8 @@ package enginetask_test
 
 import (
 	"testing"
+
+	"github.com/myriarch/myriarch/pkg/agent"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -28,8 +30,43 @@ func BenchmarkStateMachine_1000Agents3Waves(b *testing.B) {
 		states, events := r.history("r-cost")
 		b.ReportMetric(float64(len(states)), "transitions")
 		b.ReportMetric(float64(r.invocations.Load()), "invocations")
+		b.ReportMetric(float64(r.evaluations.Load()), "evaluations")
 		b.ReportMetric(float64(events), "history-events")
 		b.ReportMetric(ro.FinishedAt.Sub(*ro.StartedAt).Minutes(), "rollout-minutes")
 		b.ReportMetric(wall.Seconds(), "wall-s")
+	}
+}
+
+// BenchmarkStateMachine_SlowStartingCollector is one version target whose
+// collector reports StatusStarting for 20 minutes after its 60 s health wait
+// would have ended (applyTimeout 30m), then StatusOK: the evaluations it
+// costs. A deadline in the past once made this a loop of hundreds of
+// evaluations a second; now the engine sleeps until applyTimeout or the
+// agent's next report.
+func BenchmarkStateMachine_SlowStartingCollector(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := newRig(b)
+		ids := r.agents(1, nil)
+		r.behaviour[ids[0]] = "starting"
+		r.start("r-slow", policy.KindVersion, policy.Spec{HealthWait: time.Minute, ApplyTimeout: 30 * time.Minute}, ids, nil)
+		healthyAt := r.clk.Now().Add(21 * time.Minute)
+		r.run(func() bool { return !r.clk.Now().Before(healthyAt) })
+		a, err := r.st.AgentsByID(r.ctx, ids)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ag := a[ids[0]]
+		ag.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: r.clk.Now()}
+		if err := r.st.RecordAgent(r.ctx, ag); err != nil {
+			b.Fatal(err)
+		}
+		r.mu.Lock()
+		r.behaviour[ids[0]] = ""
+		r.mu.Unlock()
+		r.run(nil)
+		r.wantStatus("r-slow", rollout.Completed)
+		states, _ := r.history("r-slow")
+		b.ReportMetric(float64(r.evaluations.Load()), "evaluations")
+		b.ReportMetric(float64(len(states)), "transitions")
 	}
 }

@@ -66,12 +66,18 @@ func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (
 			return engine.Result{}, err
 		}
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
-		next := engine.Evaluate(in)
-		next.Changed = mergeChanged(res.Changed, next.Changed)
-		next.Orders = append(res.Orders, next.Orders...)
-		next.Events = append(res.Events, next.Events...)
-		return next, nil
+		return then(res, engine.Evaluate(in)), nil
 	})
+}
+
+// then is a result followed by the pass after it: the later rollout and
+// deadline, every change (the later change of a target wins), the orders and
+// events of both in order.
+func then(first, next engine.Result) engine.Result {
+	next.Changed = mergeChanged(first.Changed, next.Changed)
+	next.Orders = append(append([]engine.Order(nil), first.Orders...), next.Orders...)
+	next.Events = append(append([]engine.Event(nil), first.Events...), next.Events...)
+	return next
 }
 
 func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
@@ -88,7 +94,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.In
 		if !res.Changes() && sameRollout(in.Rollout, res.Rollout) {
 			return Passed{Result: res, Targets: in.Targets}, nil
 		}
-		if err := p.carryOut(ctx, &res); err != nil {
+		if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
 			return Passed{}, err
 		}
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed)
@@ -127,12 +133,34 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: now, ServerTimezone: p.ServerTimezone}, nil
 }
 
+// carryOutAndSettle performs the orders of a pass. When the adapter itself
+// changed targets (a Start that failed is marked failed), the engine decided
+// without knowing it: the pass is evaluated again over the changed targets,
+// and its own orders carried out, until the adapter changes nothing more.
+// Without this the stored state and the next deadline disagree (the old
+// deadline was applyTimeout for a target that had already failed, and the
+// threshold was not applied until then). Each round settles at least one
+// target for good, so the rounds are bounded by the targets.
+func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result) (engine.Result, error) {
+	settled, err := p.carryOut(ctx, &res)
+	for round := 0; err == nil && settled > 0 && round < len(in.Targets); round++ {
+		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
+		next := engine.Evaluate(in)
+		if settled, err = p.carryOut(ctx, &next); err != nil {
+			break
+		}
+		res = then(res, next)
+	}
+	return res, err
+}
+
 // carryOut performs the orders of a pass. For a configuration it sets desired
 // hashes (grouped by hash); for a version it calls the executor, and a target
-// whose Start fails is marked failed in the result before it is stored.
-func (p Passer) carryOut(ctx context.Context, res *engine.Result) error {
+// whose Start fails is marked failed in the result before it is stored;
+// settled counts those.
+func (p Passer) carryOut(ctx context.Context, res *engine.Result) (settled int, err error) {
 	if len(res.Orders) == 0 {
-		return nil
+		return 0, nil
 	}
 	if res.Rollout.Kind == policy.KindConfig {
 		byHash := map[string][]string{}
@@ -143,19 +171,19 @@ func (p Passer) carryOut(ctx context.Context, res *engine.Result) error {
 		}
 		for h, ids := range byHash {
 			if err := p.Store.SetDesiredHash(ctx, ids, h); err != nil {
-				return fmt.Errorf("set desired hash %s: %w", h, err)
+				return 0, fmt.Errorf("set desired hash %s: %w", h, err)
 			}
 		}
-		return nil
+		return 0, nil
 	}
 	return p.carryOutVersion(ctx, res)
 }
 
-func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) error {
+func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) (settled int, err error) {
 	r := res.Rollout
-	ex, err := p.Executors.For(r.Executor)
-	if err == nil {
-		err = ex.Validate(ctx, r)
+	ex, exErr := p.Executors.For(r.Executor)
+	if exErr == nil {
+		exErr = ex.Validate(ctx, r)
 	}
 	at := make(map[string]int, len(res.Changed))
 	for i, t := range res.Changed {
@@ -168,27 +196,29 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) error {
 		}
 		t := res.Changed[i]
 		switch {
-		case o.Kind == engine.OrderCancel && err == nil:
+		case o.Kind == engine.OrderCancel && exErr == nil:
 			if cerr := ex.Cancel(ctx, r, t); cerr != nil {
 				p.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", t.AgentID, "error", cerr)
 			}
-		case err != nil && o.Kind == engine.OrderStart:
-			res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), err.Error())
-		case err != nil:
-			return fmt.Errorf("executor %s: %w", r.Executor, err)
+		case exErr != nil && o.Kind == engine.OrderStart:
+			res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), exErr.Error())
+			settled++
+		case exErr != nil:
+			return settled, fmt.Errorf("executor %s: %w", r.Executor, exErr)
 		default:
 			ref, serr := ex.Start(ctx, r, t, o.Ref)
 			if serr != nil && o.Kind == engine.OrderStart {
 				res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), serr.Error())
+				settled++
 				continue
 			}
 			if serr != nil {
-				return fmt.Errorf("executor %s reset of %s: %w", r.Executor, t.AgentID, serr)
+				return settled, fmt.Errorf("executor %s reset of %s: %w", r.Executor, t.AgentID, serr)
 			}
 			res.Changed[i].ExternalRef = ref
 		}
 	}
-	return nil
+	return settled, nil
 }
 
 func (p Passer) logEvents(res engine.Result) {

@@ -47,6 +47,7 @@ type rig struct {
 	smArn string
 
 	invocations atomic.Int64
+	evaluations atomic.Int64 // evaluate tasks: engine passes the state machine asked for
 	failEval    atomic.Int32 // evaluate tasks to fail before they run
 	mu          sync.Mutex
 	behaviour   map[string]string // agent id -> "fail" (reports FAILED for h1) or "silent"
@@ -94,6 +95,9 @@ func (r *rig) lambda(ctx context.Context, payload json.RawMessage) (json.RawMess
 	var in enginetask.Input
 	if err := json.Unmarshal(payload, &in); err != nil {
 		return nil, err
+	}
+	if in.Task == enginetask.TaskEvaluate {
+		r.evaluations.Add(1)
 	}
 	if in.Task == enginetask.TaskEvaluate && r.failEval.Load() > 0 {
 		r.failEval.Add(-1)
@@ -195,6 +199,9 @@ func (r *rig) simulate() {
 		if a.PackageOffer != "" && a.PackageOffer != a.ServiceVersion && b != "silent" {
 			a.ServiceVersion, a.VersionSince = a.PackageOffer, now
 			a.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now}
+			if b == "starting" { // the new process reports StatusStarting until the test says otherwise
+				a.Health = agent.Health{Healthy: false, Status: agent.StatusStarting, ReportedAt: now}
+			}
 			changed = true
 		}
 		if changed {

@@ -1,14 +1,18 @@
 package enginetask_test
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selector"
@@ -208,4 +212,47 @@ func TestStateMachine_LongRolloutContinuesAsNewExecution(t *testing.T) {
 		t.Fatalf("executions %d arn %s, want the rollout carried on by r-long-<n>", ro.Executions, ro.ExecutionArn)
 	}
 	r.wantExecution("r-long-"+strconv.Itoa(ro.Executions), types.ExecutionStatusSucceeded)
+}
+
+// flakyStart is the updater whose Start fails once for one agent, as a
+// transient executor error would.
+type flakyStart struct {
+	executor.UpdaterExecutor
+	failFor string
+	failed  atomic.Bool
+}
+
+func (f *flakyStart) Start(ctx context.Context, r rollout.Rollout, t rollout.Target, version string) (string, error) {
+	if t.AgentID == f.failFor && f.failed.CompareAndSwap(false, true) {
+		return "", errors.New("webhook answered 503")
+	}
+	return f.UpdaterExecutor.Start(ctx, r, t, version)
+}
+
+// A failed Start is one failure among others: the pass that saw it is
+// evaluated again at once, so the next target starts in the same pass
+// instead of after applyTimeout, and the rollout neither fails (other
+// targets remain to start) nor stalls.
+func TestStateMachine_FailedStart_NextTargetStartsAtOnce(t *testing.T) {
+	r := newRig(t)
+	r.h.Executors[executor.Updater] = &flakyStart{UpdaterExecutor: executor.UpdaterExecutor{Offers: r.st}, failFor: "a00"}
+	ids := r.agents(4, nil)
+	one := 1
+	spec := policy.Spec{MaxConcurrent: &one, HealthWait: time.Minute, ApplyTimeout: 30 * time.Minute, FailureThreshold: policy.Threshold{MaxFailed: 3}}
+	r.start("r-flaky", policy.KindVersion, spec, ids, nil)
+	r.run(nil)
+	ro := r.wantStatus("r-flaky", rollout.Completed)
+	if took := ro.FinishedAt.Sub(*ro.StartedAt); took >= 30*time.Minute {
+		t.Fatalf("the rollout took %s: it waited applyTimeout after the failed Start", took)
+	}
+	_, ts := r.rollout("r-flaky")
+	for _, tg := range ts {
+		want := rollout.TargetSucceeded
+		if tg.AgentID == "a00" {
+			want = rollout.TargetFailed
+		}
+		if tg.Status != want {
+			t.Fatalf("target %s is %s (%s), want %s", tg.AgentID, tg.Status, tg.Reason, want)
+		}
+	}
 }
