@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/windows"
@@ -31,6 +32,7 @@ type Config struct {
 	AlarmTopicArn      string // SNS topic that alarms notify; empty: alarms without actions
 	APITokens          string // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
 	DefaultTimezone    string // IANA zone of maintenance windows that name none (the spec's server timezone); empty: UTC
+	ReconnectGrace     string // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
 	Releases           string // comma-separated collector releases the API offers as versions
 	Platforms          string // comma-separated platforms of those releases
 	RepoRoot           string // the repository: statemachines/, opamp-gateway/
@@ -64,6 +66,7 @@ var settings = []setting{
 	{"apiTokens", "MYRIARCH_API_TOKENS", ""},
 	{"apiTokensFile", "MYRIARCH_API_TOKENS_FILE", ""}, // read at synth; relative to repoRoot
 	{"defaultTimezone", "MYRIARCH_DEFAULT_TIMEZONE", ""},
+	{"reconnectGrace", "MYRIARCH_RECONNECT_GRACE", ""},
 	{"releases", "MYRIARCH_RELEASES", ""},
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
 	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},              // default: the nearest directory up from here with cdk.json
@@ -93,6 +96,7 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		AlarmTopicArn:    v["alarmTopicArn"],
 		APITokens:        v["apiTokens"],
 		DefaultTimezone:  v["defaultTimezone"],
+		ReconnectGrace:   v["reconnectGrace"],
 		Releases:         v["releases"],
 		Platforms:        v["platforms"],
 		RepoRoot:         v["repoRoot"],
@@ -138,6 +142,11 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	if c.DefaultTimezone != "" {
 		if _, err := windows.LoadZone(c.DefaultTimezone); err != nil { // the engine's own check
 			errs = append(errs, fmt.Sprintf("defaultTimezone: %v", err))
+		}
+	}
+	if c.ReconnectGrace != "" {
+		if d, err := time.ParseDuration(c.ReconnectGrace); err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("reconnectGrace: %q is not a duration such as 10s", c.ReconnectGrace))
 		}
 	}
 	if err := c.loadAPITokens(v["apiTokensFile"]); err != nil {

@@ -150,6 +150,7 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	}
 	if f.ServerTimezone {
 		set(setup.EnvServerTimezone, c.DefaultTimezone)
+		set(setup.EnvReconnectGrace, c.ReconnectGrace)
 	}
 	if f.Catalog {
 		set("MYRIARCH_RELEASES", c.Releases)

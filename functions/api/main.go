@@ -59,6 +59,10 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	if prefix == "" {
 		return nil, fmt.Errorf("MYRIARCH_TABLE_PREFIX is not set")
 	}
+	live, err := setup.LivenessFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
@@ -81,7 +85,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	return api.New(api.Deps{
 		Store: dynamo.Store{Store: st}, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,
 		Actions: enginetask.Passer{Store: st, Executors: executors, Clock: clock, Log: log,
-			ServerTimezone: getenv(setup.EnvServerTimezone), OfflineAfter: 90 * time.Second},
+			ServerTimezone: getenv(setup.EnvServerTimezone), Liveness: live},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},
 		Clock:   clock, NewID: newID, Log: log,
 	})

@@ -134,6 +134,33 @@ func (a Agent) OnlineAt(now time.Time, silence time.Duration) bool {
 	return a.Online && (silence == 0 || !now.After(a.LastSeen.Add(silence)))
 }
 
+// Liveness is the rule by which rollouts judge whether an agent is online.
+type Liveness struct {
+	// Silence: an open connection counts while the agent was heard from
+	// within it (0 trusts the stored connection state alone).
+	Silence time.Duration
+	// ReconnectGrace: a connection that closed counts as open for this long
+	// after it closed (lastSeen), so that agents moving to another gateway
+	// task or through a load balancer blip are not offline for rollouts.
+	ReconnectGrace time.Duration
+}
+
+// Online reports whether the agent counts as online at now and, while it
+// counts as online only by the reconnect grace, when the grace ends: the
+// moment the answer changes without a new report. Example: closed at
+// 12:00:00 with a 10 s grace: online until 12:00:09.999…, offline from
+// 12:00:10, and graceEnd is 12:00:10.
+func (l Liveness) Online(a Agent, now time.Time) (online bool, graceEnd time.Time) {
+	if a.Online {
+		return a.OnlineAt(now, l.Silence), time.Time{}
+	}
+	end := a.LastSeen.Add(l.ReconnectGrace)
+	if l.ReconnectGrace > 0 && !a.LastSeen.IsZero() && now.Before(end) {
+		return true, end
+	}
+	return false, time.Time{}
+}
+
 // OfferKey names one package offer: the version, and the attempt of the
 // target when it is a retry ("0.162.0", then "0.162.0#2"). A retried target
 // gets a new key, so the gateway offers again with a new hash that the

@@ -26,6 +26,38 @@ func TestOnlineAt(t *testing.T) {
 	}
 }
 
+func TestLiveness_ReconnectGrace(t *testing.T) {
+	closed := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	l := Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second}
+	cases := []struct {
+		name     string
+		a        Agent
+		after    time.Duration
+		want     bool
+		graceEnd time.Time
+	}{
+		{name: "closed just now: within the grace", a: Agent{Online: false, LastSeen: closed}, after: 0, want: true, graceEnd: closed.Add(10 * time.Second)},
+		{name: "one tick before the grace ends", a: Agent{Online: false, LastSeen: closed}, after: 10*time.Second - time.Nanosecond, want: true, graceEnd: closed.Add(10 * time.Second)},
+		{name: "at the grace's end: offline", a: Agent{Online: false, LastSeen: closed}, after: 10 * time.Second, want: false},
+		{name: "never seen", a: Agent{Online: false}, after: 0, want: false},
+		{name: "open and heard from", a: Agent{Online: true, LastSeen: closed}, after: 90 * time.Second, want: true},
+		{name: "open but silent: its task died", a: Agent{Online: true, LastSeen: closed}, after: 91 * time.Second, want: false},
+		{name: "no grace configured", a: Agent{Online: false, LastSeen: closed}, after: 0, want: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rule := l
+			if c.name == "no grace configured" {
+				rule.ReconnectGrace = 0
+			}
+			got, end := rule.Online(c.a, closed.Add(c.after))
+			if got != c.want || !end.Equal(c.graceEnd) {
+				t.Fatalf("Online = %v, grace end %v; want %v, %v", got, end, c.want, c.graceEnd)
+			}
+		})
+	}
+}
+
 func TestStartupReport(t *testing.T) {
 	cases := []struct {
 		h    Health

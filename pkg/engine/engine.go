@@ -19,6 +19,9 @@ type Input struct {
 	Now     time.Time
 	// ServerTimezone is the deployment's rollouts.defaultTimezone ("" = UTC).
 	ServerTimezone string
+	// Liveness says which agents count as online; the zero value trusts
+	// each agent's stored connection state.
+	Liveness agent.Liveness
 }
 
 // OrderKind says what an adapter must do for a target.
@@ -69,6 +72,7 @@ func (r Result) Changes() bool {
 type pass struct {
 	now     time.Time
 	tz      string
+	live    agent.Liveness
 	r       rollout.Rollout
 	ts      []rollout.Target
 	agents  map[string]agent.Agent
@@ -84,6 +88,7 @@ func newPass(in Input) *pass {
 	p := &pass{
 		now:     in.Now,
 		tz:      in.ServerTimezone,
+		live:    in.Liveness,
 		r:       cloneRollout(in.Rollout),
 		ts:      append([]rollout.Target(nil), in.Targets...),
 		agents:  in.Agents,
@@ -116,6 +121,15 @@ func (p *pass) order(k OrderKind, t rollout.Target, ref string) {
 func (p *pass) agent(id string) (agent.Agent, bool) {
 	a, ok := p.agents[id]
 	return a, ok
+}
+
+// online applies the liveness rule. An agent that counts as online only by
+// its reconnect grace is judged again when the grace ends, since no event
+// comes if it never reconnects.
+func (p *pass) online(a agent.Agent) bool {
+	online, graceEnd := p.live.Online(a, p.now)
+	p.dl.at(graceEnd)
+	return online
 }
 
 // Evaluate runs one pass over a rollout. Rollouts in a final status and in

@@ -22,6 +22,7 @@ type fixture struct {
 	agents map[string]agent.Agent
 	now    time.Time
 	last   Result
+	live   agent.Liveness // the liveness rule of the passes; zero trusts Online
 	orders []Order
 	events []string
 }
@@ -70,7 +71,7 @@ func intp(n int) *int { return &n }
 // tick runs one pass at the fixture's time and stores what it changed.
 func (f *fixture) tick() Result {
 	f.t.Helper()
-	res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now})
+	res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now, Liveness: f.live})
 	f.store(res)
 	return res
 }

@@ -113,7 +113,7 @@ func (p *pass) evaluateVerifying(i int) {
 	t := &p.ts[i]
 	a, ok := p.agent(t.AgentID)
 	switch {
-	case !ok || !a.Online:
+	case !ok || !p.online(a):
 		p.fail(i, FailOffline, "the agent went offline during the health wait")
 		return
 	case !stillOnTarget(p.r.Kind, *t, a):

@@ -307,3 +307,58 @@ func TestTick_StartupAfterHealthWait_NextDeadlineIsApplyTimeout(t *testing.T) {
 	g.wantTarget("a", rollout.TargetVerifying)
 	g.wantDeadline(g.target("a").VerifiedAt.Add(RestartTolerance))
 }
+
+// A connection that closed counts as open for the reconnect grace: agents
+// that move to another gateway task within it keep their health wait, and
+// one that does not come back fails when the grace ends, with no event.
+func TestTick_ReconnectGrace(t *testing.T) {
+	hw := 60 * time.Second
+	live := agent.Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second}
+	verifying := func(t *testing.T) *fixture {
+		f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.HealthWait = hw }), []string{"a"})
+		f.live = live
+		f.update("a", func(a *agent.Agent) { a.LastSeen = f.now })
+		f.tick()
+		f.apply("a")
+		f.tick()
+		f.wantTarget("a", rollout.TargetVerifying)
+		return f
+	}
+	t.Run("reconnects within the grace: succeeds", func(t *testing.T) {
+		f := verifying(t)
+		f.advance(20 * time.Second)
+		f.update("a", func(a *agent.Agent) { a.Online, a.LastSeen = false, f.now }) // the task was replaced
+		f.tick()
+		f.wantTarget("a", rollout.TargetVerifying)
+		f.wantDeadline(f.now.Add(10 * time.Second)) // judged again when the grace ends
+		f.advance(time.Second)
+		f.update("a", func(a *agent.Agent) { a.Online, a.LastSeen, a.ConnectedAt = true, f.now, f.now })
+		f.tick()
+		f.now = f.target("a").VerifiedAt.Add(hw)
+		f.update("a", func(a *agent.Agent) { a.LastSeen = f.now })
+		f.tick()
+		f.wantTarget("a", rollout.TargetSucceeded)
+	})
+	t.Run("does not come back: fails when the grace ends", func(t *testing.T) {
+		f := verifying(t)
+		f.advance(20 * time.Second)
+		closed := f.now
+		f.update("a", func(a *agent.Agent) { a.Online, a.LastSeen = false, closed })
+		f.tick()
+		f.now = closed.Add(10*time.Second - time.Millisecond)
+		f.tick()
+		f.wantTarget("a", rollout.TargetVerifying)
+		f.now = closed.Add(10 * time.Second)
+		f.tick()
+		f.wantTarget("a", rollout.TargetFailed)
+		if got := f.target("a").ReasonCode; got != FailOffline {
+			t.Fatalf("reason code %q, want %q", got, FailOffline)
+		}
+	})
+	t.Run("silent beyond the liveness limit: offline at once", func(t *testing.T) {
+		f := verifying(t)
+		f.advance(91 * time.Second) // no heartbeat since verifying: its task died
+		f.tick()
+		f.wantTarget("a", rollout.TargetFailed)
+	})
+}

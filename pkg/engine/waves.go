@@ -229,7 +229,7 @@ func (p *pass) startTargets(w int) {
 				continue
 			}
 		}
-		if !a.Online {
+		if !p.online(a) {
 			graceEnd := waveStart.Add(pol.OfflineGracePeriod)
 			if !p.now.Before(graceEnd) {
 				p.skip(i, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))

@@ -32,10 +32,12 @@ type Passer struct {
 	Clock     func() time.Time
 	// ServerTimezone is rollouts.defaultTimezone ("" = UTC).
 	ServerTimezone string
-	// OfflineAfter is how long an agent may stay silent and still count as
-	// online (a multiple of the gateway's heartbeat; 0 trusts the stored
-	// connection state alone).
-	OfflineAfter time.Duration
+	// Liveness says which agents count as online: silent beyond
+	// Liveness.Silence (a multiple of the gateway's heartbeat) is offline,
+	// and a closed connection counts as open for Liveness.ReconnectGrace, so
+	// that a replaced gateway task or a load balancer blip does not fail the
+	// targets in their health wait. The zero value trusts the stored state.
+	Liveness agent.Liveness
 	Log          *slog.Logger
 }
 
@@ -123,14 +125,8 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", id, err)
 	}
-	now := p.Clock().UTC()
-	for id, a := range agents {
-		if a.Online && !a.OnlineAt(now, p.OfflineAfter) {
-			a.Online = false // silent too long: its gateway task is gone
-			agents[id] = a
-		}
-	}
-	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: now, ServerTimezone: p.ServerTimezone}, nil
+	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone,
+		Liveness: p.Liveness}, nil
 }
 
 // carryOutAndSettle performs the orders of a pass. When the adapter itself

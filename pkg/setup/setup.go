@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/agentevent"
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/enginetask"
@@ -28,7 +29,14 @@ const (
 	EnvTablePrefix     = "MYRIARCH_TABLE_PREFIX"
 	EnvStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN"
 	EnvServerTimezone  = "MYRIARCH_DEFAULT_TIMEZONE"
-	EnvOfflineAfter    = "MYRIARCH_OFFLINE_AFTER" // default 90s: three gateway heartbeats
+	EnvOfflineAfter    = "MYRIARCH_OFFLINE_AFTER"   // default 90s: three gateway heartbeats
+	EnvReconnectGrace  = "MYRIARCH_RECONNECT_GRACE" // default 10s: a closed connection still counts as online
+)
+
+// Defaults of the liveness rule of rollouts.
+const (
+	DefaultOfflineAfter   = 90 * time.Second
+	DefaultReconnectGrace = 10 * time.Second
 )
 
 // Deps is everything the engine, the planner and the agent-event path need.
@@ -42,7 +50,7 @@ type Deps struct {
 
 	StateMachineArn string
 	ServerTimezone  string
-	OfflineAfter    time.Duration
+	Liveness        agent.Liveness
 }
 
 // FromEnv builds Deps from the environment (getenv) and the AWS default
@@ -52,13 +60,9 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	if prefix == "" {
 		return Deps{}, fmt.Errorf("%s is not set", EnvTablePrefix)
 	}
-	offline := 90 * time.Second
-	if v := getenv(EnvOfflineAfter); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return Deps{}, fmt.Errorf("%s=%q is not a duration such as 90s", EnvOfflineAfter, v)
-		}
-		offline = d
+	live, err := LivenessFromEnv(getenv)
+	if err != nil {
+		return Deps{}, err
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -68,14 +72,36 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	return Deps{
 		AWS: cfg, Store: st, SFN: sfn.NewFromConfig(cfg), Clock: clock, Log: log,
 		Executors:       executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}},
-		StateMachineArn: getenv(EnvStateMachineArn), ServerTimezone: getenv(EnvServerTimezone), OfflineAfter: offline,
+		StateMachineArn: getenv(EnvStateMachineArn), ServerTimezone: getenv(EnvServerTimezone), Liveness: live,
 	}, nil
+}
+
+// LivenessFromEnv reads the liveness rule of rollouts: how long an agent may
+// stay silent ([EnvOfflineAfter], 90s) and how long a closed connection
+// still counts as online ([EnvReconnectGrace], 10s).
+func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
+	l := agent.Liveness{Silence: DefaultOfflineAfter, ReconnectGrace: DefaultReconnectGrace}
+	for _, v := range []struct {
+		env string
+		d   *time.Duration
+	}{{EnvOfflineAfter, &l.Silence}, {EnvReconnectGrace, &l.ReconnectGrace}} {
+		s := getenv(v.env)
+		if s == "" {
+			continue
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return agent.Liveness{}, fmt.Errorf("%s=%q is not a duration such as 90s", v.env, s)
+		}
+		*v.d = d
+	}
+	return l, nil
 }
 
 // Passer runs evaluation passes.
 func (d Deps) Passer() enginetask.Passer {
 	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
-		OfflineAfter: d.OfflineAfter, Log: d.Log}
+		Liveness: d.Liveness, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.

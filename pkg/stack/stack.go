@@ -61,7 +61,9 @@ type Stack struct {
 	Deps                       setup.Deps
 
 	sfnSrv  *sfnlocal.Server
+	mu      sync.Mutex // guards servers
 	servers []*http.Server
+	runCtx  context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	log     *slog.Logger
@@ -81,7 +83,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		cancel()
 		return nil, errors.New("stack: Options.Clock is required")
 	}
-	s := &Stack{cancel: cancel, log: o.Log, AgentToken: o.AgentToken, clock: o.Clock}
+	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, AgentToken: o.AgentToken, clock: o.Clock}
 	if err := s.start(ctx, runCtx, o); err != nil {
 		s.Stop()
 		return nil, err
@@ -224,26 +226,40 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 
 // gateway serves OpAMP at /v1/opamp and pushes from the lagging index.
 func (s *Stack) gateway(runCtx context.Context, d setup.Deps, o Options) error {
-	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: o.Log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond}, d.Store, d.Store)
+	url, err := s.startGateway(runCtx, d, o.GatewayAddr, o.Log)
+	s.GatewayURL = url
+	return err
+}
+
+// AddGateway starts another gateway task over the same store, as a second
+// Fargate task behind the load balancer would be; it stops with the stack.
+// It returns the task's OpAMP URL.
+func (s *Stack) AddGateway(addr string) (string, error) {
+	return s.startGateway(s.runCtx, s.Deps, addr, s.log)
+}
+
+func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, log *slog.Logger) (string, error) {
+	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond}, d.Store, d.Store)
 	if err != nil {
-		return err
+		return "", err
 	}
 	h, connCtx, err := g.Attach()
 	if err != nil {
-		return err
+		return "", err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/opamp", h)
-	ln, err := net.Listen("tcp", o.GatewayAddr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("gateway: %w", err)
+		return "", fmt.Errorf("gateway: %w", err)
 	}
 	srv := &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
 	s.servers = append(s.servers, srv)
-	s.GatewayURL = "ws://" + ln.Addr().String() + "/v1/opamp"
+	s.mu.Unlock()
 	s.goRun(func() { _ = srv.Serve(ln) })
 	s.goRun(func() { g.Run(runCtx) })
-	return nil
+	return "ws://" + ln.Addr().String() + "/v1/opamp", nil
 }
 
 // stream delivers the agents table's stream to the agent-event handler, as
@@ -292,7 +308,9 @@ func (s *Stack) serve(addr string, h http.Handler) (string, error) {
 		return "", err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
 	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
 	s.goRun(func() { _ = srv.Serve(ln) })
 	return "http://" + ln.Addr().String(), nil
 }
@@ -309,7 +327,10 @@ func (s *Stack) goRun(f func()) {
 func (s *Stack) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, srv := range s.servers {
+	s.mu.Lock()
+	servers := s.servers
+	s.mu.Unlock()
+	for _, srv := range servers {
 		_ = srv.Shutdown(ctx)
 	}
 	s.cancel()
