@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -105,12 +104,6 @@ func possibleAuditTarget(typ, id string) bool {
 	return len(typ)+len(id) <= maxAuditKeyBytes
 }
 
-// shorten quotes a value from the request for a message, cut to 64
+// shorten quotes a value from the path for a message, cut to 64
 // characters: a detail need not repeat a 5,000-character id.
-func shorten(v string) string {
-	const keep = 64
-	if utf8.RuneCountInString(v) <= keep {
-		return fmt.Sprintf("%q", v)
-	}
-	return fmt.Sprintf("%q… (%d characters)", string([]rune(v)[:keep]), utf8.RuneCountInString(v))
-}
+func shorten(v string) string { return fmt.Sprintf("%q", clip(v, 64)) }
