@@ -306,8 +306,9 @@ func TestAPIOnDynamoDB_ApplyApproveSelectAndPage(t *testing.T) {
 
 // TestAPIOnDynamoDB_ImpossibleIDs sends ids and names that DynamoDB cannot
 // take as a key (over its key size, or empty) to every operation that
-// reads one: each is a 404 (400 for an empty path segment, an empty page
-// for a list filter), never the store's ValidationException as a 500.
+// reads one: each is a 404 (400 for an empty path segment or a revision's
+// commit, an empty page for a list filter), never the store's
+// ValidationException as a 500.
 func TestAPIOnDynamoDB_ImpossibleIDs(t *testing.T) {
 	e := newEnv(t)
 	if status, applied := e.do("POST", "/api/v1/revisions", "ad", revisionJSON); status != 200 {
@@ -346,5 +347,9 @@ func TestAPIOnDynamoDB_ImpossibleIDs(t *testing.T) {
 		if items, ok := out["items"].([]any); c.status == 200 && (!ok || len(items) != 0) {
 			t.Errorf("%s: items %v, want an empty page", where, out["items"])
 		}
+	}
+	// A revision's commit is part of the store's keys too.
+	if status, out := e.do("POST", "/api/v1/revisions", "ad", `{"commit": "`+long+`", "files": {}}`); status != 400 || out["code"] != "request_invalid" {
+		t.Errorf("a 5,000-character commit: %d %v, want 400 request_invalid", status, out["code"])
 	}
 }
