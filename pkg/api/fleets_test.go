@@ -334,6 +334,16 @@ func TestSelectVersion_RefusedValuesAreAuditedClipped(t *testing.T) {
 	if e.Details["version"] != "0.162.0" {
 		t.Errorf("audited version %v, want 0.162.0", e.Details["version"])
 	}
+
+	version := strings.Repeat("9", 100000) // not a semantic version either: the error quotes it
+	wantProblem(t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "`+version+`"}`)),
+		http.StatusBadRequest, CodeRequestInvalid)
+	e = h.store.lastAudit()
+	for _, k := range []string{"version", "error"} {
+		if got, _ := e.Details[k].(string); len(got) > 600 || !strings.Contains(got, "characters)") {
+			t.Errorf("audited %s of %d characters (%.40q…), want 500 and the length", k, len(got), got)
+		}
+	}
 }
 
 // auditOf is the newest entry of an action on an object, read through the API.

@@ -90,7 +90,7 @@ func (s *server) selectFleetVersion(_ http.ResponseWriter, r *http.Request, p Pr
 func (s *server) refuseSelection(r *http.Request, d selection.Decision) *Problem {
 	if d.Status != http.StatusNotFound {
 		if d.Status == http.StatusBadRequest {
-			clipDetails(d.Audit.Details, "version", "reason")
+			clipDetails(d.Audit.Details, "version", "reason", "error") // error quotes the version
 		}
 		s.audit(r.Context(), d.Audit)
 	}
