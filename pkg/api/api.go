@@ -126,13 +126,20 @@ func (s *server) routes() http.Handler {
 // any other error is a 500 whose detail reveals nothing.
 type operation func(w http.ResponseWriter, r *http.Request, p Principal) (status int, body any, err error)
 
-// handle checks the permission, runs the operation and writes its answer.
+// handle checks the permission, then the ids and names in the path
+// (checkPath), runs the operation and writes its answer. The permission
+// comes first so that an impossible id tells a caller without the
+// permission no more than an unknown one does.
 func (s *server) handle(need Permission, op operation) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := principalOf(r)
 		if !p.Role.Can(need) {
 			pr := problem(http.StatusForbidden, CodeForbidden, "the role "+string(p.Role)+" lacks the permission "+string(need))
 			pr.Permission = need
+			writeProblem(w, r, pr)
+			return
+		}
+		if pr := checkPath(r); pr != nil {
 			writeProblem(w, r, pr)
 			return
 		}

@@ -28,11 +28,15 @@ func (s *server) listAudit(_ http.ResponseWriter, r *http.Request, _ Principal) 
 	if p != nil {
 		return 0, nil, p
 	}
+	out := listPage[schema.AuditEntry]{Items: []schema.AuditEntry{}}
+	if !possibleAuditTarget(typ, id) {
+		return http.StatusOK, out, nil
+	}
 	page, err := s.Store.AuditPage(r.Context(), typ, id, token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out := listPage[schema.AuditEntry]{Items: []schema.AuditEntry{}, NextPageToken: page.Next}
+	out.NextPageToken = page.Next
 	for _, e := range page.Items {
 		out.Items = append(out.Items, newAuditView(e, s.Names))
 	}

@@ -17,10 +17,12 @@ const (
 	MaxRevisionBodyBytes = 10 << 20 // 10 MiB
 )
 
-// decodeBody reads a JSON body into v. Refusals, before anything is
-// decided: a content type other than application/json (415), more than
-// limit bytes (413), malformed JSON, unknown fields, a wrong type or
-// trailing data (400). optional lets an empty body through, leaving v as is.
+// decodeBody reads a JSON object into v, a pointer to a struct: every body
+// of the API is an object. Refusals, before anything is decided: a content
+// type other than application/json (415), more than limit bytes (413),
+// malformed JSON, a value that is not an object, unknown fields, a wrong
+// type or trailing data (400). optional lets an empty body through, leaving
+// v as is; only an absent body means "no options", never null.
 func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 	// No ResponseWriter for MaxBytesReader: with one, net/http closes the
 	// connection after the 413 and lingers half a second; without, it drains
@@ -49,6 +51,9 @@ func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 		}
 		return problem(http.StatusBadRequest, CodeRequestInvalid, "a JSON body is required")
 	}
+	if kind := topLevelKind(body); kind != "object" && kind != "" {
+		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body is not valid: expected a JSON object, got "+kind)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -58,6 +63,29 @@ func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body is not valid: data after the JSON value")
 	}
 	return nil
+}
+
+// topLevelKind names the kind of a well-formed JSON value by its first
+// byte; "" for malformed JSON, which the decoder describes better. The check
+// exists for null: encoding/json decodes it into a struct without an error
+// and without touching it, which would make `null` pass as "no options".
+func topLevelKind(body []byte) string {
+	if !json.Valid(body) {
+		return ""
+	}
+	switch bytes.TrimLeft(body, " \t\r\n")[0] { // the JSON whitespace; Valid saw a value after it
+	case '{':
+		return "object"
+	case 'n':
+		return "null"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
 }
 
 // describeJSONError says what is wrong in words a client can act on,

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,9 +123,14 @@ func TestSelectVersion_RefusalsInTheSpecsOrder(t *testing.T) {
 		code, issue       string
 		audited           bool
 	}{
-		{"fleet missing", "nope", `{"version": "0.162.0"}`, nil, 404, CodeFleetNotFound, "", false},
-		{"version empty", "edge", `{"version": ""}`, nil, 400, CodeRequestInvalid, "", false},
-		{"version not semver", "edge", `{"version": "latest"}`, nil, 400, CodeRequestInvalid, "", false},
+		{"fleet missing", "nope", `{"version": "0.162.0"}`, nil, 404, CodeFleetNotFound, "", false}, // no fleet to audit it on
+		{"fleet missing, version not semver", "nope", `{"version": "latest"}`, nil, 404, CodeFleetNotFound, "", false},
+		{"body not an object", "edge", `null`, nil, 400, CodeRequestInvalid, "", false},              // nothing says what was attempted
+		{"body malformed", "edge", `{"version": "0.162.0"`, nil, 400, CodeRequestInvalid, "", false}, // the same
+		{"version missing", "edge", `{}`, nil, 400, CodeRequestInvalid, "", true},                    // an attempt without a version
+		{"version empty", "edge", `{"version": ""}`, nil, 400, CodeRequestInvalid, "", true},
+		{"version not semver", "edge", `{"version": "latest"}`, nil, 400, CodeRequestInvalid, "", true},
+		{"reason over 500 characters", "edge", `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 501) + `"}`, nil, 400, CodeRequestInvalid, "", true},
 		{"frame disabled", "core", `{"version": "0.162.0"}`, nil, 412, selection.NotAllowedSelectionDisabled, "", true},
 		{"failed version rollout", "edge", `{"version": "0.162.0"}`, failedVersionRollout, 412, selection.NotAllowedBlockingRollout, "", true},
 		{"someone else changed it", "edge", `{"version": "0.162.0", "expectedTargetVersion": "0.160.0"}`, nil, 409, CodeTargetChanged, "", true},
@@ -148,8 +154,10 @@ func TestSelectVersion_RefusalsInTheSpecsOrder(t *testing.T) {
 				t.Errorf("%d audit entries, audited %v", got, c.audited)
 			}
 			if c.audited {
-				if e := h.store.lastAudit(); e.Action != audit.ActionVersionSelect || e.Result != audit.ResultFailure || e.Details["code"] != c.code {
-					t.Errorf("audit %+v, want a failed fleet.version.select with code %s", e, c.code)
+				e := h.store.lastAudit()
+				if e.Action != audit.ActionVersionSelect || e.Result != audit.ResultFailure || e.Details["code"] != c.code ||
+					e.Details["error"] != p.Detail || e.TargetType != audit.TargetFleet || e.TargetID != c.fleet || e.Actor != operator.Actor {
+					t.Errorf("audit %+v, want a failed fleet.version.select of fleet %s with code %s and the detail as error", e, c.fleet, c.code)
 				}
 			}
 			if c.issue != "" && (len(p.Issues) != 1 || p.Issues[0].Code != c.issue) {
@@ -259,6 +267,83 @@ func TestClearVersionSelection_ReasonRequiredIs422(t *testing.T) {
 		t.Errorf("audit %+v, want a failed clear", e)
 	}
 	wantProblem(t, h.do(post("/api/v1/fleets/nope/actions/clear-version-selection", RoleOperator, "")), http.StatusNotFound, CodeFleetNotFound)
+}
+
+// TestClearVersionSelection_RefusalsAreAuditedButA404 is the audit rule of
+// select for clear: every decided refusal is a failed fleet.version.clear
+// with the problem in details; a missing fleet and a body that cannot be
+// read as the request are not audited.
+func TestClearVersionSelection_RefusalsAreAuditedButA404(t *testing.T) {
+	cases := []struct {
+		name, fleet, body string
+		status            int
+		code              string
+		audited           bool
+	}{
+		{"fleet missing", "nope", `{"reason": "back to Git"}`, 404, CodeFleetNotFound, false},
+		{"fleet missing, reason over 500 characters", "nope", `{"reason": "` + strings.Repeat("x", 501) + `"}`, 404, CodeFleetNotFound, false},
+		{"body not an object", "edge", `null`, 400, CodeRequestInvalid, false},
+		{"body malformed", "edge", `{"reason": `, 400, CodeRequestInvalid, false},
+		{"unknown field", "edge", `{"reason": "x", "force": true}`, 400, CodeRequestInvalid, false},
+		{"reason over 500 characters", "edge", `{"reason": "` + strings.Repeat("x", 501) + `"}`, 400, CodeRequestInvalid, true},
+		{"reason required", "edge", `{}`, 422, CodeSelectionRejected, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.applyFixture()
+			f := h.store.fleets["edge"]
+			f.Update.Selection.RequireReason = true
+			h.store.fleets["edge"] = f
+			h.store.selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
+				SelectedBy: operator.Actor, SelectedAt: t0, UpdatedAt: t0, Revision: 1}
+			before, audits := h.store.snapshot(), h.store.auditLen()
+			p := wantProblem(t, h.do(post("/api/v1/fleets/"+c.fleet+"/actions/clear-version-selection", RoleOperator, c.body)), c.status, c.code)
+			if h.store.snapshot() != before {
+				t.Errorf("a refusal changed the store")
+			}
+			if got := h.store.auditLen() - audits; (got == 1) != c.audited {
+				t.Fatalf("%d audit entries, audited %v", got, c.audited)
+			}
+			if !c.audited {
+				return
+			}
+			e := h.store.lastAudit()
+			if e.Action != audit.ActionVersionClear || e.Result != audit.ResultFailure || e.Details["code"] != c.code ||
+				e.Details["error"] != p.Detail || e.Details["version"] != "0.162.0" || e.TargetID != "edge" {
+				t.Errorf("audit %+v, want a failed fleet.version.clear of 0.162.0 with code %s and the detail as error", e, c.code)
+			}
+		})
+	}
+}
+
+// TestSelectVersion_RefusedValuesAreAuditedClipped: a 400 may be about a
+// value's length, and the body may be 1 MiB; the audit entry keeps the
+// first 500 characters and says how long the value was.
+func TestSelectVersion_RefusedValuesAreAuditedClipped(t *testing.T) {
+	h := newHarness(t)
+	h.applyFixture()
+	reason := strings.Repeat("x", 200000)
+	wantProblem(t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0", "reason": "`+reason+`"}`)),
+		http.StatusBadRequest, CodeRequestInvalid)
+	e := h.store.lastAudit()
+	got, _ := e.Details["reason"].(string)
+	if e.Result != audit.ResultFailure || !strings.HasPrefix(got, strings.Repeat("x", 500)+"…") || !strings.Contains(got, "200000 characters") {
+		t.Errorf("audited reason of %d characters (%.40q…), want 500 and the length", len(got), got)
+	}
+	if e.Details["version"] != "0.162.0" {
+		t.Errorf("audited version %v, want 0.162.0", e.Details["version"])
+	}
+
+	version := strings.Repeat("9", 100000) // not a semantic version either: the error quotes it
+	wantProblem(t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "`+version+`"}`)),
+		http.StatusBadRequest, CodeRequestInvalid)
+	e = h.store.lastAudit()
+	for _, k := range []string{"version", "error"} {
+		if got, _ := e.Details[k].(string); len(got) > 600 || !strings.Contains(got, "characters)") {
+			t.Errorf("audited %s of %d characters (%.40q…), want 500 and the length", k, len(got), got)
+		}
+	}
 }
 
 // auditOf is the newest entry of an action on an object, read through the API.

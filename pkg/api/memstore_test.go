@@ -57,6 +57,18 @@ func newMemStore() *memStore {
 
 func (m *memStore) failing(method string) error { return m.fail[method] }
 
+// keyError is DynamoDB's refusal of a key value: an empty string, or one
+// over 1,024 bytes (a sort key's limit; a partition key may have 2,048, but
+// the store puts ids and names in both). The API must never pass such a
+// value on; this store refuses it as DynamoDB does, so that a test sees the
+// 500 that would follow.
+func keyError(v string) error {
+	if v == "" || len(v) > 1024 {
+		return fmt.Errorf("ValidationException: a key value of %d bytes", len(v))
+	}
+	return nil
+}
+
 // snapshot is the whole state but the audit log, for "bad input changes
 // nothing".
 func (m *memStore) snapshot() string {
@@ -91,6 +103,9 @@ func (m *memStore) GetRollout(_ context.Context, id string) (rollout.Rollout, er
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.failing("GetRollout"); err != nil {
+		return rollout.Rollout{}, err
+	}
+	if err := keyError(id); err != nil {
 		return rollout.Rollout{}, err
 	}
 	r, ok := m.rollouts[id]
@@ -134,6 +149,11 @@ func (m *memStore) RolloutsPage(_ context.Context, fleetName string, k policy.Ki
 	if err := m.failing("RolloutsPage"); err != nil {
 		return Page[rollout.Rollout]{}, err
 	}
+	if fleetName != "" {
+		if err := keyError(fleetName); err != nil {
+			return Page[rollout.Rollout]{}, err
+		}
+	}
 	var all []rollout.Rollout
 	for _, r := range m.rollouts {
 		if (fleetName == "" || r.Fleet == fleetName) && (k == "" || r.Kind == k) {
@@ -152,6 +172,9 @@ func (m *memStore) RolloutsPage(_ context.Context, fleetName string, k policy.Ki
 func (m *memStore) TargetsPage(_ context.Context, id string, wave int, token string, limit int) (Page[rollout.Target], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := keyError(id); err != nil {
+		return Page[rollout.Target]{}, err
+	}
 	var ts []rollout.Target
 	for _, t := range sortedTargets(m.targets[id]) {
 		if wave == AllWaves || t.Wave == wave {
@@ -419,6 +442,9 @@ func (m *memStore) Fleet(_ context.Context, name string) (*fleet.Fleet, string, 
 	if err := m.failing("Fleet"); err != nil {
 		return nil, "", err
 	}
+	if err := keyError(name); err != nil {
+		return nil, "", err
+	}
 	f, ok := m.fleets[name]
 	if !ok {
 		return nil, m.commit(), nil
@@ -456,6 +482,9 @@ func (m *memStore) Policies(context.Context) (map[string]policy.Policy, error) {
 func (m *memStore) Selection(_ context.Context, f string) (*selection.Selection, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := keyError(f); err != nil {
+		return nil, err
+	}
 	if s, ok := m.selections[f]; ok {
 		return &s, nil
 	}
@@ -506,6 +535,9 @@ func (m *memStore) AppendAudit(_ context.Context, es []audit.Entry) error {
 func (m *memStore) AuditPage(_ context.Context, typ, id, token string, limit int) (Page[audit.Entry], error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := keyError(typ + "#" + id); err != nil { // the store's key of an object's entries
+		return Page[audit.Entry]{}, err
+	}
 	var out []audit.Entry
 	for i := len(m.audit) - 1; i >= 0; i-- {
 		if e := m.audit[i]; e.TargetType == typ && e.TargetID == id {

@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/issue"
@@ -98,6 +100,16 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p *Problem) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(q.Status)
 	_ = json.NewEncoder(w).Encode(q)
+}
+
+// clip cuts a value from the request to n characters, marking a cut with
+// the original length, for messages and audit details that must stay
+// readable whatever the client sent.
+func clip(v string, n int) string {
+	if utf8.RuneCountInString(v) <= n {
+		return v
+	}
+	return fmt.Sprintf("%s… (%d characters)", string([]rune(v)[:n]), utf8.RuneCountInString(v))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

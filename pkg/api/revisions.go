@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
@@ -23,6 +24,12 @@ const (
 	ActionRevisionApply = "revision.apply"
 )
 
+// MaxCommitLength bounds the commit of a revision, which becomes part of
+// the store's keys (and the audit target id): a Git commit id is 40 or 64
+// hex digits, a content hash or a --commit label of myrctl a few more, and
+// a longer value would be refused by DynamoDB as a key, a 500.
+const MaxCommitLength = 128
+
 // readRevision decodes {"commit": ..., "files": {path: text}} (10 MiB).
 func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	if _, pr := newQuery(r); pr != nil {
@@ -38,6 +45,8 @@ func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	switch {
 	case req.Commit == nil || *req.Commit == "":
 		return "", nil, badRequest("commit is required: the Git commit of the snapshot")
+	case utf8.RuneCountInString(*req.Commit) > MaxCommitLength:
+		return "", nil, badRequest("commit has %d characters, more than %d", utf8.RuneCountInString(*req.Commit), MaxCommitLength)
 	case req.Files == nil:
 		return "", nil, badRequest("files is required: the files of the revision by path")
 	}

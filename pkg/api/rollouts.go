@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -44,11 +45,15 @@ func (s *server) listRollouts(_ http.ResponseWriter, r *http.Request, _ Principa
 	if p != nil {
 		return 0, nil, p
 	}
+	out := listPage[rolloutView]{Items: []rolloutView{}}
+	if f := q.get("fleet"); f != "" && !fleet.ValidName(f) {
+		return http.StatusOK, out, nil // no fleet has that name, so no rollout either; the store would refuse it as a key
+	}
 	page, err := s.Store.RolloutsPage(r.Context(), q.get("fleet"), policy.Kind(kind), token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out := listPage[rolloutView]{Items: []rolloutView{}, NextPageToken: page.Next}
+	out.NextPageToken = page.Next
 	for _, ro := range page.Items {
 		if len(statuses) == 0 || slices.Contains(statuses, string(ro.Status)) {
 			out.Items = append(out.Items, newRolloutView(ro, s.Names))

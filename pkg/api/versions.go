@@ -80,17 +80,39 @@ func (s *server) selectFleetVersion(_ http.ResponseWriter, r *http.Request, p Pr
 	return 0, nil, s.lostRace(r, d.Decision, name)
 }
 
-// refuseSelection audits a refusal that was decided (409, 412, 422) and
-// returns its problem. A 400 or 404 never reached a decision about the
-// fleet's version and is not audited.
+// refuseSelection audits a refused attempt on a fleet and returns its
+// problem: every decided refusal (400 for the version or the reason, 409,
+// 412, 422) is an attempt an auditor wants to see. A 404 is not audited:
+// there is no fleet whose history it would belong to, and anyone could
+// fill the log with names that do not exist. A body that could not be read
+// as the request (decodeBody) never reaches this: nothing says what was
+// attempted.
 func (s *server) refuseSelection(r *http.Request, d selection.Decision) *Problem {
-	if d.Status != http.StatusBadRequest && d.Status != http.StatusNotFound {
+	if d.Status != http.StatusNotFound {
+		if d.Status == http.StatusBadRequest {
+			clipDetails(d.Audit.Details, "version", "reason", "error") // error quotes the version
+		}
 		s.audit(r.Context(), d.Audit)
 	}
 	if d.Status == http.StatusUnprocessableEntity {
 		return unprocessable(d.Code, d.Detail, d.Issues)
 	}
 	return problem(d.Status, d.Code, d.Detail)
+}
+
+// maxAuditedChars bounds a value of the request in the details of a
+// refused attempt. A 400 may be about the length itself (a reason of 1 MiB
+// fits the body limit), and an audit entry must stay readable and within
+// the store's item size (400 KB in DynamoDB).
+const maxAuditedChars = selection.MaxReasonChars
+
+// clipDetails cuts the named string details to maxAuditedChars characters.
+func clipDetails(details map[string]any, keys ...string) {
+	for _, k := range keys {
+		if v, ok := details[k].(string); ok {
+			details[k] = clip(v, maxAuditedChars)
+		}
+	}
 }
 
 // lostRace answers a compare-and-set that lost every attempt, audited as a

@@ -303,3 +303,53 @@ func TestAPIOnDynamoDB_ApplyApproveSelectAndPage(t *testing.T) {
 		t.Errorf("all rollouts: %d %v, want the configuration and the version rollout", status, all)
 	}
 }
+
+// TestAPIOnDynamoDB_ImpossibleIDs sends ids and names that DynamoDB cannot
+// take as a key (over its key size, or empty) to every operation that
+// reads one: each is a 404 (400 for an empty path segment or a revision's
+// commit, an empty page for a list filter), never the store's
+// ValidationException as a 500.
+func TestAPIOnDynamoDB_ImpossibleIDs(t *testing.T) {
+	e := newEnv(t)
+	if status, applied := e.do("POST", "/api/v1/revisions", "ad", revisionJSON); status != 200 {
+		t.Fatalf("apply: %d %v", status, applied)
+	}
+	long := strings.Repeat("r", 5000)
+	longName := strings.Repeat("e", 5000)
+	cases := []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"GET", "/api/v1/rollouts/" + long, "", 404, "rollout_not_found"},
+		{"GET", "/api/v1/rollouts/" + long + "/targets", "", 404, "rollout_not_found"},
+		{"POST", "/api/v1/rollouts/" + long + "/actions/pause", "", 404, "rollout_not_found"},
+		{"POST", "/api/v1/rollouts/" + long + "/actions/approve", `{"wave": 1}`, 404, "rollout_not_found"},
+		{"GET", "/api/v1/rollouts//targets", "", 400, "request_invalid"},
+		{"POST", "/api/v1/rollouts//actions/abort", "", 400, "request_invalid"},
+		{"GET", "/api/v1/fleets/" + longName, "", 404, "fleet_not_found"},
+		{"GET", "/api/v1/fleets/" + longName + "/version-options", "", 404, "fleet_not_found"},
+		{"POST", "/api/v1/fleets/" + longName + "/actions/select-version", `{"version": "0.162.0"}`, 404, "fleet_not_found"},
+		{"POST", "/api/v1/fleets/" + longName + "/actions/clear-version-selection", "", 404, "fleet_not_found"},
+		{"GET", "/api/v1/fleets//version-options", "", 400, "request_invalid"},
+		{"GET", "/api/v1/rollouts?fleet=" + longName, "", 200, ""},
+		{"GET", "/api/v1/audit?targetType=fleet&targetId=" + longName, "", 200, ""},
+		{"GET", "/api/v1/audit?targetType=rollout&targetId=" + long, "", 200, ""},
+		{"GET", "/api/v1/audit?targetType=revision&targetId=" + long, "", 200, ""},
+		{"GET", "/api/v1/audit?targetType=" + long + "&targetId=edge", "", 200, ""},
+	}
+	for _, c := range cases {
+		status, out := e.do(c.method, c.path, "op", c.body)
+		where := c.method + " " + c.path[:min(len(c.path), 60)]
+		if status != c.status || (c.code != "" && out["code"] != c.code) {
+			t.Errorf("%s: %d %v, want %d %s", where, status, out["code"], c.status, c.code)
+		}
+		if items, ok := out["items"].([]any); c.status == 200 && (!ok || len(items) != 0) {
+			t.Errorf("%s: items %v, want an empty page", where, out["items"])
+		}
+	}
+	// A revision's commit is part of the store's keys too.
+	if status, out := e.do("POST", "/api/v1/revisions", "ad", `{"commit": "`+long+`", "files": {}}`); status != 400 || out["code"] != "request_invalid" {
+		t.Errorf("a 5,000-character commit: %d %v, want 400 request_invalid", status, out["code"])
+	}
+}
