@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -243,5 +244,50 @@ func TestApprove_BodyIsRequiredAndStrict(t *testing.T) {
 				t.Errorf("bad input changed the store or the audit log")
 			}
 		})
+	}
+}
+
+// Approvals of one wave, concurrent or repeated while the wave still shows
+// waiting_approval (the rollout is paused, so the engine does not start
+// it): the first is the one success, every other is refused with 409 and
+// audited as a failure.
+func TestApprove_ConcurrentApprovals_OneSuccess(t *testing.T) {
+	h := newHarness(t)
+	id := h.waitingApproval()
+	wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")))
+	const n = 20
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`)).status
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok, refused := 0, 0
+	for c := range codes {
+		switch c {
+		case 200:
+			ok++
+		case 409:
+			refused++
+		default:
+			t.Errorf("approve answered %d", c)
+		}
+	}
+	if ok != 1 || refused != n-1 {
+		t.Fatalf("%d successes and %d refusals, want 1 and %d", ok, refused, n-1)
+	}
+	successes := 0
+	for _, e := range h.store.auditEntries() {
+		if e.Action == "rollout.approve" && e.Result == audit.ResultSuccess {
+			successes++
+		}
+	}
+	if successes != 1 {
+		t.Fatalf("%d audited approval successes, want 1", successes)
 	}
 }

@@ -97,6 +97,12 @@ func (m *memStore) lastAudit() audit.Entry {
 	return m.audit[len(m.audit)-1]
 }
 
+func (m *memStore) auditEntries() []audit.Entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]audit.Entry(nil), m.audit...)
+}
+
 // --- rollouts
 
 func (m *memStore) GetRollout(_ context.Context, id string) (rollout.Rollout, error) {

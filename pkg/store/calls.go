@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Usage is what the store asked of DynamoDB since the last reset: requests,
@@ -101,7 +103,7 @@ func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput) (*dynamodb.Q
 	in.ReturnConsumedCapacity = total
 	out, err := s.db.Query(ctx, in)
 	if err != nil {
-		return nil, err
+		return nil, badStartKey(err, in.ExclusiveStartKey)
 	}
 	s.meter.read(len(out.Items), one(out.ConsumedCapacity)...)
 	return out, nil
@@ -227,4 +229,15 @@ func backOff(ctx context.Context, try int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// badStartKey: DynamoDB refuses a start key that its query cannot have
+// produced (a page token that decodes but was not issued for this listing)
+// with a ValidationException; that is the caller's bad token, not a fault.
+func badStartKey(err error, start map[string]types.AttributeValue) error {
+	var api smithy.APIError
+	if len(start) > 0 && errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
+		return fmt.Errorf("%w: %s", ErrBadPageToken, api.ErrorMessage())
+	}
+	return err
 }

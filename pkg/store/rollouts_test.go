@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,18 @@ func TestRollout_TargetsOfAWave(t *testing.T) {
 	}
 	if _, err := s.TargetsPage(ctx, "r1", AllWaves, "not-a-token", 10); !errors.Is(err, ErrBadPageToken) {
 		t.Fatalf("bad token: %v", err)
+	}
+	// Tokens that decode but that no listing issued: DynamoDB refuses their
+	// start keys, and the caller gets ErrBadPageToken, not a fault.
+	forged := encodeToken(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}})
+	if _, err := s.TargetsPage(ctx, "r1", AllWaves, forged, 10); !errors.Is(err, ErrBadPageToken) {
+		t.Fatalf("forged targets token: %v", err)
+	}
+	if _, err := s.RolloutsPage(ctx, "", "", forged, 10); !errors.Is(err, ErrBadPageToken) {
+		t.Fatalf("forged rollouts token: %v", err)
+	}
+	if _, err := s.AuditOf(ctx, "rollout", "r1", forged, 10); !errors.Is(err, ErrBadPageToken) {
+		t.Fatalf("forged audit token: %v", err)
 	}
 }
 
