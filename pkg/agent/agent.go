@@ -37,6 +37,9 @@ type Agent struct {
 	ID         string            `json:"id"`
 	Fleet      string            `json:"fleet"`
 	Attributes map[string]string `json:"attributes,omitempty"` // flattened: service.version, host.name, labels.<k> ...
+	// AssignmentError says why the agent belongs to no fleet although
+	// fleets select it (several equally specific ones); empty otherwise.
+	AssignmentError string `json:"assignmentError,omitempty"`
 
 	Online      bool      `json:"online"`
 	LastSeen    time.Time `json:"lastSeen"`
@@ -143,6 +146,20 @@ type Liveness struct {
 	// after it closed (lastSeen), so that agents moving to another gateway
 	// task or through a load balancer blip are not offline for rollouts.
 	ReconnectGrace time.Duration
+	// Retention: an agent offline for longer is gone (0: never).
+	Retention time.Duration
+}
+
+// Gone reports whether the agent has been offline for longer than the
+// retention: it no longer counts toward a fleet's statistics and gets no
+// new targets. It is derived, not stored, so an agent that reconnects is
+// back as itself at once.
+func (l Liveness) Gone(a Agent, now time.Time) bool {
+	if l.Retention <= 0 || a.LastSeen.IsZero() {
+		return false
+	}
+	online, _ := l.Online(a, now)
+	return !online && now.Sub(a.LastSeen) > l.Retention
 }
 
 // Online reports whether the agent counts as online at now and, while it
@@ -159,6 +176,23 @@ func (l Liveness) Online(a Agent, now time.Time) (online bool, graceEnd time.Tim
 		return true, end
 	}
 	return false, time.Time{}
+}
+
+// Attribute names the display name comes from, in order.
+const (
+	AttrHostName   = "host.name"
+	AttrInstanceID = "service.instance.id"
+)
+
+// DisplayName is the name people recognise the agent by: its host.name,
+// else its service.instance.id, else its instance UID.
+func (a Agent) DisplayName() string {
+	for _, k := range []string{AttrHostName, AttrInstanceID} {
+		if v := a.Attributes[k]; v != "" {
+			return v
+		}
+	}
+	return a.ID
 }
 
 // OfferKey names one package offer: the version, and the attempt of the

@@ -31,12 +31,14 @@ const (
 	EnvServerTimezone  = "MYRIARCH_DEFAULT_TIMEZONE"
 	EnvOfflineAfter    = "MYRIARCH_OFFLINE_AFTER"   // default 90s: three gateway heartbeats
 	EnvReconnectGrace  = "MYRIARCH_RECONNECT_GRACE" // default 10s: a closed connection still counts as online
+	EnvAgentRetention  = "MYRIARCH_AGENT_RETENTION" // default 168h: offline longer, an agent is gone
 )
 
 // Defaults of the liveness rule of rollouts.
 const (
 	DefaultOfflineAfter   = 90 * time.Second
 	DefaultReconnectGrace = 10 * time.Second
+	DefaultAgentRetention = 7 * 24 * time.Hour
 )
 
 // Deps is everything the engine, the planner and the agent-event path need.
@@ -78,13 +80,14 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 
 // LivenessFromEnv reads the liveness rule of rollouts: how long an agent may
 // stay silent ([EnvOfflineAfter], 90s) and how long a closed connection
-// still counts as online ([EnvReconnectGrace], 10s).
+// still counts as online ([EnvReconnectGrace], 10s) and after how long
+// offline an agent is gone ([EnvAgentRetention], 7 days).
 func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
-	l := agent.Liveness{Silence: DefaultOfflineAfter, ReconnectGrace: DefaultReconnectGrace}
+	l := agent.Liveness{Silence: DefaultOfflineAfter, ReconnectGrace: DefaultReconnectGrace, Retention: DefaultAgentRetention}
 	for _, v := range []struct {
 		env string
 		d   *time.Duration
-	}{{EnvOfflineAfter, &l.Silence}, {EnvReconnectGrace, &l.ReconnectGrace}} {
+	}{{EnvOfflineAfter, &l.Silence}, {EnvReconnectGrace, &l.ReconnectGrace}, {EnvAgentRetention, &l.Retention}} {
 		s := getenv(v.env)
 		if s == "" {
 			continue

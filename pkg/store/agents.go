@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,6 +18,7 @@ import (
 const (
 	attrAckHash  = "ackHash"  // desired hash the gateway delivered and the agent acknowledged
 	attrAckOffer = "ackOffer" // package offer the gateway delivered
+	attrAssigned = "assignedRev"
 )
 
 // Push is what the gateway delivered to an agent. The agent lags (and is in
@@ -27,12 +29,35 @@ type Push struct {
 	AckedOffer string
 }
 
-// AgentRecord is an agent as stored: the core view, what was pushed to it
-// and the item's write counter.
+// AgentRecord is an agent as stored: the core view, what was pushed to it,
+// whether its fleet must still be (re)assigned, and the item's write counter.
 type AgentRecord struct {
 	agent.Agent
-	Push    Push
-	Version int64
+	Push Push
+	// AssignPending: the agent is new or its attributes changed since its
+	// fleet was last computed (the assignment index holds it).
+	AssignPending bool
+	// AssignedRev is the revision pointer's counter the assignment was
+	// computed against, so that an older computation never overwrites a
+	// newer one.
+	AssignedRev int64
+	Version     int64
+}
+
+// Values of the assignState attribute.
+const (
+	assignPendingPrefix = "pending#"
+	assignError         = "error"
+)
+
+func (r AgentRecord) assignState() string {
+	switch {
+	case r.AssignPending:
+		return assignPendingPrefix + lagShard(r.ID)
+	case r.AssignmentError != "":
+		return assignError
+	}
+	return ""
 }
 
 // Lagging reports whether the gateway has something to send: a desired hash
@@ -53,7 +78,11 @@ func agentKey(id string) map[string]types.AttributeValue {
 func encodeAgent(r AgentRecord, version int64) (item, error) {
 	a := utcAgent(r.Agent)
 	it := newItem().s(tables.AttrID, a.ID).n(attrV, version).sIf(tables.AttrFleet, a.Fleet).
-		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer)
+		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer).
+		s(tables.AttrName, a.DisplayName()).sIf(tables.AttrAssignState, r.assignState())
+	if r.AssignedRev > 0 {
+		it.n(attrAssigned, r.AssignedRev)
+	}
 	if r.Lagging() {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
@@ -68,6 +97,8 @@ func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
 	d.doc(&r.Agent)
 	r.Agent.ID, r.Agent.Fleet = id, d.optStr(tables.AttrFleet)
 	r.Push = Push{AckedHash: d.optStr(attrAckHash), AckedOffer: d.optStr(attrAckOffer)}
+	r.AssignPending = strings.HasPrefix(d.optStr(tables.AttrAssignState), assignPendingPrefix)
+	r.AssignedRev = d.optNum(attrAssigned)
 	return r, d.err
 }
 

@@ -122,6 +122,14 @@ func (d *decoder) num(name string) int64 {
 	return i
 }
 
+// optNum is an optional integer attribute: absent is 0.
+func (d *decoder) optNum(name string) int64 {
+	if _, ok := d.av[name]; !ok {
+		return 0
+	}
+	return d.num(name)
+}
+
 // bytes is a required binary attribute.
 func (d *decoder) bytes(name string) []byte {
 	v, ok := d.av[name]

@@ -61,6 +61,8 @@ const (
 	AttrID             = "id"               // agents, rollouts: agent id, rollout id or lock key
 	AttrFleet          = "fleet"            // agents: fleet name (absent while unassigned)
 	AttrLag            = "lag"              // agents: shard 0-7 of the agent id while its pushed state lags the desired one, else absent
+	AttrName           = "name"             // agents: display name (host.name, else service.instance.id, else the id)
+	AttrAssignState    = "assignState"      // agents: pending#<shard 0-7> while the fleet must be (re)assigned, "error" with an assignment error, else absent
 	AttrFleetKind      = "fleetKind"        // rollouts: <fleet>#<kind> (absent on lock items)
 	AttrCreatedAt      = "createdAt"        // rollouts: creation time, sortable text
 	AttrListed         = "listed"           // rollouts: the constant "rollout" (absent on lock items)
@@ -75,6 +77,8 @@ const (
 	AttrAuditID        = "id"               // audit: time-ordered entry id
 	IndexByFleet       = "byFleet"
 	IndexLagging       = "lagging"
+	IndexByName        = "byName"
+	IndexAssignment    = "assignment"
 	IndexByFleetKind   = "byFleetKind"
 	IndexByCreated     = "byCreated"
 	IndexByAgentKind   = "byAgentKind"
@@ -98,11 +102,20 @@ func sk(name string) *Key { k := str(name); return &k }
 // (agents with a push to send) and the gateway needs their desired state,
 // so it projects everything; its key is a shard of the agent id so that a
 // large rollout does not write one hot partition.
+//
+// byName finds an agent by the name people know it by (keys only: names
+// change rarely, so the index is seldom written). assignment is sparse: it
+// holds the agents whose fleet must still be (re)computed (new, or their
+// attributes changed; sharded like lagging) and those with an assignment
+// error, so that the periodic backstop and the error listings read a few
+// items instead of scanning every agent.
 var Agents = Table{
 	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewAndOldImages,
 	Indexes: []Index{
 		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
+		{Name: IndexByName, PartitionKey: str(AttrName), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
+		{Name: IndexAssignment, PartitionKey: str(AttrAssignState), SortKey: sk(AttrID), Projection: ProjectAll},
 	},
 }
 
