@@ -7,6 +7,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/revision"
 )
 
@@ -166,4 +167,52 @@ func TestRevisions_BodyRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Validation and apply run the same checks: what /revisions/validate calls
+// an error, /revisions refuses with 422 and the same issue, storing nothing.
+func TestRevisions_ValidateAndApplyAgree(t *testing.T) {
+	withFile := func(p, body string) map[string]string {
+		files := fixtureFiles()
+		files[p] = body
+		return files
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		code  string // the issue both must report
+		path  string // where
+	}{
+		{"fleet name with a slash", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: core/eu", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{"fleet name out of its directory", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: ../../x", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{"fleet name not ASCII", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: cöre", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.seedAgents()
+			body := revisionBody(t, "c0ffee00", c.files)
+			v := decode[schema.Validation](t, h.do(post("/api/v1/revisions/validate", RoleViewer, body)))
+			if v.Valid || !hasIssue(v.Issues, c.code, c.path) {
+				t.Errorf("validate: valid %v, issues %+v; want invalid with %s at %s", v.Valid, v.Issues, c.code, c.path)
+			}
+			before := h.store.snapshot()
+			p := wantProblem(t, h.do(post("/api/v1/revisions", RoleAdmin, body)), 422, CodeRevisionInvalid)
+			if !hasIssue(p.Issues, c.code, c.path) {
+				t.Errorf("apply: issues %+v, want %s at %s", p.Issues, c.code, c.path)
+			}
+			if h.store.snapshot() != before {
+				t.Errorf("a refused revision changed the store")
+			}
+		})
+	}
+}
+
+func hasIssue(l issue.List, code, path string) bool {
+	for _, is := range l {
+		if is.Code == code && is.Path == path && is.Severity == issue.Error {
+			return true
+		}
+	}
+	return false
 }
