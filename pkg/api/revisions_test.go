@@ -185,6 +185,8 @@ func TestRevisions_ValidateAndApplyAgree(t *testing.T) {
 	}{
 		{"fleet name with a slash", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: core/eu", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
 		{"fleet name out of its directory", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: ../../x", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{"configuration not YAML", withFile("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), "config_invalid", "configs/edge.yaml"},
+		{"configuration a key twice", withFile("configs/core.yaml", "receivers: {}\nreceivers: {}\n"), "config_invalid", "configs/core.yaml"},
 		{"fleet name not ASCII", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: cöre", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
 	}
 	for _, c := range cases {

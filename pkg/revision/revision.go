@@ -35,6 +35,7 @@ const (
 	CodeConfigMissing  = "config_missing"  // a fleet without configs/<fleet>.yaml (warning)
 	CodeConfigOrphaned = "config_orphaned" // configs/<name>.yaml without a fleet (warning)
 	CodeEmpty          = "revision_empty"  // no fleet at all
+	CodeConfigInvalid  = "config_invalid"  // configs/<fleet>.yaml is not one YAML mapping a collector can load
 )
 
 // Revision is one validated snapshot.
@@ -92,6 +93,7 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 				continue
 			}
 			configFiles[base] = p
+			issues = append(issues, checkConfig(p, files[p])...)
 			rev.Configs[base] = Config{Hash: Hash(files[p]), Body: files[p]}
 		default:
 			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")

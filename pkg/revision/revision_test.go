@@ -64,6 +64,7 @@ func TestLoad_Issues(t *testing.T) {
 		{"fleet name with a path", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: ../../x", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
 		{"fleet name with a slash", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: /", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
 		{"fleet name not ASCII", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: édge", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
+		{"config not YAML", with("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), CodeConfigInvalid, "configs/edge.yaml", true},
 		{"two configurations of one fleet", with("configs/edge.yml", "receivers: {}\n"), CodeDuplicateName, "configs/edge.yml", true},
 		{"config missing", with("configs/edge.yaml", ""), CodeConfigMissing, "fleets/edge.yaml", false},
 		{"orphaned config", with("configs/nobody.yaml", "receivers: {}\n"), CodeConfigOrphaned, "configs/nobody.yaml", false},
