@@ -10,6 +10,11 @@
 //	configs/<fleet>.yaml   the rendered collector configuration of that fleet
 //
 // A fleet's configuration hash is the hex sha256 of its rendered file.
+//
+// Validation is what apply relies on: Load also refuses a rendered
+// configuration a collector could not load (config.go) and anything over a
+// limit of the store or the API (limits.go), so that a revision without
+// errors is one the store can apply.
 package revision
 
 import (
@@ -36,6 +41,11 @@ const (
 	CodeConfigOrphaned = "config_orphaned" // configs/<name>.yaml without a fleet (warning)
 	CodeEmpty          = "revision_empty"  // no fleet at all
 	CodeConfigInvalid  = "config_invalid"  // configs/<fleet>.yaml is not one YAML mapping a collector can load
+
+	// Limits (limits.go): what apply could not store is an issue of validation.
+	CodeConfigTooLarge   = "config_too_large"   // configs/<fleet>.yaml over MaxConfigBytes
+	CodeRevisionTooLarge = "revision_too_large" // the files together over MaxBytes
+	CodeObjectTooLarge   = "object_too_large"   // a fleet or policy over MaxObjectBytes as stored
 )
 
 // Revision is one validated snapshot.
@@ -93,12 +103,17 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 				continue
 			}
 			configFiles[base] = p
-			issues = append(issues, checkConfig(p, files[p])...)
+			if n := len(files[p]); n > MaxConfigBytes {
+				issues.Errorf(CodeConfigTooLarge, p, "%s is %s, over the limit of %s for a rendered configuration", p, byteSize(n), byteSize(MaxConfigBytes))
+			} else {
+				issues = append(issues, checkConfig(p, files[p])...)
+			}
 			rev.Configs[base] = Config{Hash: Hash(files[p]), Body: files[p]}
 		default:
 			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
 		}
 	}
+	issues = append(issues, checkSizes(files, rev, fleetFiles)...)
 	issues = append(issues, rev.validate(fleetFiles)...)
 	rev.fillConfigHashes()
 	return rev, issues
