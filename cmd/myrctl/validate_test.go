@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/myriarch/myriarch/pkg/client/clienttest"
 )
 
 func TestValidate_Quickstart(t *testing.T) {
@@ -50,5 +52,19 @@ func TestValidate_MissingDir(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"validate", "testdata/nope"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "nope") {
 		t.Fatalf("exit %d stderr %q, want 2 naming the directory", code, errOut.String())
+	}
+}
+
+// A rendered configuration that is not YAML is an error with the parser's
+// line, offline as through the API.
+func TestValidate_ConfigNotYAML(t *testing.T) {
+	dir := writeDir(t, clienttest.Files("receivers:\n  otlp: {}\nexporters: debug: {}\n"))
+	var out, errOut bytes.Buffer
+	if code := run([]string{"validate", dir}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, out.String(), errOut.String())
+	}
+	want := "error config_invalid at configs/edge.yaml: configs/edge.yaml: line 3: mapping values are not allowed in this context"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("output lacks %q:\n%s", want, out.String())
 	}
 }

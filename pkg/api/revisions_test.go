@@ -1,12 +1,14 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/revision"
 )
 
@@ -170,4 +172,116 @@ func TestRevisions_BodyRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Validation and apply run the same checks: what /revisions/validate calls
+// an error, /revisions refuses with 422 and the same issue, storing nothing.
+func TestRevisions_ValidateAndApplyAgree(t *testing.T) {
+	withFile := func(p, body string) map[string]string {
+		files := fixtureFiles()
+		files[p] = body
+		return files
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		code  string // the issue both must report
+		path  string // where
+	}{
+		{"fleet name with a slash", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: core/eu", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{"fleet name out of its directory", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: ../../x", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{"configuration not YAML", withFile("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), "config_invalid", "configs/edge.yaml"},
+		{"configuration a key twice", withFile("configs/core.yaml", "receivers: {}\nreceivers: {}\n"), "config_invalid", "configs/core.yaml"},
+		{"configuration over the limit", withFile("configs/edge.yaml", configYAML(revision.MaxConfigBytes+1)), "config_too_large", "configs/edge.yaml"},
+		{"files over the limit together", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes), "configs/core.yaml": configYAML(revision.MaxBytes - revision.MaxConfigBytes)}), "revision_too_large", ""},
+		{"fleet name not ASCII", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: cöre", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.seedAgents()
+			body := revisionBody(t, "c0ffee00", c.files)
+			v := decode[schema.Validation](t, h.do(post("/api/v1/revisions/validate", RoleViewer, body)))
+			if v.Valid || !hasIssue(v.Issues, c.code, c.path) {
+				t.Errorf("validate: valid %v, issues %+v; want invalid with %s at %s", v.Valid, v.Issues, c.code, c.path)
+			}
+			before := h.store.snapshot()
+			p := wantProblem(t, h.do(post("/api/v1/revisions", RoleAdmin, body)), 422, CodeRevisionInvalid)
+			if !hasIssue(p.Issues, c.code, c.path) {
+				t.Errorf("apply: issues %+v, want %s at %s", p.Issues, c.code, c.path)
+			}
+			if h.store.snapshot() != before {
+				t.Errorf("a refused revision changed the store")
+			}
+		})
+	}
+}
+
+// A configuration of 1 MB, several of them, and revisions at the limits
+// validate and apply; the limits leave room in the API's body for the
+// JSON around the files.
+func TestRevisions_LargeConfigurationsApply(t *testing.T) {
+	if revision.MaxBytes >= MaxRevisionBodyBytes {
+		t.Fatalf("a revision of MaxBytes (%d) does not fit the body limit (%d) with its JSON", revision.MaxBytes, MaxRevisionBodyBytes)
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+	}{
+		{"a configuration of 1 MB", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20)})},
+		{"two configurations of 1 MB", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20), "configs/core.yaml": configYAML(1<<20 + 1)})},
+		{"a configuration at the limit", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes)})},
+		{"files at the limit together", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes),
+			"configs/core.yaml": configYAML(revision.MaxBytes - revision.MaxConfigBytes - len(edgeFleet) - len(coreFleet) - len(canaryPolicy))})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.seedAgents()
+			body := revisionBody(t, "c0ffee00", c.files)
+			v := decode[schema.Validation](t, h.do(post("/api/v1/revisions/validate", RoleViewer, body)))
+			if !v.Valid {
+				t.Fatalf("validate: issues %+v, want valid", v.Issues)
+			}
+			wantOK(t, h.do(post("/api/v1/revisions", RoleAdmin, body)))
+			cur := decode[schema.Revision](t, h.do(get("/api/v1/revisions/current", RoleViewer)))
+			if want := revision.Hash([]byte(c.files["configs/edge.yaml"])); cur.Commit != "c0ffee00" || cur.Configs["edge"] != want {
+				t.Errorf("current revision %+v, want c0ffee00 with edge at %s", cur, want)
+			}
+		})
+	}
+}
+
+// configYAML is a collector configuration of exactly n bytes (n >= 12),
+// lines of ordinary YAML that JSON escapes only at the newline.
+func configYAML(n int) string {
+	var b strings.Builder
+	b.WriteString("receivers:\n")
+	for i := 0; ; i++ {
+		line := fmt.Sprintf("  r%07d: {}\n", i)
+		if b.Len()+len(line) > n {
+			break
+		}
+		b.WriteString(line)
+	}
+	if r := n - b.Len(); r > 0 {
+		b.WriteString(strings.Repeat("#", r-1) + "\n")
+	}
+	return b.String()
+}
+
+func withFiles(files, extra map[string]string) map[string]string {
+	for p, body := range extra {
+		files[p] = body
+	}
+	return files
+}
+
+func hasIssue(l issue.List, code, path string) bool {
+	for _, is := range l {
+		if is.Code == code && is.Path == path && is.Severity == issue.Error {
+			return true
+		}
+	}
+	return false
 }

@@ -16,6 +16,7 @@ const (
 	CodeYAMLInvalid      = "yaml_invalid"      // not YAML, or not a mapping at the top
 	CodeFieldInvalid     = "field_invalid"     // wrong type or value, or a key listed twice
 	CodeFieldRequired    = "field_required"    // apiVersion, kind or metadata.name missing
+	CodeNameInvalid      = "name_invalid"      // metadata.name outside NamePattern
 	CodeUnknownField     = "unknown_field"     // a key the object does not have
 	CodeSelectionInvalid = "selection_invalid" // the rules of update.selection
 	CodeExecutorInvalid  = "executor_invalid"  // update.executor and update.executorRef

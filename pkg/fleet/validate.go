@@ -21,9 +21,7 @@ import (
 // apply only when it is enabled.
 func Validate(f Fleet, policyExists func(name string) bool) issue.List {
 	var l issue.List
-	if f.Name == "" {
-		l.Errorf(CodeFieldRequired, "metadata.name", "metadata.name is required")
-	}
+	validateName(&l, f.Name)
 	validateExecutor(&l, f)
 	validFrame := validateFrame(&l, f)
 	if fr := f.Update.Selection; fr.Enabled && validFrame && f.GitTarget() != "" && !fr.Contains(f.GitTarget()) {
@@ -36,6 +34,21 @@ func Validate(f Fleet, policyExists func(name string) bool) issue.List {
 		validatePolicy(&l, "spec.rollout.versionPolicy", "rollout.versionPolicy", f.Rollout.VersionPolicy, policyExists)
 	}
 	return l
+}
+
+// validateName refuses a name outside NamePattern. The name is a path
+// segment of the API (/fleets/{name}), the file name of the fleet's
+// configuration (configs/<name>.yaml) and a sort key of the store: '/',
+// "..", upper case or other letters would make a fleet that is listed but
+// cannot be addressed, or two spellings of one fleet.
+func validateName(l *issue.List, name string) {
+	switch {
+	case name == "":
+		l.Errorf(CodeFieldRequired, "metadata.name", "metadata.name is required")
+	case !ValidName(name):
+		l.Errorf(CodeNameInvalid, "metadata.name",
+			"fleet name %q must be at most %d lowercase letters, digits and '-', starting and ending with a letter or digit", name, MaxNameLength)
+	}
 }
 
 func validateExecutor(l *issue.List, f Fleet) {

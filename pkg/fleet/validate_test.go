@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/issue"
@@ -75,6 +76,7 @@ func TestValidate(t *testing.T) {
 		{"executor without version, no frame", func(f *Fleet) { f.Collector.Version = ""; f.Update.Selection = Frame{} }, issue.List{warnIssue("version_missing", "spec.collector.version", "executor is updater but collector.version is empty")}},
 		{"executor none without version", func(f *Fleet) { f.Collector.Version = ""; f.Update = Update{} }, nil},
 		{"name missing", func(f *Fleet) { f.Name = "" }, issue.List{errIssue("field_required", "metadata.name", "metadata.name is required")}},
+		{"name with a path", func(f *Fleet) { f.Name = "../../x" }, issue.List{errIssue("name_invalid", "metadata.name", `fleet name "../../x" must be at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +87,43 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate =\n%v\nwant\n%v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The name is a path segment of the API and a file name: a DNS label.
+func TestValidate_Names(t *testing.T) {
+	tests := []struct {
+		name  string
+		valid bool
+	}{
+		{name: "edge", valid: true},
+		{name: "a", valid: true},                      // one character
+		{name: "0", valid: true},                      // a digit may start and end
+		{name: "edge-eu-1", valid: true},              // '-' inside
+		{name: strings.Repeat("a", 63), valid: true},  // at the limit
+		{name: strings.Repeat("a", 64), valid: false}, // one over
+		{name: "-edge", valid: false},                 // starts with '-'
+		{name: "edge-", valid: false},                 // ends with '-'
+		{name: "Edge", valid: false},                  // upper case
+		{name: "edge_eu", valid: false},               // underscore
+		{name: "edge.eu", valid: false},               // dot
+		{name: "/", valid: false},                     // a path
+		{name: "../../x", valid: false},               // a path out of configs/
+		{name: "edge/eu", valid: false},               // listed, but /fleets/edge/eu is another route
+		{name: "édge", valid: false},                  // not ASCII
+		{name: "edge ", valid: false},                 // trailing space
+		{name: "edge\n", valid: false},                // $ must not match before a final newline
+	}
+	for _, tt := range tests {
+		f := base()
+		f.Name = tt.name
+		got := Validate(f, exists("gateway-version")).WithCode(CodeNameInvalid)
+		if (len(got) == 0) != tt.valid {
+			t.Errorf("name %q: issues %v, want valid %v", tt.name, got, tt.valid)
+		}
+		if len(got) == 1 && (got[0].Path != "metadata.name" || got[0].Severity != issue.Error) {
+			t.Errorf("name %q: issue %+v, want an error at metadata.name", tt.name, got[0])
+		}
 	}
 }
 

@@ -10,6 +10,11 @@
 //	configs/<fleet>.yaml   the rendered collector configuration of that fleet
 //
 // A fleet's configuration hash is the hex sha256 of its rendered file.
+//
+// Validation is what apply relies on: Load also refuses a rendered
+// configuration a collector could not load (config.go) and anything over a
+// limit of the store or the API (limits.go), so that a revision without
+// errors is one the store can apply.
 package revision
 
 import (
@@ -35,6 +40,12 @@ const (
 	CodeConfigMissing  = "config_missing"  // a fleet without configs/<fleet>.yaml (warning)
 	CodeConfigOrphaned = "config_orphaned" // configs/<name>.yaml without a fleet (warning)
 	CodeEmpty          = "revision_empty"  // no fleet at all
+	CodeConfigInvalid  = "config_invalid"  // configs/<fleet>.yaml is not one YAML mapping a collector can load
+
+	// Limits (limits.go): what apply could not store is an issue of validation.
+	CodeConfigTooLarge   = "config_too_large"   // configs/<fleet>.yaml over MaxConfigBytes
+	CodeRevisionTooLarge = "revision_too_large" // the files together over MaxBytes
+	CodeObjectTooLarge   = "object_too_large"   // a fleet or policy over MaxObjectBytes as stored
 )
 
 // Revision is one validated snapshot.
@@ -65,6 +76,8 @@ func Hash(body []byte) string {
 func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 	rev := Revision{Commit: commit, Configs: map[string]Config{}}
 	var issues issue.List
+	var fleetFiles []string            // the file of each fleet, by index in rev.Fleets
+	configFiles := map[string]string{} // the file of each configuration, by fleet name
 	for _, p := range sortedPaths(files) {
 		dir, name := path.Split(p)
 		ext := path.Ext(name)
@@ -76,25 +89,42 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 			f, is := fleet.Parse(files[p])
 			issues = append(issues, prefixed(p, is)...)
 			rev.Fleets = append(rev.Fleets, f)
+			fleetFiles = append(fleetFiles, p)
 		case dir == "policies/":
 			pol, is := policy.Parse(files[p])
 			pol.Path, pol.Commit = p, commit
 			issues = append(issues, prefixed(p, is)...)
 			rev.Policies = append(rev.Policies, pol)
 		case dir == "configs/":
+			// configs/edge.yaml and configs/edge.yml would both be fleet
+			// edge's: refuse the pair rather than let the sort order pick.
+			if other, dup := configFiles[base]; dup {
+				issues.Errorf(CodeDuplicateName, p, "%s and %s are both the configuration of fleet %q: keep one", other, p, base)
+				continue
+			}
+			configFiles[base] = p
+			if n := len(files[p]); n > MaxConfigBytes {
+				issues.Errorf(CodeConfigTooLarge, p, "%s is %s, over the limit of %s for a rendered configuration", p, byteSize(n), byteSize(MaxConfigBytes))
+			} else {
+				issues = append(issues, checkConfig(p, files[p])...)
+			}
 			rev.Configs[base] = Config{Hash: Hash(files[p]), Body: files[p]}
 		default:
 			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
 		}
 	}
-	issues = append(issues, rev.validate()...)
+	issues = append(issues, checkSizes(files, rev, fleetFiles)...)
+	issues = append(issues, rev.validate(fleetFiles)...)
 	rev.fillConfigHashes()
 	return rev, issues
 }
 
 // validate checks what spans objects: unique names, the policy references of
-// fleets, and that every fleet has its rendered configuration.
-func (rev Revision) validate() issue.List {
+// fleets, and that every fleet has its rendered configuration. A fleet's
+// issues carry the file it was read from (fleetFiles[i] for rev.Fleets[i]):
+// a name that is not a valid file name, or a fleet whose file is not named
+// after it, must still point at the file to fix.
+func (rev Revision) validate(fleetFiles []string) issue.List {
 	var issues issue.List
 	if len(rev.Fleets) == 0 {
 		issues.Errorf(CodeEmpty, "fleets/", "the revision has no fleet: add at least one fleets/<name>.yaml")
@@ -107,8 +137,8 @@ func (rev Revision) validate() issue.List {
 		policies[p.Name] = true
 	}
 	fleets := map[string]bool{}
-	for _, f := range rev.Fleets {
-		where := "fleets/" + f.Name + ".yaml"
+	for i, f := range rev.Fleets {
+		where := fleetFiles[i]
 		if fleets[f.Name] && f.Name != "" {
 			issues.Errorf(CodeDuplicateName, where, "fleet %q is defined twice", f.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/selector"
 )
@@ -59,7 +60,12 @@ func TestLoad_Issues(t *testing.T) {
 	}{
 		{"policy reference missing", with("policies/demo-config.yaml", ""), "policy_not_found", "fleets/edge.yaml", true},
 		{"bad policy", with("policies/demo-config.yaml", strings.Replace(string(good["policies/demo-config.yaml"]), "percent: 100", "percent: 120", 1)), "wave_invalid", "policies/demo-config.yaml", true},
-		{"duplicate fleet", with("fleets/edge2.yaml", string(good["fleets/edge.yaml"])), CodeDuplicateName, "fleets/edge.yaml", true},
+		{"duplicate fleet", with("fleets/edge2.yaml", string(good["fleets/edge.yaml"])), CodeDuplicateName, "fleets/edge2.yaml", true}, // the second definition
+		{"fleet name with a path", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: ../../x", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
+		{"fleet name with a slash", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: /", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
+		{"fleet name not ASCII", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: édge", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
+		{"config not YAML", with("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), CodeConfigInvalid, "configs/edge.yaml", true},
+		{"two configurations of one fleet", with("configs/edge.yml", "receivers: {}\n"), CodeDuplicateName, "configs/edge.yml", true},
 		{"config missing", with("configs/edge.yaml", ""), CodeConfigMissing, "fleets/edge.yaml", false},
 		{"orphaned config", with("configs/nobody.yaml", "receivers: {}\n"), CodeConfigOrphaned, "configs/nobody.yaml", false},
 		{"unknown file", with("notes.txt", "hi"), CodeUnknownFile, "notes.txt", false},

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -109,23 +108,12 @@ func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedA
 	return nil
 }
 
-// writeRevision writes the configurations, then makes the fleets and
-// policies stored under the commit exactly those of rev (a commit applied
-// again may differ, for a directory applied without Git).
+// writeRevision writes the configurations (writeConfigs), then makes the
+// fleets and policies stored under the commit exactly those of rev (a commit
+// applied again may differ, for a directory applied without Git).
 func (s *Store) writeRevision(ctx context.Context, rev revision.Revision) error {
-	var configs []types.WriteRequest
-	seen := map[string]bool{}
-	for _, c := range rev.Configs {
-		if c.Hash == "" || seen[c.Hash] {
-			continue
-		}
-		seen[c.Hash] = true
-		it := newItem().s(tables.AttrPK, pkConfig).s(tables.AttrSK, c.Hash).s(attrType, ConfigContentType)
-		it[attrBody] = &types.AttributeValueMemberB{Value: c.Body}
-		configs = append(configs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	}
-	if err := s.batchWriteAll(ctx, s.names.Objects, configs); err != nil {
-		return classify(err, "write configurations")
+	if err := s.writeConfigs(ctx, rev.Configs); err != nil {
+		return err
 	}
 	want := map[string]item{}
 	for _, f := range rev.Fleets {
@@ -249,25 +237,4 @@ func decodeObject[T any](kind, commit string, av map[string]types.AttributeValue
 	d := newDecoder(fmt.Sprintf("%s %s (revision %s)", kind, keyOf(av, tables.AttrSK), commit), av)
 	d.doc(&v)
 	return v, d.err
-}
-
-// ConfigContentType is the content type of rendered configurations: a
-// revision holds them as configs/<fleet>.yaml.
-const ConfigContentType = "text/yaml"
-
-// ErrConfigNotFound is wrapped when no applied revision carried a hash.
-var ErrConfigNotFound = errors.New("configuration not found")
-
-// ConfigByHash reads a rendered configuration by its hash (gateway.Configs).
-func (s *Store) ConfigByHash(ctx context.Context, hash string) (body []byte, contentType string, err error) {
-	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(pkConfig, hash)})
-	if err != nil {
-		return nil, "", classify(err, "get configuration "+hash)
-	}
-	if av == nil {
-		return nil, "", fmt.Errorf("configuration %s: %w", hash, ErrConfigNotFound)
-	}
-	d := newDecoder("configuration "+hash, av)
-	body, contentType = d.bytes(attrBody), d.str(attrType)
-	return body, contentType, d.err
 }

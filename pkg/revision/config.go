@@ -1,0 +1,108 @@
+package revision
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/myriarch/myriarch/pkg/issue"
+)
+
+// maxDuplicateKeyIssues bounds the duplicate-key findings of one file: a
+// generated configuration that repeats a key thousands of times needs one
+// fix, not a response of thousands of issues.
+const maxDuplicateKeyIssues = 10
+
+// checkConfig reports a rendered configuration that a collector could not
+// load, so that validation refuses it instead of the gateway pushing it to
+// every agent of the fleet: YAML that does not parse (with the parser's
+// line), a key given twice in one mapping (the collector's YAML decoder
+// refuses that too), a top level that is not a mapping, and more than one
+// document (a collector reads the first and ignores the rest). An empty file
+// or one of comments only is not refused: it parses, and what a collector
+// requires beyond YAML is the collector's to say. file is the path issues
+// carry, configs/<fleet>.yaml.
+func checkConfig(file string, body []byte) issue.List {
+	var l issue.List
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	for n := 0; ; n++ {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return l
+		}
+		if err != nil {
+			// "yaml: line 3: mapping values are not allowed in this context"
+			l.Errorf(CodeConfigInvalid, file, "%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+			return l
+		}
+		if n > 0 {
+			l.Errorf(CodeConfigInvalid, file, "%s: line %d: a second YAML document: a collector reads only the first, so the configuration must be one document", file, doc.Line)
+			return l
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		top := doc.Content[0]
+		if top.Kind != yaml.MappingNode && !(top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null") {
+			l.Errorf(CodeConfigInvalid, file, "%s: line %d: the configuration must be a YAML mapping (receivers:, exporters:, service: ...), not %s", file, top.Line, kindName(top))
+			continue
+		}
+		dups := duplicateKeys(top, nil)
+		for i, d := range dups {
+			if i == maxDuplicateKeyIssues {
+				l.Errorf(CodeConfigInvalid, file, "%s: %d more mapping keys are defined twice", file, len(dups)-i)
+				break
+			}
+			l.Errorf(CodeConfigInvalid, file, "%s: line %d: mapping key %q already defined at line %d", file, d.again, d.key, d.first)
+		}
+	}
+}
+
+type duplicateKey struct {
+	key          string
+	first, again int // lines
+}
+
+// duplicateKeys walks the tree once with a set per mapping; yaml.v3 finds
+// the same keys when decoding into a map, by comparing every pair of keys,
+// which on a large generated file is quadratic. Aliases are not followed:
+// the anchored node is walked where it is defined.
+func duplicateKeys(n *yaml.Node, out []duplicateKey) []duplicateKey {
+	if n.Kind == yaml.MappingNode {
+		seen := make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				continue
+			}
+			if first, dup := seen[k.Value]; dup {
+				out = append(out, duplicateKey{key: k.Value, first: first, again: k.Line})
+				continue
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		for _, c := range n.Content {
+			out = duplicateKeys(c, out)
+		}
+	}
+	return out
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("a scalar (%s)", strings.TrimPrefix(n.ShortTag(), "!!"))
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a node of another kind"
+}
