@@ -38,7 +38,7 @@ type Passer struct {
 	// that a replaced gateway task or a load balancer blip does not fail the
 	// targets in their health wait. The zero value trusts the stored state.
 	Liveness agent.Liveness
-	Log          *slog.Logger
+	Log      *slog.Logger
 }
 
 // passAttempts bounds the re-reads after lost races within one call.
