@@ -66,7 +66,8 @@ var functionSpecs = []functionSpec{
 		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: write},
 		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a parked rollout it ends
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite},
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read},
+		InvokesPlanner: true, // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
 		ServerTimezone: true},
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},

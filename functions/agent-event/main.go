@@ -1,9 +1,12 @@
 // Command agent-event is the Lambda on the DynamoDB stream of the agents
-// table: every agent change that can move a target (not a heartbeat)
+// table: an agent that is new or whose attributes changed is assigned to
+// its fleet (and the planner is asked to plan the fleets it joined or
+// left), and every agent change that can move a target (not a heartbeat)
 // evaluates the active rollouts of the agent's fleet at once. A failed
 // batch returns an error, and the event source delivers it again.
 //
-// Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_DEFAULT_TIMEZONE, MYRIARCH_OFFLINE_AFTER.
+// Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_PLANNER_FUNCTION,
+// MYRIARCH_DEFAULT_TIMEZONE, MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/myriarch/myriarch/pkg/agentevent"
 	"github.com/myriarch/myriarch/pkg/setup"
@@ -27,7 +31,7 @@ func main() {
 		log.Error("agent-event: start", "error", err.Error())
 		os.Exit(1)
 	}
-	h := d.AgentEvents()
+	h := d.AgentEvents(queuePlanning{client: awslambda.NewFromConfig(d.AWS), function: os.Getenv("MYRIARCH_PLANNER_FUNCTION")})
 	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) error {
 		changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
 		if err != nil {

@@ -40,7 +40,7 @@ func main() {
 			}
 			return api.ReplyOf(dec), nil
 		}
-		runs, err := setup.PlanAll(ctx, d.Store, planning)
+		runs, err := d.Tick(ctx, planning)
 		log.Info("scheduled planner run", "runs", runs, "ok", err == nil)
 		return map[string]int{"runs": runs}, err
 	})

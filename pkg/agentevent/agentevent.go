@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"sort"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -48,18 +50,47 @@ type Passer interface {
 	Pass(ctx context.Context, rolloutID string) (enginetask.Passed, error)
 }
 
-// Handler evaluates the rollouts that a batch of changes concerns.
+// Assigner assigns agents to fleets against the applied revision and
+// returns the fleets whose members changed (assignment.Runner).
+type Assigner interface {
+	Assign(ctx context.Context, ids []string) ([]string, error)
+}
+
+// FleetPlanner plans a fleet and kind: stragglers, a rollout for an agent
+// that moved in, its target version (api.LocalPlanning).
+type FleetPlanner interface {
+	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (planner.Decision, error)
+}
+
+// Handler evaluates the rollouts that a batch of changes concerns. With an
+// Assigner, agents that are new or whose attributes changed are assigned
+// to their fleet first, and with a Planner the fleets they joined or left
+// are planned, each once per batch.
 type Handler struct {
 	Rollouts Rollouts
 	Passer   Passer
+	Assigner Assigner
+	Planner  FleetPlanner
 	Log      *slog.Logger
 }
 
-// Handle runs one pass per active rollout of every fleet a relevant change
+// NeedsAssignment reports whether a change may change the agent's fleet: a
+// new agent, or one whose attributes changed.
+func NeedsAssignment(c Change) bool {
+	return c.New != nil && (c.Old == nil || !maps.Equal(c.Old.Attributes, c.New.Attributes))
+}
+
+// Handle assigns the agents that need it and plans the fleets that changed,
+// then runs one pass per active rollout of every fleet a relevant change
 // touches (the agent's fleet, and its previous one when it moved), each
 // rollout once per batch. An error makes the stream deliver the batch again;
-// passes are idempotent, so a repeated one changes nothing.
+// assignments, plans and passes are idempotent, so a repeated one changes
+// nothing.
 func (h Handler) Handle(ctx context.Context, changes []Change) error {
+	var errs []error
+	if err := h.assign(ctx, changes); err != nil {
+		errs = append(errs, err)
+	}
 	fleets := map[string]bool{}
 	for _, c := range changes {
 		if !Matters(c) {
@@ -71,7 +102,6 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 			}
 		}
 	}
-	var errs []error
 	for _, f := range sorted(fleets) {
 		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 			id, err := h.Rollouts.ActiveRolloutID(ctx, f, k)
@@ -89,6 +119,35 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	}
 	if len(errs) > 0 && ctx.Err() == nil { // a shutdown is no error to report
 		h.logger().Error("agent events", "fleets", len(fleets), "errors", len(errs), "error", errors.Join(errs...).Error())
+	}
+	return errors.Join(errs...)
+}
+
+// assign assigns the agents of the batch that need it, then plans the
+// fleets they joined or left.
+func (h Handler) assign(ctx context.Context, changes []Change) error {
+	if h.Assigner == nil {
+		return nil
+	}
+	var ids []string
+	for _, c := range changes {
+		if NeedsAssignment(c) {
+			ids = append(ids, c.New.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	touched, err := h.Assigner.Assign(ctx, ids)
+	errs := []error{err}
+	if h.Planner != nil {
+		for _, f := range touched {
+			for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+				if _, err := h.Planner.PlanFleet(ctx, f, k); err != nil {
+					errs = append(errs, fmt.Errorf("plan fleet %s (%s): %w", f, k, err))
+				}
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package agentevent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -30,16 +31,20 @@ type Poller struct {
 // Run polls until ctx ends. It starts at the stream's latest position.
 func (p Poller) Run(ctx context.Context) error {
 	iters := map[string]*string{} // shard id -> iterator
+	positioned := false           // the first discovery is done: later shards are read whole
 	interval := p.Interval
 	if interval == 0 {
 		interval = 200 * time.Millisecond
 	}
 	for ctx.Err() == nil {
-		if err := p.discover(ctx, iters); err != nil {
+		if err := p.discover(ctx, iters, positioned); err != nil {
 			p.log().Warn("agent stream: describe", "error", err.Error())
-		} else if p.Ready != nil {
-			close(p.Ready)
-			p.Ready = nil
+		} else {
+			positioned = true
+			if p.Ready != nil {
+				close(p.Ready)
+				p.Ready = nil
+			}
 		}
 		busy := false
 		for shard, it := range iters {
@@ -49,6 +54,16 @@ func (p Poller) Run(ctx context.Context) error {
 			next, n, err := p.poll(ctx, it)
 			if err != nil && ctx.Err() != nil {
 				return nil // stopped: the batch is read again by whoever polls next
+			}
+			if lostPosition(err) {
+				// The iterator points before what the shard still holds (DynamoDB
+				// Local trims an idle shard's old position) or expired: start the
+				// shard again from its oldest record. Handling is idempotent, so a
+				// change read twice does no harm; one skipped would.
+				if fresh, ierr := p.iterator(ctx, shard, stypes.ShardIteratorTypeTrimHorizon); ierr == nil {
+					iters[shard], busy = fresh, true
+					continue
+				}
 			}
 			if err != nil {
 				p.log().Warn("agent stream: batch failed, retrying", "shard", shard, "error", err.Error())
@@ -67,8 +82,11 @@ func (p Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// discover adds shards that have no iterator yet, at their latest position.
-func (p Poller) discover(ctx context.Context, iters map[string]*string) error {
+// discover adds shards that have no iterator yet: at their latest position
+// on the first discovery, whole afterwards. A table's stream may have no
+// shard until its first write (DynamoDB Local), and the records of a shard
+// that appears later must not be skipped.
+func (p Poller) discover(ctx context.Context, iters map[string]*string, positioned bool) error {
 	out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.StreamArn)})
 	if err != nil {
 		return err
@@ -79,16 +97,32 @@ func (p Poller) discover(ctx context.Context, iters map[string]*string) error {
 			continue
 		}
 		pos := stypes.ShardIteratorTypeLatest
-		if len(iters) > 0 {
+		if positioned {
 			pos = stypes.ShardIteratorTypeTrimHorizon // a shard that appeared while we ran: read it whole
 		}
-		it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: sh.ShardId, ShardIteratorType: pos})
+		it, err := p.iterator(ctx, id, pos)
 		if err != nil {
 			return err
 		}
-		iters[id] = it.ShardIterator
+		iters[id] = it
 	}
 	return nil
+}
+
+func (p Poller) iterator(ctx context.Context, shard string, pos stypes.ShardIteratorType) (*string, error) {
+	it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: aws.String(shard), ShardIteratorType: pos})
+	if err != nil {
+		return nil, err
+	}
+	return it.ShardIterator, nil
+}
+
+// lostPosition reports whether a read failed because its iterator no longer
+// points into the shard.
+func lostPosition(err error) bool {
+	var trimmed *stypes.TrimmedDataAccessException
+	var expired *stypes.ExpiredIteratorException
+	return errors.As(err, &trimmed) || errors.As(err, &expired)
 }
 
 // poll reads one batch and hands it over; on a failure the iterator stays,

@@ -52,40 +52,50 @@ func (configRollout) ActiveRolloutID(_ context.Context, fleet string, k policy.K
 
 // TestPoller_DeliversAgentChanges writes agent reports through the store and
 // expects the stream of DynamoDB Local to deliver them to the handler, which
-// evaluates the fleet's active rollout.
+// evaluates the fleet's active rollout: at once, and again after the stream
+// lay idle for a while (DynamoDB Local then trims the position an idle
+// shard's iterator points at, and the poller must start the shard again
+// rather than lose every later change).
 func TestPoller_DeliversAgentChanges(t *testing.T) {
-	st, names := storetest.NewWithTables(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	passer := &recordingPasser{}
-	p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-		Decode: store.DecodeAgentImage, Handler: agentevent.Handler{Rollouts: configRollout{}, Passer: passer}, Interval: 20 * time.Millisecond}
-	ready := make(chan struct{})
-	p.Ready = ready
-	go func() { _ = p.Run(ctx) }()
-	select {
-	case <-ready:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the poller never reached the stream (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)")
-	}
-	a := agent.Agent{ID: "a1", Fleet: "edge", Online: true, LastSeen: t0, Health: agent.Health{Healthy: true, ReportedAt: t0}}
-	for _, healthy := range []bool{true, false} {
-		a.Health.Healthy = healthy
-		if err := st.RecordAgent(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(passer.evaluated()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	got := passer.evaluated()
-	if len(got) < 2 || got[0] != "r-1" || got[1] != "r-1" {
-		t.Fatalf("evaluated %v, want the fleet's active rollout r-1 once per report", got)
+	for _, idle := range []time.Duration{0, 1500 * time.Millisecond} {
+		t.Run("idle "+idle.String(), func(t *testing.T) {
+			st, names := storetest.NewWithTables(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			passer := &recordingPasser{}
+			p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+				Decode: store.DecodeAgentImage, Handler: agentevent.Handler{Rollouts: configRollout{}, Passer: passer}, Interval: 20 * time.Millisecond}
+			ready := make(chan struct{})
+			p.Ready = ready
+			go func() { _ = p.Run(ctx) }()
+			select {
+			case <-ready:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the poller never reached the stream (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)")
+			}
+			time.Sleep(idle)
+			a := agent.Agent{ID: "a1", Fleet: "edge", Online: true, LastSeen: t0, Health: agent.Health{Healthy: true, ReportedAt: t0}}
+			// One report at a time: a batch evaluates each rollout once, so two
+			// reports read in one batch would be one evaluation.
+			for i, healthy := range []bool{true, false} {
+				a.Health.Healthy = healthy
+				if err := st.RecordAgent(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(20 * time.Second)
+				for len(passer.evaluated()) < i+1 && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			got := passer.evaluated()
+			if len(got) != 2 || got[0] != "r-1" || got[1] != "r-1" {
+				t.Fatalf("evaluated %v, want the fleet's active rollout r-1 once per report", got)
+			}
+		})
 	}
 }
 

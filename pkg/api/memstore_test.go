@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
@@ -380,8 +381,17 @@ func (m *memStore) AllAgents(context.Context) ([]agent.Agent, error) {
 	return out, nil
 }
 
-func (m *memStore) SetAgentFleet(_ context.Context, id, f string) error {
-	return m.updateAgents([]string{id}, func(a *agent.Agent) { a.Fleet = f })
+func (m *memStore) AssignAgent(_ context.Context, id string, _ int64, decide func(agent.Agent) assignment.Outcome) (before, after agent.Agent, changed bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	if !ok {
+		return before, after, false, nil
+	}
+	before = a
+	changed = decide(a).Apply(&a)
+	m.agents[id] = a
+	return before, a, changed, nil
 }
 
 func (m *memStore) SetDesiredHash(_ context.Context, ids []string, h string) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
@@ -85,6 +86,7 @@ type AuditLog interface {
 type RevisionInfo struct {
 	Commit    string
 	AppliedAt time.Time
+	Version   int64 // the pointer's counter: it orders assignments
 }
 
 // Revisions stores the applied revision. PutRevision replaces the fleets,
@@ -96,11 +98,12 @@ type Revisions interface {
 	Policies(ctx context.Context) (map[string]policy.Policy, error)
 }
 
-// AgentAssigner lists every agent, assigned or not, and moves an agent to a
-// fleet ("" for none).
+// AgentAssigner lists every agent, assigned or not, and stores an agent's
+// assignment as decide computes it from the stored agent, against revision
+// counter rev (assignment.Store's AssignAgent).
 type AgentAssigner interface {
 	AllAgents(ctx context.Context) ([]agent.Agent, error)
-	SetAgentFleet(ctx context.Context, agentID, fleet string) error
+	AssignAgent(ctx context.Context, id string, rev int64, decide func(agent.Agent) assignment.Outcome) (before, after agent.Agent, changed bool, err error)
 }
 
 // Store is everything the API reads and writes.

@@ -9,7 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/issue"
@@ -109,33 +111,44 @@ func revisionEntry(now time.Time, p Principal, commit, result string, details ma
 		Result: result, Details: details}
 }
 
-// assign moves every agent to the fleet the revision assigns it; only
-// agents whose fleet changes are written. It returns the fleets agents
-// left or joined.
+// assign moves every agent to the fleet the revision assigns it, records
+// assignment errors, and gives agents without a desired hash their fleet's
+// configuration; only agents that change are written. It returns the
+// fleets agents left or joined. The assignments carry the revision
+// pointer's counter, so that one computed by the agent-event path against
+// the revision before is never written over this one.
 func (s *server) assign(ctx context.Context, rev revision.Revision) (schema.AgentAssignment, map[string]bool, error) {
+	cur, err := s.Store.CurrentRevision(ctx)
+	if err != nil {
+		return schema.AgentAssignment{}, nil, err
+	}
+	var counter int64
+	if cur != nil {
+		counter = cur.Version
+	}
 	all, err := s.Store.AllAgents(ctx)
 	if err != nil {
 		return schema.AgentAssignment{}, nil, err
 	}
 	out, moved := schema.AgentAssignment{Total: len(all)}, map[string]bool{}
+	decide := func(a agent.Agent) assignment.Outcome { return assignment.Decide(rev.Fleets, a) }
 	for _, a := range all {
-		as := rev.Assign(a)
-		if as.Error != "" {
-			out.Conflicts = append(out.Conflicts, schema.AgentConflict{AgentID: a.ID, Error: as.Error})
+		before, after, _, err := s.Store.AssignAgent(ctx, a.ID, counter, decide)
+		if err != nil {
+			return out, nil, fmt.Errorf("assign agent %s: %w", a.ID, err)
 		}
-		if as.Fleet == "" {
+		if after.AssignmentError != "" {
+			out.Conflicts = append(out.Conflicts, schema.AgentConflict{AgentID: a.ID, Error: after.AssignmentError})
+		}
+		if after.Fleet == "" {
 			out.Unassigned++
 		} else {
 			out.Assigned++
 		}
-		if as.Fleet == a.Fleet {
-			continue
+		if before.Fleet != after.Fleet {
+			out.Moved++
+			moved[before.Fleet], moved[after.Fleet] = true, true
 		}
-		if err := s.Store.SetAgentFleet(ctx, a.ID, as.Fleet); err != nil {
-			return out, nil, fmt.Errorf("assign agent %s to fleet %q: %w", a.ID, as.Fleet, err)
-		}
-		out.Moved++
-		moved[a.Fleet], moved[as.Fleet] = true, true
 	}
 	delete(moved, "")
 	return out, moved, nil

@@ -31,6 +31,9 @@ type Input struct {
 	LastTargets  map[string]LastTarget
 	NewRolloutID string
 	Now          time.Time
+	// Liveness tells gone agents (offline beyond the retention), which get
+	// no new targets; the zero value keeps every agent.
+	Liveness agent.Liveness
 }
 
 // Active is a rollout that is not final, with its targets.

@@ -204,8 +204,8 @@ func (d *Decision) candidates(in Input) []engine.Candidate {
 	var out []engine.Candidate
 	for i := range in.Agents {
 		a := &in.Agents[i]
-		if !relevant(in.Kind, *a, d.Target) {
-			continue
+		if !relevant(in.Kind, *a, d.Target) || in.Liveness.Gone(*a, in.Now) {
+			continue // a gone agent is a host switched off for good: no target until it is back
 		}
 		var last *LastTarget
 		if lt, ok := in.LastTargets[a.ID]; ok {

@@ -45,6 +45,9 @@ type Planner struct {
 	Store Store
 	Clock func() time.Time
 	NewID func() string
+	// Liveness says which agents are gone (offline beyond the retention):
+	// they get no new targets. The zero value keeps every agent.
+	Liveness agent.Liveness
 }
 
 // Run plans one fleet and kind and carries out the decision. The orders it
@@ -62,7 +65,7 @@ func (p Planner) Run(ctx context.Context, fleetName string, k policy.Kind) (Deci
 }
 
 func (p Planner) load(ctx context.Context, fleetName string, k policy.Kind) (Input, error) {
-	in := Input{FleetName: fleetName, Kind: k, Now: p.Clock(), NewRolloutID: p.NewID()}
+	in := Input{FleetName: fleetName, Kind: k, Now: p.Clock(), NewRolloutID: p.NewID(), Liveness: p.Liveness}
 	var err error
 	if in.Fleet, in.Commit, err = p.Store.Fleet(ctx, fleetName); err != nil {
 		return in, err

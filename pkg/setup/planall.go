@@ -43,3 +43,19 @@ func PlanAll(ctx context.Context, fl FleetLister, p FleetPlanner) (int, error) {
 	}
 	return runs, errors.Join(errs...)
 }
+
+// Tick is the planner's minute: first the assignment backstop (agents whose
+// assignment an event missed; a read of a sparse index, nothing when none
+// is pending), then every fleet of the applied revision is planned, so the
+// fleets a repaired agent joined are planned in the same run.
+func (d Deps) Tick(ctx context.Context, p FleetPlanner) (runs int, err error) {
+	n, _, aerr := d.Assigner().Backstop(ctx)
+	if n > 0 {
+		d.Log.Warn("assignment backstop: agents assigned that no event had assigned", "agents", n, "ok", aerr == nil)
+	}
+	runs, err = PlanAll(ctx, d.Store, p)
+	if aerr != nil {
+		err = errors.Join(fmt.Errorf("assignment backstop: %w", aerr), err)
+	}
+	return runs, err
+}

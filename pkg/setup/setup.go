@@ -18,6 +18,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/agentevent"
 	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
@@ -115,13 +116,20 @@ func (d Deps) Engine() enginetask.Handler {
 // Planning runs the planner for a fleet and kind and starts the executions
 // of the rollouts it creates.
 func (d Deps) Planning(newID func() string) *api.LocalPlanning {
-	return &api.LocalPlanning{Planner: planner.Planner{Store: d.Store, Clock: d.Clock, NewID: newID}, Executors: d.Executors,
+	return &api.LocalPlanning{Planner: planner.Planner{Store: d.Store, Clock: d.Clock, NewID: newID, Liveness: d.Liveness}, Executors: d.Executors,
 		SFN: d.SFN, StateMachineArn: d.StateMachineArn, Tokens: d.Store, Log: d.Log}
 }
 
-// AgentEvents evaluates the rollouts that agent changes concern.
-func (d Deps) AgentEvents() agentevent.Handler {
-	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Log: d.Log}
+// AgentEvents assigns agents as they report, has planning plan the fleets
+// they joined or left, and evaluates the rollouts that agent changes
+// concern.
+func (d Deps) AgentEvents(planning agentevent.FleetPlanner) agentevent.Handler {
+	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Assigner: d.Assigner(), Planner: planning, Log: d.Log}
+}
+
+// Assigner assigns agents to the fleets of the applied revision.
+func (d Deps) Assigner() assignment.Runner {
+	return assignment.Runner{Store: d.Store, Log: d.Log}
 }
 
 // localChecksums turns off response checksum validation against DynamoDB

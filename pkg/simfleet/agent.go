@@ -45,6 +45,7 @@ type agent struct {
 	changes *changes // told after every change of the state below
 
 	mu            sync.Mutex
+	attrs         map[string]string // attributes set at run time (SetAttributes)
 	connected     bool
 	version       string // service.version, without a leading v
 	health        collectorHealth
@@ -239,7 +240,7 @@ func (a *agent) effectiveConfig(context.Context) (*protobufs.EffectiveConfig, er
 }
 
 func (a *agent) descriptionLocked() *protobufs.AgentDescription {
-	return description(a.cfg, a.n, a.uid.String(), a.version)
+	return description(a.cfg, a.n, a.uid.String(), a.version, a.attrs)
 }
 
 // part is what a report sends besides the state change.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -107,6 +109,24 @@ type AgentState struct {
 	Update        string `json:"update,omitempty"`        // status of the last update attempt
 	UpdateVersion string `json:"updateVersion,omitempty"` // its offered version, without v
 	Busy          bool   `json:"busy"`                    // applying a configuration or updating
+}
+
+// SetAttributes changes non-identifying attributes of agent n (1..N) at
+// run time, as a host that is relabelled or moved reports them: the agent
+// sends its new description at once. An empty value removes nothing; it
+// reports the attribute empty.
+func (f *Fleet) SetAttributes(n int, attrs map[string]string) error {
+	if n < 1 || n > len(f.agents) {
+		return fmt.Errorf("no agent %d (agents are 1 to %d)", n, len(f.agents))
+	}
+	a := f.agents[n-1]
+	a.report(func() {
+		if a.attrs == nil {
+			a.attrs = map[string]string{}
+		}
+		maps.Copy(a.attrs, attrs)
+	}, withDescription)
+	return nil
 }
 
 // Snapshot returns the state of every agent, in agent order.

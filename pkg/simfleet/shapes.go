@@ -1,6 +1,7 @@
 package simfleet
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -83,7 +84,10 @@ func (u *attempt) finish(name string, now time.Time, lastError string) {
 
 // description is the AgentDescription of agent n: identifying service.*, the
 // host, its zone and its labels as plain "labels.<k>" attributes.
-func description(cfg Config, n int, instanceID, version string) *protobufs.AgentDescription {
+// description is what agent n reports of itself; extra attributes (set at
+// run time, a host moved or relabelled) are added last and replace the
+// configured ones of the same key.
+func description(cfg Config, n int, instanceID, version string, extra map[string]string) *protobufs.AgentDescription {
 	d := &protobufs.AgentDescription{
 		IdentifyingAttributes: []*protobufs.KeyValue{
 			kv("service.name", cfg.ServiceName),
@@ -102,6 +106,19 @@ func description(cfg Config, n int, instanceID, version string) *protobufs.Agent
 	}
 	if cfg.canary(n) {
 		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv("labels.wave", "canary"))
+	}
+	if len(extra) == 0 {
+		return d
+	}
+	kept := d.NonIdentifyingAttributes[:0]
+	for _, a := range d.NonIdentifyingAttributes {
+		if _, replaced := extra[a.Key]; !replaced {
+			kept = append(kept, a)
+		}
+	}
+	d.NonIdentifyingAttributes = kept
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv(k, extra[k]))
 	}
 	return d
 }

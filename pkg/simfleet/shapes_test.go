@@ -27,7 +27,7 @@ func TestDescription_Labels(t *testing.T) {
 		{"no fleet", "", 1, "", "canary"},       // an empty Fleet leaves labels.fleet out
 	} {
 		cfg.Fleet = tc.fleet
-		got := attrs(description(cfg, tc.n, "id", "0.161.0"))
+		got := attrs(description(cfg, tc.n, "id", "0.161.0", nil))
 		if got["labels.fleet"] != tc.wantFleet || got["labels.wave"] != tc.wantWave {
 			t.Errorf("%s: labels %v", tc.name, got)
 		}

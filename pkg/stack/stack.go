@@ -272,7 +272,7 @@ func (s *Stack) stream(ctx, runCtx context.Context, d setup.Deps, prefix string)
 	}
 	ready := make(chan struct{})
 	p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(d.AWS), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-		Decode: store.DecodeAgentImage, Handler: d.AgentEvents(), Log: s.log, Ready: ready}
+		Decode: store.DecodeAgentImage, Handler: d.AgentEvents(d.Planning(s.newRolloutID)), Log: s.log, Ready: ready}
 	s.goRun(func() { _ = p.Run(runCtx) })
 	select {
 	case <-ready:
@@ -294,7 +294,7 @@ func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Durati
 			case <-runCtx.Done():
 				return
 			case <-t.C:
-				if _, err := setup.PlanAll(runCtx, d.Store, planning); err != nil && runCtx.Err() == nil {
+				if _, err := d.Tick(runCtx, planning); err != nil && runCtx.Err() == nil {
 					s.log.Warn("scheduled planner run", "error", err.Error())
 				}
 			}

@@ -196,19 +196,24 @@ func (s *Store) Fleets(ctx context.Context) ([]fleet.Fleet, string, error) {
 	if err != nil || cur == nil {
 		return nil, "", err
 	}
-	items, err := s.queryAll(ctx, revisionPK(cur.Commit, "fleet"))
+	fleets, err := s.fleetsAt(ctx, cur.Commit)
+	return fleets, cur.Commit, err
+}
+
+func (s *Store) fleetsAt(ctx context.Context, commit string) ([]fleet.Fleet, error) {
+	items, err := s.queryAll(ctx, revisionPK(commit, "fleet"))
 	if err != nil {
-		return nil, cur.Commit, err
+		return nil, err
 	}
 	out := make([]fleet.Fleet, 0, len(items))
 	for _, av := range items {
-		f, err := decodeObject[fleet.Fleet]("fleet", cur.Commit, av)
+		f, err := decodeObject[fleet.Fleet]("fleet", commit, av)
 		if err != nil {
-			return nil, cur.Commit, err
+			return nil, err
 		}
 		out = append(out, f)
 	}
-	return out, cur.Commit, nil
+	return out, nil
 }
 
 // Policies reads every policy of the applied revision, by name.

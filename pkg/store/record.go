@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -37,7 +38,8 @@ func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) error {
 		return err
 	}
 	if cur == nil {
-		err := s.putAgent(ctx, AgentRecord{Agent: utcAgent(a)})
+		// A new agent is to be assigned to its fleet (the assignment index).
+		err := s.putAgent(ctx, AgentRecord{Agent: utcAgent(a), AssignPending: true})
 		if !errors.Is(err, rollout.ErrConflict) {
 			return err
 		}
@@ -50,6 +52,9 @@ func (s *Store) RecordAgent(ctx context.Context, a agent.Agent) error {
 		}
 		if sameBesidesLastSeen(next, r.Agent) && next.LastSeen.Sub(r.LastSeen) < s.lastSeenEvery() {
 			return false
+		}
+		if !maps.Equal(next.Attributes, r.Attributes) {
+			r.AssignPending = true // its fleet may change: assign it again
 		}
 		r.Agent = next
 		return true
@@ -68,6 +73,7 @@ func (s *Store) lastSeenEvery() time.Duration {
 // others own taken from the stored agent.
 func reported(a, stored agent.Agent) agent.Agent {
 	a.DesiredHash, a.TargetVersion, a.PackageOffer, a.Fleet = stored.DesiredHash, stored.TargetVersion, stored.PackageOffer, stored.Fleet
+	a.AssignmentError = stored.AssignmentError
 	return utcAgent(a)
 }
 

@@ -47,7 +47,7 @@ func (s Store) CurrentRevision(ctx context.Context) (*api.RevisionInfo, error) {
 	if err != nil || info == nil {
 		return nil, err
 	}
-	return &api.RevisionInfo{Commit: info.Commit, AppliedAt: info.AppliedAt}, nil
+	return &api.RevisionInfo{Commit: info.Commit, AppliedAt: info.AppliedAt, Version: info.Version}, nil
 }
 
 func page[T any](p store.Page[T]) api.Page[T] { return api.Page[T]{Items: p.Items, Next: p.Next} }
