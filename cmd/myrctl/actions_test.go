@@ -32,7 +32,7 @@ func TestActions(t *testing.T) {
 		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "9"}, 1, "myrctl: 422 wave_not_found: "},                                                                      // no such wave
 		{nil, clienttest.OperatorToken, []string{"approve", id}, 2, `required flag(s) "wave" not set`},                                                                                  // the wave is required
 		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 0, "approve wave 1: rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},             // released
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_not_waiting_approval: wave 1 \"rest\" is running, not waiting_approval"},           // twice
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_already_approved: wave 1 \"rest\" is already approved"},                            // twice
 		{nil, clienttest.OperatorToken, []string{"pause", id}, 0, "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                     // paused with the reason
 		{nil, clienttest.OperatorToken, []string{"resume", id}, 0, "resume: rollout " + id + " is running"},                                                                             // and on again
 		{fail, clienttest.OperatorToken, []string{"retry-failed", id}, 0, "retry-failed: rollout " + id + " is running"},                                                                // the failed target runs again
