@@ -54,8 +54,8 @@ type server struct {
 	Deps
 }
 
-// New builds the handler. Every dependency but Names, Trusted, Log and
-// PlanTimeout is required.
+// New builds the handler. Every dependency but Names, Trusted, Log,
+// PlanTimeout and Liveness is required.
 func New(d Deps) (http.Handler, error) {
 	if err := d.check(); err != nil {
 		return nil, err
