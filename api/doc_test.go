@@ -90,8 +90,8 @@ func TestDocument_OperationIDs(t *testing.T) {
 	}
 	sort.Strings(got)
 	want := []string{
-		"abortRollout", "applyRevision", "approveRollout", "clearFleetVersionSelection", "getCurrentRevision",
-		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAudit", "listFleets",
+		"abortRollout", "applyRevision", "approveRollout", "clearFleetVersionSelection", "getAgent", "getCurrentRevision",
+		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAgents", "listAudit", "listFleets",
 		"listRolloutTargets", "listRollouts", "pauseRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
 		"selectFleetVersion", "validateRevision",
 	}
@@ -108,6 +108,8 @@ func TestDocument_RequiredFieldsOfTheSpec(t *testing.T) {
 		{"Rollout", "origin"},            // spec: Rollout.origin (required)
 		{"RolloutSummary", "origin"},     // spec: RolloutSummary.origin
 		{"Problem", "code"},              // conventions: a stable code on every problem
+		{"RolloutTarget", "displayName"}, // targets name their agents as people know them
+		{"Agent", "displayName"},         // the inventory too
 	}
 	for _, c := range cases {
 		s := doc.Components.Schemas[c.schema]

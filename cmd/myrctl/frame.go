@@ -179,7 +179,7 @@ func (v view) writeTargets(w io.Writer) {
 			if v.perGroup > 0 && i == v.perGroup {
 				break
 			}
-			row(tw, "    "+t.AgentID, fmt.Sprintf("wave %d", t.Wave), v.detail(t, waits))
+			row(tw, "    "+agentName(t), fmt.Sprintf("wave %d", t.Wave), v.detail(t, waits))
 		}
 		_ = tw.Flush()
 		if more := len(ts) - v.perGroup; v.perGroup > 0 && more > 0 {

@@ -1,6 +1,6 @@
 // Command myrctl operates Myriarch: validates and applies GitOps revisions,
-// lists and steers rollouts, chooses fleet versions, and watches a rollout
-// live. Every command takes --output json for scripts.
+// lists and steers rollouts, chooses fleet versions, lists the agents, and
+// watches a rollout live. Every command takes --output json for scripts.
 //
 // Exit statuses: 0 success; 1 the operation failed (the API refused, the
 // API could not be reached, the revision is invalid, or the watched

@@ -68,6 +68,12 @@ func rolloutsListCmd(g *globals) *cobra.Command {
 // parseStatuses reads a comma-separated status filter; an unknown status is
 // a usage error.
 func parseStatuses[S ~string](s string, valid []S) ([]S, error) {
+	return parseList("--status", s, valid)
+}
+
+// parseList reads the comma-separated values of flag; one that is not
+// valid is a usage error naming the valid ones.
+func parseList[S ~string](flag, s string, valid []S) ([]S, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -78,7 +84,7 @@ func parseStatuses[S ~string](s string, valid []S) ([]S, error) {
 			for i, x := range valid {
 				names[i] = string(x)
 			}
-			return nil, fmt.Errorf("--status %q is not one of %s", v, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%s %q is not one of %s", flag, v, strings.Join(names, ", "))
 		}
 		out = append(out, S(v))
 	}
@@ -167,6 +173,15 @@ func rolloutsTargetsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
+// agentName is the name a target's agent is known by; its id from a server
+// that sends no name. -o json keeps both.
+func agentName(t client.Target) string {
+	if t.DisplayName != "" {
+		return t.DisplayName
+	}
+	return t.AgentID
+}
+
 func printTargets(g *globals, r client.Rollout, ts []client.Target) {
 	if len(ts) == 0 {
 		fmt.Fprintln(g.stdout, "no targets")
@@ -177,7 +192,7 @@ func printTargets(g *globals, r client.Rollout, ts []client.Target) {
 	w := table(g.stdout)
 	fmt.Fprintln(w, "AGENT\tWAVE\tSTATUS\tFROM\tTO\tDETAIL")
 	for _, t := range ts {
-		row(w, t.AgentID, strconv.Itoa(t.Wave), string(t.Status), orDash(shortRef(t.FromRef)), shortRef(t.ToRef), v.detail(t, waits))
+		row(w, agentName(t), strconv.Itoa(t.Wave), string(t.Status), orDash(shortRef(t.FromRef)), shortRef(t.ToRef), v.detail(t, waits))
 	}
 	_ = w.Flush()
 }

@@ -26,10 +26,11 @@ func watchCmd(g *globals) *cobra.Command {
 		Use:   "watch ROLLOUT",
 		Short: "Show a rollout's live progress until it ends",
 		Long: `Watch reads the rollout and its targets every --interval and shows the waves
-with progress bars, the targets grouped by status (running work first), the
-remaining health wait of each verifying target (verifiedAt plus the policy
-snapshot's healthWait, 60 s when it has none, counted with this machine's
-clock; "finishing…" when it is over) and the update phase of version targets.
+with progress bars, the targets grouped by status (running work first) under
+their agents' display names (the JSON keeps the ids), the remaining health
+wait of each verifying target (verifiedAt plus the policy snapshot's
+healthWait, 60 s when it has none, counted with this machine's clock;
+"finishing…" when it is over) and the update phase of version targets.
 On a terminal the picture is redrawn in place; otherwise frames are appended.
 With --output json every refresh prints one JSON object on one line.
 

@@ -12,6 +12,7 @@
 //	MYRIARCH_TOKENS, MYRIARCH_TOKENS_FILE   API tokens (display names; the check without an authorizer)
 //	MYRIARCH_RELEASES            comma-separated known collector releases (version options)
 //	MYRIARCH_PLATFORMS           comma-separated platforms of those releases
+//	MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE, MYRIARCH_AGENT_RETENTION   the liveness rule (pkg/setup)
 //	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA   local endpoints
 package main
 
@@ -88,6 +89,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 			ServerTimezone: getenv(setup.EnvServerTimezone), Liveness: live},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},
 		Clock:   clock, NewID: newID, Log: log,
+		Liveness: live, // the inventory judges agents as the rollouts do
 	})
 }
 

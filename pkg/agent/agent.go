@@ -68,7 +68,30 @@ type Health struct {
 	LastError  string    `json:"lastError,omitempty"`
 	StartTime  time.Time `json:"startTime,omitempty"`  // start of the reporting process
 	ReportedAt time.Time `json:"reportedAt,omitempty"` // when the report was received
+	// Components summarizes the component tree below the process (nil when
+	// the agent reports none), so that an operator sees which receiver or
+	// exporter is the trouble without the whole tree being stored.
+	Components *ComponentSummary `json:"components,omitempty"`
 }
+
+// ComponentSummary is what the inventory shows of an OpAMP ComponentHealth
+// tree: how many components it has and which of them are unhealthy.
+type ComponentSummary struct {
+	// Total counts the components: the leaves of the tree (a collector
+	// reports pipeline:<name> groups whose children are its receivers,
+	// processors and exporters).
+	Total int `json:"total"`
+	// UnhealthyCount counts the leaves that report healthy false.
+	UnhealthyCount int `json:"unhealthyCount,omitempty"`
+	// Unhealthy names the first of them in sorted order by their path below
+	// the process ("pipeline:traces/exporter:otlp"), at most
+	// MaxUnhealthyNames of them, so that an agent with a broken tree cannot
+	// grow its item.
+	Unhealthy []string `json:"unhealthy,omitempty"`
+}
+
+// MaxUnhealthyNames bounds ComponentSummary.Unhealthy.
+const MaxUnhealthyNames = 32
 
 // RemoteConfigStatus is the agent's report on the configuration it was sent.
 type RemoteConfigStatus struct {

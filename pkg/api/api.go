@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 )
 
@@ -42,6 +43,10 @@ type Deps struct {
 	NewID       func() string // request ids (X-Request-Id, logs)
 	Log         *slog.Logger
 	PlanTimeout time.Duration // 0: DefaultPlanTimeout
+	// Liveness is the rule by which rollouts judge agents, which the
+	// inventory shows (online, gone); the zero value trusts the stored
+	// connection state and calls no agent gone.
+	Liveness agent.Liveness
 }
 
 // server holds the dependencies of the handlers.
@@ -49,8 +54,8 @@ type server struct {
 	Deps
 }
 
-// New builds the handler. Every dependency but Names, Trusted, Log and
-// PlanTimeout is required.
+// New builds the handler. Every dependency but Names, Trusted, Log,
+// PlanTimeout and Liveness is required.
 func New(d Deps) (http.Handler, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -114,6 +119,9 @@ func (s *server) routes() http.Handler {
 		r.Get("/fleets/{name}/version-options", s.handle(PermRead, s.getFleetVersionOptions))
 		r.Post("/fleets/{name}/actions/select-version", s.handle(PermSetVersion, s.selectFleetVersion))
 		r.Post("/fleets/{name}/actions/clear-version-selection", s.handle(PermSetVersion, s.clearFleetVersionSelection))
+		// agents
+		r.Get("/agents", s.handle(PermRead, s.listAgents))
+		r.Get("/agents/{id}", s.handle(PermRead, s.getAgent))
 		r.Get("/audit", s.handle(PermRead, s.listAudit))
 		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))
 		r.Post("/revisions/validate", s.handle(PermRead, s.validateRevision))

@@ -222,7 +222,8 @@ func (h *harness) do(r req) reply {
 func (h *harness) validate(r req, rep reply) {
 	h.t.Helper()
 	u, _ := url.Parse(r.path)
-	vr, _ := http.NewRequest(r.method, (&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String(), nil)
+	// RawPath keeps an escaped '/' (an agent's name) inside its segment.
+	vr, _ := http.NewRequest(r.method, (&url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}).String(), nil)
 	route, params, err := h.router.FindRoute(vr)
 	if err != nil {
 		if rep.status != http.StatusNotFound && rep.status != http.StatusMethodNotAllowed {

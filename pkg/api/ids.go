@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -63,6 +66,55 @@ var pathParams = map[string]pathParam{
 	},
 }
 
+// MaxAgentRefLength bounds the agent in a path: an instance UID (36
+// characters in the gateway's UUID form) or a display name. 128 characters
+// are at most 512 bytes of UTF-8, far below DynamoDB's key limits for the
+// id and the byName index; an agent whose name is longer is found by its id.
+const MaxAgentRefLength = 128
+
+// validAgentRef: 1 to MaxAgentRefLength printable characters (the space
+// included, no control characters), as UTF-8. Host names and instance ids
+// are printable; anything else names no agent.
+func validAgentRef(v string) bool {
+	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > MaxAgentRefLength {
+		return false
+	}
+	for _, r := range v {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// routeParams are the rules of path parameters named after the collection
+// they follow, which win over pathParams: {id} after /agents is an agent's
+// id or display name, not a rollout id.
+var routeParams = map[string]pathParam{
+	"agents/{id}": {
+		what: "agent id or name", valid: validAgentRef,
+		notFound: func(v string) *Problem {
+			return problem(http.StatusNotFound, CodeAgentNotFound, "no agent has the id or display name "+shorten(v))
+		},
+		shape: fmt.Sprintf("an agent id or display name is 1 to %d printable characters", MaxAgentRefLength),
+	},
+}
+
+// ruleOf is the rule of the path parameter key in the route pattern: the
+// one of the collection before it (routeParams), else the one of its name.
+// Example: /api/v1/agents/{id} → routeParams["agents/{id}"];
+// /api/v1/rollouts/{id}/targets → pathParams["id"].
+func ruleOf(route, key string) (pathParam, bool) {
+	if i := strings.Index(route, "/{"+key+"}"); i >= 0 {
+		collection := route[strings.LastIndex(route[:i], "/")+1 : i]
+		if rule, ok := routeParams[collection+"/{"+key+"}"]; ok {
+			return rule, true
+		}
+	}
+	rule, ok := pathParams[key]
+	return rule, ok
+}
+
 // checkPath judges the path parameters that name objects before any
 // handler reads the store with them. An empty segment (/rollouts//targets)
 // is a malformed request: 400. A value that no object can have (too long,
@@ -74,8 +126,9 @@ func checkPath(r *http.Request) *Problem {
 	if rc == nil {
 		return nil
 	}
+	route := rc.RoutePattern()
 	for i, key := range rc.URLParams.Keys {
-		rule, ok := pathParams[key]
+		rule, ok := ruleOf(route, key)
 		if !ok {
 			continue
 		}

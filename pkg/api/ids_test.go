@@ -46,6 +46,9 @@ func TestPathIDs_ImpossibleAre404EmptyAre400(t *testing.T) {
 		{"fleet name ending in '-'", get("/api/v1/fleets/edge-", RoleViewer), 404, CodeFleetNotFound},
 		{"empty fleet name, options", get("/api/v1/fleets//version-options", RoleViewer), 400, CodeRequestInvalid},
 		{"empty fleet name, select", post("/api/v1/fleets//actions/select-version", RoleOperator, `{"version": "0.162.0"}`), 400, CodeRequestInvalid},
+		{"long agent id", get("/api/v1/agents/"+longID, RoleViewer), 404, CodeAgentNotFound},
+		{"agent id one over the limit", get("/api/v1/agents/"+strings.Repeat("a", MaxAgentRefLength+1), RoleViewer), 404, CodeAgentNotFound},
+		{"agent name with a control character", get("/api/v1/agents/web%091", RoleViewer), 404, CodeAgentNotFound},
 		{"the permission comes first", post("/api/v1/rollouts/"+longID+"/actions/pause", RoleViewer, ""), 403, CodeForbidden},
 	}
 	h := newHarness(t)
@@ -99,7 +102,7 @@ func TestPathIDs_EveryRouteParameterIsJudged(t *testing.T) {
 	err := chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		for _, m := range param.FindAllStringSubmatch(route, -1) {
 			seen++
-			if _, ok := pathParams[m[1]]; !ok && !judgedByTheHandler[m[1]] {
+			if _, ok := ruleOf(route, m[1]); !ok && !judgedByTheHandler[m[1]] {
 				t.Errorf("%s %s: the path parameter {%s} has no rule in pathParams", method, route, m[1])
 			}
 		}

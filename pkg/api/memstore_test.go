@@ -40,6 +40,9 @@ type memStore struct {
 	auditSeq   int
 	// fail makes the named method return the error.
 	fail map[string]error
+	// listed is the agent listing the API read last (AgentsPage,
+	// AgentsOfFleet, AgentsWithAssignmentError).
+	listed string
 }
 
 var (
@@ -392,6 +395,76 @@ func (m *memStore) AssignAgent(_ context.Context, id string, _ int64, decide fun
 	changed = decide(a).Apply(&a)
 	m.agents[id] = a
 	return before, a, changed, nil
+}
+
+// --- the inventory: pages in id order, as the store's indexes give them
+
+func (m *memStore) GetAgent(_ context.Context, id string) (agent.Agent, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("GetAgent"); err != nil {
+		return agent.Agent{}, false, err
+	}
+	if err := keyError(id); err != nil {
+		return agent.Agent{}, false, err
+	}
+	a, ok := m.agents[id]
+	return a, ok, nil
+}
+
+func (m *memStore) AgentsByName(_ context.Context, name string, limit int) ([]agent.Agent, error) {
+	if err := keyError(name); err != nil {
+		return nil, err
+	}
+	named := m.agentsWhere(func(a agent.Agent) bool { return a.DisplayName() == name })
+	return named[:min(len(named), limit)], nil
+}
+
+func (m *memStore) AgentsPage(_ context.Context, token string, limit int) (Page[agent.Agent], error) {
+	if err := m.failing("AgentsPage"); err != nil {
+		return Page[agent.Agent]{}, err
+	}
+	m.setListed("AgentsPage")
+	return pageOf(m.agentsWhere(func(agent.Agent) bool { return true }), token, limit)
+}
+
+func (m *memStore) AgentsOfFleet(_ context.Context, f, token string, limit int) (Page[agent.Agent], error) {
+	if err := keyError(f); err != nil {
+		return Page[agent.Agent]{}, err
+	}
+	m.setListed("AgentsOfFleet")
+	return pageOf(m.agentsWhere(func(a agent.Agent) bool { return a.Fleet == f }), token, limit)
+}
+
+func (m *memStore) AgentsWithAssignmentError(_ context.Context, token string, limit int) (Page[agent.Agent], error) {
+	m.setListed("AgentsWithAssignmentError")
+	return pageOf(m.agentsWhere(func(a agent.Agent) bool { return a.AssignmentError != "" }), token, limit)
+}
+
+func (m *memStore) setListed(source string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.listed = source
+}
+
+func (m *memStore) lastListed() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.listed
+}
+
+// agentsWhere lists the agents that keep, by id.
+func (m *memStore) agentsWhere(keep func(agent.Agent) bool) []agent.Agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		if keep(a) {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 func (m *memStore) SetDesiredHash(_ context.Context, ids []string, h string) error {

@@ -106,6 +106,24 @@ type AgentAssigner interface {
 	AssignAgent(ctx context.Context, id string, rev int64, decide func(agent.Agent) assignment.Outcome) (before, after agent.Agent, changed bool, err error)
 }
 
+// AgentInventory reads the operators' inventory of agents. The three
+// listings are the sources listAgents chooses from: every agent (in the
+// store's order, each page by id), a fleet's agents by id, and the agents
+// with an assignment error by id; a token of one listing given to another
+// wraps ErrBadPageToken. AgentsByName returns the agents whose display name
+// is name, by id, at most limit. AgentsByID leaves deleted agents out.
+// LastTargets is the planner's read: per agent its target of kind k in the
+// newest rollout, with that rollout's status.
+type AgentInventory interface {
+	GetAgent(ctx context.Context, id string) (a agent.Agent, found bool, err error)
+	AgentsByName(ctx context.Context, name string, limit int) ([]agent.Agent, error)
+	AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error)
+	AgentsPage(ctx context.Context, token string, limit int) (Page[agent.Agent], error)
+	AgentsOfFleet(ctx context.Context, fleet, token string, limit int) (Page[agent.Agent], error)
+	AgentsWithAssignmentError(ctx context.Context, token string, limit int) (Page[agent.Agent], error)
+	LastTargets(ctx context.Context, agentIDs []string, k policy.Kind) (map[string]planner.LastTarget, error)
+}
+
 // Store is everything the API reads and writes.
 type Store interface {
 	RolloutReader
@@ -117,6 +135,7 @@ type Store interface {
 	AuditLog
 	Revisions
 	AgentAssigner
+	AgentInventory
 }
 
 // RolloutActor applies an operator action and evaluates the rollout at once

@@ -21,12 +21,14 @@ const (
 	CodeRolloutNotFound      = "rollout_not_found"          // 404
 	CodeFleetNotFound        = selection.CodeFleetNotFound  // 404
 	CodeRevisionNotFound     = "revision_not_found"         // 404
+	CodeAgentNotFound        = "agent_not_found"            // 404
 	CodeNotFound             = "not_found"                  // 404: no such path
 	CodeActionUnknown        = engine.CodeUnknownAction     // 404: no such action
 	CodeMethodNotAllowed     = "method_not_allowed"         // 405
 	CodeActionNotAllowed     = engine.CodeNotAllowed        // 409
 	CodeWaveNotApprovable    = engine.CodeWaveNotApprovable // 409
 	CodeTargetChanged        = selection.CodeTargetChanged  // 409
+	CodeAgentAmbiguous       = "agent_ambiguous"            // 409: a display name of several agents
 	CodeConflict             = "conflict"                   // 409: a lost race that persisted after retries
 	CodeBodyTooLarge         = "body_too_large"             // 413
 	CodeUnsupportedMediaType = "unsupported_media_type"     // 415
@@ -44,6 +46,8 @@ var titles = map[string]string{
 	CodeRolloutNotFound:                   "The rollout does not exist",
 	CodeFleetNotFound:                     "The fleet does not exist",
 	CodeRevisionNotFound:                  "No revision is applied",
+	CodeAgentNotFound:                     "The agent does not exist",
+	CodeAgentAmbiguous:                    "Several agents have that name",
 	CodeNotFound:                          "Not found",
 	CodeActionUnknown:                     "The action does not exist",
 	CodeMethodNotAllowed:                  "The method is not allowed",

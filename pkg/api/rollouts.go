@@ -115,11 +115,25 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out := listPage[targetView]{Items: []targetView{}, NextPageToken: page.Next}
+	var kept []rollout.Target
 	for _, t := range page.Items {
 		if len(statuses) == 0 || slices.Contains(statuses, string(t.Status)) {
-			out.Items = append(out.Items, newTargetView(t))
+			kept = append(kept, t)
 		}
+	}
+	ids := make([]string, len(kept))
+	for i, t := range kept {
+		ids[i] = t.AgentID
+	}
+	names, err := s.displayNames(r.Context(), ids)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := listPage[targetView]{Items: []targetView{}, NextPageToken: page.Next}
+	for _, t := range kept {
+		v := newTargetView(t)
+		v.DisplayName = names[t.AgentID]
+		out.Items = append(out.Items, v)
 	}
 	return http.StatusOK, out, nil
 }

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/client"
 	"github.com/myriarch/myriarch/pkg/client/clienttest"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -71,6 +73,7 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 		"TargetAfterClear": roundTrip[client.ClearResult], "AuditListFleet": roundTrip[client.Page[client.AuditEntry]],
 		"RevisionRequestQuickstart": roundTrip[client.RevisionRequest], "ApplyResult": roundTrip[client.ApplyResult],
 		"ValidationInvalid": roundTrip[client.Validation], "CurrentRevision": roundTrip[client.Revision],
+		"AgentListPage": roundTrip[client.Page[client.Agent]], "AgentFailingExporter": roundTrip[client.AgentDetail],
 	}
 	for name, ex := range doc.Components.Examples {
 		check, ok := checks[name]
@@ -111,7 +114,7 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 		{"targets", "/api/v1/rollouts/" + id + "/targets"}, {"version targets", "/api/v1/rollouts/" + versions[0].ID + "/targets"},
 		{"version rollout", "/api/v1/rollouts/" + versions[0].ID}, {"fleets", "/api/v1/fleets"}, {"fleet", "/api/v1/fleets/edge"},
 		{"options", "/api/v1/fleets/edge/version-options"}, {"audit", "/api/v1/audit?targetType=fleet&targetId=edge"},
-		{"revision", "/api/v1/revisions/current"},
+		{"revision", "/api/v1/revisions/current"}, {"agents", "/api/v1/agents"}, {"agent", "/api/v1/agents/e01"},
 	}
 	typed := map[string]func() any{
 		"me": func() any { return new(client.Me) }, "rollouts": func() any { return new(client.Page[client.Rollout]) },
@@ -119,7 +122,8 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 		"version targets": func() any { return new(client.Page[client.Target]) }, "version rollout": func() any { return new(client.Rollout) },
 		"fleets": func() any { return new(client.Page[client.Fleet]) }, "fleet": func() any { return new(client.Fleet) },
 		"options": func() any { return new(client.VersionOptions) }, "audit": func() any { return new(client.Page[client.AuditEntry]) },
-		"revision": func() any { return new(client.Revision) },
+		"revision": func() any { return new(client.Revision) }, "agents": func() any { return new(client.Page[client.Agent]) },
+		"agent": func() any { return new(client.AgentDetail) },
 	}
 	for _, g := range gets {
 		var raw json.RawMessage
@@ -158,6 +162,51 @@ func TestRolloutsAndActions(t *testing.T) {
 	ts, err := op.AllTargets(ctx, id, client.TargetFilter{Wave: &wave}, 0)
 	if err != nil || len(ts) != 2 || ts[0].AgentID != "e02" {
 		t.Fatalf("targets of wave 1: %+v, %v", ts, err)
+	}
+}
+
+func TestAgents(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
+	s.Pass(id)
+	s.PutAgent(clienttest.HealthyAgent("u1", map[string]string{"host.name": "edge-gw-02"}, "", t0))
+	s.UpdateAgent("e02", func(a *agent.Agent) { a.Attributes["host.name"] = "edge-gw-02" })
+	s.UpdateAgent("e03", func(a *agent.Agent) { a.Online = false })
+	ctx := t.Context()
+	c := s.Client(clienttest.ViewerToken)
+	no, yes := false, true
+	cases := []struct {
+		f    client.AgentFilter
+		want string
+	}{
+		{client.AgentFilter{}, "e01 e02 e03 u1"},
+		{client.AgentFilter{Fleet: "edge"}, "e01 e02 e03"},
+		{client.AgentFilter{Online: &no}, "e03"},
+		{client.AgentFilter{ConfigStatuses: []string{"drifted"}}, "e01"}, // the canary was sent the new configuration
+		{client.AgentFilter{Selector: "labels.wave=canary", Online: &yes}, "e01"},
+		{client.AgentFilter{AssignmentError: &yes}, ""},
+		{client.AgentFilter{Version: "0.162.0"}, ""},
+		{client.AgentFilter{Gone: &no}, "e01 e02 e03 u1"},
+	}
+	for _, tc := range cases {
+		as, err := c.AllAgents(ctx, tc.f, 0)
+		var ids []string
+		for _, a := range as {
+			ids = append(ids, a.ID)
+		}
+		if err != nil || strings.Join(ids, " ") != tc.want {
+			t.Errorf("%+v: %v, %v; want %s", tc.f, ids, err, tc.want)
+		}
+	}
+	a, err := c.GetAgent(ctx, "e01")
+	if err != nil || a.DisplayName != "e01" || len(a.Targets) != 1 || a.Targets[0].RolloutID != id || !a.Targets[0].Active {
+		t.Fatalf("e01: %+v, %v", a, err)
+	}
+	if _, err := c.GetAgent(ctx, "edge-gw-02"); !client.IsCode(err, "agent_ambiguous") || !strings.Contains(err.Error(), "e02, u1") {
+		t.Errorf("a shared name: %v, want agent_ambiguous naming both", err)
+	}
+	if _, err := c.GetAgent(ctx, "nobody"); !client.IsCode(err, "agent_not_found") {
+		t.Errorf("an unknown agent: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -46,7 +47,16 @@ func sameFacts(a, b agent.Agent) bool {
 
 func sameHealth(a, b agent.Health) bool {
 	return a.Healthy == b.Healthy && a.Status == b.Status && a.LastError == b.LastError &&
-		a.StartTime.Equal(b.StartTime) && a.ReportedAt.Equal(b.ReportedAt)
+		a.StartTime.Equal(b.StartTime) && a.ReportedAt.Equal(b.ReportedAt) && sameComponents(a.Components, b.Components)
+}
+
+// sameComponents compares two summaries as the store compares them (its
+// JSON): an empty list of names is no names.
+func sameComponents(a, b *agent.ComponentSummary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Total == b.Total && a.UnhealthyCount == b.UnhealthyCount && slices.Equal(a.Unhealthy, b.Unhealthy)
 }
 
 func sameUpdate(a, b *agent.UpdateComponent) bool {

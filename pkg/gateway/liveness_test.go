@@ -77,6 +77,9 @@ func TestSameFacts(t *testing.T) {
 		{"reconnected", func(a *agent.Agent) { a.ConnectedAt = at(5) }, false},
 		{"health", func(a *agent.Agent) { a.Health.Status = "StatusOK" }, false},
 		{"health date", func(a *agent.Agent) { a.Health.ReportedAt = at(5) }, false},
+		{"components", func(a *agent.Agent) {
+			a.Health.Components = &agent.ComponentSummary{Total: 3, UnhealthyCount: 1, Unhealthy: []string{"exporter:otlp"}}
+		}, false},
 		{"version", func(a *agent.Agent) { a.ServiceVersion = "1.1" }, false},
 		{"config", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, false},
 		{"package", func(a *agent.Agent) { a.Package.DownloadPercent = 5 }, false},
@@ -93,5 +96,17 @@ func TestSameFacts(t *testing.T) {
 				t.Errorf("sameFacts = %v, want %v", got, tt.want)
 			}
 		})
+	}
+	// Summaries compare by value, and no names is no names, as the store sees it.
+	withComponents := func(names []string) agent.Agent {
+		a := base
+		a.Health.Components = &agent.ComponentSummary{Total: 2, Unhealthy: names}
+		return a
+	}
+	if !sameFacts(withComponents(nil), withComponents([]string{})) {
+		t.Error("an empty list of unhealthy names differs from none")
+	}
+	if !sameFacts(withComponents([]string{"a"}), withComponents([]string{"a"})) {
+		t.Error("equal summaries differ")
 	}
 }

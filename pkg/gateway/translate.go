@@ -155,10 +155,56 @@ func health(prev agent.Health, h *protobufs.ComponentHealth, now time.Time) (age
 		LastError: clean(h.GetLastError(), maxErrorBytes),
 		StartTime: unixNano(h.GetStartTimeUnixNano()),
 	}
+	// The component summary does not date the report: ReportedAt tells the
+	// engine a report of the process's health, which the top-level facts are.
 	same := !prev.ReportedAt.IsZero() && prev.Healthy == next.Healthy && prev.Status == next.Status &&
 		prev.LastError == next.LastError && prev.StartTime.Equal(next.StartTime)
 	next.ReportedAt = since(same, prev.ReportedAt, now)
+	next.Components = componentSummary(h)
 	return next, updateComponent(findComponent(h, 0))
+}
+
+// componentSummary counts the leaves of the tree below the process and
+// names the unhealthy ones by their path ("pipeline:traces/exporter:otlp"),
+// sorted, the first agent.MaxUnhealthyNames of them. The updater's
+// component is left out at any depth: it is no part of the collector, and
+// Agent.Update carries it. A node at maxNestingDepth counts as a leaf
+// whatever it holds, so that a deep tree costs no more than a shallow one.
+// A tree without components gives nil. Example: {pipeline:traces:
+// {receiver:otlp ok, exporter:otlp failing}, extensions: {extension:health_check ok}}
+// → total 3, unhealthy [pipeline:traces/exporter:otlp].
+func componentSummary(h *protobufs.ComponentHealth) *agent.ComponentSummary {
+	var s agent.ComponentSummary
+	var walk func(c *protobufs.ComponentHealth, path string, depth int)
+	walk = func(c *protobufs.ComponentHealth, path string, depth int) {
+		for name, child := range c.GetComponentHealthMap() {
+			if name == UpdateComponent {
+				continue
+			}
+			p := clean(name, maxKeyBytes)
+			if path != "" {
+				p = path + "/" + p
+			}
+			if len(child.GetComponentHealthMap()) > 0 && depth < maxNestingDepth {
+				walk(child, p, depth+1)
+				continue
+			}
+			s.Total++
+			if !child.GetHealthy() {
+				s.Unhealthy = append(s.Unhealthy, clean(p, maxValueBytes))
+			}
+		}
+	}
+	walk(h, "", 1)
+	if s.Total == 0 {
+		return nil
+	}
+	s.UnhealthyCount = len(s.Unhealthy)
+	slices.Sort(s.Unhealthy)
+	if len(s.Unhealthy) > agent.MaxUnhealthyNames {
+		s.Unhealthy = s.Unhealthy[:agent.MaxUnhealthyNames:agent.MaxUnhealthyNames]
+	}
+	return &s
 }
 
 // findComponent finds the update component at any depth; should there be

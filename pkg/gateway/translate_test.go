@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -268,5 +269,95 @@ func TestTranslate_PackageSince(t *testing.T) {
 		Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading})), at(60), "")
 	if !next.Package.Since.Equal(at(60)) {
 		t.Fatalf("a new status must be dated now, got %s", next.Package.Since)
+	}
+}
+
+// TestTranslate_ComponentSummary: the leaves of the tree below the process
+// are its components; the unhealthy ones are named by path, sorted and
+// bounded; the updater's component is none of them.
+func TestTranslate_ComponentSummary(t *testing.T) {
+	ok := func() *protobufs.ComponentHealth {
+		return &protobufs.ComponentHealth{Healthy: true, Status: "StatusOK"}
+	}
+	bad := func() *protobufs.ComponentHealth {
+		return &protobufs.ComponentHealth{Status: "StatusRecoverableError", LastError: "connection refused"}
+	}
+	group := func(children map[string]*protobufs.ComponentHealth) *protobufs.ComponentHealth {
+		return &protobufs.ComponentHealth{Healthy: true, ComponentHealthMap: children}
+	}
+	deep := ok()
+	for i := range maxNestingDepth + 2 { // a chain deeper than the bound
+		deep = group(map[string]*protobufs.ComponentHealth{fmt.Sprintf("g%d", i): deep})
+	}
+	many := map[string]*protobufs.ComponentHealth{}
+	for i := range agent.MaxUnhealthyNames + 8 {
+		many[fmt.Sprintf("exporter:e%02d", i)] = bad()
+	}
+	var first []string
+	for i := range agent.MaxUnhealthyNames {
+		first = append(first, fmt.Sprintf("pipeline:logs/exporter:e%02d", i))
+	}
+	tests := []struct {
+		name     string
+		children map[string]*protobufs.ComponentHealth
+		want     *agent.ComponentSummary
+	}{
+		{"no tree", nil, nil},
+		{"a collector's pipelines", map[string]*protobufs.ComponentHealth{
+			"pipeline:traces": group(map[string]*protobufs.ComponentHealth{"receiver:otlp": ok(), "exporter:otlp": bad()}),
+			"pipeline:metrics": group(map[string]*protobufs.ComponentHealth{
+				"receiver:hostmetrics": ok(), "processor:batch": ok(), "exporter:prometheus": bad()}),
+			"extensions": group(map[string]*protobufs.ComponentHealth{"extension:health_check": ok()}),
+		}, &agent.ComponentSummary{Total: 6, UnhealthyCount: 2,
+			Unhealthy: []string{"pipeline:metrics/exporter:prometheus", "pipeline:traces/exporter:otlp"}}},
+		{"all healthy", map[string]*protobufs.ComponentHealth{"receiver:otlp": ok()}, &agent.ComponentSummary{Total: 1}},
+		{"only the updater", map[string]*protobufs.ComponentHealth{
+			UpdateComponent: {Status: "failed", ComponentHealthMap: map[string]*protobufs.ComponentHealth{"step:install": bad()}},
+		}, nil}, // no part of the collector
+		{"the updater below a group", map[string]*protobufs.ComponentHealth{
+			"host": group(map[string]*protobufs.ComponentHealth{UpdateComponent: bad(), "receiver:otlp": ok()}),
+		}, &agent.ComponentSummary{Total: 1}},
+		{"deeper than the bound", map[string]*protobufs.ComponentHealth{"root": deep},
+			&agent.ComponentSummary{Total: 1}}, // the node at the bound is a leaf, healthy as it reports
+		{"more unhealthy than named", map[string]*protobufs.ComponentHealth{"pipeline:logs": group(many)},
+			&agent.ComponentSummary{Total: agent.MaxUnhealthyNames + 8, UnhealthyCount: agent.MaxUnhealthyNames + 8, Unhealthy: first}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Translate(agent.Agent{ID: id1}, msg(withHealth(hl(true, "StatusOK", "", 10, tt.children))), at(0), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Health.Components, tt.want) {
+				t.Errorf("components\n got %+v\nwant %+v", got.Health.Components, tt.want)
+			}
+			// The same report again is no new fact: the gateway writes nothing.
+			again, _ := Translate(got, msg(withHealth(hl(true, "StatusOK", "", 10, tt.children))), at(30), "")
+			if !sameFacts(got, again) {
+				t.Errorf("a repeated report changed the facts: %+v, then %+v", got.Health, again.Health)
+			}
+		})
+	}
+}
+
+// A component that turns unhealthy is a new fact, but it does not date the
+// process's report: the engine's ReportedAt stays.
+func TestTranslate_ComponentChangeIsAFactNotANewReport(t *testing.T) {
+	tree := func(exporterHealthy bool) *protobufs.ComponentHealth {
+		return hl(true, "StatusOK", "", 10, map[string]*protobufs.ComponentHealth{
+			"pipeline:traces": {Healthy: true, ComponentHealthMap: map[string]*protobufs.ComponentHealth{
+				"exporter:otlp": {Healthy: exporterHealthy}}},
+		})
+	}
+	before, _ := Translate(agent.Agent{ID: id1}, msg(withHealth(tree(true))), at(0), "")
+	after, _ := Translate(before, msg(withHealth(tree(false))), at(30), "")
+	if sameFacts(before, after) {
+		t.Fatal("an exporter that failed is no change")
+	}
+	if !after.Health.ReportedAt.Equal(before.Health.ReportedAt) {
+		t.Errorf("ReportedAt moved from %v to %v", before.Health.ReportedAt, after.Health.ReportedAt)
+	}
+	if c := after.Health.Components; c == nil || c.UnhealthyCount != 1 || c.Unhealthy[0] != "pipeline:traces/exporter:otlp" {
+		t.Errorf("components %+v", c)
 	}
 }

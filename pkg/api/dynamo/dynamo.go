@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -48,6 +49,34 @@ func (s Store) CurrentRevision(ctx context.Context) (*api.RevisionInfo, error) {
 		return nil, err
 	}
 	return &api.RevisionInfo{Commit: info.Commit, AppliedAt: info.AppliedAt, Version: info.Version}, nil
+}
+
+// AgentsPage lists every agent, a page of the table's Scan.
+func (s Store) AgentsPage(ctx context.Context, token string, limit int) (api.Page[agent.Agent], error) {
+	p, err := s.Store.AgentsPage(ctx, token, limit)
+	return agentPage(p), pageErr(err)
+}
+
+// AgentsOfFleet lists a fleet's agents by id (index byFleet).
+func (s Store) AgentsOfFleet(ctx context.Context, fleet, token string, limit int) (api.Page[agent.Agent], error) {
+	p, err := s.Store.AgentsOfFleet(ctx, fleet, token, limit)
+	return agentPage(p), pageErr(err)
+}
+
+// AgentsWithAssignmentError lists the agents with an assignment error by
+// id (index assignment).
+func (s Store) AgentsWithAssignmentError(ctx context.Context, token string, limit int) (api.Page[agent.Agent], error) {
+	p, err := s.Store.AgentsWithAssignmentError(ctx, token, limit)
+	return agentPage(p), pageErr(err)
+}
+
+// agentPage drops what only the store needs (pushes, assignment state).
+func agentPage(p store.Page[store.AgentRecord]) api.Page[agent.Agent] {
+	out := api.Page[agent.Agent]{Items: make([]agent.Agent, len(p.Items)), Next: p.Next}
+	for i, r := range p.Items {
+		out.Items[i] = r.Agent
+	}
+	return out
 }
 
 func page[T any](p store.Page[T]) api.Page[T] { return api.Page[T]{Items: p.Items, Next: p.Next} }

@@ -158,6 +158,7 @@ type AckedFailures struct {
 type Target struct {
 	RolloutID   string                   `json:"rolloutId"`
 	AgentID     string                   `json:"agentId"`
+	DisplayName string                   `json:"displayName"` // the agent's; its id once the agent is deleted
 	Wave        int                      `json:"wave"`
 	Status      rollout.TargetStatus     `json:"status"`
 	Reason      string                   `json:"reason,omitempty"`

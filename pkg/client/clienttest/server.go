@@ -55,19 +55,30 @@ type Server struct {
 	ids    int
 }
 
+// Option changes the API's dependencies before the server starts.
+type Option func(*api.Deps)
+
+// WithLiveness judges agents by the rule l (online, gone) instead of
+// trusting their stored connection state.
+func WithLiveness(l agent.Liveness) Option { return func(d *api.Deps) { d.Liveness = l } }
+
 // Start serves the API at now until the test ends.
-func Start(t testing.TB, now time.Time) *Server {
+func Start(t testing.TB, now time.Time, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{Store: NewStore(), t: t, now: now}
 	registry := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: s.Store}}
 	s.passer = enginetask.Passer{Store: s.Store, Clock: s.Now, Executors: registry, Log: slog.New(slog.DiscardHandler)}
 	steps := noSteps{}
-	handler, err := api.New(api.Deps{
+	d := api.Deps{
 		Store: s.Store, Actions: s.passer, SFN: steps,
 		Planning: &api.LocalPlanning{Planner: planner.Planner{Store: s.Store, Clock: s.Now, NewID: s.newID("r")},
 			Executors: registry, SFN: steps, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: s.Store},
 		Catalog: Releases, Auth: tokenTable(t), Clock: s.Now, NewID: s.newID("req"),
-	})
+	}
+	for _, o := range opts {
+		o(&d)
+	}
+	handler, err := api.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -327,6 +327,45 @@ func (m *Store) AssignAgent(_ context.Context, id string, _ int64, decide func(a
 	return before, a, changed, nil
 }
 
+// --- the inventory: pages in id order, as the store's indexes give them
+
+func (m *Store) GetAgent(_ context.Context, id string) (agent.Agent, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	return a, ok, nil
+}
+
+func (m *Store) AgentsByName(_ context.Context, name string, limit int) ([]agent.Agent, error) {
+	named := m.agentsWhere(func(a agent.Agent) bool { return a.DisplayName() == name })
+	return named[:min(len(named), limit)], nil
+}
+
+func (m *Store) AgentsPage(_ context.Context, token string, limit int) (api.Page[agent.Agent], error) {
+	return pageOf(m.agentsWhere(func(agent.Agent) bool { return true }), token, limit)
+}
+
+func (m *Store) AgentsOfFleet(_ context.Context, f, token string, limit int) (api.Page[agent.Agent], error) {
+	return pageOf(m.agentsWhere(func(a agent.Agent) bool { return a.Fleet == f }), token, limit)
+}
+
+func (m *Store) AgentsWithAssignmentError(_ context.Context, token string, limit int) (api.Page[agent.Agent], error) {
+	return pageOf(m.agentsWhere(func(a agent.Agent) bool { return a.AssignmentError != "" }), token, limit)
+}
+
+func (m *Store) agentsWhere(keep func(agent.Agent) bool) []agent.Agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []agent.Agent
+	for _, a := range m.agents {
+		if keep(a) {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 func (m *Store) SetDesiredHash(_ context.Context, ids []string, h string) error {
 	return m.updateAgents(ids, func(a *agent.Agent) { a.DesiredHash = h })
 }

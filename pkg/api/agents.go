@@ -1,0 +1,307 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/selector"
+)
+
+// The inventory of agents: listAgents and getAgent. Online and gone follow
+// the liveness rule of rollouts (Deps.Liveness), so that the inventory and
+// a rollout never disagree about an agent.
+
+// ConfigDrifted is the configStatus filter value of agents whose reported
+// configuration hash differs from the desired one.
+const ConfigDrifted = "drifted"
+
+var configStatuses = []string{agent.ConfigApplied, agent.ConfigApplying, agent.ConfigFailed, ConfigDrifted}
+
+// maxNamesShown bounds the ids that an agent_ambiguous problem lists.
+const maxNamesShown = 10
+
+// agentFilter is what listAgents keeps of a page of its source: every
+// condition that is set must hold. nil booleans do not filter.
+type agentFilter struct {
+	online, gone, assignmentError *bool
+	version                       string   // normalized, no leading v
+	configStatuses                []string // any of them
+	selector                      selector.Selector
+}
+
+func parseAgentFilter(q query) (agentFilter, *Problem) {
+	var f agentFilter
+	var p *Problem
+	for _, b := range []struct {
+		name string
+		dst  **bool
+	}{{"online", &f.online}, {"gone", &f.gone}, {"assignmentError", &f.assignmentError}} {
+		if *b.dst, p = q.boolean(b.name); p != nil {
+			return f, p
+		}
+	}
+	f.version = fleet.NormalizeVersion(q.get("version"))
+	if f.configStatuses, p = q.list("configStatus", func(v string) bool { return slices.Contains(configStatuses, v) }); p != nil {
+		return f, p
+	}
+	f.selector, p = parseSelector(q.get("selector"))
+	return f, p
+}
+
+// boolean reads a filter that is true or false; absent is nil.
+func (q query) boolean(k string) (*bool, *Problem) {
+	switch s := q.get(k); s {
+	case "":
+		return nil, nil
+	case "true", "false":
+		b := s == "true"
+		return &b, nil
+	default:
+		return nil, badRequest("%s must be true or false, not %q", k, clip(s, 64))
+	}
+}
+
+// parseSelector reads attribute conditions, comma-separated key=value
+// ("labels.env=prod,host.name=web-1"): every one must hold, as in a fleet's
+// matchAttributes. A value may be empty (the attribute is there, empty); a
+// key given twice is refused rather than one of its values ignored.
+func parseSelector(s string) (selector.Selector, *Problem) {
+	if s == "" {
+		return selector.Selector{}, nil
+	}
+	m := map[string]string{}
+	for _, cond := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(cond, "=")
+		switch _, dup := m[k]; {
+		case !ok || k == "":
+			return selector.Selector{}, badRequest("selector %q is not key=value", clip(cond, 64))
+		case dup:
+			return selector.Selector{}, badRequest("selector names the attribute %q twice", clip(k, 64))
+		}
+		m[k] = v
+	}
+	return selector.Selector{MatchAttributes: m}, nil
+}
+
+// keeps reports whether a passes every condition at now.
+func (f agentFilter) keeps(a agent.Agent, live agent.Liveness, now time.Time) bool {
+	online, _ := live.Online(a, now)
+	switch {
+	case f.online != nil && *f.online != online,
+		f.gone != nil && *f.gone != live.Gone(a, now),
+		f.assignmentError != nil && *f.assignmentError != (a.AssignmentError != ""),
+		f.version != "" && a.ServiceVersion != f.version,
+		!f.selector.Matches(a):
+		return false
+	}
+	if len(f.configStatuses) == 0 {
+		return true
+	}
+	for _, st := range f.configStatuses {
+		if st == ConfigDrifted && drifted(a) || st == a.RemoteConfig.Status {
+			return true
+		}
+	}
+	return false
+}
+
+// drifted: a desired configuration is set and the agent reports another
+// (or none). A target just started is drifted until the agent applies it.
+func drifted(a agent.Agent) bool {
+	return a.DesiredHash != "" && a.RemoteConfig.Hash != a.DesiredHash
+}
+
+func (s *server) listAgents(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	q, p := newQuery(r, "fleet", "online", "version", "configStatus", "assignmentError", "selector", "gone", "limit", "pageToken")
+	if p != nil {
+		return 0, nil, p
+	}
+	f, p := parseAgentFilter(q)
+	if p != nil {
+		return 0, nil, p
+	}
+	limit, token, p := q.page()
+	if p != nil {
+		return 0, nil, p
+	}
+	out := listPage[schema.Agent]{Items: []schema.Agent{}}
+	fleetName := q.get("fleet")
+	if fleetName != "" && !fleet.ValidName(fleetName) {
+		return http.StatusOK, out, nil // no fleet has that name, so no agent either; the store would refuse it as a key
+	}
+	page, err := s.agentSource(r.Context(), fleetName, f, token, limit)
+	if err != nil {
+		return 0, nil, pageError(err)
+	}
+	out.NextPageToken = page.Next
+	now := s.Clock()
+	for _, a := range page.Items {
+		if f.keeps(a, s.Liveness, now) {
+			out.Items = append(out.Items, s.agentView(a, now))
+		}
+	}
+	return http.StatusOK, out, nil
+}
+
+// agentSource reads one page of the narrowest listing that holds every
+// agent the filter can keep: a fleet's agents (index byFleet), the agents
+// with an assignment error (index assignment), else all of them (a Scan).
+// The other conditions are applied to the page, which may then be short.
+func (s *server) agentSource(ctx context.Context, fleetName string, f agentFilter, token string, limit int) (Page[agent.Agent], error) {
+	switch {
+	case fleetName != "":
+		return s.Store.AgentsOfFleet(ctx, fleetName, token, limit)
+	case f.assignmentError != nil && *f.assignmentError:
+		return s.Store.AgentsWithAssignmentError(ctx, token, limit)
+	}
+	return s.Store.AgentsPage(ctx, token, limit)
+}
+
+func (s *server) getAgent(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
+	if _, p := newQuery(r); p != nil {
+		return 0, nil, p
+	}
+	ref, p := agentRef(r)
+	if p != nil {
+		return 0, nil, p
+	}
+	a, err := s.findAgent(r.Context(), ref)
+	if err != nil {
+		return 0, nil, err
+	}
+	targets, err := s.agentTargets(r.Context(), a.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, schema.AgentDetail{Agent: s.agentView(a, s.Clock()), Targets: targets}, nil
+}
+
+// agentRef is the agent of the path, unescaped: chi matches the escaped
+// path when the request has one (a name with a '/' arrives as %2F), and
+// then hands over the escaped segment. checkPath judged that segment; the
+// unescaped value must pass the same rule.
+func agentRef(r *http.Request) (string, *Problem) {
+	v := chi.URLParam(r, "id")
+	if r.URL.RawPath == "" {
+		return v, nil
+	}
+	u, err := url.PathUnescape(v)
+	if err != nil || u == "" || !validAgentRef(u) {
+		rule := routeParams["agents/{id}"]
+		pr := rule.notFound(v)
+		pr.Detail += "; " + rule.shape
+		return "", pr
+	}
+	return u, nil
+}
+
+// findAgent reads the agent that ref names: the agent with that instance
+// UID (one strongly consistent read), else the one agent with that display
+// name. Several agents with the name are a 409 listing their ids (the
+// first maxNamesShown); none is a 404.
+func (s *server) findAgent(ctx context.Context, ref string) (agent.Agent, error) {
+	a, found, err := s.Store.GetAgent(ctx, ref)
+	if err != nil || found {
+		return a, err
+	}
+	named, err := s.Store.AgentsByName(ctx, ref, maxNamesShown+1)
+	switch {
+	case err != nil:
+		return agent.Agent{}, err
+	case len(named) == 0:
+		return agent.Agent{}, problem(http.StatusNotFound, CodeAgentNotFound, "no agent has the id or display name "+shorten(ref))
+	case len(named) == 1:
+		return named[0], nil
+	}
+	ids := make([]string, 0, maxNamesShown)
+	for _, n := range named[:min(len(named), maxNamesShown)] {
+		ids = append(ids, n.ID)
+	}
+	count := fmt.Sprintf("%d agents", len(named))
+	if len(named) > maxNamesShown {
+		count = fmt.Sprintf("more than %d agents, among them", maxNamesShown)
+	}
+	return agent.Agent{}, problem(http.StatusConflict, CodeAgentAmbiguous, fmt.Sprintf(
+		"the display name %s names %s: %s; ask for one of them by its id", shorten(ref), count, strings.Join(ids, ", ")))
+}
+
+// agentTargets is the agent's last target of each kind, configuration
+// first: what it is being rolled to, or was last.
+func (s *server) agentTargets(ctx context.Context, id string) ([]schema.AgentTarget, error) {
+	out := []schema.AgentTarget{}
+	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+		last, err := s.Store.LastTargets(ctx, []string{id}, k)
+		if err != nil {
+			return nil, err
+		}
+		lt, ok := last[id]
+		if !ok {
+			continue
+		}
+		t := lt.Target
+		out = append(out, schema.AgentTarget{RolloutID: t.RolloutID, Kind: k, Wave: t.Wave, Status: t.Status, Reason: t.Reason,
+			ToRef: t.ToRef, RolloutStatus: lt.RolloutStatus, Active: lt.RolloutStatus.Active()})
+	}
+	return out, nil
+}
+
+// agentView is the agent as the inventory shows it at now.
+func (s *server) agentView(a agent.Agent, now time.Time) schema.Agent {
+	online, _ := s.Liveness.Online(a, now)
+	v := schema.Agent{
+		ID: a.ID, DisplayName: a.DisplayName(), HostName: a.Attributes[agent.AttrHostName], Fleet: a.Fleet,
+		AssignmentError: a.AssignmentError, Attributes: make(map[string]string, len(a.Attributes)),
+		Version: a.ServiceVersion, TargetVersion: a.TargetVersion,
+		Config: schema.AgentConfig{DesiredHash: a.DesiredHash, ReportedHash: a.RemoteConfig.Hash, Status: a.RemoteConfig.Status,
+			Error: a.RemoteConfig.Error, Drifted: drifted(a)},
+		Health:   schema.AgentHealth{Healthy: a.Health.Healthy, Status: a.Health.Status, LastError: a.Health.LastError},
+		Online:   online,
+		Gone:     s.Liveness.Gone(a, now),
+		LastSeen: timeOrNil(a.LastSeen), ConnectedAt: timeOrNil(a.ConnectedAt),
+	}
+	for k, val := range a.Attributes {
+		v.Attributes[k] = val
+	}
+	if c := a.Health.Components; c != nil {
+		v.Health.Components = &schema.AgentComponents{Total: c.Total, UnhealthyCount: c.UnhealthyCount,
+			Unhealthy: append([]string{}, c.Unhealthy...)}
+	}
+	return v
+}
+
+// timeOrNil is t in UTC, nil for the zero time (never reported).
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// displayNames names the agents of a page of targets by one batch read:
+// each agent's display name, its id when it was deleted since.
+func (s *server) displayNames(ctx context.Context, ids []string) (map[string]string, error) {
+	agents, err := s.Store.AgentsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		out[id] = id
+		if a, ok := agents[id]; ok {
+			out[id] = a.DisplayName()
+		}
+	}
+	return out, nil
+}
