@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -367,5 +369,27 @@ func TestDecide_Idempotent(t *testing.T) {
 	d2 := Decide(in)
 	if d2.Created != nil || d2.Ended != nil || len(d2.Stragglers) != 0 {
 		t.Fatalf("a second run over the result of the first must change nothing: %+v", d2)
+	}
+}
+
+// An agent offline for longer than the retention is gone: it gets no target
+// (a host switched off for good would otherwise be a target, then skipped,
+// in every rollout); once it reports again it is relevant as before.
+func TestDecide_GoneAgentsGetNoTarget(t *testing.T) {
+	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+		as := agents(3)
+		as[0].Online, as[0].LastSeen = false, t0.Add(-8*24*time.Hour)
+		as[1].Online, as[1].LastSeen = false, t0.Add(-6*24*time.Hour) // offline, not gone yet
+		in := input(k, as)
+		in.Liveness = agent.Liveness{Silence: 90 * time.Second, Retention: 7 * 24 * time.Hour}
+		d := Decide(in)
+		var ids []string
+		if d.Created != nil {
+			ids = targetIDs(d.Created.Targets)
+			sort.Strings(ids)
+		}
+		if strings.Join(ids, ",") != "a1,a2" {
+			t.Fatalf("%s: created %+v, want targets a1 and a2 (a0 is gone)", k, d.Created)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/assignment"
 )
 
 // TestAPIOnDynamoDB_AgentInventory lists agents through the real indexes:
@@ -26,13 +27,20 @@ func TestAPIOnDynamoDB_AgentInventory(t *testing.T) {
 	}
 	e.seedAgent("0192f1c4-0000-7000-8000-000000000101", map[string]string{"host.name": "localhost"})
 	e.seedAgent("0192f1c4-0000-7000-8000-000000000102", map[string]string{"host.name": "localhost"})
+	if status, applied := e.do("POST", "/api/v1/revisions", "ad", revisionJSON); status != 200 {
+		t.Fatalf("apply: %d %v", status, applied)
+	}
+	// Recorded after the apply, which would assign it afresh: an agent as the
+	// assignment leaves one that two fleets select.
 	conflicted := agent.Agent{ID: "0192f1c4-0000-7000-8000-000000000201", Attributes: map[string]string{"host.name": "both"},
 		AssignmentError: "selected by fleets core and edge", LastSeen: t0}
 	if err := e.st.RecordAgent(ctx, conflicted); err != nil {
 		t.Fatal(err)
 	}
-	if status, applied := e.do("POST", "/api/v1/revisions", "ad", revisionJSON); status != 200 {
-		t.Fatalf("apply: %d %v", status, applied)
+	if _, _, _, err := e.st.AssignAgent(ctx, conflicted.ID, 1, func(agent.Agent) assignment.Outcome {
+		return assignment.Outcome{Error: conflicted.AssignmentError}
+	}); err != nil {
+		t.Fatal(err)
 	}
 
 	ids := func(page map[string]any) []string {
