@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run
+.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run bench-assign
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -70,3 +70,8 @@ demo:
 # run: the same stack, kept running for myrctl and curl (Ctrl-C stops it).
 run:
 	$(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run
+
+# bench-assign: from an agent's first report to its assignment, 100 simulated
+# agents connecting to the local stack at once (p50/p95 in ms).
+bench-assign:
+	$(WITH_DYNAMODB) $(GO) test -run '^$$' -bench AssignmentLatency -benchtime 1x ./pkg/stack

@@ -25,6 +25,7 @@ type fleetState struct {
 	commit    string
 	selection *selection.Selection
 	agents    []agent.Agent
+	errored   []agent.Agent                   // agents with an assignment error, for the counts
 	active    map[policy.Kind]rollout.Rollout // the active rollout of each kind
 }
 
@@ -45,6 +46,9 @@ func (s *server) loadFleetDetails(ctx context.Context, st *fleetState) error {
 	if st.agents, err = s.Store.FleetAgents(ctx, st.name); err != nil {
 		return err
 	}
+	if st.errored, err = s.agentsWithAssignmentErrors(ctx); err != nil {
+		return err
+	}
 	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 		// At most one rollout of a fleet and kind is active, and a new one
 		// is created only when none is: the newest is the only candidate.
@@ -57,6 +61,24 @@ func (s *server) loadFleetDetails(ctx context.Context, st *fleetState) error {
 		}
 	}
 	return nil
+}
+
+// agentsWithAssignmentErrors reads every agent that has an assignment
+// error: a sparse index, few agents (a fixed fleet selector or attribute
+// clears them).
+func (s *server) agentsWithAssignmentErrors(ctx context.Context) ([]agent.Agent, error) {
+	var out []agent.Agent
+	token := ""
+	for {
+		p, err := s.Store.AgentsWithAssignmentError(ctx, token, 1000)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.Items...)
+		if token = p.Next; token == "" {
+			return out, nil
+		}
+	}
 }
 
 func fleetMissing(name string) *Problem {
@@ -99,18 +121,9 @@ func (s *server) fleetView(st fleetState) schema.Fleet {
 			Reason: sel.Reason, RolloutID: sel.RolloutID, PlannedAt: utcPtr(sel.PlannedAt), UpdatedAt: sel.UpdatedAt.UTC(),
 		}
 	}
-	for _, a := range st.agents {
-		v.Agents.Total++
-		if a.Online {
-			v.Agents.Online++
-		}
-		if target.Version != "" && a.ServiceVersion == target.Version {
-			v.Agents.OnTargetVersion++
-		}
-		if f.Config.Hash != "" && a.RemoteConfig.Hash == f.Config.Hash {
-			v.Agents.OnConfigHash++
-		}
-	}
+	c := fleet.Count(*f, st.agents, st.errored, target.Version, s.Liveness, s.Clock().UTC())
+	v.Agents = schema.AgentCounts{Total: c.Total, Online: c.Online, OnTargetVersion: c.OnTargetVersion, OnConfigHash: c.OnConfigHash,
+		Drifted: c.Drifted, Gone: c.Gone, AssignmentErrors: c.AssignmentErrors}
 	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 		if r, ok := st.active[k]; ok {
 			v.ActiveRollouts = append(v.ActiveRollouts, newSummary(r, s.Names))

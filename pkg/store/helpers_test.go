@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/gateway"
@@ -127,7 +128,13 @@ func newRollout(id string, n, waves int, created time.Time) (rollout.Rollout, []
 
 // seed records an agent's first report, which creates it as reported,
 // fleet included.
+// seed records an agent as if its assignment had run already: its fleet
+// and assignment error as given, nothing left pending.
 func seed(t testing.TB, s *Store, a agent.Agent) {
 	t.Helper()
 	must(t, s.RecordAgent(context.Background(), a))
+	_, _, _, err := s.AssignAgent(context.Background(), a.ID, 0, func(agent.Agent) assignment.Outcome {
+		return assignment.Outcome{Fleet: a.Fleet, Error: a.AssignmentError}
+	})
+	must(t, err)
 }

@@ -26,12 +26,15 @@ type Fleet struct {
 	ActiveRollouts []RolloutSummary  `json:"activeRollouts"`
 }
 
-// AgentCounts are the members of a fleet.
+// AgentCounts are the statistics of a fleet's agents (fleet.Counts).
 type AgentCounts struct {
-	Total           int `json:"total"`
-	Online          int `json:"online"`
-	OnTargetVersion int `json:"onTargetVersion"`
-	OnConfigHash    int `json:"onConfigHash"`
+	Total            int `json:"total"`
+	Online           int `json:"online"`
+	OnTargetVersion  int `json:"onTargetVersion"`
+	OnConfigHash     int `json:"onConfigHash"`
+	Drifted          int `json:"drifted"`
+	Gone             int `json:"gone"`
+	AssignmentErrors int `json:"assignmentErrors"`
 }
 
 // FleetSelection is the schema FleetVersionSelection: an operator's choice,
