@@ -37,6 +37,7 @@ type memStore struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	memReleases
 	// fail makes the named method return the error.
 	fail map[string]error
 }

@@ -39,6 +39,7 @@ type Store struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	releaseCatalogue
 }
 
 var (
