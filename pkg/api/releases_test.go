@@ -138,6 +138,11 @@ func TestPutRelease_CreateUpdateNoopAudited(t *testing.T) {
 	if len(hist.Items) != 4 || hist.Items[0].ActorDisplayName != admin.DisplayName {
 		t.Errorf("history %+v", hist.Items)
 	}
+	for _, id := range []string{"otelcol-contrib", "otelcol-contrib/v0.171.0", "Otel/0.171.0"} { // no release has these ids
+		if p := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=release&targetId="+id, RoleViewer))); len(p.Items) != 0 {
+			t.Errorf("audit of %s: %+v", id, p.Items)
+		}
+	}
 }
 
 func TestPutRelease_Prerelease(t *testing.T) {

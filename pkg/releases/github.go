@@ -71,15 +71,15 @@ func (g GitHub) Releases(ctx context.Context, repository string) ([]Published, e
 	if !ValidRepository(repository) {
 		return nil, fmt.Errorf("list releases: %q is not a repository owner/name", repository)
 	}
-	base, err := url.Parse(strings.TrimRight(or(g.BaseURL, DefaultGitHubURL), "/"))
+	base, err := url.Parse(strings.TrimRight(orDefault(g.BaseURL, DefaultGitHubURL), "/"))
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
 		return nil, fmt.Errorf("list releases of %s: the API URL %q is not an http(s) URL", repository, g.BaseURL)
 	}
 	next := base.String() + "/repos/" + repository + "/releases?per_page=100"
 	var out []Published
 	for page := 1; next != ""; page++ {
-		if page > or(g.MaxPages, DefaultMaxPages) {
-			return nil, fmt.Errorf("list releases of %s: more than %d pages", repository, or(g.MaxPages, DefaultMaxPages))
+		if page > orDefault(g.MaxPages, DefaultMaxPages) {
+			return nil, fmt.Errorf("list releases of %s: more than %d pages", repository, orDefault(g.MaxPages, DefaultMaxPages))
 		}
 		rs, link, err := g.page(ctx, next)
 		if err != nil {
@@ -106,7 +106,7 @@ func (g GitHub) page(ctx context.Context, u string) ([]githubRelease, string, er
 	}
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	req.Header.Set("User-Agent", or(g.UserAgent, "myriarch-releases"))
+	req.Header.Set("User-Agent", orDefault(g.UserAgent, "myriarch-releases"))
 	hc := g.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
@@ -173,7 +173,7 @@ func nextPage(base *url.URL, link string) (string, error) {
 	return u.String(), nil
 }
 
-func or[T comparable](v, def T) T {
+func orDefault[T comparable](v, def T) T {
 	var zero T
 	if v == zero {
 		return def
