@@ -94,7 +94,10 @@ func TestDocument_OperationIDs(t *testing.T) {
 		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAgents", "listAudit", "listFleets",
 		"listRolloutTargets", "listRollouts", "pauseRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
 		"selectFleetVersion", "validateRevision",
+		// releases and install plans
+		"deleteRelease", "getFleetInstallPlan", "getLatestReleaseFleets", "getRelease", "getReleaseSummary", "listReleases", "putRelease",
 	}
+	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("operationIds\n got %v\nwant %v", got, want)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/releases"
 	"github.com/myriarch/myriarch/pkg/windows"
 )
 
@@ -35,6 +37,8 @@ type Config struct {
 	ReconnectGrace     string // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
 	Releases           string // comma-separated collector releases the API offers as versions
 	Platforms          string // comma-separated platforms of those releases
+	ReleaseRefresh     string // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
+	ReleaseSourceURL   string // the GitHub REST API the refresh asks; empty: https://api.github.com
 	RepoRoot           string // the repository: statemachines/, opamp-gateway/
 	LambdaBuildDir     string // where scripts/build-lambdas.sh put <function>/bootstrap
 }
@@ -69,6 +73,8 @@ var settings = []setting{
 	{"reconnectGrace", "MYRIARCH_RECONNECT_GRACE", ""},
 	{"releases", "MYRIARCH_RELEASES", ""},
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
+	{"releaseRefresh", "MYRIARCH_RELEASE_REFRESH", ""},
+	{"releaseSourceUrl", "MYRIARCH_RELEASE_SOURCE_URL", ""},
 	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},              // default: the nearest directory up from here with cdk.json
 	{"lambdaBuildDir", "MYRIARCH_LAMBDA_BUILD_DIR", ""}, // default: <repoRoot>/build/lambda
 }
@@ -99,6 +105,8 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		ReconnectGrace:   v["reconnectGrace"],
 		Releases:         v["releases"],
 		Platforms:        v["platforms"],
+		ReleaseRefresh:   v["releaseRefresh"],
+		ReleaseSourceURL: v["releaseSourceUrl"],
 		RepoRoot:         v["repoRoot"],
 		LambdaBuildDir:   v["lambdaBuildDir"],
 	}
@@ -147,6 +155,14 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	if c.ReconnectGrace != "" {
 		if d, err := time.ParseDuration(c.ReconnectGrace); err != nil || d < 0 {
 			errs = append(errs, fmt.Sprintf("reconnectGrace: %q is not a duration such as 10s", c.ReconnectGrace))
+		}
+	}
+	if _, err := releases.ParseTargets(c.ReleaseRefresh); err != nil { // the function's own check, at synth
+		errs = append(errs, fmt.Sprintf("releaseRefresh: %v", err))
+	}
+	if c.ReleaseSourceURL != "" {
+		if u, err := url.Parse(c.ReleaseSourceURL); err != nil || u.Scheme != "https" || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("releaseSourceUrl: %q is not an https URL such as https://api.github.com", c.ReleaseSourceURL))
 		}
 	}
 	if err := c.loadAPITokens(v["apiTokensFile"]); err != nil {

@@ -69,16 +69,19 @@ func TestLoadConfig_Refuses(t *testing.T) {
 	tests := []struct {
 		key, value, message string
 	}{
-		{"gatewayTasks", "1", "gatewayTasks"},                 // one task is a single point of failure
-		{"gatewayTasks", "two", "gatewayTasks"},               // not a number
-		{"natGateways", "-1", "natGateways"},                  // negative
-		{"apiRateLimit", "0", "apiRateLimit"},                 // would refuse every request
-		{"deletionProtection", "maybe", "deletionProtection"}, // not a boolean
-		{"gateway", "no", "gateway"},                          // strconv.ParseBool forms only
-		{"stage", "Prod", "stage"},                            // upper case breaks resource names
-		{"stage", "1st", "stage"},                             // must start with a letter
-		{"stage", "a-very-long-stage-name-x", "stage"},        // over 20 characters
-		{"gatewayArch", "aarch64", "gatewayArch"},             // only ECS's names
+		{"gatewayTasks", "1", "gatewayTasks"},                             // one task is a single point of failure
+		{"gatewayTasks", "two", "gatewayTasks"},                           // not a number
+		{"natGateways", "-1", "natGateways"},                              // negative
+		{"apiRateLimit", "0", "apiRateLimit"},                             // would refuse every request
+		{"deletionProtection", "maybe", "deletionProtection"},             // not a boolean
+		{"gateway", "no", "gateway"},                                      // strconv.ParseBool forms only
+		{"stage", "Prod", "stage"},                                        // upper case breaks resource names
+		{"stage", "1st", "stage"},                                         // must start with a letter
+		{"stage", "a-very-long-stage-name-x", "stage"},                    // over 20 characters
+		{"gatewayArch", "aarch64", "gatewayArch"},                         // only ECS's names
+		{"releaseRefresh", "acme-otelcol", "releaseRefresh"},              // a distribution without a known publisher names its repository
+		{"releaseRefresh", "Otelcol", "releaseRefresh"},                   // not a distribution name
+		{"releaseSourceUrl", "http://api.github.com", "releaseSourceUrl"}, // the refresh speaks https only
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

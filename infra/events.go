@@ -49,3 +49,22 @@ func schedulePlanner(scope constructs.Construct, fns Functions) awsevents.Rule {
 		})},
 	})
 }
+
+// scheduleReleaseRefresh runs the release refresh once a day. The rule is
+// always deployed, but disabled unless the deployment names distributions
+// to refresh (releaseRefresh): the refresh asks GitHub, which a deployment
+// may not want to reach, and a disabled rule costs nothing. A run that
+// fails is retried by Lambda's asynchronous invocation (twice, minutes
+// apart); beyond that the next day's run catches up, since a refresh is
+// idempotent.
+func scheduleReleaseRefresh(scope constructs.Construct, c Config, fns Functions) awsevents.Rule {
+	return awsevents.NewRule(scope, jsii.String("ReleaseRefreshSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Myriarch release refresh: daily, when releaseRefresh names distributions"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Days(jsii.Number(1))),
+		Enabled:     jsii.Bool(c.ReleaseRefresh != ""),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fns[fnReleases], &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(2),
+			MaxEventAge:   awscdk.Duration_Hours(jsii.Number(6)),
+		})},
+	})
+}

@@ -24,6 +24,7 @@ const (
 	fnAgentEvent = "agent-event" // the agents table's stream: evaluates that agent's targets
 	fnAPI        = "api"         // the REST API behind API Gateway
 	fnAuthorizer = "authorizer"  // API Gateway's bearer-token authorizer
+	fnReleases   = "releases"    // the daily refresh of the release catalogue from the publishers' releases
 )
 
 // access is what a function or the gateway may do with one table.
@@ -50,6 +51,7 @@ type functionSpec struct {
 	APITokens           bool              // the operators' token table (MYRIARCH_TOKENS)
 	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
 	ServerTimezone      bool              // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
+	ReleaseRefresh      bool              // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
 }
 
 // The tables each function uses follow from the store methods it calls
@@ -76,6 +78,8 @@ var functionSpecs = []functionSpec{
 		ServerTimezone: true}, // its actions run evaluation passes, as the engine does
 	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
 		Tables: map[string]access{}, APITokens: true},
+	{Name: fnReleases, MemoryMB: 128, TimeoutSeconds: 120, // a few GitHub pages per repository, then a write per new release
+		Tables: map[string]access{tables.Objects.Name: readWrite}, ReleaseRefresh: true}, // reads the catalogue, writes what changed
 }
 
 // Functions are the deployed Lambdas by name.
@@ -157,6 +161,10 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 		set("MYRIARCH_RELEASES", c.Releases)
 		set("MYRIARCH_PLATFORMS", c.Platforms)
 	}
+	if f.ReleaseRefresh {
+		set(envReleaseRefresh, c.ReleaseRefresh)
+		set(envReleaseSourceURL, c.ReleaseSourceURL)
+	}
 	return env
 }
 
@@ -167,4 +175,7 @@ const (
 	envStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN" // the rollout state machine
 	envPlannerFunction = "MYRIARCH_PLANNER_FUNCTION"  // name of the planner Lambda (the api invokes it)
 	envTokens          = "MYRIARCH_TOKENS"            // the operators' token table, hashes only (pkg/api.LoadTokens)
+	// The release refresh's (functions/releases): what to refresh and where GitHub's API is.
+	envReleaseRefresh   = "MYRIARCH_RELEASE_REFRESH"
+	envReleaseSourceURL = "MYRIARCH_RELEASE_SOURCE_URL"
 )

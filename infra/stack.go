@@ -38,6 +38,7 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	grantFunctions(fns, ts, smArn)
 	dlq := connectAgentEvents(stack, fns, ts)
 	schedulePlanner(stack, fns)
+	scheduleReleaseRefresh(stack, c, fns)
 	api := newAPI(stack, c, fns)
 	var gw *Gateway
 	if c.Gateway {

@@ -92,6 +92,8 @@ var variant = map[string]string{
 	"releases":           "0.120.0,0.121.0",
 	"platforms":          "linux/amd64,linux/arm64",
 	"defaultTimezone":    "Europe/Berlin",
+	"releaseRefresh":     "otelcol-contrib,acme-otelcol=acme/otelcol-releases",
+	"releaseSourceUrl":   "https://github.example.com/api/v3",
 }
 
 func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
@@ -143,6 +145,9 @@ func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
 		}
 		if (e["MYRIARCH_RELEASES"] == variant["releases"] && e["MYRIARCH_PLATFORMS"] == variant["platforms"]) != f.Catalog {
 			t.Errorf("%s: releases %v platforms %v, catalog: %v", f.Name, e["MYRIARCH_RELEASES"], e["MYRIARCH_PLATFORMS"], f.Catalog)
+		}
+		if (e[envReleaseRefresh] == variant["releaseRefresh"] && e[envReleaseSourceURL] == variant["releaseSourceUrl"]) != f.ReleaseRefresh {
+			t.Errorf("%s: release refresh %v from %v, wants it: %v", f.Name, e[envReleaseRefresh], e[envReleaseSourceURL], f.ReleaseRefresh)
 		}
 	}
 	if len(s.ofType("AWS::SecretsManager::Secret")) != 0 {

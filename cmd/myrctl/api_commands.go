@@ -13,6 +13,7 @@ import (
 // addAPICommands adds the commands that talk to the API.
 func addAPICommands(root *cobra.Command, g *globals) {
 	root.AddCommand(applyCmd(g), rolloutsCmd(g), fleetsCmd(g), agentsCmd(g), auditCmd(g), meCmd(g), watchCmd(g))
+	root.AddCommand(releasesCmd(g)) // releases and install plans
 }
 
 // group is a command that only holds others: alone it shows its help; an

@@ -33,7 +33,7 @@ func auditCmd(g *globals) *cobra.Command {
 			return g.show(client.Page[client.AuditEntry]{Items: es}, func() { printAudit(g, es) })
 		},
 	}
-	cmd.Flags().StringVar(&typ, "target-type", "", "fleet, rollout or revision")
+	cmd.Flags().StringVar(&typ, "target-type", "", "fleet, rollout, revision or release (id: <distribution>/<version>)")
 	cmd.Flags().StringVar(&id, "target-id", "", "the fleet's name, the rollout's id or the commit")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many entries (0: all)")
 	_ = cmd.MarkFlagRequired("target-type")

@@ -13,6 +13,7 @@ import (
 func fleetsCmd(g *globals) *cobra.Command {
 	cmd := group("fleets", "Fleets, their target version and the version selection")
 	cmd.AddCommand(fleetsListCmd(g), fleetsGetCmd(g), versionOptionsCmd(g), selectVersionCmd(g), clearSelectionCmd(g))
+	cmd.AddCommand(installPlanCmd(g)) // releases and install plans
 	return cmd
 }
 

@@ -5,8 +5,8 @@
 // Exit statuses: 0 success; 1 the operation failed (the API refused, the
 // API could not be reached, the revision is invalid, or the watched
 // rollout ended other than completed); 2 a usage error (unknown command or
-// flag, wrong arguments, a directory that cannot be read); 130 watch was
-// interrupted (Ctrl-C).
+// flag, wrong arguments, a directory that cannot be read); 3 the install
+// plan is not ready yet; 130 watch was interrupted (Ctrl-C).
 package main
 
 import (

@@ -10,7 +10,8 @@
 //	MYRIARCH_PLANNER_FUNCTION    the planner Lambda, invoked to plan a fleet now (required in the cloud)
 //	MYRIARCH_STATE_MACHINE_ARN   the rollout state machine, only when planning in-process
 //	MYRIARCH_TOKENS, MYRIARCH_TOKENS_FILE   API tokens (display names; the check without an authorizer)
-//	MYRIARCH_RELEASES            comma-separated known collector releases (version options)
+//	MYRIARCH_RELEASES            comma-separated configured collector releases, merged into the stored
+//	                             catalogue of every distribution with source config (never written)
 //	MYRIARCH_PLATFORMS           comma-separated platforms of those releases
 //	MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE, MYRIARCH_AGENT_RETENTION   the liveness rule (pkg/setup)
 //	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA   local endpoints

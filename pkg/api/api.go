@@ -31,8 +31,11 @@ type Deps struct {
 	Actions  RolloutActor             // enginetask.Passer over the same store
 	SFN      enginetask.StepFunctions // wakes parked executions (SendTaskSuccess)
 	Planning Planning
-	Catalog  ReleaseCatalog
-	Auth     Authenticator
+	// Catalog is the configured releases (StaticCatalog from
+	// MYRIARCH_RELEASES), merged into the catalogue stored per distribution
+	// with source config; nil configures none.
+	Catalog ReleaseCatalog
+	Auth    Authenticator
 	// Names shows actors as display names; nil uses Auth when it is a
 	// Directory, else shows the references.
 	Names Directory
@@ -54,7 +57,7 @@ type server struct {
 	Deps
 }
 
-// New builds the handler. Every dependency but Names, Trusted, Log,
+// New builds the handler. Every dependency but Catalog, Names, Trusted, Log,
 // PlanTimeout and Liveness is required.
 func New(d Deps) (http.Handler, error) {
 	if err := d.check(); err != nil {
@@ -79,9 +82,9 @@ func New(d Deps) (http.Handler, error) {
 func (d Deps) check() error {
 	missing := map[string]bool{
 		"Store": d.Store == nil, "Actions": d.Actions == nil, "SFN": d.SFN == nil, "Planning": d.Planning == nil,
-		"Catalog": d.Catalog == nil, "Auth": d.Auth == nil, "Clock": d.Clock == nil, "NewID": d.NewID == nil,
+		"Auth": d.Auth == nil, "Clock": d.Clock == nil, "NewID": d.NewID == nil,
 	}
-	for _, name := range []string{"Store", "Actions", "SFN", "Planning", "Catalog", "Auth", "Clock", "NewID"} {
+	for _, name := range []string{"Store", "Actions", "SFN", "Planning", "Auth", "Clock", "NewID"} {
 		if missing[name] {
 			return errors.New("api: dependency " + name + " is missing")
 		}
@@ -126,6 +129,15 @@ func (s *server) routes() http.Handler {
 		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))
 		r.Post("/revisions/validate", s.handle(PermRead, s.validateRevision))
 		r.Get("/revisions/current", s.handle(PermRead, s.getCurrentRevision))
+
+		// releases and install plans
+		r.Get("/releases", s.handle(PermRead, s.listReleases))
+		r.Get("/releases/summary", s.handle(PermRead, s.getReleaseSummary))
+		r.Get("/releases/{distribution}/latest/fleets", s.handle(PermRead, s.getLatestReleaseFleets))
+		r.Get("/releases/{distribution}/{version}", s.handle(PermRead, s.getRelease))
+		r.Put("/releases/{distribution}/{version}", s.handle(PermManageReleases, s.putRelease))
+		r.Delete("/releases/{distribution}/{version}", s.handle(PermManageReleases, s.deleteRelease))
+		r.Get("/fleets/{name}/install-plan", s.handle(PermRead, s.getFleetInstallPlan))
 	})
 	return r
 }
@@ -154,6 +166,11 @@ func (s *server) handle(need Permission, op operation) http.HandlerFunc {
 		status, body, err := op(w, r, p)
 		if err != nil {
 			s.fail(w, r, err)
+			return
+		}
+		if status == http.StatusNoContent { // deleteRelease: no body, so no content type either
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(status)
 			return
 		}
 		writeJSON(w, status, body)

@@ -32,14 +32,17 @@ const (
 	PermOperate        Permission = "rollouts:operate"
 	PermSetVersion     Permission = "fleets:set_version"
 	PermApplyRevisions Permission = "revisions:apply"
+	PermManageReleases Permission = "releases:manage"
 )
 
 // permissions of each role. fleets:set_version is separate from
 // rollouts:operate so that it can be granted on its own later.
+// releases:manage (writing the release catalogue) is the admin's: which
+// versions exist decides what every fleet's frame can offer.
 var permissions = map[Role][]Permission{
 	RoleViewer:   {PermRead},
 	RoleOperator: {PermRead, PermOperate, PermSetVersion},
-	RoleAdmin:    {PermRead, PermOperate, PermSetVersion, PermApplyRevisions},
+	RoleAdmin:    {PermRead, PermOperate, PermSetVersion, PermApplyRevisions, PermManageReleases},
 }
 
 // Valid reports whether r is one of the three roles.

@@ -46,6 +46,9 @@ func TestPermissions_403NamesTheMissingPermission(t *testing.T) {
 		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/select-version", `{"version": "0.162.0"}`, PermSetVersion}, // choosing a version
 		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/clear-version-selection", "", PermSetVersion},              // and taking it back
 		{RoleOperator, "POST", "/api/v1/revisions", `{"commit": "x", "files": {}}`, PermApplyRevisions},              // revisions are the admin's
+		{RoleViewer, "PUT", "/api/v1/releases/otelcol-contrib/0.163.0", "", PermManageReleases},                      // so is the release catalogue
+		{RoleOperator, "PUT", "/api/v1/releases/otelcol-contrib/0.163.0", `{"platforms": ["linux/amd64"]}`, PermManageReleases},
+		{RoleOperator, "DELETE", "/api/v1/releases/otelcol-contrib/0.161.0", "", PermManageReleases},
 	}
 	for _, c := range cases {
 		h := newHarness(t)
@@ -68,8 +71,8 @@ func TestGetMe_PermissionsByRole(t *testing.T) {
 		want string
 	}{
 		{RoleViewer, "read"}, // reads only
-		{RoleOperator, "read,rollouts:operate,fleets:set_version"},              // spec: fleets:set_version for operator
-		{RoleAdmin, "read,rollouts:operate,fleets:set_version,revisions:apply"}, // and admin, who also applies revisions
+		{RoleOperator, "read,rollouts:operate,fleets:set_version"},                              // spec: fleets:set_version for operator
+		{RoleAdmin, "read,rollouts:operate,fleets:set_version,revisions:apply,releases:manage"}, // and admin, who also applies revisions and keeps the release catalogue
 	}
 	for _, c := range cases {
 		me := decode[meView](t, h.do(get("/api/v1/me", c.role)))

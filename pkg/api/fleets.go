@@ -208,7 +208,7 @@ func (s *server) getFleetVersionOptions(_ http.ResponseWriter, r *http.Request, 
 	if st.fleet == nil {
 		return 0, nil, fleetMissing(name)
 	}
-	rel, err := s.Catalog.Releases(r.Context(), st.fleet.Collector.Distribution)
+	rel, err := s.catalogue().Releases(r.Context(), st.fleet.Collector.Distribution)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/releases"
 )
 
 // MaxRolloutIDLength bounds a rollout id. The planners name rollouts like
@@ -63,6 +64,21 @@ var pathParams = map[string]pathParam{
 		notFound: func(v string) *Problem { return fleetMissing(shorten(v)) },
 		shape: fmt.Sprintf("a fleet name is 1 to %d lowercase letters, digits or '-', starting and ending with a letter or digit",
 			fleet.MaxNameLength),
+	},
+	"distribution": {
+		what: "distribution", valid: releases.ValidDistribution,
+		notFound: func(v string) *Problem {
+			return problem(http.StatusNotFound, CodeReleaseNotFound, "no release of distribution "+shorten(v)+" is known")
+		},
+		shape: fmt.Sprintf("a distribution is 1 to %d lowercase letters, digits, '.', '_' or '-', starting and ending with a letter or digit",
+			releases.MaxDistributionLength),
+	},
+	"version": {
+		what: "version", valid: releases.ValidVersion,
+		notFound: func(v string) *Problem {
+			return problem(http.StatusNotFound, CodeReleaseNotFound, "no release has the version "+shorten(v))
+		},
+		shape: fmt.Sprintf("a release version is a semantic version without \"v\" of at most %d characters, e.g. 0.161.0", releases.MaxVersionLength),
 	},
 }
 
@@ -153,6 +169,9 @@ func possibleAuditTarget(typ, id string) bool {
 		return fleet.ValidName(id)
 	case TargetRollout:
 		return validRolloutID(id)
+	case TargetRelease:
+		d, v, ok := strings.Cut(id, "/")
+		return ok && releases.ValidDistribution(d) && releases.ValidVersion(v)
 	}
 	return len(typ)+len(id) <= maxAuditKeyBytes
 }

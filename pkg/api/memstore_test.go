@@ -38,6 +38,7 @@ type memStore struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	memReleases
 	// fail makes the named method return the error.
 	fail map[string]error
 	// listed is the agent listing the API read last (AgentsPage,

@@ -136,6 +136,7 @@ type Store interface {
 	Revisions
 	AgentAssigner
 	AgentInventory
+	ReleaseStore
 }
 
 // RolloutActor applies an operator action and evaluates the rollout at once
@@ -159,13 +160,16 @@ type Releases struct {
 	Platforms []string // e.g. linux/amd64
 }
 
-// ReleaseCatalog lists the known releases of a collector distribution.
+// ReleaseCatalog lists the known releases of a collector distribution:
+// the version options and select-version read it. The API's catalogue is a
+// StoredCatalog: the releases stored per distribution with the configured
+// ones (Deps.Catalog) merged in.
 type ReleaseCatalog interface {
 	Releases(ctx context.Context, distribution string) (Releases, error)
 }
 
-// StaticCatalog is a catalog from configuration: the same releases for
-// every distribution.
+// StaticCatalog is a catalog from configuration (MYRIARCH_RELEASES and
+// MYRIARCH_PLATFORMS): the same releases for every distribution.
 type StaticCatalog Releases
 
 // Releases returns the configured releases.

@@ -30,6 +30,9 @@ const (
 	CodeTargetChanged        = selection.CodeTargetChanged  // 409
 	CodeAgentAmbiguous       = "agent_ambiguous"            // 409: a display name of several agents
 	CodeConflict             = "conflict"                   // 409: a lost race that persisted after retries
+	CodeReleaseNotFound      = "release_not_found"          // 404
+	CodeReleaseConfigured    = "release_configured"         // 409: delete of a configured release
+	CodeNoVersionTarget      = "no_version_target"          // 409: install plan of a fleet without a target
 	CodeBodyTooLarge         = "body_too_large"             // 413
 	CodeUnsupportedMediaType = "unsupported_media_type"     // 415
 	CodeWaveNotFound         = engine.CodeWaveNotFound      // 422
@@ -55,6 +58,9 @@ var titles = map[string]string{
 	CodeWaveNotApprovable:                 "The wave does not wait for approval",
 	CodeTargetChanged:                     "The effective target changed",
 	CodeConflict:                          "A concurrent change won",
+	CodeReleaseNotFound:                   "The release does not exist",
+	CodeReleaseConfigured:                 "The release comes from the configuration",
+	CodeNoVersionTarget:                   "The fleet has no target version",
 	CodeBodyTooLarge:                      "The body is too large",
 	CodeUnsupportedMediaType:              "The body must be JSON",
 	CodeWaveNotFound:                      "The wave does not exist",

@@ -46,7 +46,7 @@ func (s *server) selectFleetVersion(_ http.ResponseWriter, r *http.Request, p Pr
 		}
 		var rel Releases
 		if st.fleet != nil {
-			if rel, err = s.Catalog.Releases(ctx, st.fleet.Collector.Distribution); err != nil {
+			if rel, err = s.catalogue().Releases(ctx, st.fleet.Collector.Distribution); err != nil {
 				return 0, nil, err
 			}
 		}

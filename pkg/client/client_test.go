@@ -74,6 +74,11 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 		"RevisionRequestQuickstart": roundTrip[client.RevisionRequest], "ApplyResult": roundTrip[client.ApplyResult],
 		"ValidationInvalid": roundTrip[client.Validation], "CurrentRevision": roundTrip[client.Revision],
 		"AgentListPage": roundTrip[client.Page[client.Agent]], "AgentFailingExporter": roundTrip[client.AgentDetail],
+		// releases and install plans
+		"ReleaseListPage": roundTrip[client.Page[client.Release]], "ReleaseAdmin": roundTrip[client.Release],
+		"ReleaseDetailEdge": roundTrip[client.ReleaseDetail], "LatestReleaseFleetsContrib": roundTrip[client.LatestReleaseFleets],
+		"ReleaseSummaryContrib": roundTrip[client.ReleaseSummary], "InstallPlanTarget": roundTrip[client.InstallPlan],
+		"InstallPlanRollout": roundTrip[client.InstallPlan], "InstallPlanNotReady": roundTrip[client.InstallPlan],
 	}
 	for name, ex := range doc.Components.Examples {
 		check, ok := checks[name]
@@ -115,6 +120,9 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 		{"version rollout", "/api/v1/rollouts/" + versions[0].ID}, {"fleets", "/api/v1/fleets"}, {"fleet", "/api/v1/fleets/edge"},
 		{"options", "/api/v1/fleets/edge/version-options"}, {"audit", "/api/v1/audit?targetType=fleet&targetId=edge"},
 		{"revision", "/api/v1/revisions/current"}, {"agents", "/api/v1/agents"}, {"agent", "/api/v1/agents/e01"},
+		{"releases", "/api/v1/releases?distribution=otelcol-contrib"}, {"release", "/api/v1/releases/otelcol-contrib/0.162.0"},
+		{"latest", "/api/v1/releases/otelcol-contrib/latest/fleets"}, {"summary", "/api/v1/releases/summary"},
+		{"install plan", "/api/v1/fleets/edge/install-plan"},
 	}
 	typed := map[string]func() any{
 		"me": func() any { return new(client.Me) }, "rollouts": func() any { return new(client.Page[client.Rollout]) },
@@ -123,7 +131,10 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 		"fleets": func() any { return new(client.Page[client.Fleet]) }, "fleet": func() any { return new(client.Fleet) },
 		"options": func() any { return new(client.VersionOptions) }, "audit": func() any { return new(client.Page[client.AuditEntry]) },
 		"revision": func() any { return new(client.Revision) }, "agents": func() any { return new(client.Page[client.Agent]) },
-		"agent": func() any { return new(client.AgentDetail) },
+		"agent":    func() any { return new(client.AgentDetail) },
+		"releases": func() any { return new(client.Page[client.Release]) }, "release": func() any { return new(client.ReleaseDetail) },
+		"latest": func() any { return new(client.LatestReleaseFleets) }, "summary": func() any { return new(client.ReleaseSummary) },
+		"install plan": func() any { return new(client.InstallPlan) },
 	}
 	for _, g := range gets {
 		var raw json.RawMessage

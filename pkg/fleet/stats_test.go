@@ -12,11 +12,13 @@ func TestCount(t *testing.T) {
 	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	live := agent.Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second, Retention: 7 * 24 * time.Hour}
 	f := Fleet{Name: "edge", Selector: selector.Selector{MatchAttributes: map[string]string{"labels.fleet": "edge"}}, Config: Config{Hash: "h2"}}
-	applied := func(h string) agent.RemoteConfigStatus { return agent.RemoteConfigStatus{Hash: h, Status: agent.ConfigApplied} }
+	applied := func(h string) agent.RemoteConfigStatus {
+		return agent.RemoteConfigStatus{Hash: h, Status: agent.ConfigApplied}
+	}
 	members := []agent.Agent{
 		{ID: "on-target", Online: true, LastSeen: now, ServiceVersion: "0.162.0", DesiredHash: "h2", RemoteConfig: applied("h2")},
-		{ID: "behind", Online: true, LastSeen: now, ServiceVersion: "0.161.0", DesiredHash: "h2", RemoteConfig: applied("h1")},  // drifted
-		{ID: "silent", Online: true, LastSeen: now.Add(-2 * time.Minute), DesiredHash: "h1", RemoteConfig: applied("h1")},      // its task died: offline
+		{ID: "behind", Online: true, LastSeen: now, ServiceVersion: "0.161.0", DesiredHash: "h2", RemoteConfig: applied("h1")},   // drifted
+		{ID: "silent", Online: true, LastSeen: now.Add(-2 * time.Minute), DesiredHash: "h1", RemoteConfig: applied("h1")},        // its task died: offline
 		{ID: "reconnecting", Online: false, LastSeen: now.Add(-5 * time.Second), DesiredHash: "h1", RemoteConfig: applied("h1")}, // within the grace: online
 		{ID: "gone", Online: false, LastSeen: now.Add(-8 * 24 * time.Hour), ServiceVersion: "0.162.0", DesiredHash: "h2", RemoteConfig: applied("h1")},
 	}

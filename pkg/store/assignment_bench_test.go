@@ -63,4 +63,6 @@ type fixedFleets struct {
 	fleets []fleet.Fleet
 }
 
-func (f fixedFleets) AppliedFleets(context.Context) ([]fleet.Fleet, int64, error) { return f.fleets, 1, nil }
+func (f fixedFleets) AppliedFleets(context.Context) ([]fleet.Fleet, int64, error) {
+	return f.fleets, 1, nil
+}

@@ -40,6 +40,7 @@ type Store struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	releaseCatalogue
 }
 
 var (
