@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -102,7 +102,7 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 			}
 		}
 	}
-	for _, f := range sorted(fleets) {
+	for _, f := range slices.Sorted(maps.Keys(fleets)) {
 		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 			id, err := h.Rollouts.ActiveRolloutID(ctx, f, k)
 			if err != nil {
@@ -157,13 +157,4 @@ func (h Handler) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return h.Log
-}
-
-func sorted(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -3,11 +3,13 @@ package agentevent
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -93,5 +95,48 @@ func TestHandle_ErrorsRedeliverTheBatch(t *testing.T) {
 	a.Fleet, b.Fleet, b.Online = "broken", "broken", false
 	if err := h.Handle(context.Background(), []Change{{&a, &b}}); err == nil {
 		t.Fatal("a failed lookup must fail the batch so that the stream delivers it again")
+	}
+}
+
+type recordingAssigner struct {
+	ids     []string
+	touched []string
+}
+
+func (r *recordingAssigner) Assign(_ context.Context, ids []string) ([]string, error) {
+	r.ids = append(r.ids, ids...)
+	return r.touched, nil
+}
+
+type recordingPlanner []string
+
+func (p *recordingPlanner) PlanFleet(_ context.Context, fleet string, k policy.Kind) (planner.Decision, error) {
+	*p = append(*p, fleet+"#"+string(k))
+	return planner.Decision{}, nil
+}
+
+// New agents and agents whose attributes changed are assigned; the fleets
+// the assignment touched are planned, each kind once per batch; a health
+// report or a heartbeat assigns nothing.
+func TestHandle_AssignsNewAndRelabelledAgentsAndPlansTheirFleets(t *testing.T) {
+	as := &recordingAssigner{touched: []string{"edge", "lab"}}
+	var plans recordingPlanner
+	h := Handler{Rollouts: fakeRollouts{}, Passer: countingPasser{}, Assigner: as, Planner: &plans}
+	fresh := base()
+	fresh.ID = "new"
+	oldL, newL := base(), base()
+	oldL.ID, newL.ID = "moved", "moved"
+	newL.Attributes = map[string]string{"labels.fleet": "lab"}
+	oldH, newH := base(), base()
+	oldH.ID, newH.ID = "health", "health"
+	newH.Health.Healthy = false
+	if err := h.Handle(context.Background(), []Change{{nil, &fresh}, {&oldL, &newL}, {&oldH, &newH}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(as.ids, ",") != "new,moved" {
+		t.Fatalf("assigned %v, want the new and the relabelled agent", as.ids)
+	}
+	if got := strings.Join(plans, ","); got != "edge#config,edge#version,lab#config,lab#version" {
+		t.Fatalf("planned %s, want both kinds of the touched fleets", got)
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/fleet"
@@ -62,14 +63,14 @@ func (r Runner) Assign(ctx context.Context, ids []string) ([]string, error) {
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
-			return sorted(touched), err
+			return slices.Sorted(maps.Keys(touched)), err
 		}
 		_, now, err := r.Store.AppliedFleets(ctx)
 		if err != nil || now == rev {
-			return sorted(touched), err
+			return slices.Sorted(maps.Keys(touched)), err
 		}
 	}
-	return sorted(touched), nil
+	return slices.Sorted(maps.Keys(touched)), nil
 }
 
 // Backstop assigns every agent still pending: what an event missed (a
@@ -89,13 +90,4 @@ func (r Runner) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return r.Log
-}
-
-func sorted(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
