@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/assignment"
 )
 
 // RecordAgent writes an agent only when something other than lastSeen
@@ -93,7 +94,8 @@ func TestAgents_ByIDAndOfFleetPaged(t *testing.T) {
 	seed(t, s, agentOf("z-other", "core"))
 	seed(t, s, agentOf("z-none", ""))
 	seed(t, s, agentOf("z-moved", "edge"))
-	must(t, s.SetAgentFleet(ctx, "z-moved", "core"))
+	_, _, _, err := s.AssignAgent(ctx, "z-moved", 1, func(agent.Agent) assignment.Outcome { return assignment.Outcome{Fleet: "core"} })
+	must(t, err)
 
 	var ids []string
 	token, pages := "", 0
@@ -129,8 +131,8 @@ func TestAgents_ByIDAndOfFleetPaged(t *testing.T) {
 	if len(everyone) != 253 || everyone[0].ID != "a000" || everyone[252].ID != "z-other" {
 		t.Fatalf("AllAgents: %d agents, first %s", len(everyone), everyone[0].ID)
 	}
-	if err := s.SetAgentFleet(ctx, "missing", "edge"); err == nil {
-		t.Fatal("assigning a missing agent must fail")
+	if _, _, changed, err := s.AssignAgent(ctx, "missing", 1, func(agent.Agent) assignment.Outcome { return assignment.Outcome{Fleet: "edge"} }); err != nil || changed {
+		t.Fatalf("assigning a missing agent changed %v (%v): it must stay missing", changed, err)
 	}
 }
 

@@ -143,23 +143,6 @@ func (s *Store) AckPush(ctx context.Context, agentID, hash, offer string) error 
 	return err
 }
 
-// SetAgentFleet assigns the agent to a fleet ("" for none) (api.AgentAssigner).
-func (s *Store) SetAgentFleet(ctx context.Context, agentID, fleetName string) error {
-	found := false
-	_, err := s.updateAgent(ctx, agentID, nil, func(r *AgentRecord) bool {
-		found = true
-		if r.Fleet == fleetName {
-			return false
-		}
-		r.Fleet = fleetName
-		return true
-	})
-	if err == nil && !found {
-		return fmt.Errorf("assign agent %s to fleet %q: the agent does not exist", agentID, fleetName)
-	}
-	return err
-}
-
 // MarkOffline records that the agent's connection closed at at, unless it
 // connected again after connectedAt (a newer connection, perhaps to another
 // gateway task, owns it then) or is offline already (gateway.Agents).
