@@ -91,6 +91,23 @@ func TestAssignmentFollowsTheAgent(t *testing.T) {
 	if got := fleetMembers(ctx, t, s, "lab"); len(got) != 1 {
 		t.Fatalf("fleet lab has members %v, want the relabelled agent", got)
 	}
+	// The inventory and the fleet statistics see the same.
+	var lab struct {
+		Items []struct{ ID, DisplayName, Fleet string }
+	}
+	if err := c.do(ctx, "GET", "/api/v1/agents?fleet=lab&online=true", nil, &lab); err != nil || len(lab.Items) != 1 || lab.Items[0].DisplayName != simfleet.HostName(5) {
+		t.Fatalf("online agents of fleet lab: %+v (%v), want %s", lab.Items, err, simfleet.HostName(5))
+	}
+	var byName struct{ ID, Fleet string }
+	if err := c.do(ctx, "GET", "/api/v1/agents/"+simfleet.HostName(5), nil, &byName); err != nil || byName.Fleet != "lab" || byName.ID != lab.Items[0].ID {
+		t.Fatalf("agent %s by name: %+v (%v), want it in fleet lab", simfleet.HostName(5), byName, err)
+	}
+	var edge struct {
+		Agents struct{ Total, Online, OnConfigHash int }
+	}
+	if err := c.do(ctx, "GET", "/api/v1/fleets/edge", nil, &edge); err != nil || edge.Agents.Total != 4 || edge.Agents.Online != 4 || edge.Agents.OnConfigHash != 4 {
+		t.Fatalf("fleet edge counts %+v (%v), want 4 members, online, on the configuration", edge.Agents, err)
+	}
 
 	// A version rollout of edge; an agent that connects while it runs joins its last wave.
 	var sel struct{ RolloutID string }
