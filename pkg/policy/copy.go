@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/myriarch/myriarch/pkg/windows"
@@ -19,8 +18,7 @@ func cloneWaves(ws []Wave) []Wave {
 	for i, w := range ws {
 		out[i] = w
 		if w.Selector != nil {
-			sel := *w.Selector
-			sel.MatchAttributes = maps.Clone(sel.MatchAttributes)
+			sel := w.Selector.Clone()
 			out[i].Selector = &sel
 		}
 	}
