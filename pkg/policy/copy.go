@@ -25,6 +25,13 @@ func cloneWaves(ws []Wave) []Wave {
 	return out
 }
 
+func cloneStrings(ss []string) []string {
+	if len(ss) == 0 { // nil, so that "none" has one form in JSON round trips
+		return nil
+	}
+	return slices.Clone(ss)
+}
+
 func cloneWindows(ws []windows.Window) []windows.Window {
 	if len(ws) == 0 { // nil, so that "none" has one form in JSON round trips
 		return nil
