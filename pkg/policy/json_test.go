@@ -141,3 +141,18 @@ func TestDurationJSON_Invalid(t *testing.T) {
 		}
 	}
 }
+
+// The example revision of docs/policy.md parses without an issue and is the
+// policy whose snapshot is pinned in testdata.
+func TestExample_MultiRegion(t *testing.T) {
+	example, err := os.ReadFile("../../examples/multi-region/policies/regions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, issues := Parse(example); len(issues) != 0 {
+		t.Errorf("example issues: %v", issues)
+	}
+	if pinned, _ := os.ReadFile("testdata/regions.yaml"); !bytes.Equal(example, pinned) {
+		t.Error("examples/multi-region/policies/regions.yaml differs from testdata/regions.yaml; keep them equal")
+	}
+}
