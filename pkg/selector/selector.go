@@ -44,7 +44,16 @@ func (s Selector) Matches(attrs Attributes) bool {
 func (s Selector) Empty() bool { return len(s.MatchAttributes) == 0 && len(s.MatchConditions) == 0 }
 
 // Clone returns a copy that shares no map or slice with s: a policy snapshot
-// and the waves of a rollout must not change when the policy value does.
+// and the waves of a rollout must not change when the policy value does. An
+// empty map or list becomes nil, the form JSON reads back (omitempty), so
+// that a stored snapshot equals the one it was made from.
 func (s Selector) Clone() Selector {
-	return Selector{MatchAttributes: maps.Clone(s.MatchAttributes), MatchConditions: s.MatchConditions.Clone()}
+	var out Selector
+	if len(s.MatchAttributes) > 0 {
+		out.MatchAttributes = maps.Clone(s.MatchAttributes)
+	}
+	if len(s.MatchConditions) > 0 {
+		out.MatchConditions = s.MatchConditions.Clone()
+	}
+	return out
 }
