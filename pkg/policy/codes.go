@@ -15,6 +15,12 @@ const (
 	CodeValueInvalid      = "value_invalid"       // a number or enum out of its range
 	CodeWindowInvalid     = "window_invalid"      // bad time of day, weekday, missing start/end
 	CodeTimezoneInvalid   = "timezone_invalid"    // not an IANA zone, Local, agent where not allowed
+	CodeSelectorInvalid   = "selector_invalid"    // conditions that cannot be read
+	CodeBakeInvalid       = "bake_invalid"        // a bake longer than 24h
+	// CodeMaxUnavailableInvalid: below 1, a percentage outside 1%..100%.
+	CodeMaxUnavailableInvalid = "max_unavailable_invalid"
+	// CodeTopologyInvalid: by, parallelRegions, regions, topology attributes.
+	CodeTopologyInvalid = "topology_invalid"
 )
 
 // Codes lists every code, for documentation and tests.
@@ -22,4 +28,5 @@ var Codes = []string{
 	CodeYAMLInvalid, CodeAPIVersionInvalid, CodeKindInvalid, CodeNameRequired,
 	CodeUnknownField, CodeTypeInvalid, CodeDurationInvalid, CodeWaveInvalid,
 	CodeWaveNameInvalid, CodeValueInvalid, CodeWindowInvalid, CodeTimezoneInvalid,
+	CodeSelectorInvalid, CodeBakeInvalid, CodeMaxUnavailableInvalid, CodeTopologyInvalid,
 }

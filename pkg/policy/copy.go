@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/myriarch/myriarch/pkg/windows"
@@ -19,12 +18,18 @@ func cloneWaves(ws []Wave) []Wave {
 	for i, w := range ws {
 		out[i] = w
 		if w.Selector != nil {
-			sel := *w.Selector
-			sel.MatchAttributes = maps.Clone(sel.MatchAttributes)
+			sel := w.Selector.Clone()
 			out[i].Selector = &sel
 		}
 	}
 	return out
+}
+
+func cloneStrings(ss []string) []string {
+	if len(ss) == 0 { // nil, so that "none" has one form in JSON round trips
+		return nil
+	}
+	return slices.Clone(ss)
 }
 
 func cloneWindows(ws []windows.Window) []windows.Window {

@@ -83,4 +83,9 @@ var fuzzSeeds = []string{
 	"maintenanceWindows: [&w {start: '22:00', end: '05:00'}, *w, {days: Mon, start: 2200}]",
 	"healthWait: 5m\nhealthWait: 6m\n<<: {a: 1}",
 	"? [a]\n: 1",
+	"waves: [{name: a, selector: 'r in (x, y), c!=true', by: az, parallelRegions: 2, bake: 25h, maxUnavailable: 25%}]",
+	"waves: [{name: a, selector: {matchConditions: 'a=', matchAttributes: {b: c}}, by: Zone, maxUnavailable: 0}]",
+	"waves: [{name: a, percent: 100, parallelRegions: 0, maxUnavailable: '3'}]\nmaxUnavailable: 150%",
+	"regions: [eu-1, eu-1, '', 7]\ntopology: {regionAttribute: x, zoneAttribute: x}\nonFailure: stop",
+	"regions: [eu-1]\ntopology: {zone: z}\nwaves: [{name: a, percent: 100, by: region}]\nonFailure: rollback-all",
 }

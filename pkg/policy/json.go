@@ -78,3 +78,25 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	s.HealthWait, s.ApplyTimeout, s.OfflineGracePeriod = time.Duration(in.HealthWait), time.Duration(in.ApplyTimeout), time.Duration(in.OfflineGracePeriod)
 	return nil
 }
+
+// waveJSON is Wave with its bake as a string; an unset bake is left out.
+type waveJSON struct {
+	waveFields
+	Bake jsonDuration `json:"bake,omitempty"`
+}
+
+type waveFields Wave
+
+func (w Wave) MarshalJSON() ([]byte, error) {
+	return json.Marshal(waveJSON{waveFields(w), jsonDuration(w.Bake)})
+}
+
+func (w *Wave) UnmarshalJSON(b []byte) error {
+	var in waveJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*w = Wave(in.waveFields)
+	w.Bake = time.Duration(in.Bake)
+	return nil
+}

@@ -13,9 +13,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func canaryThenAll(t *testing.T) Policy {
+func canaryThenAll(t *testing.T) Policy { return readPolicy(t, "canary-then-all") }
+
+func readPolicy(t *testing.T, name string) Policy {
 	t.Helper()
-	data, err := os.ReadFile("testdata/canary-then-all.yaml")
+	data, err := os.ReadFile("testdata/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,19 +25,25 @@ func canaryThenAll(t *testing.T) Policy {
 	if len(issues) != 0 {
 		t.Fatal(issues)
 	}
-	p.Path, p.Commit = "policies/canary-then-all.yaml", "9f3c2a17"
+	p.Path, p.Commit = "policies/"+name+".yaml", "9f3c2a17"
 	return p
 }
 
 // The snapshot is stored on the rollout: its JSON shape is pinned by a golden
 // file and must read back to the same value.
 func TestSnapshotJSON_Golden(t *testing.T) {
-	s := canaryThenAll(t).Snapshot(KindVersion)
+	for _, name := range []string{"canary-then-all", "regions"} {
+		t.Run(name, func(t *testing.T) { testGolden(t, name) })
+	}
+}
+
+func testGolden(t *testing.T, name string) {
+	s := readPolicy(t, name).Snapshot(KindVersion)
 	got, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/canary-then-all.snapshot.json"
+	golden := "testdata/" + name + ".snapshot.json"
 	if *update {
 		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
 			t.Fatal(err)
@@ -62,6 +70,7 @@ func TestSnapshotJSON_RoundTrip(t *testing.T) {
 		"builtIn config":  BuiltIn(KindConfig),
 		"builtIn version": BuiltIn(KindVersion),
 		"canary":          canaryThenAll(t).Snapshot(KindConfig),
+		"regions":         readPolicy(t, "regions").Snapshot(KindConfig),
 		"sub-second":      (Policy{Name: "p", Spec: Spec{HealthWait: 1500 * time.Millisecond}}).Snapshot(KindConfig),
 	} {
 		data, err := json.Marshal(s)
@@ -92,12 +101,18 @@ func TestSnapshotJSON_Durations(t *testing.T) {
 }
 
 func TestSpecJSON_RoundTrip(t *testing.T) {
-	p := canaryThenAll(t)
+	for _, name := range []string{"canary-then-all", "regions"} {
+		testSpecRoundTrip(t, readPolicy(t, name))
+	}
+}
+
+func testSpecRoundTrip(t *testing.T, p Policy) {
+	t.Helper()
 	data, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"healthWait":"5m0s"`) {
+	if !strings.Contains(string(data), `"healthWait":"`+p.Spec.HealthWait.String()+`"`) {
 		t.Errorf("%s: healthWait not a duration string", data)
 	}
 	var back Policy
@@ -124,5 +139,20 @@ func TestDurationJSON_Invalid(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &s); err == nil {
 			t.Errorf("%s: want an error", in)
 		}
+	}
+}
+
+// The example revision of docs/policy.md parses without an issue and is the
+// policy whose snapshot is pinned in testdata.
+func TestExample_MultiRegion(t *testing.T) {
+	example, err := os.ReadFile("../../examples/multi-region/policies/regions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, issues := Parse(example); len(issues) != 0 {
+		t.Errorf("example issues: %v", issues)
+	}
+	if pinned, _ := os.ReadFile("testdata/regions.yaml"); !bytes.Equal(example, pinned) {
+		t.Error("examples/multi-region/policies/regions.yaml differs from testdata/regions.yaml; keep them equal")
 	}
 }

@@ -136,7 +136,7 @@ func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
 			})
 		},
 		"onFailure": func(v *yaml.Node, path string) {
-			if v, ok := d.nonEmpty(v, path, CodeValueInvalid, "use pause (the default) or rollback"); ok {
+			if v, ok := d.nonEmpty(v, path, CodeValueInvalid, "use pause (the default), stop, rollback, rollback-wave or rollback-all"); ok {
 				s.OnFailure = OnFailure(v)
 			}
 		},
@@ -146,6 +146,26 @@ func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
 		"defaultTimezone": func(v *yaml.Node, path string) {
 			s.DefaultTimezone, _ = d.nonEmpty(v, path, CodeTimezoneInvalid, `write an IANA zone such as "Europe/Berlin" or "UTC"`)
 		},
+		"topology": func(v *yaml.Node, path string) {
+			d.object(v, path, "", fields{
+				"regionAttribute": func(v *yaml.Node, path string) {
+					s.Topology.RegionAttribute, _ = d.nonEmpty(v, path, CodeTopologyInvalid, "name the agent attribute that holds the region, e.g. cloud.region (the default)")
+				},
+				"zoneAttribute": func(v *yaml.Node, path string) {
+					s.Topology.ZoneAttribute, _ = d.nonEmpty(v, path, CodeTopologyInvalid, "name the agent attribute that holds the zone, e.g. cloud.availability_zone (the default)")
+				},
+			})
+		},
+		"regions": func(v *yaml.Node, path string) {
+			s.Regions = []string{}
+			d.list(v, path, "write e.g. regions: [eu-west-1, us-east-1]", func(item *yaml.Node, p string) {
+				// An unreadable item stays in the list as "", so that the
+				// indexes of Validate's paths stay those of the document.
+				r, _ := d.str(item, p)
+				s.Regions = append(s.Regions, r)
+			})
+		},
+		"maxUnavailable": func(v *yaml.Node, path string) { s.MaxUnavailable = d.amount(v, path) },
 		"maintenanceWindows": func(v *yaml.Node, path string) {
 			s.MaintenanceWindows = []windows.Window{}
 			d.list(v, path, "", func(item *yaml.Node, p string) {
@@ -183,19 +203,101 @@ func (d *decoder) wave(n *yaml.Node, path string) Wave {
 			}
 		},
 		"requireApproval": func(v *yaml.Node, path string) { w.RequireApproval, _ = d.boolean(v, path) },
+		"by": func(v *yaml.Node, path string) {
+			if s, ok := d.nonEmpty(v, path, CodeTopologyInvalid, "use region or zone"); ok {
+				w.By = Split(s)
+			}
+		},
+		"parallelRegions": func(v *yaml.Node, path string) {
+			// In Wave, 0 means "not set"; a written 0 must not read as that.
+			if n, ok := d.integer(v, path); ok && n == 0 {
+				d.issues.Errorf(CodeTopologyInvalid, path, "parallelRegions must be 1 or more, got 0")
+			} else {
+				w.ParallelRegions = n
+			}
+		},
+		"bake":           func(v *yaml.Node, path string) { w.Bake, _ = d.duration(v, path) },
+		"maxUnavailable": func(v *yaml.Node, path string) { w.MaxUnavailable = d.amount(v, path) },
 	})
 	return w
 }
 
+// amount reads maxUnavailable: an integer, or a string with a percent sign.
+// A written 0 is refused here, because the zero Amount means "not set".
+func (d *decoder) amount(n *yaml.Node, path string) Amount {
+	const example = `write a number of targets such as 2, or a percentage of the pass such as "25%"`
+	if n = d.scalar(n, path, "a number or a percentage", example); n == nil {
+		return Amount{}
+	}
+	var a Amount
+	switch n.ShortTag() {
+	case "!!int":
+		v, ok := d.integer(n, path)
+		if !ok {
+			return Amount{}
+		}
+		a = Amount{Value: v}
+	case "!!str":
+		v, err := ParseAmount(n.Value)
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(n.Value), "%") {
+			d.issues.Errorf(CodeMaxUnavailableInvalid, path, "invalid maxUnavailable %s; %s", quote(n.Value), example)
+			return Amount{}
+		}
+		a = v
+	default:
+		d.typeError(path, "a number or a percentage", n, example)
+		return Amount{}
+	}
+	if a.Value == 0 {
+		d.issues.Errorf(CodeMaxUnavailableInvalid, path, "maxUnavailable must be at least 1 or 1%%, got %s", a)
+		return Amount{}
+	}
+	return a
+}
+
+// selector reads the mapping form (matchAttributes, matchConditions) or the
+// string form, which is matchConditions alone: selector: "canary=true".
 func (d *decoder) selector(n *yaml.Node, path string) *selector.Selector {
 	sel := &selector.Selector{}
-	ok := d.object(n, path, "a selector lists the attributes under matchAttributes, e.g. selector: {matchAttributes: {labels.wave: canary}}", fields{
+	if isString(n) {
+		cs, ok := d.conditions(n, path)
+		if !ok {
+			return nil
+		}
+		sel.MatchConditions = cs
+		return sel
+	}
+	ok := d.object(n, path, `a selector lists the attributes under matchAttributes, e.g. selector: {matchAttributes: {labels.wave: canary}}, or is a string of conditions, e.g. selector: "labels.wave=canary"`, fields{
 		"matchAttributes": func(v *yaml.Node, path string) { sel.MatchAttributes = d.attributes(v, path) },
+		"matchConditions": func(v *yaml.Node, path string) { sel.MatchConditions, _ = d.conditions(v, path) },
 	})
 	if !ok {
 		return nil
 	}
 	return sel
+}
+
+// isString reports whether n, through its aliases, is a string; it spends
+// nothing of the budget, as the decoder that reads n next will.
+func isString(n *yaml.Node) bool {
+	for hops := 0; n != nil && n.Kind == yaml.AliasNode && hops <= 100; hops++ {
+		n = n.Alias
+	}
+	return n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
+}
+
+// conditions reads a string of conditions: "cloud.region=eu-1, canary!=true".
+func (d *decoder) conditions(n *yaml.Node, path string) (selector.Conditions, bool) {
+	s, ok := d.str(n, path)
+	if !ok {
+		return nil, false
+	}
+	cs, err := selector.ParseConditions(s)
+	if err != nil {
+		d.issues.Errorf(CodeSelectorInvalid, path, "%s; conditions are key=value, key!=value, key in (a, b) or key notin (a, b), separated by commas", err)
+		return nil, false
+	}
+	return cs, true
 }
 
 // attributes reads matchAttributes. Attribute values are strings, so a plain

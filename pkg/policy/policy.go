@@ -4,6 +4,7 @@
 package policy
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/selector"
@@ -24,12 +25,21 @@ const (
 	KindVersion Kind = "version"
 )
 
-// OnFailure is what happens when a wave reaches the failure threshold.
+// OnFailure is what happens when a wave reaches the failure threshold (or,
+// with topology, when a pass fails).
 type OnFailure string
 
 const (
 	OnFailurePause    OnFailure = "pause"
-	OnFailureRollback OnFailure = "rollback"
+	OnFailureRollback OnFailure = "rollback" // every started target of the rollout rolls back
+	// OnFailureStop is the wave-rollout name of pause; the snapshot holds pause.
+	OnFailureStop OnFailure = "stop"
+	// OnFailureRollbackWave rolls back the failed stage; stages already
+	// passed keep the change.
+	OnFailureRollbackWave OnFailure = "rollback-wave"
+	// OnFailureRollbackAll rolls back the failed stage and then the stages
+	// already passed, in reverse order.
+	OnFailureRollbackAll OnFailure = "rollback-all"
 )
 
 // Defaults of the spec. DefaultName is the policy a fleet uses without a reference.
@@ -65,14 +75,22 @@ type Spec struct {
 	TimezoneAttribute  string           `json:"timezoneAttribute,omitempty"`
 	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
 	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
+	Topology           Topology         `json:"topology,omitzero"`
+	Regions            []string         `json:"regions,omitempty"`       // region order; the others follow alphabetically
+	MaxUnavailable     Amount           `json:"maxUnavailable,omitzero"` // batch size of a pass, for the waves that set none
 }
 
-// Wave is one wave of a policy: a selector or a cumulative percent.
+// Wave is one wave of a policy: a selector or a cumulative percent, and
+// optionally how it is split into stages, passes and batches.
 type Wave struct {
 	Name            string             `json:"name"`
 	Selector        *selector.Selector `json:"selector,omitempty"`
 	Percent         int                `json:"percent,omitempty"`
 	RequireApproval bool               `json:"requireApproval,omitempty"`
+	By              Split              `json:"by,omitempty"`              // "": one stage, one pass
+	ParallelRegions int                `json:"parallelRegions,omitempty"` // regions per stage; 0: not set
+	Bake            time.Duration      `json:"bake,omitempty"`            // wait after each stage
+	MaxUnavailable  Amount             `json:"maxUnavailable,omitzero"`   // batch size of a pass; zero: not set
 }
 
 // Threshold is the failure threshold of a wave.
@@ -100,6 +118,12 @@ type Snapshot struct {
 	TimezoneAttribute  string           `json:"timezoneAttribute"`
 	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
 	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
+	// Topology is filled with the defaults when a wave has by, else empty.
+	Topology Topology `json:"topology,omitzero"`
+	Regions  []string `json:"regions,omitempty"`
+	// MaxUnavailable is the rollout's value as written; the waves carry the
+	// effective one, and RestWave uses this one.
+	MaxUnavailable Amount `json:"maxUnavailable,omitzero"`
 }
 
 // DefaultApplyTimeout is the applyTimeout of a kind when the policy sets none.
@@ -120,7 +144,9 @@ func BuiltIn(k Kind) Snapshot {
 }
 
 // Snapshot fills every default in. A healthWait of 0 means 60 seconds; both
-// threshold values 0 mean maxFailed 1.
+// threshold values 0 mean maxFailed 1; onFailure stop is pause. Each wave
+// carries its effective topology values (see effectiveWave): by az is zone,
+// parallelRegions 1 and maxUnavailable 1 for a wave with by.
 func (p Policy) Snapshot(k Kind) Snapshot {
 	s := p.Spec
 	out := Snapshot{
@@ -135,6 +161,8 @@ func (p Policy) Snapshot(k Kind) Snapshot {
 		TimezoneAttribute:  s.TimezoneAttribute,
 		DefaultTimezone:    s.DefaultTimezone,
 		MaintenanceWindows: cloneWindows(s.MaintenanceWindows),
+		Regions:            cloneStrings(s.Regions),
+		MaxUnavailable:     s.MaxUnavailable,
 	}
 	if s.MaxConcurrent != nil {
 		out.MaxConcurrent = *s.MaxConcurrent
@@ -142,10 +170,19 @@ func (p Policy) Snapshot(k Kind) Snapshot {
 	if len(out.Waves) == 0 {
 		out.Waves = []Wave{{Name: "all", Percent: 100}}
 	}
+	for i, w := range out.Waves {
+		out.Waves[i] = effectiveWave(w, s.MaxUnavailable)
+	}
+	if usesTopology(out.Waves) {
+		out.Topology = Topology{
+			RegionAttribute: cmp.Or(s.Topology.RegionAttribute, DefaultRegionAttribute),
+			ZoneAttribute:   cmp.Or(s.Topology.ZoneAttribute, DefaultZoneAttribute),
+		}
+	}
 	if out.FailureThreshold.MaxFailed == 0 && out.FailureThreshold.MaxFailedPercent == 0 {
 		out.FailureThreshold.MaxFailed = DefaultMaxFailed
 	}
-	if out.OnFailure == "" {
+	if out.OnFailure == "" || out.OnFailure == OnFailureStop {
 		out.OnFailure = OnFailurePause
 	}
 	if out.TimezoneAttribute == "" {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -62,6 +63,38 @@ func TestSnapshot_Defaults(t *testing.T) {
 		{"no waves", KindConfig, Spec{}, func(s Snapshot) bool { return reflect.DeepEqual(s.Waves, []Wave{{Name: "all", Percent: 100}}) }},
 		{"no windows", KindConfig, Spec{}, func(s Snapshot) bool { return s.MaintenanceWindows == nil }},
 		{"not built in", KindConfig, Spec{}, func(s Snapshot) bool { return !s.BuiltIn && s.Kind == KindConfig }},
+		{"onFailure stop is pause", KindConfig, Spec{OnFailure: OnFailureStop}, func(s Snapshot) bool { return s.OnFailure == OnFailurePause }},
+		{"onFailure rollback-wave", KindConfig, Spec{OnFailure: OnFailureRollbackWave}, func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackWave }},
+		{"onFailure rollback-all", KindConfig, Spec{OnFailure: OnFailureRollbackAll}, func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackAll }},
+		// A policy without the topology fields keeps one batch per pass: no maxUnavailable, no topology.
+		{"no topology fields", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100}}}, func(s Snapshot) bool {
+			return s.Waves[0] == Wave{Name: "a", Percent: 100} && s.Topology == Topology{} && s.MaxUnavailable.IsZero()
+		}},
+		{"by az is zone", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitAZ}}}, func(s Snapshot) bool { return s.Waves[0].By == SplitZone }},
+		{"by: parallelRegions 1, maxUnavailable 1", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitRegion}}}, func(s Snapshot) bool {
+			return s.Waves[0].ParallelRegions == 1 && s.Waves[0].MaxUnavailable == Amount{Value: 1}
+		}},
+		{"by: values as written", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone, ParallelRegions: 3, MaxUnavailable: Amount{Value: 10, Percent: true}}}}, func(s Snapshot) bool {
+			return s.Waves[0].ParallelRegions == 3 && s.Waves[0].MaxUnavailable == Amount{Value: 10, Percent: true}
+		}},
+		{"by: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+			return s.Waves[0].MaxUnavailable == Amount{Value: 25, Percent: true} && s.MaxUnavailable == Amount{Value: 25, Percent: true}
+		}},
+		{"wave's maxUnavailable wins", KindConfig, Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, MaxUnavailable: Amount{Value: 1}}}}, func(s Snapshot) bool {
+			return s.Waves[0].MaxUnavailable == Amount{Value: 1}
+		}},
+		{"no by: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 2}, Waves: []Wave{{Name: "a", Percent: 100}}}, func(s Snapshot) bool {
+			return s.Waves[0].MaxUnavailable == Amount{Value: 2} && s.Waves[0].ParallelRegions == 0
+		}},
+		{"default wave: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 2}}, func(s Snapshot) bool { return s.Waves[0].MaxUnavailable == Amount{Value: 2} }},
+		{"topology defaults with by", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "cloud.availability_zone"}
+		}},
+		{"topology as written", KindConfig, Spec{Topology: Topology{ZoneAttribute: "site.zone"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "site.zone"}
+		}},
+		{"regions kept", KindConfig, Spec{Regions: []string{"us-1", "eu-1"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool { return reflect.DeepEqual(s.Regions, []string{"us-1", "eu-1"}) }},
+		{"bake kept", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, Bake: time.Hour}}}, func(s Snapshot) bool { return s.Waves[0].Bake == time.Hour }},
 	}
 	for _, tt := range tests {
 		if s := (Policy{Name: "p", Spec: tt.spec}).Snapshot(tt.kind); !tt.check(s) {
@@ -74,7 +107,8 @@ func TestSnapshot_Defaults(t *testing.T) {
 // value, down to a selector map or a days slice, must not reach it.
 func TestSnapshot_DeepCopy(t *testing.T) {
 	p := Policy{Name: "p", Spec: Spec{
-		Waves:              []Wave{{Name: "canary", Selector: &selector.Selector{MatchAttributes: map[string]string{"wave": "canary"}}}},
+		Waves:              []Wave{{Name: "canary", Selector: &selector.Selector{MatchAttributes: map[string]string{"wave": "canary"}, MatchConditions: selector.Conditions{{Key: "r", Op: selector.In, Values: []string{"eu-1"}}}}, By: SplitZone}},
+		Regions:            []string{"eu-1"},
 		MaintenanceWindows: []windows.Window{{Days: []time.Weekday{time.Monday}, Start: 60, End: 120}},
 	}}
 	s := p.Snapshot(KindConfig)
@@ -82,11 +116,72 @@ func TestSnapshot_DeepCopy(t *testing.T) {
 	p.Spec.Waves[0].Selector.MatchAttributes["wave"] = "changed"
 	p.Spec.MaintenanceWindows[0].Days[0] = time.Sunday
 	p.Spec.MaintenanceWindows[0].Start = 0
+	p.Spec.Regions = append(p.Spec.Regions[:0], "changed")
+	p.Spec.Waves[0].Selector.MatchConditions[0].Values[0] = "changed"
 
 	if w := s.Waves[0]; w.Name != "canary" || w.Selector.MatchAttributes["wave"] != "canary" {
 		t.Errorf("snapshot wave changed with the policy: %+v %v", w, w.Selector)
 	}
+	if s.Regions[0] != "eu-1" || s.Waves[0].Selector.MatchConditions[0].Values[0] != "eu-1" {
+		t.Errorf("snapshot regions or conditions changed with the policy: %v %v", s.Regions, s.Waves[0].Selector.MatchConditions)
+	}
 	if w := s.MaintenanceWindows[0]; w.Days[0] != time.Monday || w.Start != 60 {
 		t.Errorf("snapshot window changed with the policy: %+v", w)
+	}
+}
+
+func TestAmount_Of(t *testing.T) {
+	tests := []struct {
+		amount Amount
+		total  int
+		want   int
+	}{
+		{amount: Amount{Value: 25, Percent: true}, total: 10, want: 2},   // 250/100, rounded down
+		{amount: Amount{Value: 25, Percent: true}, total: 4, want: 1},    // exactly 1
+		{amount: Amount{Value: 25, Percent: true}, total: 3, want: 1},    // 0 → at least 1
+		{amount: Amount{Value: 100, Percent: true}, total: 7, want: 7},   // the whole pass
+		{amount: Amount{Value: 1, Percent: true}, total: 1000, want: 10}, // 1%
+		{amount: Amount{Value: 3}, total: 10, want: 3},                   // a number
+		{amount: Amount{Value: 30}, total: 10, want: 30},                 // more than the pass: one batch
+		{amount: Amount{}, total: 7, want: 7},                            // unset: one batch
+		{amount: Amount{}, total: 0, want: 1},                            // unset, empty pass: still at least 1
+	}
+	for _, tt := range tests {
+		if got := tt.amount.Of(tt.total); got != tt.want {
+			t.Errorf("%s of %d = %d, want %d", tt.amount, tt.total, got, tt.want)
+		}
+	}
+}
+
+func TestAmount_JSON(t *testing.T) {
+	tests := []struct {
+		amount Amount
+		json   string
+	}{
+		{amount: Amount{Value: 3}, json: `3`},                     // a number stays a number
+		{amount: Amount{Value: 25, Percent: true}, json: `"25%"`}, // a percentage is a string
+	}
+	for _, tt := range tests {
+		data, err := json.Marshal(tt.amount)
+		if err != nil || string(data) != tt.json {
+			t.Errorf("%v: JSON %s, %v; want %s", tt.amount, data, err, tt.json)
+		}
+		var back Amount
+		if err := json.Unmarshal(data, &back); err != nil || back != tt.amount {
+			t.Errorf("%s: read back %v, %v", data, back, err)
+		}
+	}
+	for _, in := range []string{`"25"`, `"x%"`, `true`, `2.5`} {
+		var a Amount
+		if err := json.Unmarshal([]byte(in), &a); err == nil {
+			t.Errorf("%s: want an error, got %v", in, a)
+		}
+	}
+}
+
+func TestSnapshot_RestWave(t *testing.T) {
+	s := (Policy{Name: "p", Spec: Spec{MaxUnavailable: Amount{Value: 5}, Waves: []Wave{{Name: "a", Percent: 50}}}}).Snapshot(KindConfig)
+	if got, want := s.RestWave(), (Wave{Name: "rest", Percent: 100, MaxUnavailable: Amount{Value: 5}}); got != want {
+		t.Errorf("RestWave = %+v, want %+v", got, want)
 	}
 }

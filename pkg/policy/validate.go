@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,7 +20,11 @@ func Validate(p Policy) issue.List {
 		l.Errorf(CodeNameRequired, "metadata.name", "metadata.name is required: fleets refer to a policy by its name")
 	}
 	validateWaves(&l, p.Spec.Waves)
+	for i := range p.Spec.Waves {
+		validateWaveTopology(&l, p.Spec.Waves, i)
+	}
 	validateValues(&l, p.Spec)
+	validateTopology(&l, p.Spec)
 	if tz := p.Spec.DefaultTimezone; tz == windows.AgentZone {
 		l.Errorf(CodeTimezoneInvalid, "spec.defaultTimezone", `defaultTimezone cannot be agent: it is the zone used when an agent has none; write an IANA zone such as "UTC"`)
 	} else if tz != "" {
@@ -47,6 +52,9 @@ func validateWaves(l *issue.List, waves []Wave) {
 		case w.Selector != nil:
 			if _, ok := w.Selector.MatchAttributes[""]; ok {
 				l.Errorf(CodeWaveInvalid, path+`.selector.matchAttributes[""]`, "an attribute name in matchAttributes is empty; name the agent attribute to match")
+			}
+			if err := w.Selector.MatchConditions.Err(); err != nil {
+				l.Errorf(CodeSelectorInvalid, path+".selector.matchConditions", "%s", err)
 			}
 		case w.Percent < 1 || w.Percent > 100:
 			l.Errorf(CodeWaveInvalid, path+".percent", "percent must be from 1 to 100, got %d", w.Percent)
@@ -96,11 +104,12 @@ func validateValues(l *issue.List, s Spec) {
 	if n := s.FailureThreshold.MaxFailedPercent; n < 0 || n > 100 {
 		l.Errorf(CodeValueInvalid, "spec.failureThreshold.maxFailedPercent", "maxFailedPercent must be from 0 to 100, got %d", n)
 	}
-	switch s.OnFailure {
-	case "", OnFailurePause, OnFailureRollback:
+	onFailures := []OnFailure{OnFailurePause, OnFailureStop, OnFailureRollback, OnFailureRollbackWave, OnFailureRollbackAll}
+	switch {
+	case s.OnFailure == "" || slices.Contains(onFailures, s.OnFailure):
 	default:
-		msg := fmt.Sprintf("onFailure %s is not supported; use pause or rollback", quote(string(s.OnFailure)))
-		if known := strings.ToLower(string(s.OnFailure)); known == string(OnFailurePause) || known == string(OnFailureRollback) {
+		msg := fmt.Sprintf("onFailure %s is not supported; use pause (or stop), rollback, rollback-wave or rollback-all", quote(string(s.OnFailure)))
+		if known := OnFailure(strings.ToLower(string(s.OnFailure))); slices.Contains(onFailures, known) {
 			msg += fmt.Sprintf(" (did you mean %q?)", known)
 		}
 		l.Errorf(CodeValueInvalid, "spec.onFailure", "%s", msg)
@@ -112,6 +121,80 @@ func validateValues(l *issue.List, s Spec) {
 		if d.value < 0 {
 			l.Errorf(CodeDurationInvalid, "spec."+d.name, "%s must not be negative, got %s", d.name, d.value)
 		}
+	}
+}
+
+// validateWaveTopology checks the split of one wave: by, parallelRegions,
+// bake and maxUnavailable.
+func validateWaveTopology(l *issue.List, waves []Wave, i int) {
+	w, path := waves[i], fmt.Sprintf("spec.waves[%d]", i)
+	switch w.By {
+	case "", SplitRegion, SplitZone, SplitAZ:
+	default:
+		msg := fmt.Sprintf("%s has by %s; use region (one pass per region) or zone (one pass per zone; az is a synonym)", waveLabel(waves, i), quote(string(w.By)))
+		if known := Split(strings.ToLower(string(w.By))); known != w.By && slices.Contains([]Split{SplitRegion, SplitZone, SplitAZ}, known) {
+			msg += fmt.Sprintf(" (did you mean %q?)", known)
+		}
+		l.Errorf(CodeTopologyInvalid, path+".by", "%s", msg)
+	}
+	switch {
+	case w.ParallelRegions < 0:
+		l.Errorf(CodeTopologyInvalid, path+".parallelRegions", "parallelRegions must be 1 or more, got %d", w.ParallelRegions)
+	case w.ParallelRegions > 0 && w.By == "":
+		l.Errorf(CodeTopologyInvalid, path+".parallelRegions", "%s has parallelRegions but no by; parallelRegions says how many regions a stage updates together, so add by: region or by: zone, or remove it", waveLabel(waves, i))
+	}
+	switch {
+	case w.Bake < 0:
+		l.Errorf(CodeDurationInvalid, path+".bake", "bake must not be negative, got %s", w.Bake)
+	case w.Bake > MaxBake:
+		l.Errorf(CodeBakeInvalid, path+".bake", "bake %s of %s exceeds 24h; bake at most 24h after a stage, or split the rollout", w.Bake, waveLabel(waves, i))
+	}
+	validateAmount(l, path+".maxUnavailable", w.MaxUnavailable)
+}
+
+// validateAmount checks a maxUnavailable: a number from 1, or a percentage
+// from 1% to 100%. The zero Amount is "not set".
+func validateAmount(l *issue.List, path string, a Amount) {
+	switch {
+	case a.IsZero():
+	case a.Percent && (a.Value < 1 || a.Value > 100):
+		l.Errorf(CodeMaxUnavailableInvalid, path, "maxUnavailable must be a percentage from 1%% to 100%%, got %s", a)
+	case !a.Percent && a.Value < 1:
+		l.Errorf(CodeMaxUnavailableInvalid, path, "maxUnavailable must be at least 1, got %s", a)
+	}
+}
+
+// validateTopology checks the rollout's topology fields: the region order,
+// the attribute names, maxUnavailable. regions and topology mean something
+// only for a wave with by, and are refused without one rather than ignored.
+func validateTopology(l *issue.List, s Spec) {
+	validateAmount(l, "spec.maxUnavailable", s.MaxUnavailable)
+	split := usesTopology(s.Waves)
+	first := map[string]int{}
+	for i, r := range s.Regions {
+		path := fmt.Sprintf("spec.regions[%d]", i)
+		if j, dup := first[r]; dup {
+			l.Errorf(CodeTopologyInvalid, path, "region %s is already listed at spec.regions[%d]; list each region once", quote(r), j)
+			continue
+		}
+		first[r] = i
+		if strings.TrimSpace(r) != r || r == "" {
+			l.Errorf(CodeTopologyInvalid, path, "region %s is empty or has spaces at its ends; write the region as agents report it", quote(r))
+		}
+	}
+	if len(s.Regions) > 0 && !split {
+		l.Errorf(CodeTopologyInvalid, "spec.regions", "regions orders the regions of the waves with by, but no wave has by; add by: zone or by: region to a wave, or remove regions")
+	}
+	t := s.Topology
+	if t != (Topology{}) && !split {
+		l.Errorf(CodeTopologyInvalid, "spec.topology", "topology names the region and zone attributes of the waves with by, but no wave has by; add by: zone or by: region to a wave, or remove topology")
+	}
+	if region, zone := cmp.Or(t.RegionAttribute, DefaultRegionAttribute), cmp.Or(t.ZoneAttribute, DefaultZoneAttribute); region == zone {
+		path := "spec.topology.zoneAttribute"
+		if t.ZoneAttribute == "" {
+			path = "spec.topology.regionAttribute"
+		}
+		l.Errorf(CodeTopologyInvalid, path, "the region and the zone are both read from the attribute %s; name two different attributes", quote(region))
 	}
 }
 

@@ -25,11 +25,23 @@ type sortKey struct {
 // agent ID has the same digest, so its copies end up adjacent; only the first
 // in candidate order is kept, because a rollout has one target per agent.
 func hashOrder(rolloutID string, candidates []Candidate) []int32 {
-	digests := make([]digest, len(candidates))
-	keys := make([]sortKey, len(candidates))
+	return orderOf(rolloutID, len(candidates), func(i int) string { return candidates[i].AgentID })
+}
+
+// HashOrder is the same order for plain agent IDs: the indices of agentIDs
+// ascending by sha256(rolloutID || agentID), a repeated ID only once. The
+// topology of a rollout orders the targets of a pass with it, so that its
+// batches are as stable as the waves.
+func HashOrder(rolloutID string, agentIDs []string) []int32 {
+	return orderOf(rolloutID, len(agentIDs), func(i int) string { return agentIDs[i] })
+}
+
+func orderOf(rolloutID string, n int, agentID func(i int) string) []int32 {
+	digests := make([]digest, n)
+	keys := make([]sortKey, n)
 	buf := make([]byte, 0, len(rolloutID)+64)
-	for i, c := range candidates {
-		buf = append(append(buf[:0], rolloutID...), c.AgentID...)
+	for i := range n {
+		buf = append(append(buf[:0], rolloutID...), agentID(i)...)
 		sum := sha256.Sum256(buf)
 		for w := range digests[i] {
 			digests[i][w] = binary.BigEndian.Uint64(sum[8*w:])

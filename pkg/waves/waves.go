@@ -4,8 +4,6 @@
 package waves
 
 import (
-	"maps"
-
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selector"
@@ -89,7 +87,8 @@ func cloneSelector(s *selector.Selector) *selector.Selector {
 	if s == nil {
 		return nil
 	}
-	return &selector.Selector{MatchAttributes: maps.Clone(s.MatchAttributes)}
+	c := s.Clone()
+	return &c
 }
 
 // distribute returns the wave index of each candidate. Selector waves read
