@@ -159,3 +159,34 @@ func TestValidate_PercentsReportedOnce(t *testing.T) {
 		t.Errorf("issues = %v, want one at spec.waves[1].percent", issues)
 	}
 }
+
+// Until the engine carries them out, the topology fields and the new
+// rollback modes are refused by the revision check, each where it is
+// written; a policy without them passes.
+func TestNotCarriedOut(t *testing.T) {
+	if l := NotCarriedOut(Policy{Name: "plain", Spec: Spec{Waves: []Wave{{Name: "all", Percent: 100}}, OnFailure: OnFailureRollback}}); len(l) != 0 {
+		t.Fatalf("a policy without topology: %v, want no issue", l)
+	}
+	cases := []struct {
+		name   string
+		change func(*Spec)
+		path   string
+	}{
+		{name: "by", change: func(s *Spec) { s.Waves[0].By = SplitZone }, path: "spec.waves"},
+		{name: "regions", change: func(s *Spec) { s.Regions = []string{"eu-1"} }, path: "spec.waves"},
+		{name: "rollout maxUnavailable", change: func(s *Spec) { s.MaxUnavailable = Amount{Value: 2} }, path: "spec.waves"},
+		{name: "bake", change: func(s *Spec) { s.Waves[0].Bake = time.Minute }, path: "spec.waves[0]"},
+		{name: "rollback-wave", change: func(s *Spec) { s.OnFailure = OnFailureRollbackWave }, path: "spec.onFailure"},
+		{name: "rollback-all", change: func(s *Spec) { s.OnFailure = OnFailureRollbackAll }, path: "spec.onFailure"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Policy{Name: "p", Spec: Spec{Waves: []Wave{{Name: "all", Percent: 100}}}}
+			c.change(&p.Spec)
+			l := NotCarriedOut(p)
+			if len(l) == 0 || l[0].Code != CodeNotCarriedOut || l[0].Path != c.path {
+				t.Fatalf("issues %v, want %s at %s", l, CodeNotCarriedOut, c.path)
+			}
+		})
+	}
+}

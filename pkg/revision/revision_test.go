@@ -1,6 +1,7 @@
 package revision
 
 import (
+	"github.com/myriarch/myriarch/pkg/policy"
 	"strings"
 	"testing"
 
@@ -113,5 +114,27 @@ func TestAssign_MostSpecificFleetWins(t *testing.T) {
 		if a.Fleet != c.fleet || (a.Error != "") != c.err {
 			t.Errorf("Assign(%v) = %+v, want fleet %q error %v", c.attrs, a, c.fleet, c.err)
 		}
+	}
+}
+
+// The multi-region example validates as a policy but is refused as a
+// revision until the engine rolls topology waves out: not_carried_out, at
+// the policy's file, never a rollout that ignores the fields.
+func TestLoad_TopologyNotCarriedOutYet(t *testing.T) {
+	files, err := ReadDir("../../examples/multi-region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, issues := Load(files, "c1")
+	found := false
+	for _, is := range issues.Errors() {
+		if is.Code == policy.CodeNotCarriedOut && strings.HasPrefix(is.Path, "policies/regions.yaml") {
+			found = true
+		} else if is.Code != policy.CodeNotCarriedOut {
+			t.Errorf("unexpected error %v: the example is valid but for what the engine does not carry out", is)
+		}
+	}
+	if !found {
+		t.Fatalf("issues %v, want not_carried_out at policies/regions.yaml", issues)
 	}
 }
