@@ -112,7 +112,10 @@ func printFleet(g *globals, f client.Fleet) {
 	fmt.Fprintf(w, "Policies\tconfig %s, version %s\n", f.ConfigPolicy, f.VersionPolicy)
 	fmt.Fprintf(w, "Config hash\t%s\n", orDash(shortRef(f.ConfigHash)))
 	a := f.Agents
-	fmt.Fprintf(w, "Agents\t%d, %d online, %d on the target version, %d on the config hash\n", a.Total, a.Online, a.OnTargetVersion, a.OnConfigHash)
+	fmt.Fprintf(w, "Agents\t%d, %d online, %d on the target version, %d on the config hash, %d drifted\n", a.Total, a.Online, a.OnTargetVersion, a.OnConfigHash, a.Drifted)
+	if a.Gone > 0 || a.AssignmentErrors > 0 {
+		fmt.Fprintf(w, "Not counted\t%d gone (offline beyond the retention), %d with an assignment error\n", a.Gone, a.AssignmentErrors)
+	}
 	fmt.Fprintf(w, "Active rollouts\t%s\n", activeText(f.ActiveRollouts))
 	_ = w.Flush()
 }
