@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selector"
+	"github.com/myriarch/myriarch/pkg/topology"
 	"github.com/myriarch/myriarch/pkg/waves"
 )
 
@@ -33,8 +35,12 @@ type NewRollout struct {
 }
 
 // Create builds a pending rollout and distributes its targets over the waves
-// of the policy snapshot (a snapshot too: later edits change neither).
-func Create(n NewRollout) (rollout.Rollout, []rollout.Target) {
+// of the policy snapshot (a snapshot too: later edits change neither). When
+// the policy splits waves by region or zone, the targets are placed in the
+// stages, passes and batches of pkg/topology; agents of such a wave that
+// lack the region or zone attribute are an error: the rollout is not
+// created rather than created without them.
+func Create(n NewRollout) (rollout.Rollout, []rollout.Target, error) {
 	cands := make([]waves.Candidate, len(n.Candidates))
 	from := make(map[string]string, len(n.Candidates))
 	for i, c := range n.Candidates {
@@ -47,7 +53,53 @@ func Create(n NewRollout) (rollout.Rollout, []rollout.Target) {
 		ToRef: n.ToRef, Origin: n.Origin, CreatedBy: n.CreatedBy, RequestReason: n.RequestReason,
 		Annotations: n.Annotations, CreatedAt: n.Now, Waves: plan.Waves,
 	}
-	return r, plan.Targets(n.ID, func(id string) string { return from[id] }, n.ToRef)
+	ts := plan.Targets(n.ID, func(id string) string { return from[id] }, n.ToRef)
+	if !n.Policy.SplitsWaves() {
+		return r, ts, nil
+	}
+	attrs := make(map[string]selector.Attributes, len(n.Candidates))
+	for _, c := range n.Candidates {
+		attrs[c.AgentID] = c.Attributes
+	}
+	in := make([]topology.Target, len(ts))
+	for i, t := range ts {
+		in[i] = topology.Target{AgentID: t.AgentID, Wave: t.Wave, Attributes: attrs[t.AgentID]}
+	}
+	layout, places, err := topology.Compute(n.ID, n.Policy, in)
+	if err != nil {
+		return rollout.Rollout{}, nil, fmt.Errorf("rollout %s: %w", n.ID, err)
+	}
+	r.Stages = stagesOf(layout)
+	for i := range ts {
+		ts[i].Stage, ts[i].Pass, ts[i].Batch = places[i].Stage, places[i].Pass, places[i].Batch
+	}
+	return r, ts, nil
+}
+
+// stagesOf is the stored form of a layout: every stage pending.
+func stagesOf(l topology.Layout) []rollout.Stage {
+	out := make([]rollout.Stage, len(l.Stages))
+	for i, st := range l.Stages {
+		out[i] = rollout.Stage{Name: st.Name, Wave: st.Wave, Status: rollout.StagePending}
+		for _, p := range st.Passes {
+			out[i].Passes = append(out[i].Passes, rollout.Pass{Name: p.Name, Region: p.Region, Zone: p.Zone,
+				Size: p.Size, BatchSize: p.BatchSize, Batches: p.Batches})
+		}
+	}
+	return out
+}
+
+// layoutOf is the layout of stored stages, for pkg/topology.
+func layoutOf(stages []rollout.Stage) topology.Layout {
+	l := topology.Layout{Stages: make([]topology.Stage, len(stages))}
+	for i, st := range stages {
+		l.Stages[i] = topology.Stage{Name: st.Name, Wave: st.Wave}
+		for _, p := range st.Passes {
+			l.Stages[i].Passes = append(l.Stages[i].Passes, topology.Pass{Name: p.Name, Region: p.Region, Zone: p.Zone,
+				Size: p.Size, BatchSize: p.BatchSize, Batches: p.Batches})
+		}
+	}
+	return l
 }
 
 // AddStragglers adds agents that became relevant after the rollout was
@@ -69,6 +121,30 @@ func AddStragglers(r rollout.Rollout, cands []Candidate) (rollout.Rollout, []rol
 	for i, c := range cands {
 		out[i] = rollout.Target{RolloutID: r.ID, AgentID: c.AgentID, Wave: last, Status: rollout.TargetPending,
 			Attempt: waves.FirstAttempt, FromRef: c.FromRef, ToRef: r.ToRef}
+	}
+	if len(r.Stages) == 0 {
+		return r, out
+	}
+	// In a rollout with stages they join the last pass of the last stage,
+	// in new batches; a stage that had passed runs again for them.
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.AgentID
+	}
+	layout, places := topology.AddStragglers(r.Policy, layoutOf(r.Stages), last, ids)
+	stages := stagesOf(layout)
+	for i := range stages {
+		if i < len(r.Stages) {
+			stages[i].Status, stages[i].StartedAt, stages[i].BakeUntil, stages[i].FinishedAt =
+				r.Stages[i].Status, r.Stages[i].StartedAt, r.Stages[i].BakeUntil, r.Stages[i].FinishedAt
+		}
+	}
+	if s := &stages[len(stages)-1]; s.Status == rollout.StagePassed || s.Status == rollout.StageBaking {
+		s.Status, s.BakeUntil, s.FinishedAt = rollout.StageRunning, nil, nil
+	}
+	r.Stages = stages
+	for i := range out {
+		out[i].Stage, out[i].Pass, out[i].Batch = places[i].Stage, places[i].Pass, places[i].Batch
 	}
 	return r, out
 }

@@ -17,7 +17,10 @@ func TestCreate_AssignsWavesAndRefs(t *testing.T) {
 		{AgentID: "x", FromRef: "h2"},
 		{AgentID: "y", FromRef: "h3"},
 	}
-	r, ts := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: s, ToRef: "h9", Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
+	r, ts, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: s, ToRef: "h9", Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Status != rollout.Pending || len(r.Waves) != 2 || r.Waves[1].Name != policy.RestWaveName || !r.Waves[1].Implicit {
 		t.Fatalf("rollout %+v, want pending with canary and the implicit rest wave", r)
 	}
@@ -35,7 +38,10 @@ func TestCreate_AssignsWavesAndRefs(t *testing.T) {
 
 func TestAddStragglers_JoinLastWave(t *testing.T) {
 	s := snap(policy.KindConfig, func(s *policy.Spec) { s.Waves = []policy.Wave{{Name: "a", Percent: 50}, {Name: "b", Percent: 100}} })
-	r, _ := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: s, ToRef: "h9", Candidates: []Candidate{{AgentID: "only"}}, Now: t0})
+	r, _, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: s, ToRef: "h9", Candidates: []Candidate{{AgentID: "only"}}, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.Waves[1].Status != rollout.WaveSkipped {
 		t.Fatalf("wave b %s, want skipped (1 agent at 50%% fills wave a)", r.Waves[1].Status)
 	}

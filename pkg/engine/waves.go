@@ -94,13 +94,16 @@ func (p *pass) waveSize(w int) int {
 }
 
 // runWave checks the threshold, starts what may start and reports whether
-// every target of the wave is final.
+// every target of the wave is final (and, with stages, every stage passed).
 func (p *pass) runWave(w int) bool {
 	if p.checkThreshold(w) {
 		return false
 	}
+	if len(p.r.Stages) > 0 {
+		return p.runStages(w)
+	}
 	if p.r.Status == rollout.Running {
-		p.startTargets(w)
+		p.startTargets(w, *p.r.Waves[w].StartedAt, nil)
 	}
 	for i := range p.ts {
 		if p.ts[i].Wave == w && !p.ts[i].Status.Final() {
@@ -108,6 +111,96 @@ func (p *pass) runWave(w int) bool {
 		}
 	}
 	return true
+}
+
+// runStages walks the stages of wave w in order. A stage starts when the
+// one before it passed; in each of its passes only the current batch (the
+// first with a target that is not final) may start, so the passes of a
+// stage run side by side and each one batch after the other. When every
+// target of the stage is final, it bakes until then + the wave's bake
+// (computed once and stored), and then passes. It reports whether every
+// stage of the wave passed. Example: bake 10m, the stage's last target
+// succeeded at 12:00 → the next stage starts at 12:10.
+func (p *pass) runStages(w int) bool {
+	bake := p.waveBake(w)
+	for s := range p.r.Stages {
+		st := &p.r.Stages[s]
+		if st.Wave != w || st.Status == rollout.StagePassed {
+			continue
+		}
+		if st.Status == rollout.StagePending {
+			if p.r.Status != rollout.Running {
+				return false // paused: no new stage begins
+			}
+			st.Status, st.StartedAt = rollout.StageRunning, timePtr(p.now)
+		}
+		if st.Status == rollout.StageRunning {
+			if p.r.Status == rollout.Running {
+				current := p.currentBatches(s)
+				p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == current[t.Pass] })
+			}
+			if !p.stageFinal(s) {
+				return false
+			}
+			st.FinishedAt = timePtr(p.now)
+			st.Status = rollout.StagePassed
+			if bake > 0 {
+				st.Status, st.BakeUntil = rollout.StageBaking, timePtr(p.now.Add(bake))
+			}
+		}
+		if st.Status == rollout.StageBaking {
+			if p.now.Before(*st.BakeUntil) {
+				p.dl.at(*st.BakeUntil)
+				return false
+			}
+			st.Status = rollout.StagePassed
+		}
+	}
+	return true
+}
+
+// waveBake is the bake after each stage of wave w (the implicit rest wave
+// has none).
+func (p *pass) waveBake(w int) time.Duration {
+	if w < len(p.r.Policy.Waves) {
+		return p.r.Policy.Waves[w].Bake
+	}
+	return 0
+}
+
+// currentBatches gives, per pass of stage s, the batch that may start: the
+// lowest batch with a target that is not final.
+func (p *pass) currentBatches(s int) map[int]int {
+	current := map[int]int{}
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.Stage != s || t.Status.Final() {
+			continue
+		}
+		if b, ok := current[t.Pass]; !ok || t.Batch < b {
+			current[t.Pass] = t.Batch
+		}
+	}
+	return current
+}
+
+func (p *pass) stageFinal(s int) bool {
+	for i := range p.ts {
+		if p.ts[i].Stage == s && !p.ts[i].Status.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+// failStages marks the stages of wave w that were running as failed, when
+// the wave failed.
+func (p *pass) failStages(w int) {
+	for s := range p.r.Stages {
+		if st := &p.r.Stages[s]; st.Wave == w && (st.Status == rollout.StageRunning || st.Status == rollout.StageBaking) {
+			st.Status, st.FinishedAt = rollout.StageFailed, timePtr(p.now)
+		}
+	}
 }
 
 // checkThreshold fails the wave when its unacknowledged failures reach the
@@ -118,6 +211,7 @@ func (p *pass) checkThreshold(w int) bool {
 	wave := &p.r.Waves[w]
 	if c.cannotContinue() {
 		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(p.now)
+		p.failStages(w)
 		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
 		return true
 	}
@@ -126,6 +220,7 @@ func (p *pass) checkThreshold(w int) bool {
 	}
 	wave.Status = rollout.WaveFailed
 	wave.FinishedAt = timePtr(p.now)
+	p.failStages(w)
 	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
 	switch {
 	case p.r.Policy.OnFailure == policy.OnFailureRollback:
@@ -206,15 +301,17 @@ func (p *pass) failRollout(reason string) {
 
 // startTargets starts the pending targets of a running wave that may start:
 // the agent is online, a maintenance window is open, maxConcurrent is not
-// exhausted (0 = unlimited).
-func (p *pass) startTargets(w int) {
+// exhausted (0 = unlimited), and, with stages, allow says the target is in
+// the current batch of its pass. Offline targets wait offlineGracePeriod
+// from since: the start of the wave, or of the stage in a rollout with
+// stages (a later stage may begin long after its wave did).
+func (p *pass) startTargets(w int, since time.Time, allow func(*rollout.Target) bool) {
 	pol := p.r.Policy
 	active := p.inFlight()
-	waveStart := *p.r.Waves[w].StartedAt
 	zones := pol.Zones(p.tz)
 	for i := range p.ts {
 		t := &p.ts[i]
-		if t.Wave != w || !t.Status.NotStarted() {
+		if t.Wave != w || !t.Status.NotStarted() || (allow != nil && !allow(t)) {
 			continue
 		}
 		a, ok := p.agent(t.AgentID)
@@ -230,7 +327,7 @@ func (p *pass) startTargets(w int) {
 			}
 		}
 		if !p.online(a) {
-			graceEnd := waveStart.Add(pol.OfflineGracePeriod)
+			graceEnd := since.Add(pol.OfflineGracePeriod)
 			if !p.now.Before(graceEnd) {
 				p.skip(i, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
 				continue

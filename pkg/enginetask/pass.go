@@ -274,5 +274,13 @@ func sameRollout(a, b rollout.Rollout) bool {
 			return false
 		}
 	}
+	if len(a.Stages) != len(b.Stages) {
+		return false
+	}
+	for i := range a.Stages {
+		if a.Stages[i].Status != b.Stages[i].Status {
+			return false
+		}
+	}
 	return true
 }

@@ -152,7 +152,10 @@ func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, at
 		}
 		cands = append(cands, c)
 	}
-	ro, ts := engine.Create(engine.NewRollout{ID: id, Fleet: "edge", Kind: k, Policy: snap, ToRef: to, Origin: rollout.OriginGitOps, Candidates: cands, Now: r.clk.Now()})
+	ro, ts, err := engine.Create(engine.NewRollout{ID: id, Fleet: "edge", Kind: k, Policy: snap, ToRef: to, Origin: rollout.OriginGitOps, Candidates: cands, Now: r.clk.Now()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	if k == policy.KindVersion {
 		ro.Executor = executor.Updater
 	}

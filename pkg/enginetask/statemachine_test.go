@@ -256,3 +256,41 @@ func TestStateMachine_FailedStart_NextTargetStartsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A rollout whose wave is split by zone runs its stages one after the
+// other with a bake between them, shown as the state "Baking"; engine tasks
+// that fail during the bake and are retried do not start it over: the next
+// stage begins when the stored bake ends (plus the seconds of the retries'
+// backoff), not a whole bake later.
+func TestStateMachine_StagesWithBake_SurviveRetriedTasks(t *testing.T) {
+	r := newRig(t)
+	zoneAttrs := func(i int) map[string]string {
+		return map[string]string{"cloud.region": "r1", "cloud.availability_zone": []string{"r1a", "r1b"}[i%2]}
+	}
+	ids := r.agents(4, zoneAttrs)
+	spec := policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute}},
+		HealthWait: time.Minute}
+	r.start("r-zones", policy.KindConfig, spec, ids, zoneAttrs)
+	injected := false
+	r.run(func() bool {
+		ro, _ := r.rollout("r-zones")
+		if !injected && len(ro.Stages) > 0 && ro.Stages[0].Status == rollout.StageBaking {
+			r.failEval.Store(2) // the next two evaluations fail and are retried
+			injected = true
+		}
+		return false
+	})
+	ro := r.wantStatus("r-zones", rollout.Completed)
+	if !injected {
+		t.Fatal("the first stage never baked")
+	}
+	first, second := ro.Stages[0], ro.Stages[1]
+	if first.BakeUntil == nil || second.StartedAt == nil || !first.BakeUntil.Equal(first.FinishedAt.Add(10*time.Minute)) ||
+		second.StartedAt.Before(*first.BakeUntil) || second.StartedAt.After(first.BakeUntil.Add(time.Minute)) {
+		t.Fatalf("stages %+v: the second must start when the first's bake (finish + 10m) ends", ro.Stages)
+	}
+	states, _ := r.history("r-zones")
+	if !contains(states, "Baking") {
+		t.Fatalf("states %v: the console must show the bake", states)
+	}
+}

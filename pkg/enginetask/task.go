@@ -39,8 +39,10 @@ type Output struct {
 	Status    string `json:"status"`
 	// WaitUntil is when a Wait state ends (RFC 3339), for verdicts wait_*.
 	WaitUntil string `json:"waitUntil,omitempty"`
-	// Wave names the wave the rollout works on or waits for, for the console.
+	// Wave names the wave the rollout works on or waits for, and Stage the
+	// stage (rollouts whose waves split by region or zone), for the console.
 	Wave   string `json:"wave,omitempty"`
+	Stage  string `json:"stage,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -51,6 +53,7 @@ const (
 	VerdictWaitWindow   = "wait_window"
 	VerdictWaitOffline  = "wait_offline"
 	VerdictWaitRollback = "wait_rollback"
+	VerdictWaitBake     = "wait_bake"
 	VerdictApproval     = "waiting_approval"
 	VerdictPaused       = "paused"
 	VerdictFailed       = "failed"

@@ -17,7 +17,7 @@ import (
 // the history stays short.
 func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	r, targets := res.Rollout, res.Targets
-	out := Output{RolloutID: r.ID, Iteration: iteration, Status: string(r.Status), Wave: currentWave(r), Reason: r.StatusReason}
+	out := Output{RolloutID: r.ID, Iteration: iteration, Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r), Reason: r.StatusReason}
 	switch {
 	case r.Status.Final():
 		out.Verdict = VerdictDone
@@ -39,6 +39,9 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 		}
 	}
 	out.Verdict = waitKind(r.Status, c)
+	if !inFlight && baking(r) {
+		out.Verdict = VerdictWaitBake
+	}
 	limit := IdleCap
 	switch {
 	case out.Verdict == VerdictWaitApply && c.inProgress > 0:
@@ -109,4 +112,24 @@ func currentWave(r rollout.Rollout) string {
 		return w.Name
 	}
 	return ""
+}
+
+// currentStage is the first stage that has not passed, by name.
+func currentStage(r rollout.Rollout) string {
+	for _, s := range r.Stages {
+		if s.Status != rollout.StagePassed {
+			return s.Name
+		}
+	}
+	return ""
+}
+
+// baking reports whether a stage waits for its bake to end.
+func baking(r rollout.Rollout) bool {
+	for _, s := range r.Stages {
+		if s.Status == rollout.StageBaking {
+			return true
+		}
+	}
+	return false
 }

@@ -62,6 +62,12 @@ func TestVerdict(t *testing.T) {
 	if out := Verdict(passed(rollout.Running, soon, rollout.TargetVerifying), 3, 0, now); out.Wave != "rest" || out.Iteration != 3 {
 		t.Errorf("wave %q iteration %d, want rest and 3", out.Wave, out.Iteration)
 	}
+	// A stage baking with nothing in flight: the console shows Baking and the stage.
+	bake := passed(rollout.Running, later, rollout.TargetSucceeded, rollout.TargetPending)
+	bake.Rollout.Stages = []rollout.Stage{{Name: "rest/eu-1a", Status: rollout.StageBaking}, {Name: "rest/eu-1b", Status: rollout.StagePending}}
+	if out := Verdict(bake, 1, 0, now); out.Verdict != VerdictWaitBake || out.Stage != "rest/eu-1a" || out.WaitUntil != later.Format(time.RFC3339Nano) {
+		t.Errorf("baking: verdict %s stage %q until %s, want %s, rest/eu-1a, the bake's end", out.Verdict, out.Stage, out.WaitUntil, VerdictWaitBake)
+	}
 }
 
 func TestExecutionName(t *testing.T) {

@@ -263,11 +263,17 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 		d.Note = fmt.Sprintf("no rollout: policy %q does not exist (policy_not_found)", policyName)
 		return false
 	}
-	r, ts := engine.Create(engine.NewRollout{
+	r, ts, err := engine.Create(engine.NewRollout{
 		ID: in.NewRolloutID, Fleet: in.FleetName, Kind: in.Kind, Policy: snap, ToRef: d.Target,
 		Origin: origin, CreatedBy: createdBy, RequestReason: reason, Annotations: ann,
 		Candidates: cands, Now: in.Now,
 	})
+	if err != nil {
+		// Agents of a wave split by region or zone lack the attribute: the
+		// plan is blocked with the reason, never a rollout without them.
+		d.Note = fmt.Sprintf("no rollout: %v (topology_invalid)", err)
+		return false
+	}
 	if in.Kind == policy.KindVersion {
 		r.Executor = string(in.Fleet.UpdateExecutor())
 	}

@@ -197,3 +197,7 @@ func NotCarriedOut(p Policy) issue.List {
 	}
 	return l
 }
+
+// SplitsWaves reports whether a wave of the snapshot splits by region or
+// zone: the rollout then runs in stages, passes and batches.
+func (s Snapshot) SplitsWaves() bool { return usesTopology(s.Waves) }

@@ -54,6 +54,9 @@ type Rollout struct {
 	TaskToken string `json:"taskToken,omitempty"`
 
 	Waves []Wave `json:"waves"`
+	// Stages splits the waves by region or zone (policy field by); empty
+	// for a rollout whose waves run whole.
+	Stages []Stage `json:"stages,omitempty"`
 	// AckedFailures lists per wave index the acknowledged failed attempts as
 	// <agentId>#<attempt>; they no longer count toward the threshold.
 	AckedFailures map[int][]string `json:"ackedFailures,omitempty"`
@@ -103,6 +106,12 @@ type Target struct {
 	Restarts        int    `json:"restarts,omitempty"`        // fallbacks from healthy to a start-up report
 	VersionAtVerify string `json:"versionAtVerify,omitempty"` // collector version when a config target entered verifying
 
+	// Stage, Pass and Batch place the target in the rollout's stages (only
+	// meaningful when the rollout has stages).
+	Stage int `json:"stage,omitempty"`
+	Pass  int `json:"pass,omitempty"`
+	Batch int `json:"batch,omitempty"`
+
 	// Progress is the live progress of a version target (nil for configuration).
 	Progress *progress.TargetProgress `json:"progress,omitempty"`
 
@@ -122,6 +131,12 @@ func (r *Rollout) EndOpenWaves(now time.Time) {
 		w := &r.Waves[i]
 		if w.Status == WaveRunning || w.Status == WaveWaitingApproval {
 			w.Status, w.FinishedAt = WaveFailed, &now
+		}
+	}
+	r.Stages = append([]Stage(nil), r.Stages...)
+	for i := range r.Stages {
+		if s := &r.Stages[i]; s.Status == StageRunning || s.Status == StageBaking {
+			s.Status, s.FinishedAt = StageFailed, &now
 		}
 	}
 }

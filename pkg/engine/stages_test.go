@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selector"
+)
+
+// stagedFixture is a configuration rollout created through Create with a
+// policy that splits the rest wave by zone: a canary wave (a0), then
+// rest/r1a (a1, a2) and rest/r1b (a3, a4), batches of one, a 10-minute bake
+// after each rest stage.
+func stagedFixture(t *testing.T) *fixture {
+	t.Helper()
+	spec := policy.Spec{
+		Waves: []policy.Wave{
+			{Name: "canary", Selector: &selector.Selector{MatchAttributes: map[string]string{"labels.wave": "canary"}}},
+			{Name: "rest", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute, MaxUnavailable: policy.Amount{Value: 1}},
+		},
+		MaxConcurrent: intp(0), HealthWait: time.Minute,
+	}
+	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(policy.KindConfig)
+	zones := map[string]string{"a0": "r1a", "a1": "r1a", "a2": "r1a", "a3": "r1b", "a4": "r1b"}
+	f := &fixture{t: t, now: t0, agents: map[string]agent.Agent{}}
+	var cands []Candidate
+	for _, id := range []string{"a0", "a1", "a2", "a3", "a4"} {
+		attrs := map[string]string{"cloud.region": "r1", "cloud.availability_zone": zones[id]}
+		if id == "a0" {
+			attrs["labels.wave"] = "canary"
+		}
+		cands = append(cands, Candidate{AgentID: id, Attributes: selector.Map(attrs), FromRef: "h-old"})
+		f.agents[id] = agent.Agent{ID: id, Fleet: "edge", Online: true, Attributes: attrs,
+			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0.Add(-time.Hour)},
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
+	}
+	r, ts, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h-new", Candidates: cands, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r, f.ts = r, ts
+	return f
+}
+
+// inFlightIDs are the targets in progress or verifying, sorted.
+func (f *fixture) inFlightIDs() []string {
+	var ids []string
+	for _, t := range f.ts {
+		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+			ids = append(ids, t.AgentID)
+		}
+	}
+	return ids
+}
+
+// settle lets every target in flight apply and finishes its health wait.
+func (f *fixture) settle() {
+	f.t.Helper()
+	for _, id := range f.inFlightIDs() {
+		f.apply(id)
+	}
+	f.tick()
+	f.advance(time.Minute)
+	f.tick()
+}
+
+func TestTick_Stages_BatchesOneAfterTheOtherThenBake(t *testing.T) {
+	f := stagedFixture(t)
+	if got := len(f.r.Stages); got != 3 || f.r.Stages[1].Name != "rest/r1a" || f.r.Stages[2].Name != "rest/r1b" {
+		t.Fatalf("stages %+v, want canary, rest/r1a, rest/r1b", f.r.Stages)
+	}
+	f.tick()
+	if got := f.inFlightIDs(); len(got) != 1 || got[0] != "a0" {
+		t.Fatalf("in flight %v, want the canary alone", got)
+	}
+	f.settle() // the canary succeeds; its stage has no bake; rest/r1a starts its first batch
+	if got := f.inFlightIDs(); len(got) != 1 || f.target(got[0]).Stage != 1 {
+		t.Fatalf("in flight %v, want one target of rest/r1a (batches of one)", got)
+	}
+	first := f.inFlightIDs()[0]
+	f.settle() // batch 0 done: batch 1 of the same pass
+	if got := f.inFlightIDs(); len(got) != 1 || got[0] == first || f.target(got[0]).Stage != 1 {
+		t.Fatalf("in flight %v, want the other target of rest/r1a", got)
+	}
+	f.settle() // rest/r1a is final: it bakes, nothing of rest/r1b starts
+	st := f.r.Stages[1]
+	if st.Status != rollout.StageBaking || st.BakeUntil == nil || !st.BakeUntil.Equal(f.now.Add(10*time.Minute)) {
+		t.Fatalf("stage rest/r1a %+v, want baking until now + 10m", st)
+	}
+	bakeUntil := *st.BakeUntil
+	f.wantDeadline(bakeUntil)
+	f.advance(5 * time.Minute)
+	f.tick()
+	f.tick() // a retried pass does not move the bake's end
+	if got := f.r.Stages[1].BakeUntil; !got.Equal(bakeUntil) || len(f.inFlightIDs()) != 0 {
+		t.Fatalf("bake until %v (was %v), in flight %v: the bake must neither restart nor let rest/r1b begin", got, bakeUntil, f.inFlightIDs())
+	}
+	f.now = bakeUntil
+	f.tick()
+	if f.r.Stages[1].Status != rollout.StagePassed || len(f.inFlightIDs()) != 1 || f.target(f.inFlightIDs()[0]).Stage != 2 {
+		t.Fatalf("after the bake: stages %+v, in flight %v; want rest/r1a passed and rest/r1b's first batch", f.r.Stages, f.inFlightIDs())
+	}
+	f.settle()
+	f.settle()
+	f.advance(10 * time.Minute)
+	f.tick()
+	f.wantRollout(rollout.Completed)
+	if p, n := f.r.StageProgress(); p != 3 || n != 3 {
+		t.Fatalf("stage progress %d/%d, want 3/3", p, n)
+	}
+}
+
+func TestTick_Stages_FailureStopsTheFollowingStages(t *testing.T) {
+	f := stagedFixture(t)
+	f.tick()
+	f.settle() // canary done; rest/r1a batch 0 starts
+	failing := f.inFlightIDs()[0]
+	f.update(failing, func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
+	})
+	f.tick()
+	f.wantRollout(rollout.Paused)
+	if f.r.Stages[1].Status != rollout.StageFailed || f.r.Stages[2].Status != rollout.StagePending {
+		t.Fatalf("stages %+v, want rest/r1a failed and rest/r1b pending", f.r.Stages)
+	}
+	for _, id := range []string{"a3", "a4"} {
+		f.wantTarget(id, rollout.TargetPending)
+	}
+}
+
+// A wave split by zone whose agents lack the zone attribute blocks the
+// rollout's creation with a clear error; it never drops them silently.
+func TestCreate_Stages_MissingZoneIsAnError(t *testing.T) {
+	spec := policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone}}}
+	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(policy.KindConfig)
+	cands := []Candidate{{AgentID: "a0", Attributes: selector.Map{"cloud.region": "r1"}}}
+	if _, _, err := Create(NewRollout{ID: "r1", Kind: policy.KindConfig, Policy: snap, ToRef: "h", Candidates: cands, Now: t0}); err == nil {
+		t.Fatal("agents without a zone in a wave split by zone must be an error")
+	}
+}
+
+// Stragglers of a rollout with stages join the last pass of the last stage,
+// in a new batch; a stage that had passed runs again for them.
+func TestAddStragglers_Stages_JoinTheLastPass(t *testing.T) {
+	f := stagedFixture(t)
+	r, late := AddStragglers(f.r, []Candidate{{AgentID: "late", FromRef: "h-old"}})
+	if len(late) != 1 || late[0].Stage != 2 || late[0].Batch != 2 {
+		t.Fatalf("straggler %+v, want stage 2 (rest/r1b), batch 2 after its two batches", late)
+	}
+	if p := r.Stages[2].Passes[0]; p.Size != 3 || p.Batches != 3 {
+		t.Fatalf("last pass %+v, want 3 targets in 3 batches", p)
+	}
+}
