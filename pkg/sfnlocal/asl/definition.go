@@ -56,9 +56,6 @@ type PathField struct {
 	Path *Path
 }
 
-// IsDefault reports whether the field was absent.
-func (f PathField) IsDefault() bool { return !f.Null && f.Path == nil }
-
 // Select applies InputPath or OutputPath semantics: absent keeps the value, null gives
 // {}, a path selects from the value (a missing node is a *PathError).
 func (f PathField) Select(v any) (any, error) {
