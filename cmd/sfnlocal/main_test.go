@@ -32,11 +32,11 @@ func TestRun_ServesTheAPI(t *testing.T) {
 		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")})
 	out, err := client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{
 		Name: aws.String("hello"), RoleArn: aws.String("arn:aws:iam::123456789012:role/r"),
-		Definition: aws.String(`{"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}}`)})
+		Definition: aws.String(`{"StartAt":"Hi","States":{"Hi":{"Type":"Succeed","OutputPath":"$.greeting"}}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: out.StateMachineArn})
+	ex, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: out.StateMachineArn, Input: aws.String(`{"greeting":"hello"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

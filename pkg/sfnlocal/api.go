@@ -1,6 +1,8 @@
 package sfnlocal
 
 import (
+	"github.com/google/uuid"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-
-	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
 )
 
 // action decodes a request body and runs an operation.
@@ -57,7 +57,7 @@ const targetPrefix = "AWSStepFunctions."
 // X-Amz-Target: AWSStepFunctions.<Action>. Errors are HTTP 400 with
 // {"__type": name, "message": text}. Request signatures are not checked.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	requestID := asl.NewUUID()
+	requestID := uuid.NewString()
 	w.Header().Set("x-amzn-RequestId", requestID)
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, apiErr(errUnknownOperation, "only POST is supported"))

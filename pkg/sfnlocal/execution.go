@@ -1,6 +1,8 @@
 package sfnlocal
 
 import (
+	"github.com/google/uuid"
+
 	"log/slog"
 	"sort"
 	"sync"
@@ -44,7 +46,6 @@ type execution struct {
 	errName *string
 	cause   *string
 	events  []*event
-	timer   Timer
 }
 
 func (e *execution) currentStatus() string {
@@ -53,8 +54,8 @@ func (e *execution) currentStatus() string {
 	return e.status
 }
 
-// thread is a chain of events: the execution's main line, a Parallel branch or a Map
-// iteration. previousEventId of each event is the thread's previous event.
+// thread is the execution's chain of events: previousEventId of each event is the
+// previous one.
 type thread struct {
 	e    *execution
 	sc   *scope
@@ -87,8 +88,7 @@ func (e *execution) appendLocked(prev int64, typ, key string, details any) int64
 	return ev.ID
 }
 
-// finish ends a running execution: it records the closing event, stops its timer,
-// closes its task tokens and cancels its goroutines. It reports false if the execution
+// finish ends a running execution: it records the closing event, closes its task tokens and cancels its goroutines. It reports false if the execution
 // had already ended.
 func (e *execution) finish(status string, prev int64, typ, key string, details any, output, errName, cause *string) bool {
 	e.mu.Lock()
@@ -100,9 +100,6 @@ func (e *execution) finish(status string, prev int64, typ, key string, details a
 	e.status = status
 	e.stopped = e.s.clock.Now()
 	e.output, e.errName, e.cause = output, errName, cause
-	if e.timer != nil {
-		e.timer.Stop()
-	}
 	e.mu.Unlock()
 	e.root.cancel()
 	e.s.closeTokens(e)
@@ -134,16 +131,6 @@ func (e *execution) fail(prev int64, err *asl.Error) {
 		errorDetails{Error: &name, Cause: cause}, nil, &name, cause)
 }
 
-// timeOut ends the execution when its TimeoutSeconds has passed.
-func (e *execution) timeOut() {
-	name := asl.ErrorTimeout
-	e.mu.Lock()
-	last := int64(len(e.events))
-	e.mu.Unlock()
-	e.finish(statusTimedOut, last, "ExecutionTimedOut", "executionTimedOutEventDetails",
-		errorDetails{Error: &name}, nil, &name, nil)
-}
-
 type startExecutionInput struct {
 	StateMachineArn *string `json:"stateMachineArn"`
 	Name            *string `json:"name"`
@@ -160,7 +147,7 @@ func (s *Server) startExecution(in *startExecutionInput) (any, error) {
 	if in.StateMachineArn == nil {
 		return nil, notNull("stateMachineArn")
 	}
-	name := asl.NewUUID()
+	name := uuid.NewString()
 	if in.Name != nil {
 		name = *in.Name
 		if !validName(name) {
@@ -223,8 +210,7 @@ func executionAlreadyExists(arn string) *APIError {
 	return apiErr(errExecutionAlreadyExists, "Execution Already Exists: '%s'", arn)
 }
 
-// start records ExecutionStarted, arms the execution's time limit and runs it in its
-// own goroutine.
+// start records ExecutionStarted and runs the execution in its own goroutine.
 func (e *execution) start() {
 	input := e.input
 	e.mu.Lock()
@@ -232,12 +218,6 @@ func (e *execution) start() {
 		executionStartedDetails{Input: &input, InputDetails: notTruncated, RoleArn: e.roleArn})
 	e.mu.Unlock()
 	e.s.busy.add(1)
-	if e.def.TimeoutSeconds > 0 {
-		t := e.s.clock.AfterFunc(time.Duration(e.def.TimeoutSeconds)*time.Second, e.timeOut)
-		e.mu.Lock()
-		e.timer = t
-		e.mu.Unlock()
-	}
 	go e.run()
 }
 

@@ -65,12 +65,6 @@ func (e *event) withoutData() *event {
 	case stateExitedDetails:
 		d.Output = nil
 		c.details = d
-	case lambdaScheduledDetails:
-		d.Input = nil
-		c.details = d
-	case lambdaSucceededDetails:
-		d.Output = nil
-		c.details = d
 	case taskScheduledDetails:
 		d.Parameters = ""
 		c.details = d
@@ -98,8 +92,7 @@ type executionSucceededDetails struct {
 	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
 }
 
-// errorDetails is the shape of the *Failed, *Aborted and *TimedOut details of
-// executions and Lambda functions.
+// errorDetails is the shape of the ExecutionFailed and ExecutionAborted details.
 type errorDetails struct {
 	Error *string `json:"error,omitempty"`
 	Cause *string `json:"cause,omitempty"`
@@ -117,25 +110,11 @@ type stateExitedDetails struct {
 	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
 }
 
-type lambdaScheduledDetails struct {
-	Resource         string       `json:"resource"`
-	Input            *string      `json:"input,omitempty"`
-	InputDetails     *dataDetails `json:"inputDetails,omitempty"`
-	TimeoutInSeconds *int64       `json:"timeoutInSeconds,omitempty"`
-}
-
-type lambdaSucceededDetails struct {
-	Output        *string      `json:"output,omitempty"`
-	OutputDetails *dataDetails `json:"outputDetails,omitempty"`
-}
-
 type taskScheduledDetails struct {
-	ResourceType       string `json:"resourceType"`
-	Resource           string `json:"resource"`
-	Region             string `json:"region"`
-	Parameters         string `json:"parameters"`
-	TimeoutInSeconds   *int64 `json:"timeoutInSeconds,omitempty"`
-	HeartbeatInSeconds *int64 `json:"heartbeatInSeconds,omitempty"`
+	ResourceType string `json:"resourceType"`
+	Resource     string `json:"resource"`
+	Region       string `json:"region"`
+	Parameters   string `json:"parameters"`
 }
 
 type taskStartedDetails struct {
@@ -157,15 +136,6 @@ type taskErrorDetails struct {
 	Resource     string  `json:"resource"`
 	Error        *string `json:"error,omitempty"`
 	Cause        *string `json:"cause,omitempty"`
-}
-
-type mapStartedDetails struct {
-	Length int `json:"length"`
-}
-
-type mapIterationDetails struct {
-	Name  string `json:"name"`
-	Index int    `json:"index"`
 }
 
 func strPtr(s string) *string { return &s }

@@ -9,15 +9,14 @@ import (
 	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
 )
 
-// errAborted ends a thread whose scope was cancelled: the execution stopped or timed
-// out, or a sibling branch or iteration failed.
+// errAborted ends a thread whose scope was cancelled: the execution stopped.
 var errAborted = &asl.Error{Name: "sfnlocal.Aborted"}
 
 // run is the execution's goroutine.
 func (e *execution) run() {
 	defer e.s.busy.add(-1)
 	th := &thread{e: e, sc: e.root}
-	out, err := e.runMachine(th, &e.def.Machine, e.inputValue)
+	out, err := e.runMachine(th, e.inputValue)
 	switch {
 	case err == errAborted:
 		// Stopped or timed out: the closing event is recorded already.
@@ -29,13 +28,13 @@ func (e *execution) run() {
 }
 
 // runMachine runs states from StartAt until a state ends the machine.
-func (e *execution) runMachine(th *thread, m *asl.Machine, input any) (any, *asl.Error) {
-	name := m.StartAt
+func (e *execution) runMachine(th *thread, input any) (any, *asl.Error) {
+	name := e.def.StartAt
 	for {
 		if th.sc.cancelled() {
 			return nil, errAborted
 		}
-		st := m.States[name]
+		st := e.def.States[name]
 		out, next, err := e.runState(th, st, input)
 		if err != nil {
 			return nil, err
@@ -53,9 +52,6 @@ type stateRun struct {
 	enteredID  int64
 	entered    time.Time
 	retryCount int
-	// fannedOut is set once a Parallel or Map attempt has started its branches; the
-	// state's final failure then records <Type>StateFailed.
-	fannedOut bool
 }
 
 // runState runs one state and returns its output and the next state ("" to end).
@@ -67,12 +63,10 @@ func (e *execution) runState(th *thread, st *asl.State, input any) (any, string,
 	var out any
 	var err *asl.Error
 	switch st.Type {
-	case asl.TypePass:
-		out, err = e.pass(sr, input)
 	case asl.TypeSucceed:
 		out, err = e.succeedState(sr, input)
 	case asl.TypeFail:
-		err = e.failState(sr, input)
+		err = e.failState(sr)
 	case asl.TypeChoice:
 		var next string
 		out, next, err = e.choice(sr, input)
@@ -83,10 +77,6 @@ func (e *execution) runState(th *thread, st *asl.State, input any) (any, string,
 		out, err = e.wait(th, sr, input)
 	case asl.TypeTask:
 		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.task(th, sr, input) })
-	case asl.TypeParallel:
-		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.parallel(th, sr, input) })
-	case asl.TypeMap:
-		out, err = e.withRetry(th, sr, input, func() (any, *asl.Error) { return e.mapState(th, sr, input) })
 	}
 	if err == errAborted {
 		th.emit(st.Type+"StateAborted", "", nil)
@@ -160,7 +150,7 @@ func selectPath(f asl.PathField, v any) (any, *asl.Error) {
 }
 
 // contextObject builds $$ for a state.
-func (e *execution) contextObject(sr *stateRun, token string, item map[string]any) map[string]any {
+func (e *execution) contextObject(sr *stateRun, token string) map[string]any {
 	ctx := map[string]any{
 		"Execution": map[string]any{
 			"Id":           e.arn,
@@ -180,9 +170,6 @@ func (e *execution) contextObject(sr *stateRun, token string, item map[string]an
 	if token != "" {
 		ctx["Task"] = map[string]any{"Token": token}
 	}
-	if item != nil {
-		ctx["Map"] = map[string]any{"Item": item}
-	}
 	return ctx
 }
 
@@ -197,39 +184,20 @@ func (e *execution) effectiveInput(sr *stateRun, input any, token string) (any, 
 	if sr.st.Parameters == nil {
 		return v, nil
 	}
-	out, perr := sr.st.Parameters.Eval(v, e.contextObject(sr, token, nil))
+	out, perr := sr.st.Parameters.Eval(v, e.contextObject(sr, token))
 	if perr != nil {
 		return nil, asErr(perr)
 	}
 	return out, nil
 }
 
-// finishResult applies ResultSelector, ResultPath and OutputPath to a state's result.
+// finishResult applies ResultPath and OutputPath to a state's result.
 func (e *execution) finishResult(sr *stateRun, rawInput, result any) (any, *asl.Error) {
-	if sr.st.ResultSelector != nil {
-		v, err := sr.st.ResultSelector.Eval(result, e.contextObject(sr, "", nil))
-		if err != nil {
-			return nil, asErr(err)
-		}
-		result = v
-	}
 	merged, err := sr.st.ResultPath.Merge(rawInput, result)
 	if err != nil {
 		return nil, asErr(err)
 	}
 	return selectPath(sr.st.OutputPath, merged)
-}
-
-func (e *execution) pass(sr *stateRun, input any) (any, *asl.Error) {
-	effective, err := e.effectiveInput(sr, input, "")
-	if err != nil {
-		return nil, err
-	}
-	result := effective
-	if sr.st.HasResult {
-		result = sr.st.Result
-	}
-	return e.finishResult(sr, input, result)
 }
 
 func (e *execution) succeedState(sr *stateRun, input any) (any, *asl.Error) {
@@ -240,40 +208,13 @@ func (e *execution) succeedState(sr *stateRun, input any) (any, *asl.Error) {
 	return selectPath(sr.st.OutputPath, v)
 }
 
-func (e *execution) failState(sr *stateRun, input any) *asl.Error {
-	st := sr.st
+func (e *execution) failState(sr *stateRun) *asl.Error {
 	out := &asl.Error{}
-	if st.Error != nil {
-		out.Name = *st.Error
+	if sr.st.Error != nil {
+		out.Name = *sr.st.Error
 	}
-	if st.Cause != nil {
-		out.Cause, out.HasCause = *st.Cause, true
-	}
-	ctx := e.contextObject(sr, "", nil)
-	for _, f := range []struct {
-		field string
-		value *asl.DynamicValue
-		dst   *string
-	}{{"ErrorPath", st.ErrorPath, &out.Name}, {"CausePath", st.CausePath, &out.Cause}} {
-		if f.value == nil {
-			continue
-		}
-		v, err := f.value.Eval(input, ctx)
-		if err != nil {
-			var ae *asl.Error
-			if errors.As(err, &ae) {
-				return ae
-			}
-			return asl.Runtimef("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", f.value, f.field, asl.Encode(input))
-		}
-		s, ok := v.(string)
-		if !ok {
-			return asl.Runtimef("The value of the field '%s' must be a string, not %s", f.field, asl.Encode(v))
-		}
-		*f.dst = s
-		if f.field == "CausePath" {
-			out.HasCause = true
-		}
+	if sr.st.Cause != nil {
+		out.Cause, out.HasCause = *sr.st.Cause, true
 	}
 	return out
 }
@@ -309,7 +250,7 @@ func (e *execution) wait(th *thread, sr *stateRun, input any) (any, *asl.Error) 
 	if err != nil {
 		return nil, err
 	}
-	until, werr := sr.st.WaitUntil(v, e.s.clock.Now())
+	until, werr := sr.st.WaitUntil(v)
 	if werr != nil {
 		return nil, asErr(werr)
 	}
@@ -333,25 +274,17 @@ func (e *execution) sleepUntil(th *thread, t time.Time) bool {
 	return r != wakeTimer
 }
 
-// withRetry runs attempts of a Task, Parallel or Map state and retries errors that a
-// Retrier matches, waiting IntervalSeconds × BackoffRate^(n-1) (capped by
+// withRetry runs attempts of a Task state and retries errors that a Retrier matches, waiting IntervalSeconds × BackoffRate^(n-1) (capped by
 // MaxDelaySeconds) on the clock before retry n. Each Retrier counts its own attempts.
 func (e *execution) withRetry(th *thread, sr *stateRun, input any, attempt func() (any, *asl.Error)) (any, *asl.Error) {
 	counts := make([]int64, len(sr.st.Retry))
 	for {
-		sr.fannedOut = false
 		out, err := attempt()
 		if err == nil || err == errAborted || err.Terminal() {
-			if err != nil && err != errAborted && sr.fannedOut {
-				th.emit(sr.st.Type+"StateFailed", "", nil)
-			}
 			return out, err
 		}
 		i := retrierFor(sr.st.Retry, err)
 		if i < 0 || counts[i] >= sr.st.Retry[i].MaxAttempts {
-			if sr.fannedOut {
-				th.emit(sr.st.Type+"StateFailed", "", nil)
-			}
 			return nil, err
 		}
 		counts[i]++

@@ -13,99 +13,94 @@ import (
 	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
 )
 
-// The specification's path processing example: InputPath selects the numbers, the
-// task's result is placed by ResultPath and OutputPath selects it.
+// add is a Lambda handler that adds val1 and val2.
+func add(_ context.Context, in any) (any, error) {
+	m := in.(map[string]any)
+	a, _ := m["val1"].(json.Number).Int64()
+	b, _ := m["val2"].(json.Number).Int64()
+	return a + b, nil
+}
+
+// The specification's path processing example on lambda:invoke: InputPath selects the
+// numbers, Parameters build the Invoke request, ResultPath places the Invoke response
+// and OutputPath selects from it.
 func TestPathProcessing_SpecExample(t *testing.T) {
 	tests := []struct {
 		name, fields, want string
 	}{
-		{"InputPath ResultPath OutputPath", `"InputPath":"$.numbers","ResultPath":"$.sum","OutputPath":"$.sum"`, `7`},
-		{"ResultPath only", `"InputPath":"$.numbers","ResultPath":"$.sum"`, `{"title":"Numbers to add","numbers":{"val1":3,"val2":4},"sum":7}`},
-		{"ResultPath null", `"InputPath":"$.numbers","ResultPath":null`, `{"title":"Numbers to add","numbers":{"val1":3,"val2":4}}`},
-		{"default ResultPath", `"InputPath":"$.numbers"`, `7`},
-		{"Parameters", `"Parameters":{"val1.$":"$.numbers.val2","val2":10},"ResultPath":"$.sum","OutputPath":"$.sum"`, `14`},
-		{"ResultSelector", `"InputPath":"$.numbers","ResultSelector":{"total.$":"$","doubled.$":"States.MathAdd($, $)"},"ResultPath":"$.sum","OutputPath":"$.sum"`, `{"total":7,"doubled":14}`},
-		{"OutputPath null", `"InputPath":"$.numbers","OutputPath":null`, `{}`},
-		{"InputPath null", `"InputPath":null,"Parameters":{"val1":1,"val2":1}`, `2`},
+		{"InputPath ResultPath OutputPath", `"InputPath":"$.numbers","Parameters":{"FunctionName":"add","Payload.$":"$"},"ResultPath":"$.sum","OutputPath":"$.sum.Payload"`, `7`},
+		{"ResultPath keeps the input", `"InputPath":"$.numbers","Parameters":{"FunctionName":"add","Payload.$":"$"},"ResultPath":"$.sum.Payload","OutputPath":"$.numbers"`, `{"val1":3,"val2":4}`},
+		{"ResultPath null", `"InputPath":"$.numbers","Parameters":{"FunctionName":"add","Payload.$":"$"},"ResultPath":null`, `{"title":"Numbers to add","numbers":{"val1":3,"val2":4}}`},
+		{"default ResultPath", `"InputPath":"$.numbers","Parameters":{"FunctionName":"add","Payload.$":"$"},"OutputPath":"$.Payload"`, `7`},
+		{"Parameters at depth", `"Parameters":{"FunctionName":"add","Payload":{"val1.$":"$.numbers.val2","val2":10}},"OutputPath":"$.Payload"`, `14`},
+		{"OutputPath null", `"InputPath":"$.numbers","Parameters":{"FunctionName":"add","Payload.$":"$"},"OutputPath":null`, `{}`},
+		{"InputPath null", `"InputPath":null,"Parameters":{"FunctionName":"add","Payload":{"val1":1,"val2":1}},"OutputPath":"$.Payload"`, `2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.lambda("add", func(_ context.Context, in any) (any, error) {
-				m := in.(map[string]any)
-				a, _ := m["val1"].(json.Number).Int64()
-				b, _ := m["val2"].(json.Number).Int64()
-				return a + b, nil
-			})
-			def := `{"StartAt":"Add","States":{"Add":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:123456789012:function:add",` + tt.fields + `,"End":true}}}`
+			h.lambda("add", add)
+			def := `{"StartAt":"Add","States":{"Add":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",` + tt.fields + `,"End":true}}}`
 			h.run(def, `{"title":"Numbers to add","numbers":{"val1":3,"val2":4}}`).wantOutput(t, tt.want)
 		})
 	}
 }
 
-func TestPass(t *testing.T) {
-	tests := []struct {
-		name, state, input, want string
-	}{
-		{"passes input", `{"Type":"Pass","End":true}`, `{"a":1}`, `{"a":1}`},
-		{"Result with ResultPath", `{"Type":"Pass","Result":{"x-datum":0.381018,"y-datum":622.2269926397355},"ResultPath":"$.coords","End":true}`,
-			`{"georefOf":"Home"}`, `{"georefOf":"Home","coords":{"x-datum":0.381018,"y-datum":622.2269926397355}}`},
-		{"Parameters with context", `{"Type":"Pass","Parameters":{"name.$":"$$.State.Name","exec.$":"$$.Execution.Name","machine.$":"$$.StateMachine.Name","input.$":"$$.Execution.Input.a","start.$":"$$.Execution.StartTime","entered.$":"$$.State.EnteredTime"},"End":true}`,
-			`{"a":1}`, `{"name":"P","exec":"run","machine":"smb","input":1,"start":"2025-03-01T12:00:00.000Z","entered":"2025-03-01T12:00:00.000Z"}`},
-		{"numbers keep their text", `{"Type":"Pass","End":true}`, `{"a":0.0,"b":1.10}`, `{"a":0.0,"b":1.10}`},
+// The context object ($$) in Parameters, as the rollout state machine passes
+// $$.Execution.Id; numbers keep their text through a state.
+func TestContextObject(t *testing.T) {
+	h := newHarness(t)
+	h.lambda("echo", func(_ context.Context, in any) (any, error) { return in, nil })
+	def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","OutputPath":"$.Payload","End":true,
+	  "Parameters":{"FunctionName":"echo","Payload":{"name.$":"$$.State.Name","exec.$":"$$.Execution.Name","machine.$":"$$.StateMachine.Name",
+	    "input.$":"$$.Execution.Input.a","start.$":"$$.Execution.StartTime","entered.$":"$$.State.EnteredTime","retries.$":"$$.State.RetryCount","n.$":"$.n"}}}}}`
+	name := "ctx"
+	out, err := h.s.createStateMachine(&createStateMachineInput{Name: &name, Definition: &def, RoleArn: strPtr(testRole)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			def := `{"StartAt":"P","States":{"P":` + tt.state + `}}`
-			name := "sm" + string(rune('a'+1))
-			out, err := h.s.createStateMachine(&createStateMachineInput{Name: &name, Definition: &def, RoleArn: strPtr(testRole)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			arn := out.(createStateMachineOutput).StateMachineArn
-			ex, err := h.s.startExecution(&startExecutionInput{StateMachineArn: &arn, Name: strPtr("run"), Input: &tt.input})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := h.drive(ex.(startExecutionOutput).ExecutionArn)
-			r.wantOutput(t, tt.want)
-			if tt.name == "numbers keep their text" && *r.events[len(r.events)-1].details.(executionSucceededDetails).Output != `{"a":0.0,"b":1.10}` {
-				t.Errorf("output text = %s", *r.events[len(r.events)-1].details.(executionSucceededDetails).Output)
-			}
-		})
+	arn := out.(createStateMachineOutput).StateMachineArn
+	ex, err := h.s.startExecution(&startExecutionInput{StateMachineArn: &arn, Name: strPtr("run"), Input: strPtr(`{"a":1,"n":0.0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.drive(ex.(startExecutionOutput).ExecutionArn)
+	r.wantOutput(t, `{"name":"T","exec":"run","machine":"ctx","input":1,"start":"2025-03-01T12:00:00.000Z","entered":"2025-03-01T12:00:00.000Z","retries":0,"n":0.0}`)
+	if got := *r.events[len(r.events)-1].details.(executionSucceededDetails).Output; !strings.Contains(got, `"n":0.0`) {
+		t.Errorf("output text = %s", got)
 	}
 }
 
+// Routes on the comparison operators sfnlocal implements; each route ends in a Fail
+// state named after it.
 func TestChoice(t *testing.T) {
-	// The specification's Choice example.
 	def := `{"StartAt":"Route","States":{
 	  "Route":{"Type":"Choice","Choices":[
 	    {"Not":{"Variable":"$.type","StringEquals":"Private"},"Next":"Public"},
 	    {"Variable":"$.value","IsPresent":false,"Next":"NoValue"},
-	    {"And":[{"Variable":"$.value","NumericGreaterThanEquals":20},{"Variable":"$.value","NumericLessThan":30}],"Next":"ValueInTwenties"}],
+	    {"And":[{"Variable":"$.value","NumericEquals":22},{"Variable":"$.flag","BooleanEquals":true}],"Next":"FlaggedTwentyTwo"},
+	    {"Or":[{"Variable":"$.value","NumericEquals":1},{"Variable":"$.value","NumericEquals":2.0}],"Next":"OneOrTwo"}],
 	   "Default":"DefaultState"},
-	  "Public":{"Type":"Pass","Result":"Public","End":true},
-	  "NoValue":{"Type":"Pass","Result":"NoValue","End":true},
-	  "ValueInTwenties":{"Type":"Pass","Result":"ValueInTwenties","End":true},
+	  "Public":{"Type":"Fail","Error":"Public"},
+	  "NoValue":{"Type":"Fail","Error":"NoValue"},
+	  "FlaggedTwentyTwo":{"Type":"Fail","Error":"FlaggedTwentyTwo"},
+	  "OneOrTwo":{"Type":"Fail","Error":"OneOrTwo"},
 	  "DefaultState":{"Type":"Fail","Error":"DefaultStateError","Cause":"No Matches!"}}}`
 	tests := []struct {
-		input, want, err string
+		input, want string
 	}{
-		{`{"type":"Public","value":22}`, `"Public"`, ""},
-		{`{"type":"Private"}`, `"NoValue"`, ""},
-		{`{"type":"Private","value":22}`, `"ValueInTwenties"`, ""},
-		{`{"type":"Private","value":35}`, ``, "DefaultStateError"},
+		{`{"type":"Public","value":22}`, "Public"},
+		{`{"type":"Private"}`, "NoValue"},
+		{`{"type":"Private","value":22.0,"flag":true}`, "FlaggedTwentyTwo"},  // numbers compare by value
+		{`{"type":"Private","value":22,"flag":"true"}`, "DefaultStateError"}, // mismatched types compare false
+		{`{"type":"Private","value":2}`, "OneOrTwo"},
+		{`{"type":"Private","value":"2"}`, "DefaultStateError"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.input, func(t *testing.T) {
 			h := newHarness(t)
 			r := h.run(def, tt.input)
-			if tt.err != "" {
-				r.wantError(t, statusFailed, tt.err)
-				return
-			}
-			r.wantOutput(t, tt.want)
+			r.wantError(t, statusFailed, tt.want)
 			if got := r.types()[1:3]; got[0] != "ChoiceStateEntered" || got[1] != "ChoiceStateExited" {
 				t.Errorf("events %v", r.types())
 			}
@@ -127,24 +122,21 @@ func TestChoice_Errors(t *testing.T) {
 
 func TestWait(t *testing.T) {
 	tests := []struct {
-		name, state, input string
-		want               time.Duration // from start to end
-		err                string
+		name, input string
+		want        time.Duration // from start to end
+		err         string
 	}{
-		{"Seconds", `{"Type":"Wait","Seconds":90,"End":true}`, `{}`, 90 * time.Second, ""},
-		{"SecondsPath", `{"Type":"Wait","SecondsPath":"$.delay","End":true}`, `{"delay":3600}`, time.Hour, ""},
-		{"Timestamp", `{"Type":"Wait","Timestamp":"2025-03-02T12:00:00Z","End":true}`, `{}`, 24 * time.Hour, ""},
-		{"TimestampPath", `{"Type":"Wait","TimestampPath":"$.until","End":true}`, `{"until":"2025-03-01T12:30:00+00:00"}`, 30 * time.Minute, ""},
-		{"Timestamp in the past", `{"Type":"Wait","TimestampPath":"$.until","End":true}`, `{"until":"2020-01-01T00:00:00Z"}`, 0, ""},
-		{"SecondsPath missing", `{"Type":"Wait","SecondsPath":"$.delay","End":true}`, `{}`, 0, "The SecondsPath parameter does not reference an input value: $.delay"},
-		{"SecondsPath fraction", `{"Type":"Wait","SecondsPath":"$.delay","End":true}`, `{"delay":1.5}`, 0, "The SecondsPath parameter cannot be parsed as a long value: $.delay == 1.5"},
-		{"SecondsPath negative", `{"Type":"Wait","SecondsPath":"$.delay","End":true}`, `{"delay":-1}`, 0, "The SecondsPath parameter references a negative value: $.delay == -1"},
-		{"TimestampPath invalid", `{"Type":"Wait","TimestampPath":"$.until","End":true}`, `{"until":"2016-12-05T21:29:29"}`, 0, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == 2016-12-05T21:29:29"},
+		{"TimestampPath", `{"until":"2025-03-01T12:30:00+00:00"}`, 30 * time.Minute, ""},
+		{"fractional seconds", `{"until":"2025-03-02T12:00:00.500Z"}`, 24*time.Hour + 500*time.Millisecond, ""},
+		{"in the past", `{"until":"2020-01-01T00:00:00Z"}`, 0, ""},
+		{"missing", `{}`, 0, "The TimestampPath parameter does not reference an input value: $.until"},
+		{"invalid", `{"until":"2016-12-05T21:29:29"}`, 0, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == 2016-12-05T21:29:29"},
+		{"not a string", `{"until":{"at":1}}`, 0, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == {at=1}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			r := h.run(`{"StartAt":"W","States":{"W":`+tt.state+`}}`, tt.input)
+			r := h.run(`{"StartAt":"W","States":{"W":{"Type":"Wait","TimestampPath":"$.until","End":true}}}`, tt.input)
 			if tt.err != "" {
 				r.wantError(t, statusFailed, asl.ErrorRuntime)
 				want := "An error occurred while executing the state 'W' (entered at the event id #2). " + tt.err
@@ -233,26 +225,20 @@ func TestCatch_LambdaErrors(t *testing.T) {
 		{"panic", nil, "kaputt", "string", `{"errorMessage":"kaputt","errorType":"string"}`},
 	}
 	for _, tt := range tests {
-		for _, resource := range []string{"arn:aws:states:::lambda:invoke", "arn:aws:lambda:us-east-1:123456789012:function:fails"} {
-			t.Run(tt.name+" "+resource, func(t *testing.T) {
-				h := newHarness(t)
-				h.lambda("fails", func(context.Context, any) (any, error) {
-					if tt.panicWith != nil {
-						panic(tt.panicWith)
-					}
-					return nil, tt.err
-				})
-				params := ""
-				if strings.Contains(resource, "states") {
-					params = `"Parameters":{"FunctionName":"fails"},`
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.lambda("fails", func(context.Context, any) (any, error) {
+				if tt.panicWith != nil {
+					panic(tt.panicWith)
 				}
-				def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"` + resource + `",` + params + `
-				  "Catch":[{"ErrorEquals":["` + tt.wantName + `"],"ResultPath":"$.error","Next":"Handled"}],"End":true},
-				  "Handled":{"Type":"Pass","End":true}}}`
-				r := h.run(def, `{"keep":true}`)
-				r.wantOutput(t, `{"keep":true,"error":{"Error":"`+tt.wantName+`","Cause":`+asl.Encode(tt.wantCause)+`}}`)
+				return nil, tt.err
 			})
-		}
+			def := `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"fails"},
+			  "Catch":[{"ErrorEquals":["` + tt.wantName + `"],"ResultPath":"$.error","Next":"Handled"}],"End":true},
+			  "Handled":{"Type":"Succeed"}}}`
+			r := h.run(def, `{"keep":true}`)
+			r.wantOutput(t, `{"keep":true,"error":{"Error":"`+tt.wantName+`","Cause":`+asl.Encode(tt.wantCause)+`}}`)
+		})
 	}
 }
 
@@ -270,15 +256,13 @@ func TestLambda_NamesAndNotFound(t *testing.T) {
 	if !strings.HasPrefix(r.cause, "Function not found: arn:aws:lambda:us-east-1:123456789012:function:missing:$LATEST (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException;") {
 		t.Errorf("cause = %s", r.cause)
 	}
-	r = h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:123456789012:function:missing","End":true}}}`, `{}`)
-	r.wantError(t, statusFailed, "Lambda.ResourceNotFoundException")
 }
 
-// The lambda:invoke result wrapper and the history events of both Lambda forms.
+// The lambda:invoke result wrapper and its history events.
 func TestLambda_InvokeShapes(t *testing.T) {
 	h := newHarness(t)
 	h.lambda("echo", func(_ context.Context, in any) (any, error) { return in, nil })
-	r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"echo","Payload":{"x.$":"$.x"}},"TimeoutSeconds":30,"End":true}}}`, `{"x":1}`)
+	r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"echo","Payload":{"x.$":"$.x"}},"End":true}}}`, `{"x":1}`)
 	if r.status != statusSucceeded {
 		t.Fatalf("status %s", r.status)
 	}
@@ -293,7 +277,7 @@ func TestLambda_InvokeShapes(t *testing.T) {
 		t.Errorf("events %s", got)
 	}
 	sched := r.find("TaskScheduled")[0].details.(taskScheduledDetails)
-	if sched.ResourceType != "lambda" || sched.Resource != "invoke" || sched.Region != "us-east-1" || sched.Parameters != `{"FunctionName":"echo","Payload":{"x":1}}` || *sched.TimeoutInSeconds != 30 {
+	if sched.ResourceType != "lambda" || sched.Resource != "invoke" || sched.Region != "us-east-1" || sched.Parameters != `{"FunctionName":"echo","Payload":{"x":1}}` {
 		t.Errorf("TaskScheduled = %+v", sched)
 	}
 	for i, e := range r.events {
@@ -305,59 +289,45 @@ func TestLambda_InvokeShapes(t *testing.T) {
 		t.Errorf("previousEventId: %d %d %d", r.events[1].Prev, r.events[2].Prev, r.events[6].Prev)
 	}
 
-	r = h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:123456789012:function:echo","End":true}}}`, `{"x":1}`)
-	r.wantOutput(t, `{"x":1}`)
-	if got := strings.Join(r.types(), ","); got != "ExecutionStarted,TaskStateEntered,LambdaFunctionScheduled,LambdaFunctionStarted,LambdaFunctionSucceeded,TaskStateExited,ExecutionSucceeded" {
-		t.Errorf("events %s", got)
-	}
 }
 
-// A task that outlives TimeoutSeconds fails with States.Timeout on the fake clock; the
-// handler's context is cancelled.
-func TestTask_Timeout(t *testing.T) {
-	for _, resource := range []string{`"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"slow"}`, `"arn:aws:lambda:us-east-1:123456789012:function:slow"`} {
-		h := newHarness(t)
-		cancelled := make(chan struct{})
-		h.lambda("slow", func(ctx context.Context, _ any) (any, error) {
-			err := AwaitCancel(ctx)
-			close(cancelled)
-			return nil, err
-		})
-		r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":`+resource+`,"TimeoutSecondsPath":"$.timeout",
-		  "Catch":[{"ErrorEquals":["States.Timeout"],"Next":"Late"}],"End":true},"Late":{"Type":"Pass","End":true}}}`, `{"timeout":300}`)
-		r.wantOutput(t, `{"Error":"States.Timeout","Cause":""}`)
-		<-cancelled
-		if got := r.events[len(r.events)-1].Timestamp.Sub(t0); got != 5*time.Minute {
-			t.Errorf("timed out after %v", got)
-		}
-		if len(r.find("TaskTimedOut"))+len(r.find("LambdaFunctionTimedOut")) != 1 {
-			t.Errorf("events %v", r.types())
-		}
-	}
-}
-
-func TestExecution_TimeoutSeconds(t *testing.T) {
+// StopExecution aborts a running task: the handler's context is cancelled (a handler
+// blocked in AwaitCancel does not keep WaitIdle waiting).
+func TestStopExecution_CancelsHandler(t *testing.T) {
 	h := newHarness(t)
-	r := h.run(`{"StartAt":"W","TimeoutSeconds":60,"States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}`, `{}`)
-	r.wantError(t, statusTimedOut, asl.ErrorTimeout)
-	last := r.events[len(r.events)-1]
-	if last.Type != "ExecutionTimedOut" || last.Timestamp.Sub(t0) != time.Minute {
-		t.Errorf("last event %s at %v", last.Type, last.Timestamp.Sub(t0))
+	cancelled := make(chan struct{})
+	h.lambda("slow", func(ctx context.Context, _ any) (any, error) {
+		err := AwaitCancel(ctx)
+		close(cancelled)
+		return nil, err
+	})
+	arn := h.start(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"slow"},"End":true}}}`, `{}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.s.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.s.stopExecution(&stopExecutionInput{ExecutionArn: &arn, Error: strPtr("Stop")}); err != nil {
+		t.Fatal(err)
+	}
+	<-cancelled
+	r := h.result(arn)
+	r.wantError(t, statusAborted, "Stop")
+	if got := r.types(); got[len(got)-1] != "ExecutionAborted" {
+		t.Errorf("events %v", got)
 	}
 }
 
 func TestFail(t *testing.T) {
 	tests := []struct {
-		state, input, err, cause string
+		state, err, cause string
 	}{
-		{`{"Type":"Fail","Error":"ErrorA","Cause":"Kaiju attack"}`, `{}`, "ErrorA", "Kaiju attack"},
-		{`{"Type":"Fail","ErrorPath":"$.e","CausePath":"$.c"}`, `{"e":"E","c":"C"}`, "E", "C"},
-		{`{"Type":"Fail","ErrorPath":"$$.State.Name","CausePath":"States.Format('at {}', $.where)"}`, `{"where":"x"}`, "F", "at x"},
-		{`{"Type":"Fail","ErrorPath":"$.ErrorX"}`, `{}`, asl.ErrorRuntime, "An error occurred while executing the state 'F' (entered at the event id #2). The JSONPath '$.ErrorX' specified for the field 'ErrorPath' could not be found in the input '{}'"},
+		{`{"Type":"Fail","Error":"ErrorA","Cause":"Kaiju attack"}`, "ErrorA", "Kaiju attack"},
+		{`{"Type":"Fail","Error":"Rollout.RolledBack"}`, "Rollout.RolledBack", ""},
 	}
 	for _, tt := range tests {
 		h := newHarness(t)
-		r := h.run(`{"StartAt":"F","States":{"F":`+tt.state+`}}`, tt.input)
+		r := h.run(`{"StartAt":"F","States":{"F":`+tt.state+`}}`, `{}`)
 		r.wantError(t, statusFailed, tt.err)
 		if r.cause != tt.cause {
 			t.Errorf("cause = %q, want %q", r.cause, tt.cause)
@@ -371,17 +341,16 @@ func TestRuntimeErrors(t *testing.T) {
 	tests := []struct {
 		name, fields, cause string
 	}{
-		{"InputPath", `"InputPath":"$.NoSuchInputPath"`, "Invalid path '$.NoSuchInputPath' : No results for path: $['NoSuchInputPath']"},
-		{"OutputPath", `"OutputPath":"$.no.such.result.path"`, "Invalid path '$.no.such.result.path' : Missing property in path $['no']"},
-		{"Parameters", `"Parameters":{"value.$":"$.no_such_jsonpath"}`, "The JSONPath '$.no_such_jsonpath' specified for the field 'value.$' could not be found in the input '{}'"},
-		{"TimeoutSecondsPath", `"TimeoutSecondsPath":"$.NoSuchTimeoutSecondsPath"`, "Invalid path '$.NoSuchTimeoutSecondsPath' : No results for path: $['NoSuchTimeoutSecondsPath']"},
+		{"InputPath", `"InputPath":"$.NoSuchInputPath","Parameters":{"FunctionName":"f"}`, "Invalid path '$.NoSuchInputPath' : No results for path: $['NoSuchInputPath']"},
+		{"OutputPath", `"Parameters":{"FunctionName":"f"},"OutputPath":"$.no.such.result.path"`, "Invalid path '$.no.such.result.path' : Missing property in path $['no']"},
+		{"Parameters", `"Parameters":{"FunctionName":"f","Payload":{"value.$":"$.no_such_jsonpath"}}`, "The JSONPath '$.no_such_jsonpath' specified for the field 'value.$' could not be found in the input '{}'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.lambda("f", func(context.Context, any) (any, error) { return map[string]any{}, nil })
-			r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:123456789012:function:f",`+tt.fields+`,
-			  "Catch":[{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},"C":{"Type":"Pass","End":true}}}`, `{}`)
+			r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke",`+tt.fields+`,
+			  "Catch":[{"ErrorEquals":["States.ALL"],"Next":"C"}],"End":true},"C":{"Type":"Succeed"}}}`, `{}`)
 			r.wantError(t, statusFailed, asl.ErrorRuntime)
 			want := "An error occurred while executing the state 'T' (entered at the event id #2). " + tt.cause
 			if r.cause != want {
@@ -393,101 +362,7 @@ func TestRuntimeErrors(t *testing.T) {
 
 func TestResultPathMatchFailure(t *testing.T) {
 	h := newHarness(t)
-	r := h.run(`{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"ResultPath":"$.a.b","End":true}}}`, `{"a":"text"}`)
+	h.lambda("f", func(context.Context, any) (any, error) { return 1, nil })
+	r := h.run(`{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f"},"ResultPath":"$.a.b","End":true}}}`, `{"a":"text"}`)
 	r.wantError(t, statusFailed, asl.ErrorResultPathMatchFailure)
-}
-
-func TestParallel(t *testing.T) {
-	h := newHarness(t)
-	def := `{"StartAt":"P","States":{"P":{"Type":"Parallel","Parameters":{"n.$":"$.n"},"ResultSelector":{"first.$":"$[0]","second.$":"$[1].sum"},"ResultPath":"$.out","End":true,
-	  "Branches":[
-	    {"StartAt":"Wait","States":{"Wait":{"Type":"Wait","Seconds":10,"Next":"Echo"},"Echo":{"Type":"Pass","End":true}}},
-	    {"StartAt":"Add","States":{"Add":{"Type":"Pass","Parameters":{"sum.$":"States.MathAdd($.n, 1)"},"End":true}}}]}}}`
-	r := h.run(def, `{"n":41}`)
-	r.wantOutput(t, `{"n":41,"out":{"first":{"n":41},"second":42}}`)
-	types := strings.Join(r.types(), ",")
-	if !strings.Contains(types, "ParallelStateEntered,ParallelStateStarted") || !strings.HasSuffix(types, "ParallelStateSucceeded,ParallelStateExited,ExecutionSucceeded") {
-		t.Errorf("events %s", types)
-	}
-	started := r.find("ParallelStateStarted")[0].ID
-	for _, e := range r.find("PassStateEntered") {
-		if e.Details() == "Add" && e.Prev != started {
-			t.Errorf("branch's first event has previousEventId %d, want %d", e.Prev, started)
-		}
-	}
-}
-
-func (e *event) Details() string {
-	if d, ok := e.details.(stateEnteredDetails); ok {
-		return d.Name
-	}
-	return ""
-}
-
-// A failing branch fails the Parallel state with the branch's error; the other branches
-// are aborted, and Catch handles the error.
-func TestParallel_Failure(t *testing.T) {
-	h := newHarness(t)
-	def := `{"StartAt":"P","States":{"P":{"Type":"Parallel","Catch":[{"ErrorEquals":["FailureType"],"Next":"Caught"}],"End":true,
-	  "Branches":[
-	    {"StartAt":"Slow","States":{"Slow":{"Type":"Wait","Seconds":100,"End":true}}},
-	    {"StartAt":"Pause","States":{"Pause":{"Type":"Wait","Seconds":1,"Next":"Boom"},"Boom":{"Type":"Fail","Error":"FailureType","Cause":"Cause description"}}}]},
-	  "Caught":{"Type":"Pass","End":true}}}`
-	r := h.run(def, `{}`)
-	r.wantOutput(t, `{"Error":"FailureType","Cause":"Cause description"}`)
-	if len(r.find("WaitStateAborted")) != 1 || len(r.find("ParallelStateFailed")) != 1 {
-		t.Errorf("events %v", r.types())
-	}
-	if d := r.events[len(r.events)-1].Timestamp.Sub(t0); d != time.Second {
-		t.Errorf("the aborted branch delayed the state by %v", d)
-	}
-}
-
-func TestMap(t *testing.T) {
-	tests := []struct {
-		name, fields, input, want string
-	}{
-		{"ItemProcessor", `"ItemsPath":"$.items","ItemProcessor":{"StartAt":"Double","States":{"Double":{"Type":"Pass","Parameters":{"v.$":"States.MathAdd($.v, $.v)"},"End":true}}}`,
-			`{"items":[{"v":1},{"v":2},{"v":3}]}`, `[{"v":2},{"v":4},{"v":6}]`},
-		{"ItemSelector with context", `"ItemsPath":"$.items","ItemSelector":{"index.$":"$$.Map.Item.Index","value.$":"$$.Map.Item.Value","tag.$":"$.tag"},"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}}`,
-			`{"tag":"t","items":["a","b"]}`, `[{"index":0,"value":"a","tag":"t"},{"index":1,"value":"b","tag":"t"}]`},
-		{"legacy Iterator and Parameters", `"ItemsPath":"$.items","Parameters":{"x.$":"$$.Map.Item.Value"},"Iterator":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"ResultPath":"$.out"`,
-			`{"items":[1,2]}`, `{"items":[1,2],"out":[{"x":1},{"x":2}]}`},
-		{"empty", `"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}}`, `[]`, `[]`},
-		{"MaxConcurrency", `"MaxConcurrency":1,"ItemProcessor":{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"End":true}}}`, `[1,2,3]`, `[1,2,3]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			r := h.run(`{"StartAt":"M","States":{"M":{"Type":"Map",`+tt.fields+`,"End":true}}}`, tt.input)
-			r.wantOutput(t, tt.want)
-			if tt.name == "MaxConcurrency" {
-				// One at a time: three waits of ten seconds.
-				if d := r.events[len(r.events)-1].Timestamp.Sub(t0); d != 30*time.Second {
-					t.Errorf("took %v", d)
-				}
-			}
-			if len(r.find("MapStateStarted")) != 1 || len(r.find("MapStateSucceeded")) != 1 {
-				t.Errorf("events %v", r.types())
-			}
-		})
-	}
-	h := newHarness(t)
-	r := h.run(`{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.x","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"End":true}}}`, `{"x":1}`)
-	r.wantError(t, statusFailed, asl.ErrorRuntime)
-	if r.cause != `Reference path "$.x" must point to array.` {
-		t.Errorf("cause = %s", r.cause)
-	}
-}
-
-func TestMap_IterationFailure(t *testing.T) {
-	h := newHarness(t)
-	def := `{"StartAt":"M","States":{"M":{"Type":"Map","Retry":[{"ErrorEquals":["HandleItemFailError"],"MaxAttempts":1}],
-	  "ItemProcessor":{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Variable":"$","NumericEquals":3,"Next":"Break"}],"Default":"Ok"},
-	    "Ok":{"Type":"Pass","End":true},"Break":{"Type":"Fail","Error":"HandleItemFailError","Cause":"HandleItemFailCause"}}},"End":true}}}`
-	r := h.run(def, `[1,2,3]`)
-	r.wantError(t, statusFailed, "HandleItemFailError")
-	if len(r.find("MapStateStarted")) != 2 || len(r.find("MapIterationFailed")) != 2 || len(r.find("MapStateFailed")) != 1 {
-		t.Errorf("events %v", r.types())
-	}
 }

@@ -69,12 +69,12 @@ func TestSDK_RunAndDescribe(t *testing.T) {
 	})
 	ctx := context.Background()
 	sm := create(t, client, "smoke", `{"StartAt":"Double","States":{
-	  "Double":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"double","Payload.$":"$"},"ResultSelector":{"N.$":"$.Payload.N"},"Next":"Wait"},
-	  "Wait":{"Type":"Wait","Seconds":3600,"End":true}}}`)
+	  "Double":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"double","Payload.$":"$"},"ResultPath":"$.doubled","Next":"Wait"},
+	  "Wait":{"Type":"Wait","TimestampPath":"$.until","OutputPath":"$.doubled.Payload","End":true}}}`)
 	if sm != "arn:aws:states:us-east-1:123456789012:stateMachine:smoke" {
 		t.Errorf("ARN %s", sm)
 	}
-	ex := start(t, client, sm, "run-1", `{"N":21}`)
+	ex := start(t, client, sm, "run-1", `{"N":21,"until":"2025-03-01T13:00:00Z"}`)
 	if ex != "arn:aws:states:us-east-1:123456789012:execution:smoke:run-1" {
 		t.Errorf("ARN %s", ex)
 	}
@@ -85,7 +85,7 @@ func TestSDK_RunAndDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"N":42}` || aws.ToString(d.Input) != `{"N":21}` || aws.ToString(d.StateMachineArn) != sm {
+	if d.Status != types.ExecutionStatusSucceeded || aws.ToString(d.Output) != `{"N":42}` || aws.ToString(d.Input) != `{"N":21,"until":"2025-03-01T13:00:00Z"}` || aws.ToString(d.StateMachineArn) != sm {
 		t.Errorf("describe = %+v", d)
 	}
 	if !d.StartDate.Equal(t0) || d.StopDate.Sub(*d.StartDate) != time.Hour {
@@ -105,7 +105,7 @@ func TestSDK_RunAndDescribe(t *testing.T) {
 	if s := h.Events[2].TaskScheduledEventDetails; s == nil || aws.ToString(s.Resource) != "invoke" || aws.ToString(s.ResourceType) != "lambda" {
 		t.Errorf("TaskScheduled details %+v", s)
 	}
-	if e := h.Events[1].StateEnteredEventDetails; e == nil || aws.ToString(e.Name) != "Double" || aws.ToString(e.Input) != `{"N":21}` {
+	if e := h.Events[1].StateEnteredEventDetails; e == nil || aws.ToString(e.Name) != "Double" || aws.ToString(e.Input) != `{"N":21,"until":"2025-03-01T13:00:00Z"}` {
 		t.Errorf("TaskStateEntered details %+v", e)
 	}
 	if e := h.Events[0]; e.ExecutionStartedEventDetails == nil || aws.ToString(e.ExecutionStartedEventDetails.RoleArn) != role || !e.Timestamp.Equal(t0) {
@@ -149,8 +149,8 @@ func TestSDK_RunAndDescribe(t *testing.T) {
 func TestSDK_Errors(t *testing.T) {
 	_, client, _ := newClient(t, sfnlocal.NewFakeClock(t0))
 	ctx := context.Background()
-	sm := create(t, client, "errs", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"End":true}}}`)
-	start(t, client, sm, "running", `{"a":1}`)
+	sm := create(t, client, "errs", `{"StartAt":"W","States":{"W":{"Type":"Wait","TimestampPath":"$.until","End":true}}}`)
+	start(t, client, sm, "running", `{"a":1,"until":"2025-03-01T13:00:00Z"}`)
 	missingSM := "arn:aws:states:us-east-1:123456789012:stateMachine:nope"
 	missingEx := "arn:aws:states:us-east-1:123456789012:execution:errs:nope"
 	check := func(name string, err error, target any) {
@@ -195,7 +195,7 @@ func TestSDK_Errors(t *testing.T) {
 	check("SendTaskFailure invalid", err, &badToken)
 	_, err = client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(strings.Repeat("x", 2049)), Output: aws.String("{}")})
 	check("SendTaskSuccess long", err, &badToken)
-	_, err = client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}}`), RoleArn: aws.String(role)})
+	_, err = client.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String("bad"), Definition: aws.String(`{"StartAt":"A","States":{"A":{"Type":"Wait","TimestampPath":"$.t","Next":"B"}}}`), RoleArn: aws.String(role)})
 	check("CreateStateMachine", err, &invDef)
 	if err != nil && !strings.Contains(err.Error(), "Missing 'Next' target: B at /States/A/Next") {
 		t.Errorf("InvalidDefinition message: %v", err)
@@ -279,18 +279,19 @@ func TestSDK_StateMachineLifecycle(t *testing.T) {
 	clk := sfnlocal.NewFakeClock(t0)
 	srv, client, _ := newClient(t, clk)
 	ctx := context.Background()
-	v1 := `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"Next":"P"},"P":{"Type":"Pass","Result":"v1","End":true}}}`
-	v2 := `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":"v2","End":true}}}`
+	v1 := `{"StartAt":"W","States":{"W":{"Type":"Wait","TimestampPath":"$.until","Next":"S"},"S":{"Type":"Succeed","OutputPath":"$.v1"}}}`
+	v2 := `{"StartAt":"S","States":{"S":{"Type":"Succeed","OutputPath":"$.v2"}}}`
+	const input = `{"until":"2025-03-01T12:00:10Z","v1":"v1","v2":"v2"}`
 	sm := create(t, client, "life", v1)
 	if again := create(t, client, "life", v1); again != sm { // idempotent
 		t.Errorf("create again = %s", again)
 	}
-	old := start(t, client, sm, "old", `{}`)
+	old := start(t, client, sm, "old", input)
 	up, err := client.UpdateStateMachine(ctx, &sfn.UpdateStateMachineInput{StateMachineArn: aws.String(sm), Definition: aws.String(v2)})
 	if err != nil || up.RevisionId == nil {
 		t.Fatalf("update: %v", err)
 	}
-	fresh := start(t, client, sm, "new", `{}`)
+	fresh := start(t, client, sm, "new", input)
 	for ex, want := range map[string]string{old: `"v1"`, fresh: `"v2"`} { // a running execution keeps its definition
 		if _, err := srv.Drive(ctx, clk, ex); err != nil {
 			t.Fatal(err)
@@ -327,15 +328,15 @@ func TestSDK_ExecutionsStartStopList(t *testing.T) {
 	clk := sfnlocal.NewFakeClock(t0)
 	srv, client, _ := newClient(t, clk)
 	ctx := context.Background()
-	sm := create(t, client, "runs", `{"StartAt":"W","States":{"W":{"Type":"Wait","SecondsPath":"$.wait","End":true}}}`)
-	long := start(t, client, sm, "long", `{"wait":3600}`)
+	sm := create(t, client, "runs", `{"StartAt":"W","States":{"W":{"Type":"Wait","TimestampPath":"$.until","End":true}}}`)
+	long := start(t, client, sm, "long", `{"until":"2025-03-01T13:00:00Z"}`)
 	// Same name and input while running: the same execution.
-	again, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("long"), Input: aws.String(`{"wait":3600}`)})
+	again, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("long"), Input: aws.String(`{"until":"2025-03-01T13:00:00Z"}`)})
 	if err != nil || *again.ExecutionArn != long {
 		t.Fatalf("idempotent start: %v", err)
 	}
 	clk.Advance(time.Second)
-	short := start(t, client, sm, "short", `{"wait":1}`)
+	short := start(t, client, sm, "short", `{"until":"2025-03-01T12:00:02Z"}`)
 	if err := srv.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -358,10 +359,10 @@ func TestSDK_ExecutionsStartStopList(t *testing.T) {
 	}
 	// A closed execution's name cannot be reused.
 	var exists *types.ExecutionAlreadyExists
-	if _, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("long"), Input: aws.String(`{"wait":3600}`)}); !errors.As(err, &exists) {
+	if _, err := client.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(sm), Name: aws.String("long"), Input: aws.String(`{"until":"2025-03-01T13:00:00Z"}`)}); !errors.As(err, &exists) {
 		t.Errorf("restart closed: %v", err)
 	}
-	running := start(t, client, sm, "third", `{"wait":60}`)
+	running := start(t, client, sm, "third", `{"until":"2025-03-01T12:01:02Z"}`)
 	for filter, want := range map[types.ExecutionStatus][]string{
 		"":                             {running, short, long}, // newest first
 		types.ExecutionStatusRunning:   {running},

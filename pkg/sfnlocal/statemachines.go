@@ -1,6 +1,8 @@
 package sfnlocal
 
 import (
+	"github.com/google/uuid"
+
 	"sort"
 	"time"
 
@@ -265,7 +267,7 @@ func (s *Server) updateStateMachine(in *updateStateMachineInput) (any, error) {
 		sm.tracing, changed = in.TracingConfiguration, true
 	}
 	if changed || sm.revisionID == "" {
-		sm.revisionID = asl.NewUUID()
+		sm.revisionID = uuid.NewString()
 	}
 	sm.updated = s.clock.Now()
 	return updateStateMachineOutput{UpdateDate: epochSeconds(sm.updated), RevisionID: sm.revisionID}, nil

@@ -1,6 +1,8 @@
 package sfnlocal
 
 import (
+	"github.com/google/uuid"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,19 +13,12 @@ import (
 	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
 )
 
-// task runs one attempt of a Task state.
+// task runs one attempt of a Task state: lambda:invoke, with or without
+// .waitForTaskToken. Without a TimeoutSeconds (which sfnlocal refuses) a task may run or
+// wait as long as the execution, as on the service.
 func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Error) {
-	st := sr.st
-	afterInputPath, err := selectPath(st.InputPath, rawInput)
-	if err != nil {
-		return nil, err
-	}
-	timeout, heartbeat, err := taskTimeouts(st, afterInputPath)
-	if err != nil {
-		return nil, err
-	}
 	var tok *taskToken
-	if st.Resource.Kind == asl.ResourceLambdaInvokeWaitForTaskToken {
+	if sr.st.Resource.Kind == asl.ResourceLambdaInvokeWaitForTaskToken {
 		tok = e.s.newToken(e)
 		defer tok.close()
 	}
@@ -35,46 +30,11 @@ func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Erro
 	if err != nil {
 		return nil, err
 	}
-	var result any
-	if st.Resource.Kind == asl.ResourceLambdaFunction {
-		result, err = e.lambdaFunction(th, st, params, timeout)
-	} else {
-		result, err = e.lambdaInvoke(th, st, params, timeout, heartbeat, tok)
-	}
+	result, err := e.lambdaInvoke(th, params, tok)
 	if err != nil {
 		return nil, err
 	}
 	return e.finishResult(sr, rawInput, result)
-}
-
-// taskTimeouts resolves TimeoutSeconds(Path) and HeartbeatSeconds(Path). Without a
-// timeout a task may run as long as the execution (99999999 seconds on the service).
-func taskTimeouts(st *asl.State, input any) (timeout, heartbeat *int64, err *asl.Error) {
-	read := func(static int64, p *asl.Path, field string) (*int64, *asl.Error) {
-		if p != nil {
-			n, err := asl.IntegerAt(p, input, field)
-			if err != nil {
-				return nil, asErr(err)
-			}
-			return &n, nil
-		}
-		if static > 0 {
-			return &static, nil
-		}
-		return nil, nil
-	}
-	if timeout, err = read(st.TimeoutSeconds, st.TimeoutSecondsPath, "TimeoutSecondsPath"); err != nil {
-		return nil, nil, err
-	}
-	heartbeat, err = read(st.HeartbeatSeconds, st.HeartbeatSecondsPath, "HeartbeatSecondsPath")
-	return timeout, heartbeat, err
-}
-
-func seconds(p *int64) time.Duration {
-	if p == nil {
-		return 0
-	}
-	return time.Duration(*p) * time.Second
 }
 
 // invocation is the outcome of running a handler.
@@ -82,24 +42,22 @@ type invocation struct {
 	output   json.RawMessage
 	ferr     *functionError
 	notFound bool
-	reason   wakeReason // wakeDone, or why the task stopped waiting
+	aborted  bool // the execution ended first
 }
 
-// invoke runs the function's handler in its own goroutine and waits for it, the alarm
-// or the scope.
-func (e *execution) invoke(th *thread, al *alarm, function string, payload []byte) invocation {
+// invoke runs the function's handler in its own goroutine and waits for it or for the
+// end of the execution.
+func (e *execution) invoke(th *thread, function string, payload []byte) invocation {
 	h, ok := e.s.lambdas.lookup(function)
 	if !ok {
-		return invocation{notFound: true, reason: wakeDone}
+		return invocation{notFound: true}
 	}
 	w := newWakeup(e.s.busy)
-	if r := al.arm(w); r != 0 {
-		return invocation{reason: r}
-	}
 	ctx, cancel := context.WithCancel(context.WithValue(th.sc.ctx, busyKey{}, e.s.busy))
+	defer cancel()
 	var mu sync.Mutex
 	var res invocation
-	requestID := asl.NewUUID()
+	requestID := uuid.NewString()
 	arn := e.s.lambdaARN(function)
 	e.s.busy.add(1)
 	go func() {
@@ -110,54 +68,12 @@ func (e *execution) invoke(th *thread, al *alarm, function string, payload []byt
 		mu.Unlock()
 		w.fire(wakeDone)
 	}()
-	r := th.sc.await(w)
-	al.arm(nil)
-	if r != wakeDone {
-		cancel()
-		return invocation{reason: r}
+	if th.sc.await(w) != wakeDone {
+		return invocation{aborted: true}
 	}
-	cancel()
 	mu.Lock()
 	defer mu.Unlock()
-	res.reason = r
 	return res
-}
-
-// lambdaFunction runs a Task whose Resource is a Lambda function ARN: the effective
-// input is the payload and the function's output is the result.
-func (e *execution) lambdaFunction(th *thread, st *asl.State, params any, timeout *int64) (any, *asl.Error) {
-	payload := asl.Encode(params)
-	th.emit("LambdaFunctionScheduled", "lambdaFunctionScheduledEventDetails",
-		lambdaScheduledDetails{Resource: st.Resource.ARN, Input: &payload, InputDetails: notTruncated, TimeoutInSeconds: timeout})
-	th.emit("LambdaFunctionStarted", "", nil)
-	al := newAlarm(e.s.clock, seconds(timeout), 0)
-	defer al.stop()
-	inv := e.invoke(th, al, st.Resource.ARN, []byte(payload))
-	failed := func(err *asl.Error) (any, *asl.Error) {
-		th.emit("LambdaFunctionFailed", "lambdaFunctionFailedEventDetails", errorDetails{Error: &err.Name, Cause: &err.Cause})
-		return nil, err
-	}
-	switch {
-	case inv.reason == wakeAbort:
-		return nil, errAborted
-	case inv.reason == wakeTimeout:
-		name := asl.ErrorTimeout
-		th.emit("LambdaFunctionTimedOut", "lambdaFunctionTimedOutEventDetails", errorDetails{Error: &name})
-		return nil, &asl.Error{Name: name}
-	case inv.notFound:
-		return failed(e.functionNotFound(st.Resource.ARN))
-	case inv.ferr != nil:
-		return failed(functionFailure(inv.ferr))
-	case len(inv.output) > maxPayload:
-		return failed(dataLimit(st.Resource.ARN))
-	}
-	out := string(inv.output)
-	result, derr := asl.Decode(inv.output)
-	if derr != nil {
-		return failed(asl.NewError("Lambda.InvalidResponse", fmt.Sprintf("The function returned invalid JSON: %v", derr)))
-	}
-	th.emit("LambdaFunctionSucceeded", "lambdaFunctionSucceededEventDetails", lambdaSucceededDetails{Output: &out, OutputDetails: notTruncated})
-	return result, nil
 }
 
 func functionFailure(f *functionError) *asl.Error {
@@ -175,7 +91,7 @@ func (e *execution) functionNotFound(function string) *asl.Error {
 		arn += ":$LATEST"
 	}
 	return asl.NewError("Lambda.ResourceNotFoundException", fmt.Sprintf(
-		"Function not found: %s (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException; Request ID: %s; Proxy: null)", arn, asl.NewUUID()))
+		"Function not found: %s (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException; Request ID: %s; Proxy: null)", arn, uuid.NewString()))
 }
 
 // invokeRequest is the lambda:invoke Parameters.
@@ -235,7 +151,7 @@ func isVersion(q string) bool {
 
 // invokeResponse is the lambda:invoke result as the service builds it.
 func (e *execution) invokeResponse(req *invokeRequest, status int, payload any) map[string]any {
-	requestID := asl.NewUUID()
+	requestID := uuid.NewString()
 	date := e.s.clock.Now().UTC().Format(time.RFC1123)
 	length := strconv.Itoa(len(asl.Encode(payload)))
 	headers := map[string]any{
@@ -258,32 +174,19 @@ func (e *execution) invokeResponse(req *invokeRequest, status int, payload any) 
 
 // lambdaInvoke runs a Task on arn:aws:states:::lambda:invoke, with or without
 // .waitForTaskToken.
-func (e *execution) lambdaInvoke(th *thread, st *asl.State, params any, timeout, heartbeat *int64, tok *taskToken) (any, *asl.Error) {
+func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken) (any, *asl.Error) {
 	resource := "invoke"
 	if tok != nil {
 		resource = "invoke.waitForTaskToken"
 	}
-	paramsJSON := asl.Encode(params)
 	th.emit("TaskScheduled", "taskScheduledEventDetails", taskScheduledDetails{
-		ResourceType: "lambda", Resource: resource, Region: e.s.region, Parameters: paramsJSON,
-		TimeoutInSeconds: timeout, HeartbeatInSeconds: heartbeat,
+		ResourceType: "lambda", Resource: resource, Region: e.s.region, Parameters: asl.Encode(params),
 	})
 	req, err := parseInvokeRequest(params)
 	if err != nil {
 		return nil, err
 	}
 	th.emit("TaskStarted", "taskStartedEventDetails", taskStartedDetails{ResourceType: "lambda", Resource: resource})
-	var beat time.Duration
-	if tok != nil {
-		beat = seconds(heartbeat)
-	}
-	al := newAlarm(e.s.clock, seconds(timeout), beat)
-	defer al.stop()
-	if tok != nil {
-		tok.mu.Lock()
-		tok.alarm = al
-		tok.mu.Unlock()
-	}
 	failed := func(err *asl.Error) (any, *asl.Error) {
 		d := taskErrorDetails{ResourceType: "lambda", Resource: resource, Error: &err.Name}
 		if err.HasCause {
@@ -291,17 +194,6 @@ func (e *execution) lambdaInvoke(th *thread, st *asl.State, params any, timeout,
 		}
 		th.emit("TaskFailed", "taskFailedEventDetails", d)
 		return nil, err
-	}
-	timedOut := func(r wakeReason) (any, *asl.Error) {
-		if r == wakeAbort {
-			return nil, errAborted
-		}
-		name := asl.ErrorTimeout
-		if r == wakeHeartbeat {
-			name = asl.ErrorHeartbeatTimeout
-		}
-		th.emit("TaskTimedOut", "taskTimedOutEventDetails", taskErrorDetails{ResourceType: "lambda", Resource: resource, Error: &name})
-		return nil, &asl.Error{Name: name}
 	}
 	var response map[string]any
 	switch req.invocationType {
@@ -314,10 +206,10 @@ func (e *execution) lambdaInvoke(th *thread, st *asl.State, params any, timeout,
 		go e.invokeAsync(req)
 		response = e.invokeResponse(req, 202, "")
 	default:
-		inv := e.invoke(th, al, req.function, req.payload)
+		inv := e.invoke(th, req.function, req.payload)
 		switch {
-		case inv.reason != wakeDone:
-			return timedOut(inv.reason)
+		case inv.aborted:
+			return nil, errAborted
 		case inv.notFound:
 			return failed(e.functionNotFound(req.function))
 		case inv.ferr != nil:
@@ -338,11 +230,11 @@ func (e *execution) lambdaInvoke(th *thread, st *asl.State, params any, timeout,
 	}
 	submitted := asl.Encode(response)
 	th.emit("TaskSubmitted", "taskSubmittedEventDetails", taskOutputDetails{ResourceType: "lambda", Resource: resource, Output: &submitted, OutputDetails: notTruncated})
-	r, res := tok.await(th.sc, al, newWakeup(e.s.busy))
-	if r != wakeDone {
-		return timedOut(r)
-	}
-	if res.err != nil {
+	res := tok.await(th.sc, newWakeup(e.s.busy))
+	switch {
+	case res == nil:
+		return nil, errAborted
+	case res.err != nil:
 		return failed(res.err)
 	}
 	th.emit("TaskSucceeded", "taskSucceededEventDetails", taskOutputDetails{ResourceType: "lambda", Resource: resource, Output: &res.output, OutputDetails: notTruncated})
@@ -356,5 +248,5 @@ func (e *execution) invokeAsync(req *invokeRequest) {
 	if !ok {
 		return
 	}
-	invokeHandler(context.Background(), h, asl.NewUUID(), e.s.lambdaARN(req.function), req.payload)
+	invokeHandler(context.Background(), h, uuid.NewString(), e.s.lambdaARN(req.function), req.payload)
 }

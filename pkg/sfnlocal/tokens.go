@@ -18,7 +18,6 @@ type taskToken struct {
 	closed bool // answered, timed out, or the task or execution ended
 	result *tokenResult
 	waiter *wakeup
-	alarm  *alarm
 }
 
 type tokenResult struct {
@@ -58,29 +57,25 @@ func (s *Server) closeTokens(e *execution) {
 	}
 }
 
-// await waits for the token's answer, the alarm or the scope; it returns wakeDone with
-// the result, or the reason it stopped waiting.
-func (t *taskToken) await(sc *scope, a *alarm, w *wakeup) (wakeReason, *tokenResult) {
+// await waits for the token's answer or the end of the execution (nil).
+func (t *taskToken) await(sc *scope, w *wakeup) *tokenResult {
 	t.mu.Lock()
 	if t.result != nil {
 		res := t.result
 		t.mu.Unlock()
-		return wakeDone, res
+		return res
 	}
-	t.waiter, t.alarm = w, a
+	t.waiter = w
 	t.mu.Unlock()
-	if r := a.arm(w); r != 0 {
-		return r, nil
-	}
 	r := sc.await(w)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.waiter = nil
 	if r == wakeDone {
-		return r, t.result
+		return t.result
 	}
 	t.closed = true
-	return r, nil
+	return nil
 }
 
 // lookupToken finds the token of a SendTask* call.
@@ -185,14 +180,13 @@ func (s *Server) sendTaskHeartbeat(in *sendTaskHeartbeatInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Without HeartbeatSeconds (which sfnlocal refuses) a heartbeat only tells the caller
+	// whether the task still waits, as on the service.
 	t.mu.Lock()
-	closed, a := t.closed, t.alarm
+	closed := t.closed
 	t.mu.Unlock()
 	if closed {
 		return nil, taskTimedOut()
-	}
-	if a != nil {
-		a.beat()
 	}
 	return struct{}{}, nil
 }

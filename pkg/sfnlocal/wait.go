@@ -53,11 +53,9 @@ func (b *busy) wait(ctx context.Context) error {
 type wakeReason int
 
 const (
-	wakeTimer     wakeReason = iota + 1 // the clock reached the deadline
-	wakeDone                            // the awaited work (handler, token, children, slot) completed
-	wakeTimeout                         // the task's TimeoutSeconds passed
-	wakeHeartbeat                       // the task's HeartbeatSeconds passed without a heartbeat
-	wakeAbort                           // the scope was cancelled (execution stopped, timed out or a sibling failed)
+	wakeTimer wakeReason = iota + 1 // the clock reached the deadline
+	wakeDone                        // the awaited work (handler, token) completed
+	wakeAbort                       // the scope was cancelled (the execution stopped)
 )
 
 // wakeup is a one-shot wake-up of one waiting goroutine.
@@ -91,8 +89,7 @@ func (w *wakeup) wait() wakeReason {
 	return w.reason
 }
 
-// scope is a unit of cancellation: an execution, or the branches of a Parallel state or
-// the iterations of a Map state. Cancelling a scope wakes its registered waiters with
+// scope is a unit of cancellation: an execution. Cancelling a scope wakes its registered waiters with
 // wakeAbort, cancels the context given to handlers, and cancels its child scopes.
 type scope struct {
 	mu       sync.Mutex
@@ -179,57 +176,11 @@ func (sc *scope) await(w *wakeup) wakeReason {
 	return r
 }
 
-// slots limits the number of Map iterations that run at once (MaxConcurrency), without
-// counting the goroutines that wait for a slot as busy.
-type slots struct {
-	b     *busy
-	mu    sync.Mutex
-	free  int
-	queue []*wakeup
-}
-
-func (q *slots) acquire(sc *scope) bool {
-	q.mu.Lock()
-	if q.free > 0 {
-		q.free--
-		q.mu.Unlock()
-		return true
-	}
-	w := newWakeup(q.b)
-	q.queue = append(q.queue, w)
-	q.mu.Unlock()
-	if sc.await(w) == wakeDone {
-		return true
-	}
-	q.mu.Lock()
-	for i, x := range q.queue {
-		if x == w {
-			q.queue = append(q.queue[:i], q.queue[i+1:]...)
-			break
-		}
-	}
-	q.mu.Unlock()
-	return false
-}
-
-func (q *slots) release() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for len(q.queue) > 0 {
-		w := q.queue[0]
-		q.queue = q.queue[1:]
-		if w.fire(wakeDone) {
-			return
-		}
-	}
-	q.free++
-}
-
 type busyKey struct{}
 
 // AwaitCancel blocks until ctx is done without counting as work in progress. A Lambda
-// handler in a test that never answers (to exercise TimeoutSeconds) uses it, so that
-// WaitIdle and Drive can move a fake clock past the timeout. It returns ctx.Err().
+// handler in a test that never answers (until StopExecution) uses it, so that WaitIdle
+// does not wait for it. It returns ctx.Err().
 func AwaitCancel(ctx context.Context) error {
 	b, ok := ctx.Value(busyKey{}).(*busy)
 	if !ok {

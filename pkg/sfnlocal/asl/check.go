@@ -2,6 +2,7 @@ package asl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -35,7 +36,6 @@ const (
 	codeSchema      = "SCHEMA_VALIDATION_FAILED"
 	codeTarget      = "MISSING_TRANSITION_TARGET"
 	codeUnreachable = "UNREACHABLE_STATE"
-	codeDuplicate   = "DUPLICATE_STATE_NAME"
 	codeNoTerminal  = "NO_TERMINAL_STATE"
 	codeUnsupported = "UNSUPPORTED_FEATURE"
 	codeJSON        = "INVALID_JSON_DESCRIPTION"
@@ -44,7 +44,6 @@ const (
 // checker collects problems while a definition is parsed.
 type checker struct {
 	problems []Problem
-	names    map[string]string // state name → location, across the whole definition
 }
 
 func (c *checker) fail(loc, code, format string, args ...any) {
@@ -52,35 +51,59 @@ func (c *checker) fail(loc, code, format string, args ...any) {
 }
 
 // fields checks an object's field names: unknown fields are refused, and fields of
-// features that this endpoint does not run are refused naming the feature.
-func (c *checker) fields(m map[string]any, loc string, allowed map[string]bool) {
+// features that this endpoint does not implement are refused naming the feature and the
+// state (state is "" outside a state).
+func (c *checker) fields(m map[string]any, loc, state string, allowed map[string]bool) {
 	for _, k := range sortedKeys(m) {
 		if allowed[k] {
 			continue
 		}
 		if feature, ok := unsupportedFields[k]; ok {
-			c.fail(loc+"/"+k, codeUnsupported, "The field '%s' (%s) is not supported by sfnlocal", k, feature)
+			if feature != "" {
+				feature = " (" + feature + ")"
+			}
+			c.unimplemented(loc+"/"+k, state, "field '%s'%s is not implemented by sfnlocal", k, feature)
 			continue
 		}
-		c.fail(loc, codeSchema, "The field '%s' is not supported by Step Functions", k)
+		at := loc
+		if at == "" {
+			at = "/"
+		}
+		c.fail(at, codeSchema, "The field '%s' is not supported by Step Functions", k)
 	}
 }
 
-// unsupportedFields are service features that sfnlocal refuses rather than runs half-way.
+// unimplemented refuses a feature of the service that sfnlocal does not run, naming the
+// state it appears in. The rule: sfnlocal implements what statemachines/ uses; a
+// definition that needs more is refused when it is created, never run half-way or
+// differently from the service.
+func (c *checker) unimplemented(loc, state, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if state != "" {
+		msg = fmt.Sprintf("state %q: %s", state, msg)
+	}
+	c.problems = append(c.problems, Problem{Code: codeUnsupported, Message: msg, Location: loc})
+}
+
+// unsupportedFields are the fields of the service that sfnlocal refuses, with the
+// feature they belong to (or a hint) for the message. Fields of the state types that
+// sfnlocal does not implement (Pass, Parallel, Map, with Distributed Map's) never get
+// here: the type is refused first.
 var unsupportedFields = map[string]string{
-	"Assign":                         "workflow variables",
-	"Arguments":                      "JSONata",
-	"Output":                         "JSONata",
-	"Items":                          "JSONata",
-	"Credentials":                    "cross-account task credentials",
-	"ItemReader":                     "Distributed Map",
-	"ItemBatcher":                    "Distributed Map",
-	"ResultWriter":                   "Distributed Map",
-	"ToleratedFailurePercentage":     "Distributed Map",
-	"ToleratedFailurePercentagePath": "Distributed Map",
-	"ToleratedFailureCount":          "Distributed Map",
-	"ToleratedFailureCountPath":      "Distributed Map",
-	"Label":                          "Distributed Map",
+	"Assign":               "workflow variables",
+	"Arguments":            "JSONata",
+	"Output":               "JSONata",
+	"Credentials":          "cross-account task credentials",
+	"ResultSelector":       "",
+	"TimeoutSeconds":       "",
+	"TimeoutSecondsPath":   "",
+	"HeartbeatSeconds":     "",
+	"HeartbeatSecondsPath": "",
+	"Seconds":              "a Wait implements TimestampPath",
+	"SecondsPath":          "a Wait implements TimestampPath",
+	"Timestamp":            "a Wait implements TimestampPath",
+	"ErrorPath":            "a Fail implements Error",
+	"CausePath":            "a Fail implements Cause",
 }
 
 func set(names ...string) map[string]bool {
@@ -198,78 +221,61 @@ func (c *checker) number(m map[string]any, key, loc string, lo float64) (float64
 	return f, true
 }
 
-// path reads a Path field; reference requires a Reference Path.
-func (c *checker) path(m map[string]any, key, loc string, reference bool) (*Path, bool) {
+// path reads a Reference Path field.
+func (c *checker) path(m map[string]any, key, loc, state string) (*Path, bool) {
 	s, ok := c.str(m, key, loc)
 	if !ok {
 		return nil, false
 	}
 	p, err := ParsePath(s)
-	if err != nil {
-		c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a valid JSONPath: %v", key, err)
+	if isUnimplemented(err) {
+		c.unimplemented(loc+"/"+key, state, "%s: %v", key, err)
 		return nil, false
 	}
-	if reference && !p.IsReference() {
-		c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a valid Reference Path", key)
+	if err != nil {
+		c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a valid Reference Path: %v", key, err)
 		return nil, false
 	}
 	return p, true
 }
 
-// pathField reads InputPath, OutputPath, ItemsPath or ResultPath, which may be null.
-func (c *checker) pathField(m map[string]any, key, loc string, reference, write bool) PathField {
+// pathField reads InputPath, OutputPath or ResultPath, which may be null. ResultPath
+// (write) writes into the input, never into the context object.
+func (c *checker) pathField(m map[string]any, key, loc, state string, write bool) PathField {
 	v, ok := m[key]
 	if !ok {
 		return PathField{}
 	}
 	if v == nil {
-		if key == "ItemsPath" {
-			c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a STRING", key)
-		}
 		return PathField{Null: true}
 	}
-	p, ok := c.path(m, key, loc, reference)
+	p, ok := c.path(m, key, loc, state)
 	if !ok {
 		return PathField{}
 	}
-	if write && !p.writable() {
-		c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a Reference Path into the input (names and non-negative indexes)", key)
+	if write && p.IsContext() {
+		c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a Reference Path into the input", key)
 		return PathField{}
 	}
 	return PathField{Path: p}
 }
 
-func (c *checker) template(m map[string]any, key, loc string) *Template {
+func (c *checker) template(m map[string]any, key, loc, state string) *Template {
 	v, ok := m[key]
 	if !ok {
 		return nil
 	}
 	t, err := CompileTemplate(v)
+	var te *TemplateError
+	if errors.As(err, &te) && te.Unimplemented != nil {
+		c.unimplemented(loc+"/"+key, state, "%s field '%s': %v", key, te.Field, te.Unimplemented)
+		return nil
+	}
 	if err != nil {
 		c.fail(loc+"/"+key, codeSchema, "%s", err.Error())
 		return nil
 	}
 	return t
-}
-
-func (c *checker) dynamic(m map[string]any, key, loc string) *DynamicValue {
-	s, ok := c.str(m, key, loc)
-	if !ok {
-		return nil
-	}
-	if IsIntrinsic(s) {
-		f, err := ParseIntrinsic(s)
-		if err != nil {
-			c.fail(loc+"/"+key, codeSchema, "The value for the field '%s' must be a valid JSONPath or a valid intrinsic function call: %v", key, err)
-			return nil
-		}
-		return &DynamicValue{Call: f}
-	}
-	p, ok := c.path(m, key, loc, false)
-	if !ok {
-		return nil
-	}
-	return &DynamicValue{Path: p}
 }
 
 func (c *checker) errorNames(m map[string]any, loc string) []string {

@@ -4,29 +4,18 @@ import "time"
 
 // Definition is a parsed and validated state machine definition.
 type Definition struct {
-	Machine
 	Comment string
-	// TimeoutSeconds is the execution's time limit; 0 means none.
-	TimeoutSeconds int64
-}
-
-// Machine is a set of states with a start state: the top level, a Parallel branch or a
-// Map's item processor.
-type Machine struct {
 	StartAt string
 	States  map[string]*State
 }
 
-// The state types.
+// The state types that sfnlocal implements.
 const (
-	TypeTask     = "Task"
-	TypePass     = "Pass"
-	TypeChoice   = "Choice"
-	TypeWait     = "Wait"
-	TypeSucceed  = "Succeed"
-	TypeFail     = "Fail"
-	TypeParallel = "Parallel"
-	TypeMap      = "Map"
+	TypeTask    = "Task"
+	TypeChoice  = "Choice"
+	TypeWait    = "Wait"
+	TypeSucceed = "Succeed"
+	TypeFail    = "Fail"
 )
 
 // State is one state of a machine. Which fields are set depends on Type.
@@ -40,58 +29,32 @@ type State struct {
 	InputPath  PathField
 	OutputPath PathField
 	ResultPath PathField
-
-	Parameters     *Template
-	ResultSelector *Template
-	Result         any
-	HasResult      bool
+	Parameters *Template
 
 	Retry []Retrier
 	Catch []Catcher
 
 	// Task.
-	Resource             Resource
-	TimeoutSeconds       int64
-	TimeoutSecondsPath   *Path
-	HeartbeatSeconds     int64
-	HeartbeatSecondsPath *Path
+	Resource Resource
 
 	// Choice.
 	Choices []*ChoiceRule
 	Default string
 
 	// Wait.
-	Seconds       *int64
-	SecondsPath   *Path
-	Timestamp     *time.Time
 	TimestampPath *Path
 
 	// Fail.
-	Error     *string
-	Cause     *string
-	ErrorPath *DynamicValue
-	CausePath *DynamicValue
-
-	// Parallel.
-	Branches []*Machine
-
-	// Map.
-	Processor          *Machine
-	ItemsPath          PathField
-	ItemSelector       *Template
-	MaxConcurrency     int64
-	MaxConcurrencyPath *Path
+	Error *string
+	Cause *string
 }
 
-// PathField is InputPath, OutputPath, ItemsPath or ResultPath as written: absent (the
+// PathField is InputPath, OutputPath or ResultPath as written: absent (the
 // default "$"), null, or a path.
 type PathField struct {
 	Null bool
 	Path *Path
 }
-
-// IsDefault reports whether the field was absent.
-func (f PathField) IsDefault() bool { return !f.Null && f.Path == nil }
 
 // Select applies InputPath or OutputPath semantics: absent keeps the value, null gives
 // {}, a path selects from the value (a missing node is a *PathError).
@@ -117,42 +80,13 @@ func (f PathField) Merge(input, result any) (any, error) {
 	return f.Path.Set(input, result)
 }
 
-// DynamicValue is a value computed at run time from a path or an intrinsic function
-// (ErrorPath and CausePath of a Fail state).
-type DynamicValue struct {
-	Path *Path
-	Call *Intrinsic
-}
-
-// Eval computes the value.
-func (d *DynamicValue) Eval(input, context any) (any, error) {
-	if d.Call != nil {
-		return d.Call.Eval(input, context)
-	}
-	root := input
-	if d.Path.IsContext() {
-		root = context
-	}
-	return d.Path.Get(root)
-}
-
-func (d *DynamicValue) String() string {
-	if d.Call != nil {
-		return d.Call.String()
-	}
-	return d.Path.String()
-}
-
 // ResourceKind says how a Task runs.
 type ResourceKind int
 
 const (
-	// ResourceLambdaFunction is a Lambda function ARN: the effective input is the payload
-	// and the function's output is the result.
-	ResourceLambdaFunction ResourceKind = iota + 1
 	// ResourceLambdaInvoke is arn:aws:states:::lambda:invoke: Parameters are the Invoke
 	// request and the result is the Invoke response (Payload, StatusCode, ...).
-	ResourceLambdaInvoke
+	ResourceLambdaInvoke ResourceKind = iota + 1
 	// ResourceLambdaInvokeWaitForTaskToken invokes the function and then waits for
 	// SendTaskSuccess or SendTaskFailure with the task token.
 	ResourceLambdaInvokeWaitForTaskToken

@@ -13,16 +13,22 @@ const (
 	maxDelaySecond = 31622400
 )
 
+// stateFields are the fields sfnlocal implements, by state type: what statemachines/
+// uses. Other fields of the service are refused by name (unsupportedFields).
 var stateFields = map[string]map[string]bool{
-	TypePass:     set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"),
-	TypeTask:     set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath"),
-	TypeChoice:   set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath", "Choices", "Default"),
-	TypeWait:     set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"),
-	TypeSucceed:  set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath"),
-	TypeFail:     set("Type", "Comment", "QueryLanguage", "Error", "ErrorPath", "Cause", "CausePath"),
-	TypeParallel: set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Branches"),
-	TypeMap:      set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Retry", "Catch", "Iterator", "ItemProcessor", "ItemsPath", "ItemSelector", "MaxConcurrency", "MaxConcurrencyPath"),
+	TypeTask:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Retry", "Catch", "Resource"),
+	TypeChoice:  set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath", "Choices", "Default"),
+	TypeWait:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "TimestampPath"),
+	TypeSucceed: set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath"),
+	TypeFail:    set("Type", "Comment", "QueryLanguage", "Error", "Cause"),
 }
+
+// implementedTypes lists the state types for messages, in the order the README gives.
+const implementedTypes = "Task, Wait, Choice, Succeed, Fail"
+
+// serviceOnlyTypes are the state types of the specification that sfnlocal refuses:
+// none of our definitions has one.
+var serviceOnlyTypes = set("Pass", "Parallel", "Map")
 
 // Parse parses and validates a definition. An invalid definition is a *DefinitionError
 // that names every problem with its state and field.
@@ -35,77 +41,73 @@ func Parse(definition string) (*Definition, error) {
 	if !ok {
 		return nil, &DefinitionError{Problems: []Problem{{Code: codeJSON, Message: "Definition must be a valid JSON object", Location: "/"}}}
 	}
-	c := &checker{names: map[string]string{}}
+	c := &checker{}
 	d := &Definition{}
-	c.fields(m, "/", set("Comment", "StartAt", "States", "Version", "TimeoutSeconds", "QueryLanguage"))
+	c.fields(m, "", "", set("Comment", "StartAt", "States", "Version", "QueryLanguage"))
 	d.Comment, _ = c.str(m, "Comment", "")
 	if version, ok := c.str(m, "Version", ""); ok && version != "1.0" {
 		c.fail("/Version", codeSchema, "The value for the field 'Version' must be '1.0'")
 	}
-	d.TimeoutSeconds, _ = c.integer(m, "TimeoutSeconds", "", 1, maxSeconds)
-	c.queryLanguage(m, "")
-	if machine := c.machine(m, ""); machine != nil {
-		d.Machine = *machine
-	}
+	c.queryLanguage(m, "", "")
+	d.StartAt, d.States = c.machine(m)
 	if len(c.problems) > 0 {
 		return nil, &DefinitionError{Problems: c.problems}
 	}
 	return d, nil
 }
 
-func (c *checker) queryLanguage(m map[string]any, loc string) {
+func (c *checker) queryLanguage(m map[string]any, loc, state string) {
 	if ql, ok := c.str(m, "QueryLanguage", loc); ok {
 		switch ql {
 		case "JSONPath":
 		case "JSONata":
-			c.fail(loc+"/QueryLanguage", codeUnsupported, "The query language 'JSONata' is not supported by sfnlocal")
+			c.unimplemented(loc+"/QueryLanguage", state, "the query language 'JSONata' is not implemented by sfnlocal")
 		default:
 			c.fail(loc+"/QueryLanguage", codeSchema, "The field 'QueryLanguage' should have one of these values: [JSONPath, JSONata]")
 		}
 	}
 }
 
-// machine parses StartAt and States (of the top level, a branch or an item processor)
-// and checks transitions, reachability and that the machine can end.
-func (c *checker) machine(m map[string]any, loc string) *Machine {
-	at := loc
-	if at == "" {
-		at = "/"
+// machine parses StartAt and States and checks transitions, reachability and that the
+// machine can end.
+func (c *checker) machine(m map[string]any) (string, map[string]*State) {
+	if !c.required(m, "/", "StartAt", "States") {
+		return "", nil
 	}
-	if !c.required(m, at, "StartAt", "States") {
-		return nil
-	}
-	mc := &Machine{States: map[string]*State{}}
-	mc.StartAt, _ = c.str(m, "StartAt", loc)
-	states, ok := c.object(m, "States", loc)
+	startAt, _ := c.str(m, "StartAt", "")
+	raw, ok := c.object(m, "States", "")
 	if !ok {
-		return nil
+		return "", nil
 	}
-	if len(states) == 0 {
-		c.fail(loc+"/States", codeSchema, "Value cannot be empty")
-		return nil
+	if len(raw) == 0 {
+		c.fail("/States", codeSchema, "Value cannot be empty")
+		return "", nil
 	}
-	for _, name := range sortedKeys(states) {
-		if st := c.state(name, states[name], loc+"/States/"+name); st != nil {
-			mc.States[name] = st
+	states := map[string]*State{}
+	for _, name := range sortedKeys(raw) {
+		if st := c.state(name, raw[name], "/States/"+name); st != nil {
+			states[name] = st
 		}
 	}
-	if _, ok := states[mc.StartAt]; !ok {
-		c.fail(loc+"/StartAt", codeTarget, "Missing 'Next' target: %s", mc.StartAt)
+	if _, ok := raw[startAt]; !ok {
+		c.fail("/StartAt", codeTarget, "Missing 'Next' target: %s", startAt)
 	}
-	c.transitions(mc, loc)
-	return mc
+	c.transitions(startAt, states, raw)
+	return startAt, states
 }
 
-func (c *checker) transitions(mc *Machine, loc string) {
+// transitions checks that every transition names a state (of raw, so that a state
+// refused for another reason is not reported again as missing), that every state is
+// reachable from startAt and that the machine can end.
+func (c *checker) transitions(startAt string, states map[string]*State, raw map[string]any) {
 	target := func(from, field, next string) {
-		if _, ok := mc.States[next]; !ok {
-			c.fail(loc+"/States/"+from+"/"+field, codeTarget, "Missing 'Next' target: %s", next)
+		if _, ok := raw[next]; !ok {
+			c.fail("/States/"+from+"/"+field, codeTarget, "Missing 'Next' target: %s", next)
 		}
 	}
 	terminal := false
-	for _, name := range sortedNames(mc.States) {
-		st := mc.States[name]
+	for _, name := range sortedNames(states) {
+		st := states[name]
 		if st.Next != "" {
 			target(name, "Next", st.Next)
 		}
@@ -126,13 +128,15 @@ func (c *checker) transitions(mc *Machine, loc string) {
 			terminal = true
 		}
 	}
-	// Reachability from StartAt.
+	if len(states) < len(raw) {
+		return // a refused state hides transitions: reachability and ends are unknown
+	}
 	seen := map[string]bool{}
-	queue := []string{mc.StartAt}
+	queue := []string{startAt}
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
-		st, ok := mc.States[name]
+		st, ok := states[name]
 		if !ok || seen[name] {
 			continue
 		}
@@ -147,23 +151,19 @@ func (c *checker) transitions(mc *Machine, loc string) {
 			queue = append(queue, ct.Next)
 		}
 	}
-	if _, ok := mc.States[mc.StartAt]; ok {
-		for _, name := range sortedNames(mc.States) {
+	if _, ok := states[startAt]; ok {
+		for _, name := range sortedNames(states) {
 			if !seen[name] {
-				c.fail(loc+"/States/"+name, codeUnreachable, "State \"%s\" is not reachable", name)
+				c.fail("/States/"+name, codeUnreachable, "State \"%s\" is not reachable", name)
 			}
 		}
 	}
-	if !terminal && len(mc.States) > 0 {
-		c.fail(loc+"/States", codeNoTerminal, "No terminal state (Succeed, Fail or End) in the state machine")
+	if !terminal {
+		c.fail("/States", codeNoTerminal, "No terminal state (Succeed, Fail or End) in the state machine")
 	}
 }
 
 func (c *checker) state(name string, v any, loc string) *State {
-	if prev, dup := c.names[name]; dup {
-		c.fail(loc, codeDuplicate, "Duplicate State name: %s (also at %s)", name, prev)
-	}
-	c.names[name] = loc
 	if len(name) == 0 || len([]rune(name)) > maxStateName {
 		c.fail(loc, codeSchema, "State names must be 1 to %d characters long", maxStateName)
 	}
@@ -178,22 +178,24 @@ func (c *checker) state(name string, v any, loc string) *State {
 	st := &State{Name: name}
 	st.Type, _ = c.str(m, "Type", loc)
 	fields, ok := stateFields[st.Type]
-	if !ok {
+	switch {
+	case !ok && serviceOnlyTypes[st.Type]:
+		c.unimplemented(loc+"/Type", name, "Type %q is not implemented by sfnlocal (it implements: %s)", st.Type, implementedTypes)
+		return nil
+	case !ok:
 		c.fail(loc+"/Type", codeSchema, "The field 'Type' should have one of these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map]")
 		return nil
 	}
-	c.fields(m, loc, fields)
-	c.queryLanguage(m, loc)
+	c.fields(m, loc, name, fields)
+	c.queryLanguage(m, loc, name)
 	c.transition(st, m, loc, fields["End"])
-	st.InputPath = c.pathField(m, "InputPath", loc, false, false)
-	st.OutputPath = c.pathField(m, "OutputPath", loc, false, false)
-	st.ResultPath = c.pathField(m, "ResultPath", loc, true, true)
-	st.Parameters = c.template(m, "Parameters", loc)
-	st.ResultSelector = c.template(m, "ResultSelector", loc)
-	st.Result, st.HasResult = m["Result"]
+	st.InputPath = c.pathField(m, "InputPath", loc, name, false)
+	st.OutputPath = c.pathField(m, "OutputPath", loc, name, false)
+	st.ResultPath = c.pathField(m, "ResultPath", loc, name, true)
+	st.Parameters = c.template(m, "Parameters", loc, name)
 	if fields["Retry"] {
-		st.Retry = c.retriers(m, loc)
-		st.Catch = c.catchers(m, loc)
+		st.Retry = c.retriers(m, loc, st.Name)
+		st.Catch = c.catchers(m, loc, st.Name)
 	}
 	switch st.Type {
 	case TypeTask:
@@ -203,11 +205,8 @@ func (c *checker) state(name string, v any, loc string) *State {
 	case TypeWait:
 		c.wait(st, m, loc)
 	case TypeFail:
-		c.failState(st, m, loc)
-	case TypeParallel:
-		c.parallel(st, m, loc)
-	case TypeMap:
-		c.mapState(st, m, loc)
+		st.Error = c.optionalStr(m, "Error", loc)
+		st.Cause = c.optionalStr(m, "Cause", loc)
 	}
 	return st
 }
@@ -234,7 +233,7 @@ func (c *checker) transition(st *State, m map[string]any, loc string, mayEnd boo
 	st.End = hasEnd && end && !hasNext
 }
 
-func (c *checker) retriers(m map[string]any, loc string) []Retrier {
+func (c *checker) retriers(m map[string]any, loc, state string) []Retrier {
 	arr, ok := c.array(m, "Retry", loc)
 	if !ok {
 		return nil
@@ -247,7 +246,7 @@ func (c *checker) retriers(m map[string]any, loc string) []Retrier {
 			c.fail(at, codeSchema, "A Retrier must be an OBJECT")
 			continue
 		}
-		c.fields(rm, at, set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment"))
+		c.fields(rm, at, state, set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment"))
 		r := Retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2.0}
 		r.ErrorEquals = c.errorNames(rm, at)
 		if n, ok := c.integer(rm, "IntervalSeconds", at, 1, maxSeconds); ok {
@@ -264,7 +263,7 @@ func (c *checker) retriers(m map[string]any, loc string) []Retrier {
 			switch js {
 			case "NONE":
 			case "FULL":
-				c.fail(at+"/JitterStrategy", codeUnsupported, "The JitterStrategy 'FULL' is not supported by sfnlocal (use NONE)")
+				c.unimplemented(at+"/JitterStrategy", state, "JitterStrategy 'FULL' is not implemented by sfnlocal (use NONE)")
 			default:
 				c.fail(at+"/JitterStrategy", codeSchema, "The field 'JitterStrategy' should have one of these values: [FULL, NONE]")
 			}
@@ -277,7 +276,7 @@ func (c *checker) retriers(m map[string]any, loc string) []Retrier {
 	return out
 }
 
-func (c *checker) catchers(m map[string]any, loc string) []Catcher {
+func (c *checker) catchers(m map[string]any, loc, state string) []Catcher {
 	arr, ok := c.array(m, "Catch", loc)
 	if !ok {
 		return nil
@@ -290,14 +289,14 @@ func (c *checker) catchers(m map[string]any, loc string) []Catcher {
 			c.fail(at, codeSchema, "A Catcher must be an OBJECT")
 			continue
 		}
-		c.fields(cm, at, set("ErrorEquals", "Next", "ResultPath", "Comment"))
+		c.fields(cm, at, state, set("ErrorEquals", "Next", "ResultPath", "Comment"))
 		ct := Catcher{ErrorEquals: c.errorNames(cm, at)}
 		if next, ok := c.str(cm, "Next", at); ok {
 			ct.Next = next
 		} else if _, present := cm["Next"]; !present {
 			c.fail(at, codeSchema, "These fields are required: [Next]")
 		}
-		ct.ResultPath = c.pathField(cm, "ResultPath", at, true, true)
+		ct.ResultPath = c.pathField(cm, "ResultPath", at, state, true)
 		if contains(ct.ErrorEquals, ErrorAll) && i != len(arr)-1 {
 			c.fail(at+"/ErrorEquals", codeSchema, "A Catcher with 'States.ALL' must be the last Catcher")
 		}
@@ -323,30 +322,15 @@ func (c *checker) task(st *State, m map[string]any, loc string) {
 	if !ok {
 		return
 	}
-	st.Resource = c.resource(arn, loc+"/Resource")
-	timeout, hasTimeout := c.integer(m, "TimeoutSeconds", loc, 1, maxSeconds)
-	st.TimeoutSeconds = timeout
-	st.TimeoutSecondsPath, _ = c.path(m, "TimeoutSecondsPath", loc, true)
-	if hasTimeout && st.TimeoutSecondsPath != nil {
-		c.fail(loc, codeSchema, "Only one of 'TimeoutSeconds' or 'TimeoutSecondsPath' can be present")
-	}
-	heartbeat, hasHeartbeat := c.integer(m, "HeartbeatSeconds", loc, 1, maxSeconds)
-	st.HeartbeatSeconds = heartbeat
-	st.HeartbeatSecondsPath, _ = c.path(m, "HeartbeatSecondsPath", loc, true)
-	if hasHeartbeat && st.HeartbeatSecondsPath != nil {
-		c.fail(loc, codeSchema, "Only one of 'HeartbeatSeconds' or 'HeartbeatSecondsPath' can be present")
-	}
-	if hasHeartbeat && hasTimeout && heartbeat >= timeout {
-		c.fail(loc+"/HeartbeatSeconds", codeSchema, "HeartbeatSeconds must be smaller than TimeoutSeconds")
-	}
-	switch st.Resource.Kind {
-	case ResourceLambdaInvoke, ResourceLambdaInvokeWaitForTaskToken:
+	st.Resource = c.resource(arn, loc+"/Resource", st.Name)
+	if st.Resource.Kind != 0 {
 		c.lambdaParameters(st, m, loc)
 	}
 }
 
-// resource classifies a Task's Resource; every resource but Lambda is refused.
-func (c *checker) resource(arn, loc string) Resource {
+// resource classifies a Task's Resource: the two Lambda integrations our state machines
+// use. Every other resource is refused.
+func (c *checker) resource(arn, loc, state string) Resource {
 	parts := strings.SplitN(arn, ":", 7)
 	if len(parts) < 6 || parts[0] != "arn" {
 		c.fail(loc, codeSchema, "The value for the field 'Resource' must be a valid ARN")
@@ -354,20 +338,20 @@ func (c *checker) resource(arn, loc string) Resource {
 	}
 	service, resource := parts[2], strings.Join(parts[5:], ":")
 	switch {
-	case service == "lambda" && strings.HasPrefix(resource, "function:") && len(resource) > len("function:"):
-		return Resource{ARN: arn, Kind: ResourceLambdaFunction}
 	case service == "states" && resource == "lambda:invoke":
 		return Resource{ARN: arn, Kind: ResourceLambdaInvoke}
 	case service == "states" && resource == "lambda:invoke.waitForTaskToken":
 		return Resource{ARN: arn, Kind: ResourceLambdaInvokeWaitForTaskToken}
+	case service == "lambda":
+		c.unimplemented(loc, state, "the Lambda function ARN resource %s is not implemented by sfnlocal (use arn:aws:states:::lambda:invoke)", arn)
 	case service == "states" && strings.HasPrefix(resource, "activity:"):
-		c.fail(loc, codeUnsupported, "Activities are not supported by sfnlocal: %s", arn)
+		c.unimplemented(loc, state, "activities are not implemented by sfnlocal: %s", arn)
 	case service == "states" && strings.Contains(resource, ".sync"):
-		c.fail(loc, codeUnsupported, "The '.sync' integration pattern is not supported by sfnlocal: %s", arn)
+		c.unimplemented(loc, state, "the '.sync' integration pattern is not implemented by sfnlocal: %s", arn)
 	case service == "states":
-		c.fail(loc, codeUnsupported, "The service integration '%s' is not supported by sfnlocal (only Lambda: lambda:invoke, lambda:invoke.waitForTaskToken and function ARNs)", resource)
+		c.unimplemented(loc, state, "the service integration '%s' is not implemented by sfnlocal (it implements lambda:invoke and lambda:invoke.waitForTaskToken)", resource)
 	default:
-		c.fail(loc, codeUnsupported, "The resource '%s' is not supported by sfnlocal (only Lambda functions)", arn)
+		c.unimplemented(loc, state, "the resource '%s' is not implemented by sfnlocal (it implements lambda:invoke and lambda:invoke.waitForTaskToken)", arn)
 	}
 	return Resource{}
 }
@@ -411,156 +395,42 @@ func (c *checker) choice(st *State, m map[string]any, loc string) {
 		return
 	}
 	for i, v := range arr {
-		st.Choices = append(st.Choices, c.parseChoiceRule(v, fmt.Sprintf("%s/Choices/%d", loc, i), true))
+		st.Choices = append(st.Choices, c.parseChoiceRule(v, fmt.Sprintf("%s/Choices/%d", loc, i), st.Name, true))
 	}
 }
 
+// wait reads TimestampPath, the only form of Wait our state machine uses (the engine
+// computes each deadline once and stores it); Seconds, SecondsPath and Timestamp are
+// refused by fields.
 func (c *checker) wait(st *State, m map[string]any, loc string) {
-	n := 0
-	for _, k := range []string{"Seconds", "SecondsPath", "Timestamp", "TimestampPath"} {
-		if _, ok := m[k]; ok {
-			n++
+	for _, refused := range []string{"Seconds", "SecondsPath", "Timestamp"} {
+		if _, ok := m[refused]; ok {
+			return
 		}
 	}
-	if n != 1 {
-		c.fail(loc, codeSchema, "Exactly one of 'Seconds', 'SecondsPath', 'Timestamp' or 'TimestampPath' is required")
-	}
-	if secs, ok := c.integer(m, "Seconds", loc, 0, maxSeconds); ok {
-		st.Seconds = &secs
-	}
-	st.SecondsPath, _ = c.path(m, "SecondsPath", loc, true)
-	if ts, ok := c.str(m, "Timestamp", loc); ok {
-		t, err := ParseTimestamp(ts)
-		if err != nil {
-			c.fail(loc+"/Timestamp", codeSchema, "The value for the field 'Timestamp' must be a valid RFC 3339 timestamp: %s", ts)
-		} else {
-			st.Timestamp = &t
-		}
-	}
-	st.TimestampPath, _ = c.path(m, "TimestampPath", loc, true)
-}
-
-func (c *checker) failState(st *State, m map[string]any, loc string) {
-	if e, ok := c.str(m, "Error", loc); ok {
-		st.Error = &e
-	}
-	if cause, ok := c.str(m, "Cause", loc); ok {
-		st.Cause = &cause
-	}
-	st.ErrorPath = c.dynamic(m, "ErrorPath", loc)
-	st.CausePath = c.dynamic(m, "CausePath", loc)
-	if _, both := m["ErrorPath"]; both && st.Error != nil {
-		c.fail(loc, codeSchema, "Only one of 'Error' or 'ErrorPath' can be present")
-	}
-	if _, both := m["CausePath"]; both && st.Cause != nil {
-		c.fail(loc, codeSchema, "Only one of 'Cause' or 'CausePath' can be present")
-	}
-}
-
-func (c *checker) parallel(st *State, m map[string]any, loc string) {
-	if !c.required(m, loc, "Branches") {
+	if !c.required(m, loc, "TimestampPath") {
 		return
 	}
-	arr, ok := c.array(m, "Branches", loc)
-	if !ok {
-		return
-	}
-	for i, v := range arr {
-		at := fmt.Sprintf("%s/Branches/%d", loc, i)
-		bm, ok := v.(map[string]any)
-		if !ok {
-			c.fail(at, codeSchema, "A branch must be an OBJECT")
-			continue
-		}
-		c.fields(bm, at, set("StartAt", "States", "Comment", "QueryLanguage"))
-		c.queryLanguage(bm, at)
-		if b := c.machine(bm, at); b != nil {
-			st.Branches = append(st.Branches, b)
-		}
-	}
+	st.TimestampPath, _ = c.path(m, "TimestampPath", loc, st.Name)
 }
 
-func (c *checker) mapState(st *State, m map[string]any, loc string) {
-	_, hasIterator := m["Iterator"]
-	_, hasProcessor := m["ItemProcessor"]
-	switch {
-	case hasIterator && hasProcessor:
-		c.fail(loc, codeSchema, "Only one of 'ItemProcessor' or 'Iterator' can be present")
-	case !hasIterator && !hasProcessor:
-		c.fail(loc, codeSchema, "These fields are required: [ItemProcessor]")
+func (c *checker) optionalStr(m map[string]any, key, loc string) *string {
+	if s, ok := c.str(m, key, loc); ok {
+		return &s
 	}
-	if _, both := m["ItemSelector"]; both && st.Parameters != nil {
-		c.fail(loc, codeSchema, "Only one of 'ItemSelector' or 'Parameters' can be present")
-	}
-	st.ItemSelector = c.template(m, "ItemSelector", loc)
-	if st.ItemSelector == nil {
-		// Parameters is the legacy name of ItemSelector on a Map state.
-		st.ItemSelector, st.Parameters = st.Parameters, nil
-	}
-	st.ItemsPath = c.pathField(m, "ItemsPath", loc, true, false)
-	st.MaxConcurrency, _ = c.integer(m, "MaxConcurrency", loc, 0, maxSeconds)
-	st.MaxConcurrencyPath, _ = c.path(m, "MaxConcurrencyPath", loc, true)
-	key := "ItemProcessor"
-	if hasIterator {
-		key = "Iterator"
-	}
-	pm, ok := c.object(m, key, loc)
-	if !ok {
-		return
-	}
-	at := loc + "/" + key
-	c.fields(pm, at, set("StartAt", "States", "Comment", "ProcessorConfig", "QueryLanguage"))
-	c.queryLanguage(pm, at)
-	if cfg, ok := c.object(pm, "ProcessorConfig", at); ok {
-		c.fields(cfg, at+"/ProcessorConfig", set("Mode", "ExecutionType"))
-		if mode, ok := c.str(cfg, "Mode", at+"/ProcessorConfig"); ok && mode != "INLINE" {
-			if mode == "DISTRIBUTED" {
-				c.fail(at+"/ProcessorConfig/Mode", codeUnsupported, "Distributed Map (Mode DISTRIBUTED) is not supported by sfnlocal")
-			} else {
-				c.fail(at+"/ProcessorConfig/Mode", codeSchema, "The field 'Mode' should have one of these values: [INLINE, DISTRIBUTED]")
-			}
-		}
-		if _, ok := cfg["ExecutionType"]; ok {
-			c.fail(at+"/ProcessorConfig/ExecutionType", codeUnsupported, "ExecutionType (Distributed Map) is not supported by sfnlocal")
-		}
-	}
-	st.Processor = c.machine(pm, at)
+	return nil
 }
 
 // WaitUntil resolves a Wait state's deadline from its effective input.
-func (st *State) WaitUntil(input any, now time.Time) (time.Time, error) {
-	switch {
-	case st.Seconds != nil:
-		return now.Add(time.Duration(*st.Seconds) * time.Second), nil
-	case st.Timestamp != nil:
-		return *st.Timestamp, nil
-	case st.SecondsPath != nil:
-		v, err := st.SecondsPath.Get(input)
-		if err != nil {
-			return time.Time{}, Runtimef("The SecondsPath parameter does not reference an input value: %s", st.SecondsPath)
-		}
-		secs, err := wholeSeconds(v)
-		if err != nil {
-			return time.Time{}, Runtimef("The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.SecondsPath, Encode(v))
-		}
-		if secs < 0 {
-			return time.Time{}, Runtimef("The SecondsPath parameter references a negative value: %s == %d", st.SecondsPath, secs)
-		}
-		if secs > maxSeconds {
-			return time.Time{}, Runtimef("Wait state delay is too long.")
-		}
-		return now.Add(time.Duration(secs) * time.Second), nil
-	case st.TimestampPath != nil:
-		v, err := st.TimestampPath.Get(input)
-		if err != nil {
-			return time.Time{}, Runtimef("The TimestampPath parameter does not reference an input value: %s", st.TimestampPath)
-		}
-		s, _ := v.(string)
-		t, err := ParseTimestamp(s)
-		if err != nil {
-			return time.Time{}, Runtimef("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.TimestampPath, javaString(v))
-		}
-		return t, nil
+func (st *State) WaitUntil(input any) (time.Time, error) {
+	v, err := st.TimestampPath.Get(input)
+	if err != nil {
+		return time.Time{}, Runtimef("The TimestampPath parameter does not reference an input value: %s", st.TimestampPath)
 	}
-	return now, nil
+	s, _ := v.(string)
+	t, err := ParseTimestamp(s)
+	if err != nil {
+		return time.Time{}, Runtimef("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.TimestampPath, javaString(v))
+	}
+	return t, nil
 }

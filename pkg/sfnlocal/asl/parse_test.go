@@ -2,33 +2,31 @@ package asl
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
 
+// validDefinition uses every feature sfnlocal implements.
 const validDefinition = `{
-  "Comment": "every supported state",
-  "StartAt": "Prepare",
-  "TimeoutSeconds": 3600,
+  "Comment": "every implemented feature",
+  "StartAt": "Invoke",
+  "Version": "1.0",
   "States": {
-    "Prepare": {"Type": "Pass", "Parameters": {"items.$": "$.items", "id.$": "$$.Execution.Name"}, "ResultPath": "$.prepared", "Next": "Invoke"},
-    "Invoke": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
-      "Parameters": {"FunctionName": "engine", "Payload.$": "$"}, "ResultSelector": {"out.$": "$.Payload"},
-      "TimeoutSeconds": 30, "Retry": [{"ErrorEquals": ["Lambda.ServiceException"], "MaxAttempts": 2}, {"ErrorEquals": ["States.ALL"]}],
-      "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}], "Next": "Approve"},
+    "Invoke": {"Type": "Task", "Comment": "c", "Resource": "arn:aws:states:::lambda:invoke", "InputPath": "$.in",
+      "Parameters": {"FunctionName": "engine", "Payload": {"id.$": "$.id", "exec.$": "$$.Execution.Id", "all.$": "$"}},
+      "Retry": [{"ErrorEquals": ["Lambda.ServiceException"], "MaxAttempts": 2, "IntervalSeconds": 1, "BackoffRate": 2.0, "MaxDelaySeconds": 30}, {"ErrorEquals": ["States.ALL"]}],
+      "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}], "OutputPath": "$.Payload", "Next": "Approve"},
     "Approve": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
       "Parameters": {"FunctionName": "arn:aws:lambda:us-east-1:123456789012:function:notify:live", "Payload": {"token.$": "$$.Task.Token"}},
-      "HeartbeatSecondsPath": "$.heartbeat", "Next": "Legacy"},
-    "Legacy": {"Type": "Task", "Resource": "arn:aws:lambda:us-east-1:123456789012:function:engine", "Next": "Route"},
-    "Route": {"Type": "Choice", "Choices": [{"Variable": "$.done", "BooleanEquals": true, "Next": "Fan"}], "Default": "Sleep"},
-    "Sleep": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "Route"},
-    "Fan": {"Type": "Parallel", "Branches": [
-      {"StartAt": "B1", "States": {"B1": {"Type": "Pass", "End": true}}},
-      {"StartAt": "B2", "States": {"B2": {"Type": "Succeed"}}}], "Next": "Each"},
-    "Each": {"Type": "Map", "ItemsPath": "$.items", "MaxConcurrency": 2, "ItemSelector": {"v.$": "$$.Map.Item.Value"},
-      "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, "StartAt": "Item", "States": {"Item": {"Type": "Pass", "End": true}}}, "Next": "Done"},
+      "ResultPath": "$.resumed", "Next": "Route"},
+    "Route": {"Type": "Choice", "Choices": [
+      {"Variable": "$.verdict", "StringEquals": "done", "Next": "Done"},
+      {"And": [{"Variable": "$.n", "NumericEquals": 1}, {"Not": {"Variable": "$.b", "BooleanEquals": true}}], "Next": "Done"},
+      {"Or": [{"Variable": "$.x", "IsPresent": true}], "Next": "Done"}], "Default": "Sleep"},
+    "Sleep": {"Type": "Wait", "TimestampPath": "$.waitUntil", "Next": "Invoke"},
     "Done": {"Type": "Succeed"},
-    "Failed": {"Type": "Fail", "ErrorPath": "$.error.Error", "Cause": "failed"}
+    "Failed": {"Type": "Fail", "Error": "E", "Cause": "failed"}
   }
 }`
 
@@ -37,7 +35,7 @@ func TestParse_Valid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.StartAt != "Prepare" || len(d.States) != 10 || d.TimeoutSeconds != 3600 {
+	if d.StartAt != "Invoke" || len(d.States) != 6 {
 		t.Errorf("parsed %+v", d)
 	}
 	if r := d.States["Invoke"].Retry[1]; r.IntervalSeconds != 1 || r.MaxAttempts != 3 || r.BackoffRate != 2.0 {
@@ -48,45 +46,52 @@ func TestParse_Valid(t *testing.T) {
 	}
 }
 
+// The definition that sfnlocal exists for parses.
+func TestParse_RolloutDefinition(t *testing.T) {
+	def, err := os.ReadFile("../../../statemachines/rollout.asl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(string(def)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Each invalid definition is refused naming the state (location) and the field.
 func TestParse_Invalid(t *testing.T) {
+	const task = `"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f"}`
 	tests := []struct {
 		name, def, want string
 	}{
 		{"not JSON", `{`, "INVALID_JSON_DESCRIPTION"},
 		{"missing States", `{"StartAt":"A"}`, "These fields are required: [States] at /"},
 		{"missing StartAt target", `{"StartAt":"B","States":{"A":{"Type":"Succeed"}}}`, "MISSING_TRANSITION_TARGET: Missing 'Next' target: B at /StartAt"},
-		{"missing Next target", `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nope"}}}`, "Missing 'Next' target: Nope at /States/A/Next"},
-		{"missing Catch target", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","Catch":[{"ErrorEquals":["States.ALL"],"Next":"X"}],"End":true}}}`, "Missing 'Next' target: X at /States/A/Catch/0/Next"},
-		{"unknown field", `{"StartAt":"A","States":{"A":{"Type":"Pass","Foo":1,"End":true}}}`, "The field 'Foo' is not supported by Step Functions at /States/A"},
+		{"missing Next target", `{"StartAt":"A","States":{"A":{` + task + `,"Next":"Nope"}}}`, "Missing 'Next' target: Nope at /States/A/Next"},
+		{"missing Catch target", `{"StartAt":"A","States":{"A":{` + task + `,"Catch":[{"ErrorEquals":["States.ALL"],"Next":"X"}],"End":true}}}`, "Missing 'Next' target: X at /States/A/Catch/0/Next"},
+		{"unknown field", `{"StartAt":"A","States":{"A":{` + task + `,"Foo":1,"End":true}}}`, "The field 'Foo' is not supported by Step Functions at /States/A"},
 		{"unknown top-level field", `{"StartAt":"A","Foo":1,"States":{"A":{"Type":"Succeed"}}}`, "The field 'Foo' is not supported by Step Functions at /"},
-		{"both Next and End", `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B","End":true},"B":{"Type":"Succeed"}}}`, "Only one of 'Next' or 'End' can be present at /States/A"},
-		{"neither Next nor End", `{"StartAt":"A","States":{"A":{"Type":"Pass"}}}`, "Either 'Next' or 'End' is required at /States/A"},
+		{"both Next and End", `{"StartAt":"A","States":{"A":{` + task + `,"Next":"B","End":true},"B":{"Type":"Succeed"}}}`, "Only one of 'Next' or 'End' can be present at /States/A"},
+		{"neither Next nor End", `{"StartAt":"A","States":{"A":{` + task + `}}}`, "Either 'Next' or 'End' is required at /States/A"},
 		{"unreachable", `{"StartAt":"A","States":{"A":{"Type":"Succeed"},"B":{"Type":"Succeed"}}}`, "UNREACHABLE_STATE: State \"B\" is not reachable at /States/B"},
-		{"bad type", `{"StartAt":"A","States":{"A":{"Type":"Nope"}}}`, "The field 'Type' should have one of these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map] at /States/A/Type"},
-		{"bad InputPath", `{"StartAt":"A","States":{"A":{"Type":"Pass","InputPath":"foo","End":true}}}`, "The value for the field 'InputPath' must be a valid JSONPath: a path must start with '$' at /States/A/InputPath"},
-		{"indefinite ResultPath", `{"StartAt":"A","States":{"A":{"Type":"Pass","ResultPath":"$.a[*]","End":true}}}`, "must be a valid Reference Path at /States/A/ResultPath"},
-		{"context ResultPath", `{"StartAt":"A","States":{"A":{"Type":"Pass","ResultPath":"$$.a","End":true}}}`, "at /States/A/ResultPath"},
-		{"bad Parameters", `{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"x.$":"nope"},"End":true}}}`, "The value for the field 'x.$' must be a valid JSONPath or a valid intrinsic function call at /States/A/Parameters"},
-		{"Wait without duration", `{"StartAt":"A","States":{"A":{"Type":"Wait","End":true}}}`, "Exactly one of 'Seconds', 'SecondsPath', 'Timestamp' or 'TimestampPath' is required at /States/A"},
-		{"Wait negative", `{"StartAt":"A","States":{"A":{"Type":"Wait","Seconds":-1,"End":true}}}`, "at /States/A/Seconds"},
-		{"Wait bad timestamp", `{"StartAt":"A","States":{"A":{"Type":"Wait","Timestamp":"2016-03-14 01:59:00Z","End":true}}}`, "at /States/A/Timestamp"},
+		{"bad type", `{"StartAt":"A","States":{"A":{"Type":"Nope"}}}`, "SCHEMA_VALIDATION_FAILED: The field 'Type' should have one of these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map] at /States/A/Type"},
+		{"bad InputPath", `{"StartAt":"A","States":{"A":{` + task + `,"InputPath":"foo","End":true}}}`, "The value for the field 'InputPath' must be a valid Reference Path: a path must start with '$' at /States/A/InputPath"},
+		{"context ResultPath", `{"StartAt":"A","States":{"A":{` + task + `,"ResultPath":"$$.a","End":true}}}`, "at /States/A/ResultPath"},
+		{"bad Parameters", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f","x.$":"nope"},"End":true}}}`, "The value for the field 'x.$' must be a valid JSONPath or a valid intrinsic function call at /States/A/Parameters"},
+		{"Wait without TimestampPath", `{"StartAt":"A","States":{"A":{"Type":"Wait","End":true}}}`, "These fields are required: [TimestampPath] at /States/A"},
 		{"Choice with End", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true,"Next":"B"}],"End":true},"B":{"Type":"Succeed"}}}`, "The field 'End' is not supported by Step Functions at /States/A"},
 		{"Choice rule without Next", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true}],"Default":"B"},"B":{"Type":"Succeed"}}}`, "These fields are required: [Next] at /States/A/Choices/0"},
 		{"Choice bad operand", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","NumericEquals":"1","Next":"B"}]},"B":{"Type":"Succeed"}}}`, "The value for the field 'NumericEquals' must be a NUMBER at /States/A/Choices/0/NumericEquals"},
-		{"Choice two operators", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsNull":true,"IsString":true,"Next":"B"}]},"B":{"Type":"Succeed"}}}`, "exactly one comparison operator or one of And, Or, Not (found 2) at /States/A/Choices/0"},
+		{"Choice two operators", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true,"StringEquals":"x","Next":"B"}]},"B":{"Type":"Succeed"}}}`, "exactly one comparison operator or one of And, Or, Not (found 2) at /States/A/Choices/0"},
+		{"Choice unknown operator", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","StringIs":"x","Next":"B"}]},"B":{"Type":"Succeed"}}}`, "The field 'StringIs' is not supported by Step Functions at /States/A/Choices/0"},
 		{"Task without Resource", `{"StartAt":"A","States":{"A":{"Type":"Task","End":true}}}`, "These fields are required: [Resource] at /States/A"},
 		{"invoke without FunctionName", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"Payload":{}},"End":true}}}`, "The field 'FunctionName' is required but was missing at /States/A/Parameters"},
 		{"invoke unknown parameter", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f","Bogus":1},"End":true}}}`, "The field 'Bogus' is not supported by Step Functions at /States/A/Parameters"},
 		{"waitForTaskToken without token", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken","Parameters":{"FunctionName":"f"},"End":true}}}`, "$$.Task.Token"},
-		{"heartbeat not below timeout", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","TimeoutSeconds":5,"HeartbeatSeconds":5,"End":true}}}`, "at /States/A/HeartbeatSeconds"},
-		{"Retry States.ALL not last", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","Retry":[{"ErrorEquals":["States.ALL"]},{"ErrorEquals":["X"]}],"End":true}}}`, "at /States/A/Retry/0/ErrorEquals"},
-		{"Retry bad BackoffRate", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","Retry":[{"ErrorEquals":["X"],"BackoffRate":0.5}],"End":true}}}`, "at /States/A/Retry/0/BackoffRate"},
-		{"unknown States error", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","Retry":[{"ErrorEquals":["States.Nope"]}],"End":true}}}`, "'States.Nope' is not a predefined error name at /States/A/Retry/0/ErrorEquals/0"},
-		{"duplicate state names", `{"StartAt":"A","States":{"A":{"Type":"Parallel","Branches":[{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}],"End":true}}}`, "DUPLICATE_STATE_NAME: Duplicate State name: A"},
-		{"branch missing target", `{"StartAt":"P","States":{"P":{"Type":"Parallel","Branches":[{"StartAt":"X","States":{"B":{"Type":"Succeed"}}}],"End":true}}}`, "Missing 'Next' target: X at /States/P/Branches/0/StartAt"},
-		{"no terminal state", `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"A"}}}`, "NO_TERMINAL_STATE"},
-		{"Map without processor", `{"StartAt":"M","States":{"M":{"Type":"Map","End":true}}}`, "These fields are required: [ItemProcessor] at /States/M"},
+		{"Retry States.ALL not last", `{"StartAt":"A","States":{"A":{` + task + `,"Retry":[{"ErrorEquals":["States.ALL"]},{"ErrorEquals":["X"]}],"End":true}}}`, "at /States/A/Retry/0/ErrorEquals"},
+		{"Retry bad BackoffRate", `{"StartAt":"A","States":{"A":{` + task + `,"Retry":[{"ErrorEquals":["X"],"BackoffRate":0.5}],"End":true}}}`, "at /States/A/Retry/0/BackoffRate"},
+		{"Retry bad MaxDelaySeconds", `{"StartAt":"A","States":{"A":{` + task + `,"Retry":[{"ErrorEquals":["X"],"MaxDelaySeconds":0}],"End":true}}}`, "at /States/A/Retry/0/MaxDelaySeconds"},
+		{"unknown States error", `{"StartAt":"A","States":{"A":{` + task + `,"Retry":[{"ErrorEquals":["States.Nope"]}],"End":true}}}`, "'States.Nope' is not a predefined error name at /States/A/Retry/0/ErrorEquals/0"},
+		{"no terminal state", `{"StartAt":"A","States":{"A":{"Type":"Wait","TimestampPath":"$.t","Next":"A"}}}`, "NO_TERMINAL_STATE"},
 		{"long state name", `{"StartAt":"` + strings.Repeat("a", 81) + `","States":{"` + strings.Repeat("a", 81) + `":{"Type":"Succeed"}}}`, "State names must be 1 to 80 characters long"},
 	}
 	for _, tt := range tests {
@@ -99,31 +104,75 @@ func TestParse_Invalid(t *testing.T) {
 			if !strings.HasPrefix(err.Error(), "Invalid State Machine Definition: '") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %s\nwant it to contain %q", err, tt.want)
 			}
+			if strings.Contains(err.Error(), codeUnsupported) {
+				t.Errorf("an invalid definition refused as unimplemented: %s", err)
+			}
 		})
 	}
 }
 
-// Features outside what sfnlocal runs are refused at create time, naming the feature.
-func TestParse_Unsupported(t *testing.T) {
+// A definition valid on the service that uses a feature sfnlocal does not implement is
+// refused at create time: an UNSUPPORTED_FEATURE problem naming the feature and the
+// state, and nothing else (no follow-up problems about the refused state).
+func TestParse_Unimplemented(t *testing.T) {
+	const task = `"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f"}`
+	choice := func(rule string) string {
+		return `{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[` + rule + `],"Default":"D"},"D":{"Type":"Succeed"}}}`
+	}
 	tests := []struct {
 		name, def, want string
 	}{
-		{"JSONata", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Succeed"}}}`, "The query language 'JSONata' is not supported by sfnlocal at /QueryLanguage"},
-		{"JSONata state", `{"StartAt":"A","States":{"A":{"Type":"Pass","QueryLanguage":"JSONata","End":true}}}`, "at /States/A/QueryLanguage"},
-		{"Distributed Map ItemReader", `{"StartAt":"M","States":{"M":{"Type":"Map","ItemReader":{"Resource":"arn:aws:states:::s3:getObject"},"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Succeed"}}},"End":true}}}`, "The field 'ItemReader' (Distributed Map) is not supported by sfnlocal at /States/M/ItemReader"},
-		{"Distributed mode", `{"StartAt":"M","States":{"M":{"Type":"Map","ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED"},"StartAt":"I","States":{"I":{"Type":"Succeed"}}},"End":true}}}`, "Distributed Map (Mode DISTRIBUTED) is not supported by sfnlocal at /States/M/ItemProcessor/ProcessorConfig/Mode"},
-		{"other integration", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage","End":true}}}`, "The service integration 'sqs:sendMessage' is not supported by sfnlocal"},
-		{".sync", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","End":true}}}`, "The '.sync' integration pattern is not supported by sfnlocal"},
-		{"activity", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:us-east-1:1:activity:a","End":true}}}`, "Activities are not supported by sfnlocal"},
-		{"SDK integration", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::aws-sdk:s3:listBuckets","End":true}}}`, "is not supported by sfnlocal"},
-		{"variables", `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":1},"End":true}}}`, "The field 'Assign' (workflow variables) is not supported by sfnlocal at /States/A/Assign"},
-		{"jitter", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","Retry":[{"ErrorEquals":["X"],"JitterStrategy":"FULL"}],"End":true}}}`, "The JitterStrategy 'FULL' is not supported by sfnlocal"},
+		{"Map", `{"StartAt":"Fan out","States":{"Fan out":{"Type":"Map","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Succeed"}}},"Next":"Done"},"Done":{"Type":"Succeed"}}}`,
+			`state "Fan out": Type "Map" is not implemented by sfnlocal (it implements: Task, Wait, Choice, Succeed, Fail) at /States/Fan out/Type`},
+		{"Parallel", `{"StartAt":"P","States":{"P":{"Type":"Parallel","Branches":[{"StartAt":"B","States":{"B":{"Type":"Succeed"}}}],"End":true}}}`,
+			`state "P": Type "Parallel" is not implemented by sfnlocal`},
+		{"Pass", `{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"End":true}}}`, `state "P": Type "Pass" is not implemented by sfnlocal`},
+		{"intrinsic function", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f","Payload":{"msg.$":"States.Format('Hello {}', $.name)"}},"End":true}}}`,
+			`state "T": Parameters field 'msg.$': intrinsic function States.Format is not implemented by sfnlocal at /States/T/Parameters`},
+		{"intrinsic JsonToString", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f","Payload.$":"States.JsonToString($)"},"End":true}}}`,
+			`intrinsic function States.JsonToString is not implemented by sfnlocal`},
+		{"wildcard in Parameters", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"f","Payload":{"ids.$":"$.items[*].id"}},"End":true}}}`,
+			`state "T": Parameters field 'ids.$': JSONPath wildcards ('.*', '[*]') is not implemented by sfnlocal`},
+		{"filter in InputPath", `{"StartAt":"T","States":{"T":{` + task + `,"InputPath":"$.a[?(@.ok)]","End":true}}}`,
+			`state "T": InputPath: JSONPath filters ('[?(...)]') is not implemented by sfnlocal`},
+		{"recursive descent in OutputPath", `{"StartAt":"T","States":{"T":{` + task + `,"OutputPath":"$..id","End":true}}}`, `state "T": OutputPath: JSONPath recursive descent`},
+		{"slice in ResultPath", `{"StartAt":"T","States":{"T":{` + task + `,"ResultPath":"$.a[1:2]","End":true}}}`, `state "T": ResultPath: JSONPath slices`},
+		{"negative index in a Variable", choice(`{"Variable":"$.a[-1]","StringEquals":"x","Next":"D"}`), `state "C": Variable: JSONPath negative indexes`},
+		{"StringMatches", choice(`{"Variable":"$.a","StringMatches":"log-*","Next":"D"}`),
+			`state "C": Choice operator StringMatches is not implemented by sfnlocal (it implements: And, Or, Not, StringEquals, NumericEquals, BooleanEquals, IsPresent) at /States/C/Choices/0/StringMatches`},
+		{"NumericLessThan nested", choice(`{"And":[{"Variable":"$.a","NumericLessThan":1},{"Variable":"$.b","IsPresent":true}],"Next":"D"}`),
+			`state "C": Choice operator NumericLessThan is not implemented by sfnlocal`},
+		{"StringEqualsPath", choice(`{"Variable":"$.a","StringEqualsPath":"$.b","Next":"D"}`), `Choice operator StringEqualsPath is not implemented`},
+		{"TimestampGreaterThan", choice(`{"Variable":"$.a","TimestampGreaterThan":"2016-03-14T01:59:00Z","Next":"D"}`), `Choice operator TimestampGreaterThan is not implemented`},
+		{"IsNull", choice(`{"Variable":"$.a","IsNull":true,"Next":"D"}`), `Choice operator IsNull is not implemented`},
+		{"ResultSelector", `{"StartAt":"T","States":{"T":{` + task + `,"ResultSelector":{"p.$":"$.Payload"},"End":true}}}`,
+			`state "T": field 'ResultSelector' is not implemented by sfnlocal at /States/T/ResultSelector`},
+		{"TimeoutSeconds", `{"StartAt":"T","States":{"T":{` + task + `,"TimeoutSeconds":30,"End":true}}}`, `state "T": field 'TimeoutSeconds' is not implemented by sfnlocal`},
+		{"HeartbeatSeconds", `{"StartAt":"T","States":{"T":{` + task + `,"HeartbeatSeconds":30,"End":true}}}`, `state "T": field 'HeartbeatSeconds' is not implemented by sfnlocal`},
+		{"execution TimeoutSeconds", `{"StartAt":"S","TimeoutSeconds":60,"States":{"S":{"Type":"Succeed"}}}`, `UNSUPPORTED_FEATURE: field 'TimeoutSeconds' is not implemented by sfnlocal at /TimeoutSeconds`},
+		{"Wait Seconds", `{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":10,"End":true}}}`,
+			`state "W": field 'Seconds' (a Wait implements TimestampPath) is not implemented by sfnlocal at /States/W/Seconds`},
+		{"Fail CausePath", `{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"E","CausePath":"$.cause"}}}`, `state "F": field 'CausePath' (a Fail implements Cause) is not implemented`},
+		{"Lambda function ARN", `{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"arn:aws:lambda:us-east-1:1:function:f","End":true}}}`,
+			`state "T": the Lambda function ARN resource arn:aws:lambda:us-east-1:1:function:f is not implemented by sfnlocal (use arn:aws:states:::lambda:invoke)`},
+		{"other integration", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::sqs:sendMessage","End":true}}}`, "the service integration 'sqs:sendMessage' is not implemented by sfnlocal"},
+		{".sync", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::states:startExecution.sync:2","End":true}}}`, "the '.sync' integration pattern is not implemented by sfnlocal"},
+		{"activity", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:us-east-1:1:activity:a","End":true}}}`, "activities are not implemented by sfnlocal"},
+		{"SDK integration", `{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:states:::aws-sdk:s3:listBuckets","End":true}}}`, "is not implemented by sfnlocal"},
+		{"JSONata", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Succeed"}}}`, "the query language 'JSONata' is not implemented by sfnlocal at /QueryLanguage"},
+		{"JSONata state", `{"StartAt":"A","States":{"A":{"Type":"Succeed","QueryLanguage":"JSONata"}}}`, `state "A": the query language 'JSONata' is not implemented by sfnlocal at /States/A/QueryLanguage`},
+		{"variables", `{"StartAt":"A","States":{"A":{` + task + `,"Assign":{"x":1},"End":true}}}`, `state "A": field 'Assign' (workflow variables) is not implemented by sfnlocal at /States/A/Assign`},
+		{"jitter", `{"StartAt":"A","States":{"A":{` + task + `,"Retry":[{"ErrorEquals":["X"],"JitterStrategy":"FULL"}],"End":true}}}`, `state "A": JitterStrategy 'FULL' is not implemented by sfnlocal`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(tt.def)
-			if err == nil || !strings.Contains(err.Error(), "UNSUPPORTED_FEATURE") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v\nwant it to contain %q", err, tt.want)
+			var de *DefinitionError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), "UNSUPPORTED_FEATURE: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, tt.want)
+			}
+			if len(de.Problems) != 1 {
+				t.Errorf("%d problems, want the refusal alone: %s", len(de.Problems), err)
 			}
 		})
 	}

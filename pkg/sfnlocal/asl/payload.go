@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// Template is a compiled Payload Template (Parameters, ResultSelector, ItemSelector):
-// a JSON value in which a field whose name ends in ".$", at any depth (also inside
-// arrays), takes its value from a Path, a context-object path ($$) or an intrinsic
-// function, and loses the ".$" suffix.
+// Template is a compiled Payload Template (Parameters): a JSON value in which a field
+// whose name ends in ".$", at any depth (also inside arrays), takes its value from a
+// Path or a context-object path ($$), and loses the ".$" suffix. Intrinsic functions
+// (States.Format, ...) are refused: no definition of ours calls one.
 type Template struct{ root tnode }
 
 type tnodeKind int
@@ -19,7 +19,6 @@ const (
 	tObject
 	tArray
 	tPath
-	tCall
 )
 
 type tnode struct {
@@ -29,7 +28,6 @@ type tnode struct {
 	field  []string // object: field names as written (for messages)
 	nodes  []tnode
 	path   *Path
-	call   *Intrinsic
 	source string
 }
 
@@ -37,6 +35,9 @@ type tnode struct {
 type TemplateError struct {
 	Field string
 	Msg   string
+	// Unimplemented is set when the field is valid on the service but uses a feature
+	// sfnlocal refuses (an intrinsic function, a wildcard path, ...).
+	Unimplemented *UnimplementedError
 }
 
 func (e *TemplateError) Error() string { return e.Msg }
@@ -58,8 +59,6 @@ func (n *tnode) usesTaskToken() bool {
 	switch n.kind {
 	case tPath:
 		return n.path.IsContext() && strings.HasPrefix(n.path.String(), "$$.Task.Token")
-	case tCall:
-		return strings.Contains(n.call.String(), "$$.Task.Token")
 	case tObject, tArray:
 		for i := range n.nodes {
 			if n.nodes[i].usesTaskToken() {
@@ -132,26 +131,26 @@ func compileDynamic(field string, v any) (tnode, error) {
 	if !ok {
 		return bad("")
 	}
-	switch {
-	case strings.HasPrefix(s, "$"):
-		p, err := ParsePath(s)
-		if err != nil {
-			return bad(err.Error())
-		}
-		return tnode{kind: tPath, path: p, source: field}, nil
-	case IsIntrinsic(s):
-		f, err := ParseIntrinsic(s)
-		if err != nil {
-			return bad(err.Error())
-		}
-		return tnode{kind: tCall, call: f, source: field}, nil
+	if name, ok := intrinsicName(s); ok {
+		ue := &UnimplementedError{Feature: "intrinsic function " + name}
+		return tnode{}, &TemplateError{Field: field, Msg: ue.Error(), Unimplemented: ue}
 	}
-	return bad("")
+	if !strings.HasPrefix(s, "$") {
+		return bad("")
+	}
+	p, err := ParsePath(s)
+	var ue *UnimplementedError
+	if errors.As(err, &ue) {
+		return tnode{}, &TemplateError{Field: field, Msg: ue.Error(), Unimplemented: ue}
+	}
+	if err != nil {
+		return bad(err.Error())
+	}
+	return tnode{kind: tPath, path: p, source: field}, nil
 }
 
 // Eval builds the payload from the input and the context object. A path that selects
-// nothing is a States.Runtime error, as on the service; a failing intrinsic function is
-// a States.IntrinsicFailure.
+// nothing is a States.Runtime error, as on the service.
 func (t *Template) Eval(input, context any) (any, error) {
 	return t.root.eval(input, context)
 }
@@ -190,17 +189,23 @@ func (n *tnode) eval(input, context any) (any, error) {
 			return nil, n.pathFailure(n.path.String(), root)
 		}
 		return v, nil
-	case tCall:
-		v, err := n.call.Eval(input, context)
-		var pe *PathError
-		if errors.As(err, &pe) {
-			return nil, n.pathFailure(n.call.String(), input)
-		}
-		return v, err
 	}
 	return nil, fmt.Errorf("unknown template node")
 }
 
 func (n *tnode) pathFailure(expr string, root any) error {
 	return Runtimef("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", expr, n.source, Encode(root))
+}
+
+// intrinsicName recognizes an intrinsic function call, States.Name(...), and returns
+// its name for the refusal.
+func intrinsicName(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "States.") {
+		return "", false
+	}
+	if i := strings.IndexByte(s, '('); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s), true
 }

@@ -113,28 +113,9 @@ func compareNumbers(a, b json.Number) (int, bool) {
 	return x.Cmp(y), true
 }
 
-// Clone returns a deep copy of a value, so that writes into the copy leave the original
-// (which may be shared with the context object or the history) untouched.
-func Clone(v any) any {
-	switch x := v.(type) {
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = Clone(x[i])
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, xv := range x {
-			out[k] = Clone(xv)
-		}
-		return out
-	}
-	return v
-}
-
-// javaString renders a value the way the service's States.Format does: strings raw,
-// objects as {k=v, ...} and arrays as [a, b] (Java's toString of its JSON tree).
+// javaString renders a value the way the service's messages do (for a TimestampPath
+// that is not a timestamp): strings raw, objects as {k=v, ...} and arrays as [a, b]
+// (Java's toString of its JSON tree).
 func javaString(v any) string {
 	switch x := v.(type) {
 	case nil:
