@@ -1,14 +1,18 @@
 package api
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selector"
 )
 
 func TestGetRollout_CarriesWhatTheRolloutPageNeeds(t *testing.T) {
@@ -232,4 +236,41 @@ func join(xs []string) string {
 		s += x
 	}
 	return s
+}
+
+// A rollout whose waves split by zone shows its stages, the progress in
+// stages and, in the detail, the batches done per pass.
+func TestGetRollout_Stages(t *testing.T) {
+	h := newHarness(t)
+	spec := policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute, MaxUnavailable: policy.Amount{Value: 1}}}}
+	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(policy.KindConfig)
+	var cands []engine.Candidate
+	for i, z := range []string{"eu-1a", "eu-1a", "eu-1b"} {
+		cands = append(cands, engine.Candidate{AgentID: fmt.Sprintf("z%d", i), FromRef: "h0",
+			Attributes: selector.Map{"cloud.region": "eu-1", "cloud.availability_zone": z}})
+	}
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r-zones", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+		Origin: rollout.OriginGitOps, Candidates: cands, Now: h.clock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.Stages[0].Status = rollout.Running, rollout.StageRunning
+	for i := range ts {
+		if ts[i].Stage == 0 && ts[i].Batch == 0 {
+			ts[i].Status = rollout.TargetSucceeded
+		}
+	}
+	if err := h.store.CreateRollout(context.Background(), r, ts); err != nil {
+		t.Fatal(err)
+	}
+	rep := h.do(get("/api/v1/rollouts/r-zones", RoleViewer))
+	wantOK(t, rep)
+	v := decode[rolloutView](t, rep)
+	if v.Progress != "0/2" || len(v.Stages) != 2 || v.Stages[0].Name != "all/eu-1a" || v.Stages[0].Status != rollout.StageRunning {
+		t.Fatalf("progress %q stages %+v, want 0/2 with all/eu-1a running", v.Progress, v.Stages)
+	}
+	p := v.Stages[0].Passes[0]
+	if p.Targets != 2 || p.Batches != 2 || p.BatchesDone == nil || *p.BatchesDone != 1 {
+		t.Fatalf("pass %+v, want 2 targets in 2 batches, 1 done", p)
+	}
 }

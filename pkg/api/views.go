@@ -43,7 +43,41 @@ func newRolloutView(r rollout.Rollout, names Directory) rolloutView {
 			RequireApproval: w.RequireApproval, Implicit: w.Implicit, Status: w.Status, Approved: w.Approved,
 			StartedAt: utcPtr(w.StartedAt), FinishedAt: utcPtr(w.FinishedAt)}
 	}
+	for _, st := range r.Stages {
+		sv := schema.Stage{Name: st.Name, Wave: st.Wave, Status: st.Status, StartedAt: utcPtr(st.StartedAt),
+			BakeUntil: utcPtr(st.BakeUntil), FinishedAt: utcPtr(st.FinishedAt), Passes: make([]schema.StagePass, len(st.Passes))}
+		for j, p := range st.Passes {
+			sv.Passes[j] = schema.StagePass{Name: p.Name, Region: p.Region, Zone: p.Zone, Targets: p.Size, BatchSize: p.BatchSize, Batches: p.Batches}
+		}
+		v.Stages = append(v.Stages, sv)
+	}
+	if len(r.Stages) > 0 {
+		passed, total := r.StageProgress()
+		v.Progress = fmt.Sprintf("%d/%d", passed, total)
+	}
 	return v
+}
+
+// batchesDone counts, per stage and pass, the batches whose targets are all
+// final: a batch is done when every target of it is.
+func batchesDone(r rollout.Rollout, ts []rollout.Target) map[[2]int]int {
+	open := map[[3]int]bool{}
+	for _, t := range ts {
+		if !t.Status.Final() {
+			open[[3]int{t.Stage, t.Pass, t.Batch}] = true
+		}
+	}
+	done := map[[2]int]int{}
+	for s, st := range r.Stages {
+		for p, pass := range st.Passes {
+			for b := 0; b < pass.Batches; b++ {
+				if !open[[3]int{s, p, b}] {
+					done[[2]int{s, p}]++
+				}
+			}
+		}
+	}
+	return done
 }
 
 // newRolloutDetail adds what the rollout page shows per wave: the targets by
@@ -65,6 +99,13 @@ func newRolloutDetail(r rollout.Rollout, ts []rollout.Target, names Directory) r
 		v.Waves[i].Counts, v.Waves[i].Total, v.Waves[i].InHealthWait = &c, &total, &wait
 	}
 	v.TargetCounts = &all
+	done := batchesDone(r, ts)
+	for s := range v.Stages {
+		for p := range v.Stages[s].Passes {
+			n := done[[2]int{s, p}]
+			v.Stages[s].Passes[p].BatchesDone = &n
+		}
+	}
 	return v
 }
 

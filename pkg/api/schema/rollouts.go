@@ -34,8 +34,37 @@ type Rollout struct {
 	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
 	Policy         PolicySnapshot    `json:"policy"`
 	Waves          []Wave            `json:"waves"`
-	TargetCounts   *TargetCounts     `json:"targetCounts,omitempty"`
+	// Stages and Progress ("passed/total" stages) are there when the
+	// policy splits waves by region or zone.
+	Stages       []Stage       `json:"stages,omitempty"`
+	Progress     string        `json:"progress,omitempty"`
+	TargetCounts *TargetCounts `json:"targetCounts,omitempty"`
 	AckedFailures  []AckedFailures   `json:"ackedFailures"`
+}
+
+// Stage is the schema RolloutStage: one stage of a rollout whose waves
+// split by region or zone.
+type Stage struct {
+	Name       string              `json:"name"`
+	Wave       int                 `json:"wave"`
+	Status     rollout.StageStatus `json:"status"`
+	StartedAt  *time.Time          `json:"startedAt,omitempty"`
+	BakeUntil  *time.Time          `json:"bakeUntil,omitempty"`
+	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
+	Passes     []StagePass         `json:"passes"`
+}
+
+// StagePass is the schema StagePass: a region's or zone's work in a stage.
+// BatchesDone (batches whose targets are all final) is in the rollout's
+// detail only.
+type StagePass struct {
+	Name        string `json:"name"`
+	Region      string `json:"region,omitempty"`
+	Zone        string `json:"zone,omitempty"`
+	Targets     int    `json:"targets"`
+	BatchSize   int    `json:"batchSize"`
+	Batches     int    `json:"batches"`
+	BatchesDone *int   `json:"batchesDone,omitempty"`
 }
 
 // PolicySnapshot is the schema PolicySnapshot: the policy a rollout keeps.
