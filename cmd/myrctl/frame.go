@@ -127,6 +127,33 @@ func (v view) writeWaves(w io.Writer) {
 	}
 }
 
+// writeStages lists the stages of a rollout whose waves split by region or
+// zone: each with its state, the batches done of its passes and, while it
+// bakes, the time until the bake ends.
+func (v view) writeStages(w io.Writer) {
+	fmt.Fprintf(w, "Stages %s\n", v.r.Progress)
+	tw := table(w)
+	for _, st := range v.r.Stages {
+		done, total := 0, 0
+		for _, p := range st.Passes {
+			total += p.Batches
+			if p.BatchesDone != nil {
+				done += *p.BatchesDone
+			}
+		}
+		note := fmt.Sprintf("%d pass(es), batches %d/%d", len(st.Passes), done, total)
+		if st.Status == rollout.StageBaking && st.BakeUntil != nil {
+			if left := st.BakeUntil.Sub(v.now); left > 0 {
+				note += " · bake ends in " + shortDuration(left.Round(time.Second))
+			} else {
+				note += " · bake over, finishing…"
+			}
+		}
+		row(tw, "  "+st.Name, string(st.Status), note)
+	}
+	_ = tw.Flush()
+}
+
 // waveWait is the wave card's health wait: how many of its targets are in
 // it and when the wait that ends last is over.
 func (v view) waveWait(wave client.Wave, c client.TargetCounts, waits map[string]healthWait) string {

@@ -176,6 +176,10 @@ func writeFrame(b io.Writer, v view) {
 	}
 	fmt.Fprintln(b)
 	v.writeWaves(b)
+	if len(v.r.Stages) > 0 {
+		fmt.Fprintln(b)
+		v.writeStages(b)
+	}
 	fmt.Fprintln(b)
 	v.writeTargets(b)
 	fmt.Fprintln(b)

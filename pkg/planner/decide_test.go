@@ -393,3 +393,14 @@ func TestDecide_GoneAgentsGetNoTarget(t *testing.T) {
 		}
 	}
 }
+
+// Agents of a wave split by zone without the zone attribute block the plan
+// with the reason: no rollout without them.
+func TestDecide_TopologyMissingZone_Blocks(t *testing.T) {
+	in := input(policy.KindConfig, agents(2))
+	in.Policies["cfg"] = policy.Policy{Name: "cfg", Spec: policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone}}}}
+	d := Decide(in)
+	if d.Created != nil || !strings.Contains(d.Note, "topology_invalid") || !strings.Contains(d.Note, "cloud.availability_zone") {
+		t.Fatalf("created %v note %q, want no rollout and a note naming the missing attribute", d.Created != nil, d.Note)
+	}
+}

@@ -176,24 +176,14 @@ func (s Snapshot) RestWave() Wave {
 const CodeNotCarriedOut = "not_carried_out"
 
 // NotCarriedOut lists the parts of a policy that the engine of this version
-// does not carry out yet: topology waves (by, parallelRegions, bake,
-// maxUnavailable, regions, topology) and onFailure rollback-wave and
-// rollback-all. A revision that uses them is refused with a clear error
-// instead of running as if they were not there; the error goes away with
-// the version whose engine carries them out.
+// does not carry out yet: onFailure rollback-wave and rollback-all. A
+// revision that uses them is refused with a clear error instead of running
+// as if they were pause; the error goes away with the version whose engine
+// carries them out.
 func NotCarriedOut(p Policy) issue.List {
 	var l issue.List
-	s := p.Spec
-	if usesTopology(s.Waves) || len(s.Regions) > 0 || s.Topology != (Topology{}) || !s.MaxUnavailable.IsZero() {
-		l.Errorf(CodeNotCarriedOut, "spec.waves", "policy %q uses topology waves (by, parallelRegions, regions, maxUnavailable): this version validates them but does not roll them out yet; remove them to use the policy", p.Name)
-	}
-	for i, w := range s.Waves {
-		if w.Bake > 0 || !w.MaxUnavailable.IsZero() {
-			l.Errorf(CodeNotCarriedOut, fmt.Sprintf("spec.waves[%d]", i), "wave %q sets bake or maxUnavailable: this version validates them but does not carry them out yet", w.Name)
-		}
-	}
-	if s.OnFailure == OnFailureRollbackWave || s.OnFailure == OnFailureRollbackAll {
-		l.Errorf(CodeNotCarriedOut, "spec.onFailure", "onFailure %s: this version validates it but does not carry it out yet; use pause or rollback", s.OnFailure)
+	if s := p.Spec; s.OnFailure == OnFailureRollbackWave || s.OnFailure == OnFailureRollbackAll {
+		l.Errorf(CodeNotCarriedOut, "spec.onFailure", "onFailure %s: this version validates it but does not carry it out yet; use stop (pause) or rollback", s.OnFailure)
 	}
 	return l
 }
