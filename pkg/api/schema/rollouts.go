@@ -36,10 +36,10 @@ type Rollout struct {
 	Waves          []Wave            `json:"waves"`
 	// Stages and Progress ("passed/total" stages) are there when the
 	// policy splits waves by region or zone.
-	Stages       []Stage       `json:"stages,omitempty"`
-	Progress     string        `json:"progress,omitempty"`
-	TargetCounts *TargetCounts `json:"targetCounts,omitempty"`
-	AckedFailures  []AckedFailures   `json:"ackedFailures"`
+	Stages        []Stage         `json:"stages,omitempty"`
+	Progress      string          `json:"progress,omitempty"`
+	TargetCounts  *TargetCounts   `json:"targetCounts,omitempty"`
+	AckedFailures []AckedFailures `json:"ackedFailures"`
 }
 
 // Stage is the schema RolloutStage: one stage of a rollout whose waves
