@@ -166,6 +166,7 @@ func timePtr(t time.Time) *time.Time { return &t }
 func cloneRollout(r rollout.Rollout) rollout.Rollout {
 	r.Waves = append([]rollout.Wave(nil), r.Waves...)
 	r.Stages = append([]rollout.Stage(nil), r.Stages...)
+	r.RollbackQueue = append([]int(nil), r.RollbackQueue...)
 	if r.AckedFailures != nil {
 		acked := make(map[int][]string, len(r.AckedFailures))
 		for k, v := range r.AckedFailures {

@@ -14,9 +14,11 @@ import (
 // policy that splits the rest wave by zone: a canary wave (a0), then
 // rest/r1a (a1, a2) and rest/r1b (a3, a4), batches of one, a 10-minute bake
 // after each rest stage.
-func stagedFixture(t *testing.T) *fixture {
+func stagedFixture(t *testing.T) *fixture { return stagedFixtureOn(t, "") }
+
+func stagedFixtureOn(t *testing.T, onFailure policy.OnFailure) *fixture {
 	t.Helper()
-	spec := policy.Spec{
+	spec := policy.Spec{OnFailure: onFailure,
 		Waves: []policy.Wave{
 			{Name: "canary", Selector: &selector.Selector{MatchAttributes: map[string]string{"labels.wave": "canary"}}},
 			{Name: "rest", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute, MaxUnavailable: policy.Amount{Value: 1}},
@@ -152,5 +154,66 @@ func TestAddStragglers_Stages_JoinTheLastPass(t *testing.T) {
 	}
 	if p := r.Stages[2].Passes[0]; p.Size != 3 || p.Batches != 3 {
 		t.Fatalf("last pass %+v, want 3 targets in 3 batches", p)
+	}
+}
+
+// reportFrom makes an agent report its from hash again, as one that was
+// reset would.
+func (f *fixture) reportFrom(id string) {
+	f.update(id, func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied, Since: f.now}
+	})
+}
+
+func resets(os []Order) []string {
+	var ids []string
+	for _, o := range os {
+		if o.Kind == OrderReset {
+			ids = append(ids, o.AgentID)
+		}
+	}
+	return ids
+}
+
+// rollback-wave returns the failed stage and leaves the stages that passed
+// on the new state; rollback-all then returns those too, nearest first, one
+// stage at a time.
+func TestTick_Stages_RollbackWaveAndAll(t *testing.T) {
+	for _, mode := range []policy.OnFailure{policy.OnFailureRollbackWave, policy.OnFailureRollbackAll} {
+		t.Run(string(mode), func(t *testing.T) {
+			f := stagedFixtureOn(t, mode)
+			f.tick()
+			f.settle() // the canary a0 passes; rest/r1a's first batch starts
+			failing := f.inFlightIDs()[0]
+			f.update(failing, func(a *agent.Agent) {
+				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
+			})
+			f.tick()
+			f.wantRollout(rollout.RollingBack)
+			if got := resets(f.last.Orders); len(got) != 1 || got[0] != failing {
+				t.Fatalf("reset orders %v, want only the failed stage's started target %s", got, failing)
+			}
+			for _, id := range []string{"a3", "a4"} {
+				f.wantTarget(id, rollout.TargetCancelled)
+			}
+			f.wantTarget("a0", rollout.TargetSucceeded)
+			f.reportFrom(failing)
+			f.tick()
+			f.wantTarget(failing, rollout.TargetRolledBack)
+			if mode == policy.OnFailureRollbackWave {
+				f.wantRollout(rollout.RolledBack)
+				f.wantTarget("a0", rollout.TargetSucceeded) // the canary's stage passed: it stays on the new configuration
+				return
+			}
+			// rollback-all: the canary's stage follows, once the failed one is back.
+			if got := resets(f.last.Orders); len(got) != 1 || got[0] != "a0" {
+				t.Fatalf("reset orders %v, want the canary a0 next", got)
+			}
+			f.wantRollout(rollout.RollingBack)
+			f.reportFrom("a0")
+			f.tick()
+			f.wantTarget("a0", rollout.TargetRolledBack)
+			f.wantRollout(rollout.RolledBack)
+		})
 	}
 }

@@ -220,11 +220,19 @@ func (p *pass) checkThreshold(w int) bool {
 	}
 	wave.Status = rollout.WaveFailed
 	wave.FinishedAt = timePtr(p.now)
+	failed := p.failedUnit(w)
 	p.failStages(w)
 	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
-	switch {
-	case p.r.Policy.OnFailure == policy.OnFailureRollback:
+	if s := p.stageName(failed); s != "" {
+		reason += " in stage " + s
+	}
+	switch p.r.Policy.OnFailure {
+	case policy.OnFailureRollback:
 		p.startRollback(reason)
+	case policy.OnFailureRollbackWave:
+		p.startRollbackOf(reason, []int{failed})
+	case policy.OnFailureRollbackAll:
+		p.startRollbackOf(reason, append([]int{failed}, p.passedUnitsBefore(failed)...))
 	default:
 		p.pause(reason)
 	}

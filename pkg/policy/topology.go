@@ -3,7 +3,6 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/myriarch/myriarch/pkg/issue"
 	"strconv"
 	"strings"
 	"time"
@@ -169,23 +168,6 @@ func effectiveWave(w Wave, rolloutMax Amount) Wave {
 // rollout's maxUnavailable (unset: one batch).
 func (s Snapshot) RestWave() Wave {
 	return Wave{Name: RestWaveName, Percent: 100, MaxUnavailable: s.MaxUnavailable}
-}
-
-// CodeNotCarriedOut: a policy asks for something this version parses and
-// validates but whose engine does not carry it out yet.
-const CodeNotCarriedOut = "not_carried_out"
-
-// NotCarriedOut lists the parts of a policy that the engine of this version
-// does not carry out yet: onFailure rollback-wave and rollback-all. A
-// revision that uses them is refused with a clear error instead of running
-// as if they were pause; the error goes away with the version whose engine
-// carries them out.
-func NotCarriedOut(p Policy) issue.List {
-	var l issue.List
-	if s := p.Spec; s.OnFailure == OnFailureRollbackWave || s.OnFailure == OnFailureRollbackAll {
-		l.Errorf(CodeNotCarriedOut, "spec.onFailure", "onFailure %s: this version validates it but does not carry it out yet; use stop (pause) or rollback", s.OnFailure)
-	}
-	return l
 }
 
 // SplitsWaves reports whether a wave of the snapshot splits by region or

@@ -159,21 +159,3 @@ func TestValidate_PercentsReportedOnce(t *testing.T) {
 		t.Errorf("issues = %v, want one at spec.waves[1].percent", issues)
 	}
 }
-
-// Until the engine carries them out, the rollback modes rollback-wave and
-// rollback-all are refused by the revision check; the topology fields and
-// every other onFailure pass.
-func TestNotCarriedOut(t *testing.T) {
-	for _, ok := range []OnFailure{"", OnFailurePause, OnFailureRollback} {
-		p := Policy{Name: "p", Spec: Spec{Waves: []Wave{{Name: "all", Percent: 100, By: SplitZone, Bake: time.Minute}}, OnFailure: ok}}
-		if l := NotCarriedOut(p); len(l) != 0 {
-			t.Fatalf("onFailure %q with topology waves: %v, want no issue", ok, l)
-		}
-	}
-	for _, mode := range []OnFailure{OnFailureRollbackWave, OnFailureRollbackAll} {
-		l := NotCarriedOut(Policy{Name: "p", Spec: Spec{OnFailure: mode}})
-		if len(l) != 1 || l[0].Code != CodeNotCarriedOut || l[0].Path != "spec.onFailure" {
-			t.Fatalf("onFailure %s: %v, want %s at spec.onFailure", mode, l, CodeNotCarriedOut)
-		}
-	}
-}

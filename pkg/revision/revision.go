@@ -94,9 +94,6 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 			pol, is := policy.Parse(files[p])
 			pol.Path, pol.Commit = p, commit
 			issues = append(issues, prefixed(p, is)...)
-			if !is.HasErrors() {
-				issues = append(issues, prefixed(p, policy.NotCarriedOut(pol))...)
-			}
 			rev.Policies = append(rev.Policies, pol)
 		case dir == "configs/":
 			// configs/edge.yaml and configs/edge.yml would both be fleet

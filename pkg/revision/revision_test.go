@@ -1,7 +1,6 @@
 package revision
 
 import (
-	"github.com/myriarch/myriarch/pkg/policy"
 	"strings"
 	"testing"
 
@@ -117,11 +116,8 @@ func TestAssign_MostSpecificFleetWins(t *testing.T) {
 	}
 }
 
-// The multi-region example validates whole; the same revision with
-// onFailure rollback-wave, which the engine does not carry out yet, is
-// refused with not_carried_out at the policy's file, never rolled out as if
-// it were pause.
-func TestLoad_MultiRegionExample_AndRollbackWaveNotCarriedOut(t *testing.T) {
+// The multi-region example validates whole, with either rollback mode.
+func TestLoad_MultiRegionExample(t *testing.T) {
 	files, err := ReadDir("../../examples/multi-region")
 	if err != nil {
 		t.Fatal(err)
@@ -129,10 +125,8 @@ func TestLoad_MultiRegionExample_AndRollbackWaveNotCarriedOut(t *testing.T) {
 	if _, issues := Load(files, "c1"); issues.HasErrors() {
 		t.Fatalf("the multi-region example: %v", issues)
 	}
-	files["policies/regions.yaml"] = []byte(strings.Replace(string(files["policies/regions.yaml"]), "onFailure: stop", "onFailure: rollback-wave", 1))
-	_, issues := Load(files, "c1")
-	errs := issues.Errors()
-	if len(errs) != 1 || errs[0].Code != policy.CodeNotCarriedOut || !strings.HasPrefix(errs[0].Path, "policies/regions.yaml") {
-		t.Fatalf("issues %v, want one not_carried_out at policies/regions.yaml", issues)
+	files["policies/regions.yaml"] = []byte(strings.Replace(string(files["policies/regions.yaml"]), "onFailure: rollback-wave", "onFailure: rollback-all", 1))
+	if _, issues := Load(files, "c1"); issues.HasErrors() {
+		t.Fatalf("the multi-region example with rollback-all: %v", issues)
 	}
 }

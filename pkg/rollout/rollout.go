@@ -41,6 +41,11 @@ type Rollout struct {
 	// RollbackStartedAt is when the rollout entered rolling_back; a rollback
 	// that does not finish within applyTimeout of it makes the rollout failed.
 	RollbackStartedAt *time.Time `json:"rollbackStartedAt,omitempty"`
+	// RollbackQueue lists, for onFailure rollback-wave and rollback-all, the
+	// stages (or, without stages, the waves) still to roll back, the current
+	// one first: one at a time, the failed one, then those that had passed,
+	// in reverse order. Empty for a rollback of every started target.
+	RollbackQueue []int `json:"rollbackQueue,omitempty"`
 	// PausedByThreshold records that the pause came from the failure threshold,
 	// so that resume acknowledges the failures so far.
 	PausedByThreshold bool `json:"pausedByThreshold,omitempty"`
