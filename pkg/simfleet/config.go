@@ -42,7 +42,11 @@ type Config struct {
 	Fleet        string   // value of the attribute labels.fleet
 	CanaryCount  int      // agents 1..CanaryCount carry labels.wave=canary
 	Timezones    []string // site.timezone, assigned round robin
-	PackageName  string   // OpAMP package name of the collector ("" = top-level)
+	// Zones, if set, are "<region>/<zone>" pairs assigned round robin to the
+	// agents as cloud.region and cloud.availability_zone (the OpenTelemetry
+	// resource attributes that topology waves split by).
+	Zones       []string
+	PackageName string // OpAMP package name of the collector ("" = top-level)
 
 	FailAgents      []int    // agent numbers that fail
 	FailProbability float64  // every other agent fails with this probability (0..1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,6 +24,15 @@ func HostName(n int) string { return fmt.Sprintf("sim-%02d", n) }
 
 // timezone assigns the zones round robin: agent 1 gets the first.
 func (cfg Config) timezone(n int) string { return cfg.Timezones[(n-1)%len(cfg.Timezones)] }
+
+// zone is agent n's region and zone, or empty ones without Zones.
+func (cfg Config) zone(n int) (region, zone string) {
+	if len(cfg.Zones) == 0 {
+		return "", ""
+	}
+	region, zone, _ = strings.Cut(cfg.Zones[(n-1)%len(cfg.Zones)], "/")
+	return region, zone
+}
 
 // canary reports whether agent n is one of the first CanaryCount agents.
 func (cfg Config) canary(n int) bool { return n <= cfg.CanaryCount }

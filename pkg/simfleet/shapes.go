@@ -107,6 +107,9 @@ func description(cfg Config, n int, instanceID, version string, extra map[string
 	if cfg.canary(n) {
 		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv("labels.wave", "canary"))
 	}
+	if region, zone := cfg.zone(n); region != "" {
+		d.NonIdentifyingAttributes = append(d.NonIdentifyingAttributes, kv("cloud.region", region), kv("cloud.availability_zone", zone))
+	}
 	if len(extra) == 0 {
 		return d
 	}
