@@ -31,6 +31,7 @@ func main() {
 		log.Error("agent-event: start", "error", err.Error())
 		os.Exit(1)
 	}
+	d.Metrics = os.Stdout // embedded metric format: CloudWatch Logs makes the records metrics
 	h := d.AgentEvents(queuePlanning{client: awslambda.NewFromConfig(d.AWS), function: os.Getenv("MYRIARCH_PLANNER_FUNCTION")})
 	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) error {
 		changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)

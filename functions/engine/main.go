@@ -26,5 +26,6 @@ func main() {
 		log.Error("engine: start", "error", err.Error())
 		os.Exit(1)
 	}
+	d.Metrics = os.Stdout // embedded metric format: CloudWatch Logs makes the records metrics
 	lambda.Start(d.Engine().Handle)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -38,7 +39,11 @@ type Passer struct {
 	// that a replaced gateway task or a load balancer blip does not fail the
 	// targets in their health wait. The zero value trusts the stored state.
 	Liveness agent.Liveness
-	Log      *slog.Logger
+	// Metrics receives the embedded-metric-format records of finished
+	// passes (stdout in Lambda, where CloudWatch Logs makes them metrics);
+	// nil writes none.
+	Metrics io.Writer
+	Log     *slog.Logger
 }
 
 // passAttempts bounds the re-reads after lost races within one call.
@@ -102,6 +107,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.In
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed)
 		if err == nil {
 			p.logEvents(res)
+			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			return Passed{Result: res, Targets: merge(in.Targets, res.Changed)}, nil
 		}
 		if !errors.Is(err, rollout.ErrConflict) {

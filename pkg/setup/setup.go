@@ -7,6 +7,7 @@ package setup
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -54,6 +55,8 @@ type Deps struct {
 	StateMachineArn string
 	ServerTimezone  string
 	Liveness        agent.Liveness
+	// Metrics receives embedded-metric-format records (the Lambdas: stdout).
+	Metrics io.Writer
 }
 
 // FromEnv builds Deps from the environment (getenv) and the AWS default
@@ -105,7 +108,7 @@ func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
 // Passer runs evaluation passes.
 func (d Deps) Passer() enginetask.Passer {
 	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
-		Liveness: d.Liveness, Log: d.Log}
+		Liveness: d.Liveness, Metrics: d.Metrics, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.
