@@ -12,7 +12,9 @@ import (
 // record per pass, with the fleet, region, zone and outcome as dimensions;
 // a stage that was already final writes nothing again.
 func TestWritePassMetrics(t *testing.T) {
-	pass := func(name, region, zone string) rollout.Pass { return rollout.Pass{Name: name, Region: region, Zone: zone} }
+	pass := func(name, region, zone string) rollout.Pass {
+		return rollout.Pass{Name: name, Region: region, Zone: zone}
+	}
 	before := rollout.Rollout{ID: "r1", Fleet: "edge", Stages: []rollout.Stage{
 		{Name: "canary", Status: rollout.StagePassed, Passes: []rollout.Pass{pass("canary", "", "")}},
 		{Name: "rest/eu-1a+us-1a", Status: rollout.StageRunning, Passes: []rollout.Pass{pass("rest/eu-1/eu-1a", "eu-1", "eu-1a"), pass("rest/us-1/us-1a", "us-1", "us-1a")}},
