@@ -74,6 +74,11 @@ type rolloutView struct {
 		InHealthWait int            `json:"inHealthWait"`
 	} `json:"waves"`
 	TargetCounts map[string]int `json:"targetCounts"`
+	Progress     string         `json:"progress"`
+	Stages       []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"stages"`
 }
 
 // line is one progress line of a rollout.
@@ -83,6 +88,15 @@ func (r rolloutView) line() string {
 		s += fmt.Sprintf(" | %s %s %d/%d", w.Name, w.Status, w.Counts["succeeded"], w.Total)
 		if w.InHealthWait > 0 {
 			s += fmt.Sprintf(" (%d in health wait)", w.InHealthWait)
+		}
+	}
+	if r.Progress != "" {
+		s += " | stages " + r.Progress
+		for _, st := range r.Stages {
+			if st.Status == "running" || st.Status == "baking" || st.Status == "failed" {
+				s += fmt.Sprintf(" (%s %s)", st.Name, st.Status)
+				break
+			}
 		}
 	}
 	if r.StatusReason != "" && r.Status != "completed" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ type DemoOptions struct {
 	Agents     int     // simulated collectors (50)
 	Speed      float64 // divides the simulated agents' delays
 	HealthWait string  // overrides the demo policies' healthWait ("" keeps 30s)
+	Bake       string  // overrides the zones policy's bake ("" keeps 5s)
 	NewVersion string  // the collector version of the version rollout
 	Timeout    time.Duration
 	Out        io.Writer
@@ -34,7 +36,9 @@ type Summary struct {
 // bootstraps their configuration; a second revision changes the rendered
 // configuration, which rolls out canary first, waits for approval, is
 // approved as an operator would, and completes; then an operator selects a
-// new collector version, which rolls out through the updater executor.
+// new collector version, which rolls out through the updater executor;
+// last, a configuration change rolls out by region and zone, stage by
+// stage with a bake between them.
 func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	start := s.clock()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -47,6 +51,7 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.Agents, s.GatewayURL, s.AgentToken, o.Speed
+	cfg.Zones = demoZones
 	fleet, err := simfleet.Start(ctx, cfg)
 	if err != nil {
 		return sum, fmt.Errorf("start the simulated fleet: %w", err)
@@ -63,6 +68,9 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 		return sum, err
 	}
 	files = withHealthWait(files, o.HealthWait)
+	if o.Bake != "" {
+		files["policies/demo-zones.yaml"] = []byte(strings.ReplaceAll(string(files["policies/demo-zones.yaml"]), "bake: 5s", "bake: "+o.Bake))
+	}
 	if err := s.apply(ctx, c, files, "demo-1"); err != nil {
 		return sum, err
 	}
@@ -114,10 +122,29 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	if err := fleet.Wait(ctx, allOn(func(a simfleet.AgentState) bool { return a.Version == o.NewVersion })); err != nil {
 		return sum, fmt.Errorf("agents do not all report %s: %w", o.NewVersion, err)
 	}
+
+	files["fleets/edge.yaml"] = []byte(strings.Replace(string(files["fleets/edge.yaml"]), "configPolicy: demo-config", "configPolicy: demo-zones", 1))
+	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# demo-3: a changed exporter queue\n")...)
+	if id, err = s.applyForRollout(ctx, c, files, "demo-3"); err != nil {
+		return sum, err
+	}
+	say("revision demo-3 rolls the configuration out by region and zone (policy demo-zones): rollout %s", id)
+	if r, err = s.watch(ctx, c, id, say, "completed"); err != nil {
+		return sum, err
+	}
+	sum.RolloutsCompleted++
+	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
 	sum.Wall = s.clock().Sub(start)
 	say("done: %d rollouts completed, %d targets succeeded, in %s", sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
 	return sum, nil
 }
+
+// demoHealthWait is the healthWait line of the demo policies.
+var demoHealthWait = regexp.MustCompile(`healthWait: [0-9]+s`)
+
+// demoZones are the regions and zones of the simulated collectors, as their
+// cloud.region and cloud.availability_zone attributes.
+var demoZones = []string{"eu-west-1/eu-west-1a", "eu-west-1/eu-west-1b", "us-east-1/us-east-1a", "us-east-1/us-east-1b"}
 
 func allOn(ok func(simfleet.AgentState) bool) func([]simfleet.AgentState) bool {
 	return func(states []simfleet.AgentState) bool {
@@ -135,7 +162,7 @@ func withHealthWait(files map[string][]byte, hw string) map[string][]byte {
 	out := map[string][]byte{}
 	for k, v := range files {
 		if hw != "" && strings.HasPrefix(k, "policies/demo-") {
-			v = []byte(strings.ReplaceAll(string(v), "healthWait: 30s", "healthWait: "+hw))
+			v = demoHealthWait.ReplaceAll(v, []byte("healthWait: "+hw))
 		}
 		out[k] = v
 	}

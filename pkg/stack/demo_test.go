@@ -25,15 +25,15 @@ func TestDemo(t *testing.T) {
 	}
 	defer s.Stop()
 	var out bytes.Buffer
-	sum, err := s.Demo(ctx, DemoOptions{Revision: "../../examples/quickstart", Agents: 10, Speed: 10, HealthWait: "2s",
+	sum, err := s.Demo(ctx, DemoOptions{Revision: "../../examples/quickstart", Agents: 10, Speed: 10, HealthWait: "2s", Bake: "1s",
 		NewVersion: "0.162.0", Timeout: 3 * time.Minute, Out: &out})
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
-	if sum.RolloutsCompleted != 2 || sum.TargetsSucceeded != 20 {
-		t.Fatalf("summary %+v, want 2 rollouts and 20 targets (10 agents, two rollouts)\n%s", sum, out.String())
+	if sum.RolloutsCompleted != 3 || sum.TargetsSucceeded != 30 {
+		t.Fatalf("summary %+v, want 3 rollouts and 30 targets (10 agents, three rollouts)\n%s", sum, out.String())
 	}
-	for _, want := range []string{"waits for approval", "approving it", "through the updater executor", "done: 2 rollouts completed"} {
+	for _, want := range []string{"waits for approval", "approving it", "through the updater executor", "by region and zone", "stages 5/5", "done: 3 rollouts completed"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
 		}
