@@ -38,6 +38,9 @@ func (p Poller) Run(ctx context.Context) error {
 	}
 	for ctx.Err() == nil {
 		if err := p.discover(ctx, iters, positioned); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped, not a failure
+			}
 			p.log().Warn("agent stream: describe", "error", err.Error())
 		} else {
 			positioned = true
