@@ -32,8 +32,8 @@ func TestLoad_Quickstart(t *testing.T) {
 	if !ok || p.Path != "policies/demo-config.yaml" || p.Commit != "c1" {
 		t.Fatalf("policy %+v, want path and commit recorded for the snapshot's source line", p)
 	}
-	if len(rev.Policies) != 3 {
-		t.Fatalf("%d policies, want 3", len(rev.Policies))
+	if len(rev.Policies) != 4 {
+		t.Fatalf("%d policies, want 4 (canary-then-all and the demo policies)", len(rev.Policies))
 	}
 }
 
