@@ -11,28 +11,7 @@ import (
 // startRollback resets every started target (in_progress, verifying,
 // succeeded, failed) to its starting state and cancels the rest. Agents that
 // moved to another fleet are not touched and become skipped.
-func (p *pass) startRollback(reason string) {
-	p.r.Status = rollout.RollingBack
-	p.r.StatusReason = reason
-	p.r.RollbackStartedAt = timePtr(p.now)
-	p.emit("rollout.rolling_back", reason)
-	for i := range p.ts {
-		t := &p.ts[i]
-		switch {
-		case t.Status.NotStarted():
-			p.cancel(i, "cancelled by the rollback")
-		case t.Status.Started():
-			if a, ok := p.agent(t.AgentID); !ok || a.Fleet != p.r.Fleet {
-				p.skip(i, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
-				continue
-			}
-			t.RollbackAt = timePtr(p.now)
-			p.mark(i)
-			p.order(OrderReset, *t, t.FromRef)
-		}
-	}
-	p.evaluateRollback()
-}
+func (p *pass) startRollback(reason string) { p.beginRollback(reason, nil) }
 
 // Units of a rollback by stage: a rollout's stages, or its waves when it
 // has none (onFailure rollback-wave then rolls back the failed wave).
@@ -83,7 +62,12 @@ func (p *pass) passedUnitsBefore(u int) []int {
 // targets of the first unit of the queue are reset to their starting state;
 // the next unit follows when every target of the one before is back (each
 // within applyTimeout). Units not in the queue stay on the new state.
-func (p *pass) startRollbackOf(reason string, queue []int) {
+func (p *pass) startRollbackOf(reason string, queue []int) { p.beginRollback(reason, queue) }
+
+// beginRollback enters rolling_back, cancels the targets that never
+// started and resets the started ones: all of them without a queue, those
+// of the queue's first unit with one.
+func (p *pass) beginRollback(reason string, queue []int) {
 	p.r.Status = rollout.RollingBack
 	p.r.StatusReason = reason
 	p.r.RollbackStartedAt = timePtr(p.now)
@@ -94,16 +78,24 @@ func (p *pass) startRollbackOf(reason string, queue []int) {
 			p.cancel(i, "cancelled by the rollback")
 		}
 	}
-	p.resetUnit(queue[0])
+	if queue == nil {
+		p.reset(func(*rollout.Target) bool { return true })
+	} else {
+		p.resetUnit(queue[0])
+	}
 	p.evaluateRollback()
 }
 
-// resetUnit orders the started targets of unit u back to their starting
-// state; agents that moved to another fleet are not touched.
-func (p *pass) resetUnit(u int) {
+// resetUnit resets the started targets of unit u.
+func (p *pass) resetUnit(u int) { p.reset(func(t *rollout.Target) bool { return p.unitOf(t) == u }) }
+
+// reset orders the started targets that in selects back to their starting
+// state; agents that moved to another fleet are not touched and become
+// skipped.
+func (p *pass) reset(in func(*rollout.Target) bool) {
 	for i := range p.ts {
 		t := &p.ts[i]
-		if p.unitOf(t) != u || !t.Status.Started() || t.RollbackAt != nil {
+		if !t.Status.Started() || !in(t) {
 			continue
 		}
 		if a, ok := p.agent(t.AgentID); !ok || a.Fleet != p.r.Fleet {
