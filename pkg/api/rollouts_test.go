@@ -269,6 +269,9 @@ func TestGetRollout_Stages(t *testing.T) {
 	if v.Progress != "0/2" || len(v.Stages) != 2 || v.Stages[0].Name != "all/eu-1a" || v.Stages[0].Status != rollout.StageRunning {
 		t.Fatalf("progress %q stages %+v, want 0/2 with all/eu-1a running", v.Progress, v.Stages)
 	}
+	if v.Policy.Topology == nil || v.Policy.Topology.ZoneAttribute != "cloud.availability_zone" {
+		t.Fatalf("policy topology %+v, want the zone attribute of the snapshot", v.Policy.Topology)
+	}
 	p := v.Stages[0].Passes[0]
 	if p.Targets != 2 || p.Batches != 2 || p.BatchesDone == nil || *p.BatchesDone != 1 {
 		t.Fatalf("pass %+v, want 2 targets in 2 batches, 1 done", p)

@@ -141,13 +141,21 @@ func newPolicyView(s policy.Snapshot) schema.PolicySnapshot {
 	if waves == nil {
 		waves = []policy.Wave{}
 	}
-	return schema.PolicySnapshot{
+	v := schema.PolicySnapshot{
 		Name: s.Name, Path: s.Path, Commit: s.Commit, BuiltIn: s.BuiltIn, Kind: s.Kind, Waves: waves,
 		MaxConcurrent: s.MaxConcurrent, HealthWait: hw.String(), HealthWaitSeconds: int64(hw / time.Second),
 		ApplyTimeout: s.ApplyTimeout.String(), OfflineGracePeriod: s.OfflineGracePeriod.String(),
 		FailureThreshold: s.FailureThreshold, OnFailure: s.OnFailure, TimezoneAttribute: s.TimezoneAttribute,
 		DefaultTimezone: s.DefaultTimezone, MaintenanceWindows: s.MaintenanceWindows, Source: policySource(s, hw),
 	}
+	if s.SplitsWaves() {
+		t := s.Topology
+		v.Topology, v.Regions = &t, s.Regions
+	}
+	if mu := s.MaxUnavailable; !mu.IsZero() {
+		v.MaxUnavailable = &mu
+	}
+	return v
 }
 
 // policySource is the line the rollout page shows where a health wait comes

@@ -85,7 +85,12 @@ type PolicySnapshot struct {
 	TimezoneAttribute  string           `json:"timezoneAttribute"`
 	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
 	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
-	Source             string           `json:"source"`
+	// Topology, Regions and MaxUnavailable are set when a wave splits by
+	// region or zone.
+	Topology       *policy.Topology `json:"topology,omitempty"`
+	Regions        []string         `json:"regions,omitempty"`
+	MaxUnavailable *policy.Amount   `json:"maxUnavailable,omitempty"`
+	Source         string           `json:"source"`
 }
 
 // EffectiveHealthWait is the health wait of the snapshot with the rule of
