@@ -32,7 +32,7 @@ func main() {
 		os.Exit(1)
 	}
 	d.Metrics = os.Stdout // embedded metric format: CloudWatch Logs makes the records metrics
-	h := d.AgentEvents(queuePlanning{client: awslambda.NewFromConfig(d.AWS), function: os.Getenv("MYRIARCH_PLANNER_FUNCTION")})
+	h := d.AgentEvents(setup.LambdaPlanning{Client: awslambda.NewFromConfig(d.AWS), Function: os.Getenv("MYRIARCH_PLANNER_FUNCTION"), Async: true})
 	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) error {
 		changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
 		if err != nil {

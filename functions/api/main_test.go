@@ -3,22 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/setup"
 )
 
 var operator = api.Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: api.RoleOperator}
@@ -29,7 +26,7 @@ func proxied(t *testing.T, ev events.APIGatewayProxyRequest) events.APIGatewayPr
 	t.Helper()
 	tokens, _ := api.NewTokenTable(nil)
 	h, err := api.New(api.Deps{
-		Store: dynamo.Store{}, Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: invokePlanning{},
+		Store: dynamo.Store{}, Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: setup.LambdaPlanning{},
 		Catalog: api.StaticCatalog{}, Auth: tokens, Trusted: fromAuthorizer,
 		Clock: func() time.Time { return time.Time{} }, NewID: newID, Log: slog.New(slog.DiscardHandler),
 	})
@@ -57,43 +54,6 @@ func TestProxy_WithoutAuthorizerContextTheTokenDecides(t *testing.T) {
 	ev := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/api/v1/me", Headers: map[string]string{"Authorization": "Bearer unknown"}}
 	if resp := proxied(t, ev); resp.StatusCode != 401 || !strings.Contains(resp.Body, `"code":"unauthenticated"`) {
 		t.Errorf("answer %d %s, want 401 unauthenticated", resp.StatusCode, resp.Body)
-	}
-}
-
-type fakeInvoker struct {
-	out *awslambda.InvokeOutput
-	err error
-	in  *awslambda.InvokeInput
-}
-
-func (f *fakeInvoker) Invoke(_ context.Context, in *awslambda.InvokeInput, _ ...func(*awslambda.Options)) (*awslambda.InvokeOutput, error) {
-	f.in = in
-	return f.out, f.err
-}
-
-func TestInvokePlanning(t *testing.T) {
-	reply, _ := json.Marshal(api.PlanReply{CreatedRolloutID: "r-1", CreatedTargets: 3, Target: "0.162.0"})
-	ok := &fakeInvoker{out: &awslambda.InvokeOutput{Payload: reply}}
-	d, err := invokePlanning{client: ok, function: "planner"}.PlanFleet(context.Background(), "edge", policy.KindVersion)
-	if err != nil || d.Created == nil || d.Created.Rollout.ID != "r-1" || len(d.Created.Targets) != 3 {
-		t.Errorf("decision %+v, %v; want the created rollout r-1 with 3 targets", d, err)
-	}
-	var req api.PlanRequest
-	if json.Unmarshal(ok.in.Payload, &req); req.Fleet != "edge" || req.Kind != policy.KindVersion || *ok.in.FunctionName != "planner" {
-		t.Errorf("request %+v to %s", req, *ok.in.FunctionName)
-	}
-	cases := []struct {
-		name string
-		f    *fakeInvoker
-	}{
-		{"invoke fails", &fakeInvoker{err: errors.New("throttled")}},                                                                      // the call
-		{"the function fails", &fakeInvoker{out: &awslambda.InvokeOutput{FunctionError: aws.String("Unhandled"), Payload: []byte(`{}`)}}}, // its error
-		{"not a reply", &fakeInvoker{out: &awslambda.InvokeOutput{Payload: []byte(`[1]`)}}},                                               // its answer
-	}
-	for _, c := range cases {
-		if _, err := (invokePlanning{client: c.f, function: "planner"}).PlanFleet(context.Background(), "edge", policy.KindConfig); err == nil {
-			t.Errorf("%s: no error", c.name)
-		}
 	}
 }
 
