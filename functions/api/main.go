@@ -41,6 +41,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannerlambda"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store"
 )
@@ -79,7 +80,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	executors := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}}
 	var planning api.Planning
 	if fn := getenv("MYRIARCH_PLANNER_FUNCTION"); fn != "" {
-		planning = setup.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}
+		planning = plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}
 	} else {
 		planning = &api.LocalPlanning{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID}, Executors: executors,
 			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log}

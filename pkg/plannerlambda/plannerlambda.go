@@ -1,4 +1,8 @@
-package setup
+// Package plannerlambda is how the api and agent-event functions reach the
+// planner Lambda, the single writer of rollouts. It is not in pkg/setup,
+// which the CDK app imports for the functions' settings: the CDK module need
+// not carry the Lambda client.
+package plannerlambda
 
 import (
 	"context"
