@@ -242,14 +242,6 @@ func (m *memStore) ParkToken(_ context.Context, id, token string, parkedAs rollo
 	return true, nil
 }
 
-func (m *memStore) ClearToken(ctx context.Context, id string) error {
-	r, err := m.GetRollout(ctx, id)
-	if err != nil {
-		return err
-	}
-	return m.ClearTaskToken(ctx, id, r.TaskToken)
-}
-
 func (m *memStore) SetExecution(context.Context, string, string, int) error { return nil }
 func (m *memStore) RecordFailure(context.Context, string, string) (rollout.Status, error) {
 	return rollout.Failed, nil

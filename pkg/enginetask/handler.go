@@ -21,7 +21,9 @@ import (
 // (parkedAs). stored is false when the status moved on meanwhile.
 type Tokens interface {
 	ParkToken(ctx context.Context, rolloutID, token string, parkedAs rollout.Status) (stored bool, err error)
-	ClearToken(ctx context.Context, rolloutID string) error
+	// ClearTaskToken removes token only while it is still the stored one: a
+	// token the execution stored since (it parked again) must survive.
+	ClearTaskToken(ctx context.Context, rolloutID, token string) error
 	SetExecution(ctx context.Context, rolloutID, executionArn string, executions int) error
 	RecordFailure(ctx context.Context, rolloutID, reason string) (rollout.Status, error)
 }
@@ -145,7 +147,7 @@ func (h Handler) finish(ctx context.Context, in Input) (Output, error) {
 		return Output{}, classify("finish rollout "+in.RolloutID, err)
 	}
 	if r.TaskToken != "" {
-		if err := h.Tokens.ClearToken(ctx, r.ID); err != nil {
+		if err := h.Tokens.ClearTaskToken(ctx, r.ID, r.TaskToken); err != nil {
 			return Output{}, classify("clear token", err)
 		}
 	}
@@ -195,7 +197,7 @@ func (h Handler) Operate(ctx context.Context, rolloutID string, req engine.Reque
 	if err := Wake(ctx, h.SFN, tok, fmt.Sprintf("%s by %s", req.Action, req.Actor)); err != nil && !taskGone(err) {
 		return res, fmt.Errorf("wake rollout %s: %w", rolloutID, err)
 	}
-	if err := h.Tokens.ClearToken(ctx, rolloutID); err != nil {
+	if err := h.Tokens.ClearTaskToken(ctx, rolloutID, tok); err != nil {
 		return res, fmt.Errorf("clear token of rollout %s: %w", rolloutID, err)
 	}
 	res.Rollout.TaskToken = ""

@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selector"
+	"github.com/myriarch/myriarch/pkg/sfnlocal"
 	"github.com/myriarch/myriarch/pkg/windows"
 )
 
@@ -293,4 +296,41 @@ func TestStateMachine_StagesWithBake_SurviveRetriedTasks(t *testing.T) {
 	if !contains(states, "Baking") {
 		t.Fatalf("states %v: the console must show the bake", states)
 	}
+}
+
+// reparkFirst delivers SendTaskSuccess and waits until the woken execution
+// has run on and parked again before it returns: the order in which a fast
+// execution beats the operator action that woke it.
+type reparkFirst struct {
+	enginetask.StepFunctions
+	srv *sfnlocal.Server
+}
+
+func (s reparkFirst) SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
+	out, err := s.StepFunctions.SendTaskSuccess(ctx, in, opts...)
+	if err == nil {
+		err = s.srv.WaitIdle(ctx)
+	}
+	return out, err
+}
+
+// An operator action must clear only the token it woke: the execution it
+// woke may already have parked again (resume into an approval), and that new
+// token is the only way the next action can reach it.
+func TestStateMachine_ResumeIntoApproval_KeepsTheNewToken(t *testing.T) {
+	r := newRig(t)
+	r.h.SFN = reparkFirst{StepFunctions: r.sfn, srv: r.srv}
+	ids := r.agents(6, canaryAttrs)
+	r.behaviour["a00"] = "fail"
+	r.start("r-repark", policy.KindConfig, canaryThenAll(), ids, canaryAttrs)
+	r.run(nil)
+	paused := r.wantStatus("r-repark", rollout.Paused)
+	r.operate("r-repark", engine.Request{Action: engine.ActionResume, Actor: "user:bob"})
+	ro := r.wantStatus("r-repark", rollout.WaitingApproval)
+	if ro.TaskToken == "" || ro.TaskToken == paused.TaskToken {
+		t.Fatalf("token %q (paused on %q): the approval's token must survive the resume", ro.TaskToken, paused.TaskToken)
+	}
+	r.operate("r-repark", engine.Request{Action: engine.ActionApprove, Wave: 1})
+	r.run(nil)
+	r.wantStatus("r-repark", rollout.Completed)
 }

@@ -159,18 +159,6 @@ func (s *Store) ParkToken(ctx context.Context, rolloutID, token string, parkedAs
 	return stored && err == nil, err
 }
 
-// ClearToken removes the task token of a rollout.
-func (s *Store) ClearToken(ctx context.Context, rolloutID string) error {
-	_, err := s.updateRollout(ctx, rolloutID, func(r *rollout.Rollout) bool {
-		if r.TaskToken == "" {
-			return false
-		}
-		r.TaskToken = ""
-		return true
-	})
-	return err
-}
-
 // ClearTaskToken removes the task token of a rollout only while it is still
 // token: a token the execution stored since (it parked again) survives. A
 // missing rollout is no error (api.TaskTokens).

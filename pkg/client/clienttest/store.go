@@ -175,14 +175,6 @@ func (m *Store) ParkToken(_ context.Context, id, token string, parkedAs rollout.
 	return true, nil
 }
 
-func (m *Store) ClearToken(ctx context.Context, id string) error {
-	r, err := m.GetRollout(ctx, id)
-	if err != nil {
-		return err
-	}
-	return m.ClearTaskToken(ctx, id, r.TaskToken)
-}
-
 func (m *Store) SetExecution(context.Context, string, string, int) error { return nil }
 func (m *Store) RecordFailure(context.Context, string, string) (rollout.Status, error) {
 	return rollout.Failed, nil
