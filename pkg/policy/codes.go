@@ -21,6 +21,13 @@ const (
 	CodeMaxUnavailableInvalid = "max_unavailable_invalid"
 	// CodeTopologyInvalid: by, parallelRegions, regions, topology attributes.
 	CodeTopologyInvalid = "topology_invalid"
+	// CodeGateInvalid: health checks (probe URLs, metric queries and
+	// thresholds, alert conditions, interval, batchBake).
+	CodeGateInvalid = "gate_invalid"
+	// CodeApprovalInvalid: approvalsBetween names no wave, approvals rules.
+	CodeApprovalInvalid = "approval_invalid"
+	// CodeFreezeInvalid: a freeze without a period, until before from.
+	CodeFreezeInvalid = "freeze_invalid"
 )
 
 // Codes lists every code, for documentation and tests.
@@ -29,4 +36,5 @@ var Codes = []string{
 	CodeUnknownField, CodeTypeInvalid, CodeDurationInvalid, CodeWaveInvalid,
 	CodeWaveNameInvalid, CodeValueInvalid, CodeWindowInvalid, CodeTimezoneInvalid,
 	CodeSelectorInvalid, CodeBakeInvalid, CodeMaxUnavailableInvalid, CodeTopologyInvalid,
+	CodeGateInvalid, CodeApprovalInvalid, CodeFreezeInvalid,
 }

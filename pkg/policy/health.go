@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/windows"
+)
 
 // The gate fields: the evidence a stage must show during its bake before the
 // next stage starts (docs/policy.md, "Gates").
@@ -91,4 +95,105 @@ type Approvals struct {
 // IsZero reports whether no check is configured: the gate is the bake alone.
 func (h Health) IsZero() bool {
 	return len(h.Probes) == 0 && len(h.Metrics) == 0 && h.Alerts == nil
+}
+
+// Freeze is a period in which no stage of the listed regions starts: an
+// absolute one (From, Until) or a daily recurring one (Window, with an
+// explicit time zone). A stage already running goes on; the next one waits.
+type Freeze struct {
+	Name    string          `json:"name"`
+	Regions []string        `json:"regions,omitempty"` // empty: every region
+	From    *time.Time      `json:"from,omitempty"`
+	Until   *time.Time      `json:"until,omitempty"`
+	Window  *windows.Window `json:"window,omitempty"`
+}
+
+// withDefaults is the gate as the snapshot keeps it; nil stays nil.
+func (h *Health) withDefaults() *Health {
+	if h == nil {
+		return nil
+	}
+	out := *h
+	out.Interval = orDefault(h.Interval, DefaultGateInterval)
+	if out.FailuresToStop == 0 {
+		out.FailuresToStop = DefaultFailuresToStop
+	}
+	out.Probes = append([]Probe(nil), h.Probes...)
+	for i := range out.Probes {
+		p := &out.Probes[i]
+		if p.ExpectStatus == 0 {
+			p.ExpectStatus = DefaultExpectStatus
+		}
+		p.Timeout = orDefault(p.Timeout, DefaultProbeTimeout)
+	}
+	out.Metrics = append([]Metric(nil), h.Metrics...)
+	for i := range out.Metrics {
+		m := &out.Metrics[i]
+		if m.Provider == "" {
+			m.Provider = ProviderPrometheus
+		}
+		if m.Provider == ProviderCloudWatch {
+			m.Lookback = orDefault(m.Lookback, DefaultMetricLookback)
+			if m.CloudWatch != nil {
+				cw := *m.CloudWatch
+				if cw.Stat == "" {
+					cw.Stat = "Average"
+				}
+				cw.Period = orDefault(cw.Period, time.Minute)
+				m.CloudWatch = &cw
+			}
+		}
+	}
+	return &out
+}
+
+func (a Approvals) withDefaults() Approvals {
+	if a.Required == 0 {
+		a.Required = DefaultApprovalsRequired
+	}
+	a.Expiry = orDefault(a.Expiry, DefaultApprovalExpiry)
+	return a
+}
+
+// approveAfter turns approvalsBetween into requireApproval on the wave after
+// each named one: "after canary" is "before the wave that follows canary".
+// A name of the last wave has no wave after it here; the implicit rest wave,
+// when there is one, reads it from the snapshot (ApprovalAfterLast).
+func approveAfter(ws []Wave, names []string) {
+	for i := 0; i+1 < len(ws); i++ {
+		for _, n := range names {
+			if ws[i].Name == n {
+				ws[i+1].RequireApproval = true
+			}
+		}
+	}
+}
+
+// ApprovalAfterLast reports whether approvalsBetween names the last wave of
+// the snapshot: the implicit rest wave that follows it then needs approval.
+func (s Snapshot) ApprovalAfterLast() bool {
+	if len(s.Waves) == 0 {
+		return false
+	}
+	for _, n := range s.ApprovalsBetween {
+		if n == s.Waves[len(s.Waves)-1].Name {
+			return true
+		}
+	}
+	return false
+}
+
+// Staged reports whether the rollout runs in stages: a wave splits by
+// region or zone, or a health gate or a freeze must be read between steps.
+// A wave without by is then one stage with one pass.
+func (s Snapshot) Staged() bool {
+	if s.SplitsWaves() || s.Health != nil || len(s.Freezes) > 0 {
+		return true
+	}
+	for _, w := range s.Waves {
+		if w.Bake > 0 || w.BatchGate {
+			return true
+		}
+	}
+	return false
 }

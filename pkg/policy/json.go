@@ -82,13 +82,14 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 // waveJSON is Wave with its bake as a string; an unset bake is left out.
 type waveJSON struct {
 	waveFields
-	Bake jsonDuration `json:"bake,omitempty"`
+	Bake      jsonDuration `json:"bake,omitempty"`
+	BatchBake jsonDuration `json:"batchBake,omitempty"`
 }
 
 type waveFields Wave
 
 func (w Wave) MarshalJSON() ([]byte, error) {
-	return json.Marshal(waveJSON{waveFields(w), jsonDuration(w.Bake)})
+	return json.Marshal(waveJSON{waveFields(w), jsonDuration(w.Bake), jsonDuration(w.BatchBake)})
 }
 
 func (w *Wave) UnmarshalJSON(b []byte) error {
@@ -97,6 +98,6 @@ func (w *Wave) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*w = Wave(in.waveFields)
-	w.Bake = time.Duration(in.Bake)
+	w.Bake, w.BatchBake = time.Duration(in.Bake), time.Duration(in.BatchBake)
 	return nil
 }

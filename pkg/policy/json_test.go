@@ -32,7 +32,7 @@ func readPolicy(t *testing.T, name string) Policy {
 // The snapshot is stored on the rollout: its JSON shape is pinned by a golden
 // file and must read back to the same value.
 func TestSnapshotJSON_Golden(t *testing.T) {
-	for _, name := range []string{"canary-then-all", "regions"} {
+	for _, name := range []string{"canary-then-all", "regions", "gates"} {
 		t.Run(name, func(t *testing.T) { testGolden(t, name) })
 	}
 }
@@ -101,7 +101,7 @@ func TestSnapshotJSON_Durations(t *testing.T) {
 }
 
 func TestSpecJSON_RoundTrip(t *testing.T) {
-	for _, name := range []string{"canary-then-all", "regions"} {
+	for _, name := range []string{"canary-then-all", "regions", "gates"} {
 		testSpecRoundTrip(t, readPolicy(t, name))
 	}
 }

@@ -116,7 +116,7 @@ func (d *decoder) policy(root *yaml.Node, p *Policy) {
 }
 
 func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
-	d.object(n, path, "", fields{
+	fs := fields{
 		"waves": func(v *yaml.Node, path string) {
 			s.Waves = []Wave{}
 			d.list(v, path, "", func(item *yaml.Node, p string) { s.Waves = append(s.Waves, d.wave(item, p)) })
@@ -154,6 +154,9 @@ func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
 				"zoneAttribute": func(v *yaml.Node, path string) {
 					s.Topology.ZoneAttribute, _ = d.nonEmpty(v, path, CodeTopologyInvalid, "name the agent attribute that holds the zone, e.g. cloud.availability_zone (the default)")
 				},
+				"hostAttribute": func(v *yaml.Node, path string) {
+					s.Topology.HostAttribute, _ = d.nonEmpty(v, path, CodeTopologyInvalid, "name the agent attribute that holds the host probes reach, e.g. host.name (the default)")
+				},
 			})
 		},
 		"regions": func(v *yaml.Node, path string) {
@@ -172,7 +175,11 @@ func (d *decoder) spec(n *yaml.Node, path string, s *Spec) {
 				s.MaintenanceWindows = append(s.MaintenanceWindows, d.window(item, p))
 			})
 		},
-	})
+	}
+	for k, f := range d.gateFields(s) {
+		fs[k] = f
+	}
+	d.object(n, path, "", fs)
 }
 
 // nonEmpty reads a string that, when written, must not be empty: in Spec an
@@ -218,6 +225,9 @@ func (d *decoder) wave(n *yaml.Node, path string) Wave {
 		},
 		"bake":           func(v *yaml.Node, path string) { w.Bake, _ = d.duration(v, path) },
 		"maxUnavailable": func(v *yaml.Node, path string) { w.MaxUnavailable = d.amount(v, path) },
+		"batchBake": func(v *yaml.Node, path string) {
+			w.BatchBake, w.BatchGate = d.duration(v, path)
+		},
 	})
 	return w
 }

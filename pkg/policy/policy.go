@@ -78,6 +78,10 @@ type Spec struct {
 	Topology           Topology         `json:"topology,omitzero"`
 	Regions            []string         `json:"regions,omitempty"`       // region order; the others follow alphabetically
 	MaxUnavailable     Amount           `json:"maxUnavailable,omitzero"` // batch size of a pass, for the waves that set none
+	Health             *Health          `json:"health,omitempty"`           // gate read after each stage
+	ApprovalsBetween   []string         `json:"approvalsBetween,omitempty"` // waves after which the rollout waits for approval
+	Approvals          Approvals        `json:"approvals,omitzero"`         // rules of every approval
+	Freezes            []Freeze         `json:"freezes,omitempty"`          // periods in which stages of some regions do not start
 }
 
 // Wave is one wave of a policy: a selector or a cumulative percent, and
@@ -91,6 +95,10 @@ type Wave struct {
 	ParallelRegions int                `json:"parallelRegions,omitempty"` // regions per stage; 0: not set
 	Bake            time.Duration      `json:"bake,omitempty"`            // wait after each stage
 	MaxUnavailable  Amount             `json:"maxUnavailable,omitzero"`   // batch size of a pass; zero: not set
+	// BatchGate: after every batch of a pass but the last, the probes read
+	// that batch's targets for BatchBake (0: a single reading).
+	BatchGate bool          `json:"batchGate,omitempty"`
+	BatchBake time.Duration `json:"batchBake,omitempty"`
 }
 
 // Threshold is the failure threshold of a wave.
@@ -124,6 +132,12 @@ type Snapshot struct {
 	// MaxUnavailable is the rollout's value as written; the waves carry the
 	// effective one, and RestWave uses this one.
 	MaxUnavailable Amount `json:"maxUnavailable,omitzero"`
+	// Health is the gate with every default filled in; nil: the gate of a
+	// stage is its bake alone.
+	Health           *Health   `json:"health,omitempty"`
+	ApprovalsBetween []string  `json:"approvalsBetween,omitempty"`
+	Approvals        Approvals `json:"approvals"`
+	Freezes          []Freeze  `json:"freezes,omitempty"`
 }
 
 // DefaultApplyTimeout is the applyTimeout of a kind when the policy sets none.
@@ -167,16 +181,22 @@ func (p Policy) Snapshot(k Kind) Snapshot {
 	if s.MaxConcurrent != nil {
 		out.MaxConcurrent = *s.MaxConcurrent
 	}
+	out.Health = s.Health.withDefaults()
+	out.ApprovalsBetween = cloneStrings(s.ApprovalsBetween)
+	out.Approvals = s.Approvals.withDefaults()
+	out.Freezes = append([]Freeze(nil), s.Freezes...)
 	if len(out.Waves) == 0 {
 		out.Waves = []Wave{{Name: "all", Percent: 100}}
 	}
 	for i, w := range out.Waves {
 		out.Waves[i] = effectiveWave(w, s.MaxUnavailable)
 	}
-	if usesTopology(out.Waves) {
+	approveAfter(out.Waves, s.ApprovalsBetween)
+	if out.Staged() {
 		out.Topology = Topology{
 			RegionAttribute: cmp.Or(s.Topology.RegionAttribute, DefaultRegionAttribute),
 			ZoneAttribute:   cmp.Or(s.Topology.ZoneAttribute, DefaultZoneAttribute),
+			HostAttribute:   cmp.Or(s.Topology.HostAttribute, DefaultHostAttribute),
 		}
 	}
 	if out.FailureThreshold.MaxFailed == 0 && out.FailureThreshold.MaxFailedPercent == 0 {

@@ -28,6 +28,7 @@ func TestBuiltIn(t *testing.T) {
 			FailureThreshold:   Threshold{MaxFailed: 1},
 			OnFailure:          OnFailurePause,
 			TimezoneAttribute:  "site.timezone",
+			Approvals:          Approvals{Required: 1, Expiry: 72 * time.Hour},
 		}
 		if got := BuiltIn(tt.kind); !reflect.DeepEqual(got, want) {
 			t.Errorf("BuiltIn(%s) =\n%+v\nwant\n%+v", tt.kind, got, want)
@@ -88,10 +89,10 @@ func TestSnapshot_Defaults(t *testing.T) {
 		}},
 		{"default wave: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 2}}, func(s Snapshot) bool { return s.Waves[0].MaxUnavailable == Amount{Value: 2} }},
 		{"topology defaults with by", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
-			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "cloud.availability_zone"}
+			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "cloud.availability_zone", HostAttribute: "host.name"}
 		}},
 		{"topology as written", KindConfig, Spec{Topology: Topology{ZoneAttribute: "site.zone"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
-			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "site.zone"}
+			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "site.zone", HostAttribute: "host.name"}
 		}},
 		{"regions kept", KindConfig, Spec{Regions: []string{"us-1", "eu-1"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool { return reflect.DeepEqual(s.Regions, []string{"us-1", "eu-1"}) }},
 		{"bake kept", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, Bake: time.Hour}}}, func(s Snapshot) bool { return s.Waves[0].Bake == time.Hour }},

@@ -27,6 +27,7 @@ const (
 const (
 	DefaultRegionAttribute = "cloud.region"
 	DefaultZoneAttribute   = "cloud.availability_zone"
+	DefaultHostAttribute   = "host.name"
 )
 
 // MaxBake is the longest bake of a stage: a rollout that waits longer
@@ -41,6 +42,7 @@ var DefaultMaxUnavailable = Amount{Value: 1}
 type Topology struct {
 	RegionAttribute string `json:"regionAttribute,omitempty"`
 	ZoneAttribute   string `json:"zoneAttribute,omitempty"`
+	HostAttribute   string `json:"hostAttribute,omitempty"` // the {host} of probes
 }
 
 // Amount is a number of targets (Percent false) or a percentage of the

@@ -25,6 +25,7 @@ func Validate(p Policy) issue.List {
 	}
 	validateValues(&l, p.Spec)
 	validateTopology(&l, p.Spec)
+	validateGates(&l, p.Spec)
 	if tz := p.Spec.DefaultTimezone; tz == windows.AgentZone {
 		l.Errorf(CodeTimezoneInvalid, "spec.defaultTimezone", `defaultTimezone cannot be agent: it is the zone used when an agent has none; write an IANA zone such as "UTC"`)
 	} else if tz != "" {
@@ -186,8 +187,8 @@ func validateTopology(l *issue.List, s Spec) {
 		l.Errorf(CodeTopologyInvalid, "spec.regions", "regions orders the regions of the waves with by, but no wave has by; add by: zone or by: region to a wave, or remove regions")
 	}
 	t := s.Topology
-	if t != (Topology{}) && !split {
-		l.Errorf(CodeTopologyInvalid, "spec.topology", "topology names the region and zone attributes of the waves with by, but no wave has by; add by: zone or by: region to a wave, or remove topology")
+	if t != (Topology{}) && !split && s.Health == nil && len(s.Freezes) == 0 {
+		l.Errorf(CodeTopologyInvalid, "spec.topology", "topology names the region, zone and host attributes of the waves with by and of the gates, but no wave has by and there is no health or freeze; add by: zone or by: region to a wave, or remove topology")
 	}
 	if region, zone := cmp.Or(t.RegionAttribute, DefaultRegionAttribute), cmp.Or(t.ZoneAttribute, DefaultZoneAttribute); region == zone {
 		path := "spec.topology.zoneAttribute"

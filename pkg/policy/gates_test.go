@@ -1,0 +1,132 @@
+package policy
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse_GatesExample(t *testing.T) {
+	data, err := os.ReadFile("testdata/gates.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, issues := Parse(data)
+	if len(issues) != 0 {
+		t.Fatalf("issues: %v", issues)
+	}
+	s := p.Snapshot(KindConfig)
+	h := s.Health
+	switch {
+	case h == nil || h.Interval != 30*time.Second || h.FailuresToStop != 2:
+		t.Fatalf("health %+v", h)
+	case h.Probes[0].ExpectStatus != 200 || h.Probes[0].Timeout != DefaultProbeTimeout:
+		t.Fatalf("probe defaults %+v", h.Probes[0])
+	case h.Metrics[0].Provider != ProviderPrometheus || *h.Metrics[0].Max != 0.01 || !h.Metrics[1].DryRun:
+		t.Fatalf("metrics %+v", h.Metrics)
+	case h.Metrics[2].CloudWatch.Period != time.Minute || h.Metrics[2].Lookback != DefaultMetricLookback:
+		t.Fatalf("cloudwatch defaults %+v", h.Metrics[2])
+	case s.Approvals != (Approvals{Required: 2, Expiry: 24 * time.Hour}):
+		t.Fatalf("approvals %+v", s.Approvals)
+	case !s.Waves[1].RequireApproval || s.Waves[0].RequireApproval:
+		t.Fatalf("approvalsBetween [canary] must make the wave after canary wait: %+v", s.Waves)
+	case !s.Waves[1].BatchGate || s.Waves[1].BatchBake != time.Minute:
+		t.Fatalf("batchBake %+v", s.Waves[1])
+	case len(s.Freezes) != 2 || s.Freezes[0].Until.Year() != 2027 || s.Freezes[1].Window == nil || s.Freezes[1].Window.Start != 60:
+		t.Fatalf("freezes %+v", s.Freezes)
+	}
+}
+
+func TestSnapshot_GateDefaults(t *testing.T) {
+	zero := 0.0
+	p := Policy{Name: "p", Spec: Spec{
+		Waves:  []Wave{{Name: "canary", Percent: 10}},
+		Health: &Health{Metrics: []Metric{{Name: "m", Query: "up", Min: &zero}}},
+	}}
+	s := p.Snapshot(KindConfig)
+	if s.Health.Interval != DefaultGateInterval || s.Health.FailuresToStop != DefaultFailuresToStop || s.Health.Metrics[0].Provider != ProviderPrometheus {
+		t.Fatalf("health %+v", s.Health)
+	}
+	if s.Approvals != (Approvals{Required: 1, Expiry: 72 * time.Hour}) {
+		t.Fatalf("approvals %+v: one approver and 72h by default", s.Approvals)
+	}
+	if !s.Staged() || s.Topology.HostAttribute != DefaultHostAttribute {
+		t.Fatalf("a policy with health runs in stages and knows its attributes: %+v", s.Topology)
+	}
+	if (Policy{Name: "p"}).Snapshot(KindConfig).Staged() {
+		t.Fatal("a policy without gates, bakes or by runs waves whole")
+	}
+	last := Policy{Name: "p", Spec: Spec{Waves: []Wave{{Name: "canary", Percent: 10}}, ApprovalsBetween: []string{"canary"}}}.Snapshot(KindConfig)
+	if !last.ApprovalAfterLast() {
+		t.Fatal("approvalsBetween naming the last wave makes the implicit rest wave wait")
+	}
+}
+
+func TestParse_GateIssues(t *testing.T) {
+	tests := []struct{ spec, code, path, msg string }{
+		{"health: {}", CodeGateInvalid, "spec.health", "health has no check"},
+		{"health: {interval: 100ms, probes: [{url: 'http://{host}/'}]}", CodeGateInvalid, "spec.health.interval", "at least 1s"},
+		{"health: {failuresToStop: 0, probes: [{url: 'http://{host}/'}]}", CodeValueInvalid, "spec.health.failuresToStop", "must be 1 or more, got 0"},
+		{"health: {probes: [{url: 'http://example.com/{host}'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with http://{host}"},
+		{"health: {probes: [{url: 'http://{host}.evil.com/'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with http://{host}"},
+		{"health: {probes: [{url: 'ftp://{host}/'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with"},
+		{"health: {probes: [{url: 'http://{host}/', expectStatus: 42}]}", CodeGateInvalid, "spec.health.probes[0].expectStatus", "from 100 to 599"},
+		{"health: {probes: [{url: 'http://{host}/', timeout: 5}]}", CodeTypeInvalid, "spec.health.probes[0].timeout", "without a unit"},
+		{"health: {metrics: [{name: m, query: up}]}", CodeGateInvalid, "spec.health.metrics[0]", "neither max nor min"},
+		{"health: {metrics: [{name: m, query: up, min: 2, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].min", "min 2 is above max 1"},
+		{"health: {metrics: [{name: m, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].query", "needs a query"},
+		{"health: {metrics: [{query: up, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].name", "has no name"},
+		{"health: {metrics: [{name: m, query: up, max: 1}, {name: m, query: up, max: 2}]}", CodeGateInvalid, "spec.health.metrics[1].name", "already used"},
+		{"health: {metrics: [{name: m, query: up, max: '1'}]}", CodeTypeInvalid, "spec.health.metrics[0].max", "expected a number"},
+		{"health: {metrics: [{name: m, provider: datadog, query: up, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].provider", "unknown provider"},
+		{"health: {metrics: [{name: m, provider: cloudwatch, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0]", "a metric-math expression"},
+		{"health: {metrics: [{name: m, provider: cloudwatch, cloudwatch: {namespace: N}, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "namespace and metricName"},
+		{"health: {metrics: [{name: m, query: up, cloudwatch: {namespace: N, metricName: M}, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "provider is prometheus"},
+		{"health: {alerts: {}}", CodeGateInvalid, "spec.health.alerts", "needs blockOn"},
+		{"health: {alerts: {blockOn: ['severity']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "cannot be read"},
+		{"health: {alerts: {blockOn: ['severity=~(']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "invalid regex"},
+		{"health: {alerts: {cloudwatchAlarms: {}}}", CodeGateInvalid, "spec.health.alerts.cloudwatchAlarms", "names or a prefix"},
+		{"health: {Probes: []}", CodeUnknownField, "spec.health.Probes", `did you mean "probes"?`},
+		{"waves: [{name: a, percent: 100, batchBake: 25h}]", CodeBakeInvalid, "spec.waves[0].batchBake", "exceeds 24h"},
+		{"waves: [{name: a, percent: 10}]\napprovalsBetween: [canary]", CodeApprovalInvalid, "spec.approvalsBetween[0]", `names the wave "canary", which the policy does not have`},
+		{"approvals: {required: 0}", CodeValueInvalid, "spec.approvals.required", "must be 1 or more"},
+		{"approvals: {expiry: 10s}", CodeApprovalInvalid, "spec.approvals.expiry", "at least 1m"},
+		{"freezes: [{name: f}]", CodeFreezeInvalid, "spec.freezes[0]", "has no period"},
+		{"freezes: [{from: '2026-12-20T00:00:00Z', until: '2027-01-04T00:00:00Z'}]", CodeFreezeInvalid, "spec.freezes[0].name", "has no name"},
+		{"freezes: [{name: f, from: '2026-12-20T00:00:00Z'}]", CodeFreezeInvalid, "spec.freezes[0]", "needs both from and until"},
+		{"freezes: [{name: f, from: '2026-12-20T00:00:00Z', until: '2026-12-19T00:00:00Z'}]", CodeFreezeInvalid, "spec.freezes[0].until", "is not after from"},
+		{"freezes: [{name: f, from: 'next monday', until: '2026-12-19T00:00:00Z'}]", CodeFreezeInvalid, "spec.freezes[0].from", "RFC 3339"},
+		{"freezes: [{name: f, from: '2026-12-20T00:00:00Z', until: '2027-01-04T00:00:00Z', start: '01:00', end: '02:00'}]", CodeFreezeInvalid, "spec.freezes[0]", "not both"},
+		{"freezes: [{name: f, start: '01:00', end: '02:00', timezone: agent}]", CodeTimezoneInvalid, "spec.freezes[0].timezone", "cannot be agent"},
+		{"freezes: [{name: f, start: '25:00', end: '02:00'}]", CodeWindowInvalid, "spec.freezes[0].start", "invalid"},
+		{"freezes: [{name: f, regions: [''], start: '01:00', end: '02:00'}]", CodeFreezeInvalid, "spec.freezes[0].regions[0]", "region is empty"},
+	}
+	for _, tt := range tests {
+		_, issues := Parse(doc(tt.spec))
+		found := false
+		for _, is := range issues {
+			if is.Code == tt.code && is.Path == tt.path && strings.Contains(is.Message, tt.msg) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: want %s at %s with %q, got %v", tt.spec, tt.code, tt.path, tt.msg, issues)
+		}
+	}
+}
+
+func TestParseMatcher(t *testing.T) {
+	for in, want := range map[string]Matcher{
+		"severity=critical":    {"severity", "=", "critical"},
+		" team != obs ":        {"team", "!=", "obs"},
+		`service=~"otel.*"`:    {"service", "=~", "otel.*"},
+		"cloud.region!~eu-.*":  {"cloud.region", "!~", "eu-.*"},
+		"alertname=Exporter=X": {"alertname", "=", "Exporter=X"},
+	} {
+		got, err := ParseMatcher(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMatcher(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+}
