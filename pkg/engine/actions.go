@@ -18,16 +18,28 @@ const (
 	ActionAbort       Action = "abort"
 	ActionRollback    Action = "rollback"
 	ActionRetryFailed Action = "retry-failed"
+	// ActionReject refuses the approval a wave waits for: the wave fails and
+	// onFailure applies.
+	ActionReject Action = "reject"
 )
 
 // Actions lists every action in the order of the spec's table.
-var Actions = []Action{ActionPause, ActionResume, ActionApprove, ActionAbort, ActionRollback, ActionRetryFailed}
+var Actions = []Action{ActionPause, ActionResume, ActionApprove, ActionAbort, ActionRollback, ActionRetryFailed, ActionReject}
 
-// Request is one operator action. Wave is the wave index for approve.
+// Request is one operator action. Wave is the wave index for approve and
+// reject.
 type Request struct {
 	Action Action
 	Wave   int
 	Actor  string
+	// Creator is who counts as the rollout's creator for the rule of no
+	// self-approval when the rollout names none (a GitOps rollout: the actor
+	// who applied its revision); the adapter fills it in.
+	Creator string
+	Reason  string // of a rejection
+	// FreezeOverride bypasses the freezes for the rest of the rollout
+	// (resume, approve).
+	FreezeOverride bool
 }
 
 // Stable codes of refused actions.
@@ -37,6 +49,8 @@ const (
 	CodeWaveNotFound      = "wave_not_found"
 	CodeWaveNotApprovable = "wave_not_waiting_approval"
 	CodeWaveApproved      = "wave_already_approved"
+	CodeSelfApproval      = "self_approval"
+	CodeApprovalExpired   = "approval_expired"
 )
 
 // RefusedError says why an action is not allowed; Code is stable for clients.
@@ -59,6 +73,7 @@ var allowed = map[Action][]rollout.Status{
 	ActionAbort:       {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed, rollout.RollingBack},
 	ActionRollback:    {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed},
 	ActionRetryFailed: {rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed},
+	ActionReject:      {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused},
 }
 
 // Allowed reports whether action may be taken on a rollout in status s.
@@ -77,7 +92,12 @@ func Allowed(a Action, s rollout.Status) bool {
 func Apply(in Input, req Request) (Result, error) {
 	sts, known := allowed[req.Action]
 	if !known {
-		return Result{}, refuse(CodeUnknownAction, "unknown action %q; the actions are pause, resume, approve, abort, rollback and retry-failed", req.Action)
+		return Result{}, refuse(CodeUnknownAction, "unknown action %q; the actions are pause, resume, approve, reject, abort, rollback and retry-failed", req.Action)
+	}
+	if overrideOnly(req, in.Rollout.Status) {
+		p := newPass(in)
+		p.overrideFreezes(req)
+		return p.result(), nil
 	}
 	if !Allowed(req.Action, in.Rollout.Status) {
 		return Result{}, refuse(CodeNotAllowed, "cannot %s a rollout that is %s (allowed when %s)", req.Action, in.Rollout.Status, statusList(sts))
@@ -93,7 +113,9 @@ func Apply(in Input, req Request) (Result, error) {
 	case ActionResume:
 		p.resume()
 	case ActionApprove:
-		err = p.approve(req.Wave)
+		err = p.approve(req)
+	case ActionReject:
+		err = p.reject(req)
 	case ActionAbort:
 		p.abort(req.Actor)
 	case ActionRollback:
@@ -104,7 +126,26 @@ func Apply(in Input, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if req.FreezeOverride && (req.Action == ActionResume || req.Action == ActionApprove) {
+		p.overrideFreezes(req)
+	}
 	return p.result(), nil
+}
+
+// overrideOnly: resume with freezeOverride on a running rollout (held by a
+// freeze, or about to be) only records the override.
+func overrideOnly(req Request, s rollout.Status) bool {
+	return req.Action == ActionResume && req.FreezeOverride && (s == rollout.Running || s == rollout.Pending)
+}
+
+// overrideFreezes bypasses the freezes for the rest of the rollout; the
+// first override is kept (and audited by the adapter).
+func (p *pass) overrideFreezes(req Request) {
+	if p.r.FreezeOverride != nil {
+		return
+	}
+	p.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason}
+	p.emit("rollout.freeze_override", "freezes bypassed by "+actorOr(req.Actor))
 }
 
 func actorOr(actor string) string {
@@ -147,11 +188,28 @@ func (p *pass) resume() {
 	p.r.PausedByThreshold = false
 }
 
+// reopenFailedWaves runs failed waves again. A failed stage runs again
+// too: its bake and gate begin afresh once its targets are final. A wave
+// stopped by a rejected or expired approval waits for a new approval.
 func (p *pass) reopenFailedWaves() {
 	for w := range p.r.Waves {
-		if p.r.Waves[w].Status == rollout.WaveFailed {
-			p.r.Waves[w].Status = rollout.WaveRunning
-			p.r.Waves[w].FinishedAt = nil
+		wave := &p.r.Waves[w]
+		if wave.Status != rollout.WaveFailed {
+			continue
+		}
+		wave.Status, wave.FinishedAt = rollout.WaveRunning, nil
+		if wave.Rejected != nil {
+			wave.Status, wave.Rejected, wave.Approvals, wave.WaitingSince = rollout.WavePending, nil, nil, nil
+		}
+	}
+	for s := range p.r.Stages {
+		if st := &p.r.Stages[s]; st.Status == rollout.StageFailed && p.r.Waves[st.Wave].Status != rollout.WaveFailed {
+			st.Status, st.FinishedAt, st.BakeUntil, st.Gate = rollout.StageRunning, nil, nil, nil
+			for i := range st.Passes {
+				if g := st.Passes[i].Gate; g != nil && st.Passes[i].Cleared <= g.Batch {
+					st.Passes[i].Gate = nil // the red batch gate is read again
+				}
+			}
 		}
 	}
 }
@@ -165,25 +223,69 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// approve releases wave w, which must be waiting for approval.
-func (p *pass) approve(w int) error {
-	if w < 0 || w >= len(p.r.Waves) {
-		return refuse(CodeWaveNotFound, "the rollout has no wave %d (waves are numbered 0 to %d)", w, len(p.r.Waves)-1)
+// approve records one approval of wave w, which must be waiting for it:
+// not by the rollout's creator, once per actor; the wave is released when
+// policy approvals.required distinct actors approved it.
+func (p *pass) approve(req Request) error {
+	wave, err := p.waitingWave(req.Wave)
+	if err != nil {
+		return err
 	}
-	wave := &p.r.Waves[w]
-	// A wave shows waiting_approval until the engine starts it, so a second
-	// approval can arrive in between; the first one wins, the rest are
-	// refused (the store's conditional write makes concurrent ones re-read).
-	if wave.Approved {
-		return refuse(CodeWaveApproved, "wave %d %q is already approved", w, wave.Name)
+	if req.Actor != "" && (req.Actor == p.r.CreatedBy || req.Actor == req.Creator) {
+		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", req.Actor, req.Wave, wave.Name)
 	}
-	if wave.Status != rollout.WaveWaitingApproval {
-		return refuse(CodeWaveNotApprovable, "wave %d %q is %s, not waiting_approval", w, wave.Name, wave.Status)
+	for _, a := range wave.Approvals {
+		if a.By == req.Actor {
+			return refuse(CodeWaveApproved, "wave %d %q is already approved by %s; it needs %d distinct approvers", req.Wave, wave.Name, req.Actor, p.r.Policy.Approvals.Required)
+		}
+	}
+	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason})
+	p.emit("rollout.approved", fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), p.required()))
+	if len(wave.Approvals) < p.required() {
+		p.r.StatusReason = p.approvalReason(req.Wave)
+		return nil
 	}
 	wave.Approved = true
 	if p.r.Status == rollout.WaitingApproval {
 		p.r.Status, p.r.StatusReason = rollout.Running, ""
 	}
+	return nil
+}
+
+// waitingWave is wave w when it waits for approval; the first approval that
+// releases it wins, later ones are refused (the store's conditional write
+// makes concurrent ones re-read).
+func (p *pass) waitingWave(w int) (*rollout.Wave, error) {
+	if w < 0 || w >= len(p.r.Waves) {
+		return nil, refuse(CodeWaveNotFound, "the rollout has no wave %d (waves are numbered 0 to %d)", w, len(p.r.Waves)-1)
+	}
+	wave := &p.r.Waves[w]
+	if wave.Approved {
+		return nil, refuse(CodeWaveApproved, "wave %d %q is already approved", w, wave.Name)
+	}
+	if wave.Status != rollout.WaveWaitingApproval {
+		return nil, refuse(CodeWaveNotApprovable, "wave %d %q is %s, not waiting_approval", w, wave.Name, wave.Status)
+	}
+	if p.approvalExpired(*wave) {
+		return nil, refuse(CodeApprovalExpired, "the approval of wave %d %q expired at %s", w, wave.Name, wave.WaitingSince.Add(p.r.Policy.Approvals.Expiry).UTC().Format(time.RFC3339))
+	}
+	return wave, nil
+}
+
+// reject refuses the approval wave w waits for: the wave fails and
+// onFailure applies (pause, or a rollback).
+func (p *pass) reject(req Request) error {
+	wave, err := p.waitingWave(req.Wave)
+	if err != nil {
+		return err
+	}
+	wave.Rejected = &rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason}
+	reason := fmt.Sprintf("wave %d %q rejected by %s", req.Wave, wave.Name, actorOr(req.Actor))
+	if req.Reason != "" {
+		reason += ": " + req.Reason
+	}
+	p.emit("rollout.rejected", reason)
+	p.failApproval(req.Wave, reason)
 	return nil
 }
 

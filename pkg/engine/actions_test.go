@@ -20,6 +20,7 @@ func TestAllowed_EveryActionAndStatus(t *testing.T) {
 		ActionAbort:       "pending running waiting_approval paused failed rolling_back",
 		ActionRollback:    "pending running waiting_approval paused failed",
 		ActionRetryFailed: "running waiting_approval paused failed",
+		ActionReject:      "pending running waiting_approval paused",
 	}
 	for _, a := range Actions {
 		got := ""

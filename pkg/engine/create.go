@@ -53,8 +53,11 @@ func Create(n NewRollout) (rollout.Rollout, []rollout.Target, error) {
 		ToRef: n.ToRef, Origin: n.Origin, CreatedBy: n.CreatedBy, RequestReason: n.RequestReason,
 		Annotations: n.Annotations, CreatedAt: n.Now, Waves: plan.Waves,
 	}
+	if last := &r.Waves[len(r.Waves)-1]; last.Implicit && n.Policy.ApprovalAfterLast() {
+		last.RequireApproval = true
+	}
 	ts := plan.Targets(n.ID, func(id string) string { return from[id] }, n.ToRef)
-	if !n.Policy.SplitsWaves() {
+	if !n.Policy.Staged() {
 		return r, ts, nil
 	}
 	attrs := make(map[string]selector.Attributes, len(n.Candidates))

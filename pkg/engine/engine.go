@@ -61,6 +61,9 @@ type Result struct {
 	// NextDeadline is zero when nothing changes without an agent event or a
 	// person (waiting for approval, paused with nothing in flight, final).
 	NextDeadline time.Time
+	// GatesDue lists the gates whose reading is due now: the adapter reads
+	// them, records the readings and evaluates again.
+	GatesDue []GateDue
 }
 
 // Changes reports whether the pass changed anything that must be stored.
@@ -80,6 +83,8 @@ type pass struct {
 	orders  []Order
 	events  []Event
 	dl      deadline
+	// gatesDue collects the gates to read (GateDue).
+	gatesDue []GateDue
 
 	windowByZone map[*time.Location]zoneWindow
 }
@@ -99,7 +104,7 @@ func newPass(in Input) *pass {
 }
 
 func (p *pass) result() Result {
-	res := Result{Rollout: p.r, Orders: p.orders, Events: p.events, NextDeadline: p.dl.t}
+	res := Result{Rollout: p.r, Orders: p.orders, Events: p.events, NextDeadline: p.dl.t, GatesDue: p.gatesDue}
 	for i, c := range p.changed {
 		if c {
 			res.Changed = append(res.Changed, p.ts[i])
@@ -166,6 +171,12 @@ func timePtr(t time.Time) *time.Time { return &t }
 func cloneRollout(r rollout.Rollout) rollout.Rollout {
 	r.Waves = append([]rollout.Wave(nil), r.Waves...)
 	r.Stages = append([]rollout.Stage(nil), r.Stages...)
+	for i := range r.Stages {
+		r.Stages[i].Passes = append([]rollout.Pass(nil), r.Stages[i].Passes...)
+	}
+	for i := range r.Waves {
+		r.Waves[i].Approvals = append([]rollout.Decision(nil), r.Waves[i].Approvals...)
+	}
 	r.RollbackQueue = append([]int(nil), r.RollbackQueue...)
 	if r.AckedFailures != nil {
 		acked := make(map[int][]string, len(r.AckedFailures))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/windows"
 )
@@ -54,13 +53,7 @@ func (p *pass) openWave(w int) bool {
 		return true
 	}
 	if wave.RequireApproval && !wave.Approved {
-		if wave.Status != rollout.WaveWaitingApproval {
-			wave.Status = rollout.WaveWaitingApproval
-			p.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
-		}
-		p.r.Status = rollout.WaitingApproval
-		p.r.StatusReason = fmt.Sprintf("wave %d %q waits for approval", w, wave.Name)
-		return false
+		return p.awaitApproval(w)
 	}
 	wave.Status = rollout.WaveRunning
 	wave.StartedAt = timePtr(p.now)
@@ -128,32 +121,40 @@ func (p *pass) runStages(w int) bool {
 		if st.Wave != w || st.Status == rollout.StagePassed {
 			continue
 		}
-		if st.Status == rollout.StagePending {
+		if st.Status == rollout.StagePending || st.Status == rollout.StageFrozen {
 			if p.r.Status != rollout.Running {
 				return false // paused: no new stage begins
+			}
+			if p.frozen(s) {
+				return false
 			}
 			st.Status, st.StartedAt = rollout.StageRunning, timePtr(p.now)
 		}
 		if st.Status == rollout.StageRunning {
 			if p.r.Status == rollout.Running {
-				current := p.currentBatches(s)
-				p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == current[t.Pass] })
+				allowed, ok := p.batchGates(s, p.currentBatches(s))
+				if !ok {
+					return false
+				}
+				p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == allowed[t.Pass] })
 			}
 			if !p.stageFinal(s) {
 				return false
 			}
 			st.FinishedAt = timePtr(p.now)
 			st.Status = rollout.StagePassed
-			if bake > 0 {
-				st.Status, st.BakeUntil = rollout.StageBaking, timePtr(p.now.Add(bake))
+			if bake > 0 || p.health() != nil {
+				p.beginBake(s, bake)
 			}
 		}
 		if st.Status == rollout.StageBaking {
-			if p.now.Before(*st.BakeUntil) {
-				p.dl.at(*st.BakeUntil)
+			if !p.bake(s) {
 				return false
 			}
 			st.Status = rollout.StagePassed
+		}
+		if st.Status == rollout.StageFailed {
+			return false
 		}
 	}
 	return true
@@ -218,24 +219,12 @@ func (p *pass) checkThreshold(w int) bool {
 	if !ThresholdReached(p.r.Policy.FailureThreshold, c.failed, c.total) {
 		return false
 	}
-	wave.Status = rollout.WaveFailed
-	wave.FinishedAt = timePtr(p.now)
 	failed := p.failedUnit(w)
-	p.failStages(w)
 	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
 	if s := p.stageName(failed); s != "" {
 		reason += " in stage " + s
 	}
-	switch p.r.Policy.OnFailure {
-	case policy.OnFailureRollback:
-		p.startRollback(reason)
-	case policy.OnFailureRollbackWave:
-		p.startRollbackOf(reason, []int{failed})
-	case policy.OnFailureRollbackAll:
-		p.startRollbackOf(reason, append([]int{failed}, p.passedUnitsBefore(failed)...))
-	default:
-		p.pause(reason)
-	}
+	p.stopWave(w, failed, reason)
 	return true
 }
 

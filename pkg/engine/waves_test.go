@@ -179,8 +179,8 @@ func TestTick_RequireApproval_ParksUntilApproved(t *testing.T) {
 	if f.r.StatusReason != `wave 1 "rest" waits for approval` {
 		t.Fatalf("statusReason %q", f.r.StatusReason)
 	}
-	if !f.last.NextDeadline.IsZero() {
-		t.Fatalf("waiting for approval must not schedule a deadline, got %s", f.last.NextDeadline)
+	if want := f.r.Waves[1].WaitingSince.Add(72 * time.Hour); !f.last.NextDeadline.Equal(want) {
+		t.Fatalf("waiting for approval schedules only its expiry %s, got %s", want, f.last.NextDeadline)
 	}
 	f.advance(time.Hour)
 	f.tick()

@@ -49,6 +49,9 @@ type Rollout struct {
 	// PausedByThreshold records that the pause came from the failure threshold,
 	// so that resume acknowledges the failures so far.
 	PausedByThreshold bool `json:"pausedByThreshold,omitempty"`
+	// FreezeOverride records who bypassed the freezes for the rest of the
+	// rollout (an action with freezeOverride).
+	FreezeOverride *Decision `json:"freezeOverride,omitempty"`
 
 	// ExecutionArn is the Step Functions execution that runs the rollout now;
 	// Executions counts them (a long rollout continues as a new execution).
@@ -80,8 +83,21 @@ type Wave struct {
 	Implicit        bool               `json:"implicit,omitempty"` // the appended rest wave
 	Status          WaveStatus         `json:"status"`
 	Approved        bool               `json:"approved,omitempty"`
-	StartedAt       *time.Time         `json:"startedAt,omitempty"`
+	// WaitingSince is when the wave began to wait for approval: the expiry
+	// counts from it. Approvals lists who approved (distinct actors).
+	WaitingSince *time.Time `json:"waitingSince,omitempty"`
+	Approvals    []Decision `json:"approvals,omitempty"`
+	// Rejected is the rejection or the expiry that stopped the wave.
+	Rejected  *Decision  `json:"rejected,omitempty"`
+	StartedAt *time.Time `json:"startedAt,omitempty"`
 	FinishedAt      *time.Time         `json:"finishedAt,omitempty"`
+}
+
+// Decision is an approval, a rejection or an expiry of a wave.
+type Decision struct {
+	By     string    `json:"by"` // the actor; "system" for an expiry
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason,omitempty"`
 }
 
 // Target is one agent within a rollout.

@@ -1,6 +1,10 @@
 package rollout
 
-import "time"
+import (
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/gate"
+)
 
 // StageStatus of a stage of a topology rollout.
 type StageStatus string
@@ -11,6 +15,9 @@ const (
 	StageBaking  StageStatus = "baking"  // every target is final; the bake runs until BakeUntil
 	StagePassed  StageStatus = "passed"
 	StageFailed  StageStatus = "failed"
+	// StageFrozen: the stage has not started because a freeze of one of its
+	// regions is active; it starts by itself when the freeze ends.
+	StageFrozen StageStatus = "frozen"
 )
 
 // Stage is one stage of a rollout whose policy splits waves by region or
@@ -29,6 +36,13 @@ type Stage struct {
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
 	BakeUntil  *time.Time `json:"bakeUntil,omitempty"`
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// Gate is the health gate of the current (or last) bake; nil without
+	// health checks. LastRed is the last red gate of the stage, kept when a
+	// new bake begins: "metric error-rate (eu-west-1/eu-west-1a): value 0.2 above 0.01".
+	Gate    *gate.State `json:"gate,omitempty"`
+	LastRed string      `json:"lastRed,omitempty"`
+	// Held says which freeze holds a frozen stage and until when.
+	Held string `json:"held,omitempty"`
 }
 
 // Pass is the work on one region or zone within a stage, in batches of
@@ -41,6 +55,18 @@ type Pass struct {
 	Size      int    `json:"size"`
 	BatchSize int    `json:"batchSize"`
 	Batches   int    `json:"batches"`
+	// Cleared counts the batches whose batch gate passed (wave batchBake):
+	// batch b > 0 starts only when Cleared >= b.
+	Cleared int `json:"cleared,omitempty"`
+	// Gate is the batch gate after batch Gate.Batch.
+	Gate *BatchGate `json:"gate,omitempty"`
+}
+
+// BatchGate is the gate read after one batch of a pass, on that batch's
+// targets alone.
+type BatchGate struct {
+	Batch int `json:"batch"`
+	gate.State
 }
 
 // StageProgress is "passed/total" stages, the summary lists show.

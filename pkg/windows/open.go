@@ -214,3 +214,22 @@ func offsetAt(loc *time.Location, unix int64) int {
 	_, off := time.Unix(unix, 0).In(loc).Zone()
 	return off
 }
+
+// OpenUntil reports whether w is open at now and, if so, when the interval
+// that holds now ends (the latest end, should two intervals overlap).
+func (w Window) OpenUntil(agentZone *time.Location, now time.Time) (end time.Time, open bool) {
+	loc, ok := w.zone(agentZone)
+	if !ok || !w.Start.Valid() || !w.End.Valid() {
+		return time.Time{}, false
+	}
+	today := civilDay(now, loc)
+	for k := int64(-lookBackDays); k <= 0; k++ {
+		day := today + k*secondsPerDay
+		if w.contains(loc, day, now) {
+			if e := w.end(loc, day); !open || e.After(end) {
+				end, open = e, true
+			}
+		}
+	}
+	return end, open
+}

@@ -284,3 +284,15 @@ func TestCivilDayAndWeekday(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenUntil(t *testing.T) {
+	w := Window{Start: 22 * 60, End: 5 * 60, Timezone: "UTC"}
+	at := time.Date(2026, 3, 3, 1, 0, 0, 0, time.UTC)
+	end, open := w.OpenUntil(nil, at)
+	if !open || !end.Equal(time.Date(2026, 3, 3, 5, 0, 0, 0, time.UTC)) {
+		t.Fatalf("across midnight: open %v until %v, want 05:00 the same day", open, end)
+	}
+	if _, open := w.OpenUntil(nil, at.Add(5*time.Hour)); open {
+		t.Fatal("06:00 is outside 22:00-05:00")
+	}
+}

@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// awaitApproval parks wave w until enough distinct operators approved it,
+// or its approval expires (policy approvals.expiry from the moment it began
+// to wait): an expiry stops the wave like a rejection, and onFailure
+// applies. It reports false: the walk stops at this wave.
+func (p *pass) awaitApproval(w int) bool {
+	wave := &p.r.Waves[w]
+	if wave.Status != rollout.WaveWaitingApproval {
+		wave.Status, wave.WaitingSince = rollout.WaveWaitingApproval, timePtr(p.now)
+		p.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
+	}
+	if wave.WaitingSince == nil { // waiting since before approvals expired
+		wave.WaitingSince = timePtr(p.now)
+	}
+	if p.approvalExpired(*wave) {
+		expiry := p.r.Policy.Approvals.Expiry
+		wave.Rejected = &rollout.Decision{By: "system", At: p.now, Reason: "expired"}
+		reason := fmt.Sprintf("the approval of wave %d %q expired after %s (%d of %d approvals)", w, wave.Name, expiry, len(wave.Approvals), p.required())
+		p.emit("rollout.approval_expired", reason)
+		p.failApproval(w, reason)
+		return false
+	}
+	p.dl.at(wave.WaitingSince.Add(p.r.Policy.Approvals.Expiry))
+	p.r.Status = rollout.WaitingApproval
+	p.r.StatusReason = p.approvalReason(w)
+	return false
+}
+
+func (p *pass) approvalExpired(w rollout.Wave) bool {
+	e := p.r.Policy.Approvals.Expiry
+	return e > 0 && w.WaitingSince != nil && !p.now.Before(w.WaitingSince.Add(e))
+}
+
+// required is approvals.required, at least 1 (rollouts stored before the
+// field existed have 0).
+func (p *pass) required() int { return max(p.r.Policy.Approvals.Required, 1) }
+
+func (p *pass) approvalReason(w int) string {
+	wave := p.r.Waves[w]
+	if n := p.required(); n > 1 {
+		return fmt.Sprintf("wave %d %q waits for approval (%d of %d)", w, wave.Name, len(wave.Approvals), n)
+	}
+	return fmt.Sprintf("wave %d %q waits for approval", w, wave.Name)
+}
+
+// failApproval stops wave w after a rejection or an expiry: the wave fails,
+// nothing of it starts, and onFailure applies. A rejection judges what ran
+// before it, so rollback-wave returns the last stage (or wave) that passed
+// before w, and rollback-all that one and every passed one before it.
+func (p *pass) failApproval(w int, reason string) {
+	unit := w - 1
+	if len(p.r.Stages) > 0 {
+		unit = -1
+		for s, st := range p.r.Stages {
+			if st.Wave < w {
+				unit = s
+			}
+		}
+	}
+	if unit < 0 {
+		unit = 0 // nothing ran before: the rollback finds nothing started
+	}
+	p.stopWave(w, unit, reason)
+}
+
+// ApprovalDeadline is when the approval of a waiting wave expires.
+func ApprovalDeadline(r rollout.Rollout, w rollout.Wave) *time.Time {
+	if w.WaitingSince == nil || r.Policy.Approvals.Expiry <= 0 {
+		return nil
+	}
+	t := w.WaitingSince.Add(r.Policy.Approvals.Expiry)
+	return &t
+}
