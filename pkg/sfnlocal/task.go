@@ -14,9 +14,20 @@ import (
 )
 
 // task runs one attempt of a Task state: lambda:invoke, with or without
-// .waitForTaskToken. Without a TimeoutSeconds (which sfnlocal refuses) a task may run or
-// wait as long as the execution, as on the service.
+// .waitForTaskToken. Without a TimeoutSecondsPath a task may run or wait as
+// long as the execution, as on the service; with one (waitForTaskToken only)
+// the timeout counts from the moment the task is scheduled.
 func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Error) {
+	var deadline time.Time
+	if v, err := selectPath(sr.st.InputPath, rawInput); err == nil {
+		secs, ok, terr := sr.st.TimeoutSeconds(v)
+		if terr != nil {
+			return nil, asErr(terr)
+		}
+		if ok {
+			deadline = e.s.clock.Now().Add(time.Duration(secs) * time.Second)
+		}
+	}
 	var tok *taskToken
 	if sr.st.Resource.Kind == asl.ResourceLambdaInvokeWaitForTaskToken {
 		tok = e.s.newToken(e)
@@ -30,7 +41,7 @@ func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Erro
 	if err != nil {
 		return nil, err
 	}
-	result, err := e.lambdaInvoke(th, params, tok)
+	result, err := e.lambdaInvoke(th, params, tok, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +185,7 @@ func (e *execution) invokeResponse(req *invokeRequest, status int, payload any) 
 
 // lambdaInvoke runs a Task on arn:aws:states:::lambda:invoke, with or without
 // .waitForTaskToken.
-func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken) (any, *asl.Error) {
+func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken, deadline time.Time) (any, *asl.Error) {
 	resource := "invoke"
 	if tok != nil {
 		resource = "invoke.waitForTaskToken"
@@ -230,8 +241,17 @@ func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken) (any, *
 	}
 	submitted := asl.Encode(response)
 	th.emit("TaskSubmitted", "taskSubmittedEventDetails", taskOutputDetails{ResourceType: "lambda", Resource: resource, Output: &submitted, OutputDetails: notTruncated})
-	res := tok.await(th.sc, newWakeup(e.s.busy))
+	w := newWakeup(e.s.busy)
+	if !deadline.IsZero() {
+		timer := e.s.clock.AfterFunc(max(deadline.Sub(e.s.clock.Now()), 0), func() { w.fire(wakeTimer) })
+		defer timer.Stop()
+	}
+	res, timedOut := tok.await(th.sc, w)
 	switch {
+	case timedOut:
+		err := asl.NewError(asl.ErrorTimeout, "")
+		th.emit("TaskTimedOut", "taskTimedOutEventDetails", taskErrorDetails{ResourceType: "lambda", Resource: resource, Error: &err.Name})
+		return nil, err
 	case res == nil:
 		return nil, errAborted
 	case res.err != nil:

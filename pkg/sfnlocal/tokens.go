@@ -57,13 +57,15 @@ func (s *Server) closeTokens(e *execution) {
 	}
 }
 
-// await waits for the token's answer or the end of the execution (nil).
-func (t *taskToken) await(sc *scope, w *wakeup) *tokenResult {
+// await waits for the token's answer, the end of the execution (nil) or the
+// task's timeout (timedOut): a timer fires w with wakeTimer. Either way but
+// an answer, the token is closed, so a late SendTask* gets TaskTimedOut.
+func (t *taskToken) await(sc *scope, w *wakeup) (res *tokenResult, timedOut bool) {
 	t.mu.Lock()
 	if t.result != nil {
 		res := t.result
 		t.mu.Unlock()
-		return res
+		return res, false
 	}
 	t.waiter = w
 	t.mu.Unlock()
@@ -71,11 +73,11 @@ func (t *taskToken) await(sc *scope, w *wakeup) *tokenResult {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.waiter = nil
-	if r == wakeDone {
-		return t.result
+	if r == wakeDone || t.result != nil { // an answer that raced the timer wins
+		return t.result, false
 	}
 	t.closed = true
-	return nil
+	return nil, r == wakeTimer
 }
 
 // lookupToken finds the token of a SendTask* call.

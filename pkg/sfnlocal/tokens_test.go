@@ -193,3 +193,60 @@ func TestTaskToken_InvalidOutput(t *testing.T) {
 		t.Errorf("after stop: %v", err)
 	}
 }
+
+// expiring parks with a timeout taken from the input, as the rollout state
+// machine does while an approval can expire.
+const expiring = `{"StartAt":"Approve","States":{
+  "Approve":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+    "Parameters":{"FunctionName":"notify","Payload":{"token.$":"$$.Task.Token"}},
+    "TimeoutSecondsPath":"$.timeoutSeconds",
+    "Catch":[{"ErrorEquals":["States.Timeout"],"ResultPath":"$.error","Next":"Expired"}],"Next":"Done"},
+  "Expired":{"Type":"Succeed"},
+  "Done":{"Type":"Succeed"}}}`
+
+func TestTaskToken_TimeoutSecondsPath(t *testing.T) {
+	ctx := context.Background()
+	f := newTokenFixture(t)
+	sm := create(t, f.client, "expiring", expiring)
+	f.ex = start(t, f.client, sm, "expiring-1", `{"timeoutSeconds":3600}`)
+	<-f.tokens // the first fixture's execution
+	token := f.parked(t)
+	f.clk.Advance(59 * time.Minute)
+	if err := f.srv.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.client.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(f.ex)}); d.Status != types.ExecutionStatusRunning {
+		t.Fatalf("before the timeout the task still waits: %s", d.Status)
+	}
+	f.clk.Advance(time.Minute)
+	d := f.finish(t)
+	if d.Status != types.ExecutionStatusSucceeded || !json.Valid([]byte(aws.ToString(d.Output))) {
+		t.Fatalf("status %s output %s", d.Status, aws.ToString(d.Output))
+	}
+	var out struct{ Error struct{ Error string } }
+	_ = json.Unmarshal([]byte(aws.ToString(d.Output)), &out)
+	if out.Error.Error != "States.Timeout" {
+		t.Fatalf("output %s: the Catch of States.Timeout ran", aws.ToString(d.Output))
+	}
+	found := false
+	for _, e := range f.history(t) {
+		found = found || e.Type == types.HistoryEventTypeTaskTimedOut
+	}
+	if !found {
+		t.Fatal("the history records TaskTimedOut")
+	}
+	var timedOut *types.TaskTimedOut
+	if _, err := f.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(`{}`)}); !errors.As(err, &timedOut) {
+		t.Fatalf("a late SendTaskSuccess: %v, want TaskTimedOut", err)
+	}
+}
+
+func TestTaskToken_TimeoutSecondsPathMustBeAPositiveInteger(t *testing.T) {
+	f := newTokenFixture(t)
+	sm := create(t, f.client, "expiring", expiring)
+	f.ex = start(t, f.client, sm, "expiring-bad", `{"timeoutSeconds":"soon"}`)
+	d := f.finish(t)
+	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "States.Runtime" {
+		t.Fatalf("status %s error %s", d.Status, aws.ToString(d.Error))
+	}
+}

@@ -96,7 +96,6 @@ var unsupportedFields = map[string]string{
 	"Credentials":          "cross-account task credentials",
 	"ResultSelector":       "",
 	"TimeoutSeconds":       "",
-	"TimeoutSecondsPath":   "",
 	"HeartbeatSeconds":     "",
 	"HeartbeatSecondsPath": "",
 	"Seconds":              "a Wait implements TimestampPath",

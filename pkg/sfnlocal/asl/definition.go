@@ -36,6 +36,10 @@ type State struct {
 
 	// Task.
 	Resource Resource
+	// TimeoutSecondsPath selects the timeout of a .waitForTaskToken task:
+	// when it elapses before the token is answered, the task fails with
+	// States.Timeout.
+	TimeoutSecondsPath *Path
 
 	// Choice.
 	Choices []*ChoiceRule

@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ const (
 // stateFields are the fields sfnlocal implements, by state type: what statemachines/
 // uses. Other fields of the service are refused by name (unsupportedFields).
 var stateFields = map[string]map[string]bool{
-	TypeTask:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Retry", "Catch", "Resource"),
+	TypeTask:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Retry", "Catch", "Resource", "TimeoutSecondsPath"),
 	TypeChoice:  set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath", "Choices", "Default"),
 	TypeWait:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "TimestampPath"),
 	TypeSucceed: set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath"),
@@ -326,6 +327,32 @@ func (c *checker) task(st *State, m map[string]any, loc string) {
 	if st.Resource.Kind != 0 {
 		c.lambdaParameters(st, m, loc)
 	}
+	if _, ok := m["TimeoutSecondsPath"]; ok {
+		if st.Resource.Kind != ResourceLambdaInvokeWaitForTaskToken {
+			c.unimplemented(loc+"/TimeoutSecondsPath", st.Name, "TimeoutSecondsPath is implemented for .waitForTaskToken tasks only")
+			return
+		}
+		st.TimeoutSecondsPath, _ = c.path(m, "TimeoutSecondsPath", loc, st.Name)
+	}
+}
+
+// TimeoutSeconds resolves a Task's TimeoutSecondsPath from its effective
+// input (after InputPath): a positive integer of seconds. ok is false when
+// the state has no TimeoutSecondsPath.
+func (st *State) TimeoutSeconds(input any) (secs int64, ok bool, err error) {
+	if st.TimeoutSecondsPath == nil {
+		return 0, false, nil
+	}
+	v, perr := st.TimeoutSecondsPath.Get(input)
+	if perr != nil {
+		return 0, true, Runtimef("The TimeoutSecondsPath parameter does not reference an input value: %s", st.TimeoutSecondsPath)
+	}
+	n, isNum := v.(json.Number)
+	i, ierr := n.Int64()
+	if !isNum || ierr != nil || i < 1 || i > maxSeconds {
+		return 0, true, Runtimef("The TimeoutSecondsPath parameter does not reference a positive integer: %s == %s", st.TimeoutSecondsPath, javaString(v))
+	}
+	return i, true, nil
 }
 
 // resource classifies a Task's Resource: the two Lambda integrations our state machines
