@@ -62,7 +62,7 @@ func TestContract_ASLPayloadsAreTaskInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs, outputs := jsonFields(Input{}), jsonFields(Output{})
-	tasks := map[string]bool{TaskPrepare: true, TaskEvaluate: true, TaskPark: true, TaskContinue: true, TaskFinish: true, TaskRecordFailure: true}
+	tasks := map[string]bool{TaskPrepare: true, TaskEvaluate: true, TaskPark: true, TaskContinue: true, TaskFinish: true, TaskRecordFailure: true, TaskReadGates: true}
 	for name, st := range def.States {
 		for key, v := range st.Parameters.Payload {
 			field := strings.TrimSuffix(key, ".$")

@@ -61,6 +61,8 @@ func (h Handler) Handle(ctx context.Context, in Input) (Output, error) {
 		return h.finish(ctx, in)
 	case TaskRecordFailure:
 		return h.recordFailure(ctx, in)
+	case TaskReadGates:
+		return h.readGates(ctx, in)
 	}
 	return Output{}, &TerminalError{Err: fmt.Errorf("unknown task %q", in.Task)}
 }
@@ -84,6 +86,16 @@ func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
 		return Output{}, classify("evaluate rollout "+in.RolloutID, err)
 	}
 	return Verdict(res, in.Iteration+1, h.ContinueAfter, h.Clock().UTC()), nil
+}
+
+// readGates takes the readings that are due and records them; the next
+// evaluation judges them.
+func (h Handler) readGates(ctx context.Context, in Input) (Output, error) {
+	shown, err := h.ReadGates(ctx, in.RolloutID)
+	if err != nil {
+		return Output{}, classify("read gates of rollout "+in.RolloutID, err)
+	}
+	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: VerdictReadGates, Gates: shown}, nil
 }
 
 // park stores the task token so that an operator action can wake the

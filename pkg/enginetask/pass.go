@@ -43,7 +43,10 @@ type Passer struct {
 	// passes (stdout in Lambda, where CloudWatch Logs makes them metrics);
 	// nil writes none.
 	Metrics io.Writer
-	Log     *slog.Logger
+	// Gates reads the health gates of stages and batches; without it every
+	// reading is red with an error.
+	Gates GateReader
+	Log   *slog.Logger
 }
 
 // passAttempts bounds the re-reads after lost races within one call.

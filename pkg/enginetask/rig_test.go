@@ -53,6 +53,7 @@ type rig struct {
 	behaviour   map[string]string // agent id -> "fail" (reports FAILED for h1) or "silent"
 	applies     map[string]int    // agent id -> configurations applied
 	ids         []string          // every simulated agent
+	rollouts    []string          // every rollout started
 }
 
 func newRig(t testing.TB) *rig {
@@ -162,6 +163,7 @@ func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, at
 	if err := r.st.CreateRollout(r.ctx, ro, ts); err != nil {
 		r.t.Fatal(err)
 	}
+	r.rollouts = append(r.rollouts, id)
 	input, _ := json.Marshal(map[string]string{"rolloutId": id})
 	if _, err := r.sfn.StartExecution(r.ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(r.smArn), Name: aws.String(id), Input: aws.String(string(input))}); err != nil {
 		r.t.Fatal(err)
@@ -222,10 +224,14 @@ func (r *rig) allIDs() []string {
 }
 
 // run advances the fake clock from timer to timer, letting the agents react
-// after every step, until done reports true or nothing is scheduled any more
-// (the execution ended or parked on a task token).
+// after every step, until done reports true or nothing is scheduled any more.
+// Without done it stops when every rollout ended or parked on a task token
+// (an approval's park has a timeout timer, which run must not reach).
 func (r *rig) run(done func() bool) {
 	r.t.Helper()
+	if done == nil {
+		done = r.settled
+	}
 	for step := 0; step < 5000; step++ {
 		if err := r.srv.WaitIdle(r.ctx); err != nil {
 			r.t.Fatal(err)
@@ -242,6 +248,20 @@ func (r *rig) run(done func() bool) {
 		}
 	}
 	r.t.Fatal("the rollout did not settle within 5000 steps")
+}
+
+// settled: every rollout started is final or parked on a token.
+func (r *rig) settled() bool {
+	for _, id := range r.rollouts {
+		ro, err := r.st.GetRollout(r.ctx, id)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if !ro.Status.Final() && ro.TaskToken == "" {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *rig) rollout(id string) (rollout.Rollout, []rollout.Target) {

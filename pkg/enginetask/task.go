@@ -18,6 +18,7 @@ const (
 	TaskContinue      = "continue"
 	TaskFinish        = "finish"
 	TaskRecordFailure = "record-failure"
+	TaskReadGates     = "read-gates"
 )
 
 // Input is the payload the state machine sends.
@@ -44,6 +45,11 @@ type Output struct {
 	Wave   string `json:"wave,omitempty"`
 	Stage  string `json:"stage,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// TimeoutSeconds bounds a park for approval: the state machine's
+	// TimeoutSecondsPath, so that an approval expires even if nobody acts.
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
+	// Gates are the readings the "Reading gates" state took.
+	Gates []GateReading `json:"gates,omitempty"`
 }
 
 // Verdicts route the execution in the "What next?" choice.
@@ -54,6 +60,7 @@ const (
 	VerdictWaitOffline  = "wait_offline"
 	VerdictWaitRollback = "wait_rollback"
 	VerdictWaitBake     = "wait_bake"
+	VerdictReadGates    = "read_gates"
 	VerdictApproval     = "waiting_approval"
 	VerdictPaused       = "paused"
 	VerdictFailed       = "failed"

@@ -1,6 +1,7 @@
 package enginetask
 
 import (
+	"math"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -26,17 +27,24 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 		out.Verdict = VerdictFailed
 		return out
 	}
+	if len(res.GatesDue) > 0 {
+		out.Verdict = VerdictReadGates
+		return out
+	}
 	c := count(targets)
 	inFlight := c.inProgress+c.verifying > 0 || r.Status == rollout.RollingBack
-	if res.NextDeadline.IsZero() && !inFlight {
-		switch r.Status {
-		case rollout.WaitingApproval:
-			out.Verdict = VerdictApproval
-			return out
-		case rollout.Paused:
-			out.Verdict = VerdictPaused
-			return out
+	if !inFlight && r.Status == rollout.WaitingApproval {
+		// parked on a token, with a timeout at the next deadline (the
+		// approval's expiry), after which the execution evaluates again
+		out.Verdict, out.TimeoutSeconds = VerdictApproval, maxParkSeconds
+		if !res.NextDeadline.IsZero() {
+			out.TimeoutSeconds = min(max(int64(math.Ceil(res.NextDeadline.Sub(now).Seconds())), 1), maxParkSeconds)
 		}
+		return out
+	}
+	if res.NextDeadline.IsZero() && !inFlight && r.Status == rollout.Paused {
+		out.Verdict = VerdictPaused
+		return out
 	}
 	out.Verdict = waitKind(r.Status, c)
 	if !inFlight && baking(r) {
@@ -65,6 +73,10 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	}
 	return out
 }
+
+// maxParkSeconds is the longest task timeout Step Functions accepts: a park
+// with nothing scheduled.
+const maxParkSeconds = 99999999
 
 type counts struct{ inProgress, verifying, waitingWindow, pending int }
 
