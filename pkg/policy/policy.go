@@ -76,8 +76,8 @@ type Spec struct {
 	DefaultTimezone    string           `json:"defaultTimezone,omitempty"`
 	MaintenanceWindows []windows.Window `json:"maintenanceWindows,omitempty"`
 	Topology           Topology         `json:"topology,omitzero"`
-	Regions            []string         `json:"regions,omitempty"`       // region order; the others follow alphabetically
-	MaxUnavailable     Amount           `json:"maxUnavailable,omitzero"` // batch size of a pass, for the waves that set none
+	Regions            []string         `json:"regions,omitempty"`          // region order; the others follow alphabetically
+	MaxUnavailable     Amount           `json:"maxUnavailable,omitzero"`    // batch size of a pass, for the waves that set none
 	Health             *Health          `json:"health,omitempty"`           // gate read after each stage
 	ApprovalsBetween   []string         `json:"approvalsBetween,omitempty"` // waves after which the rollout waits for approval
 	Approvals          Approvals        `json:"approvals,omitzero"`         // rules of every approval

@@ -88,9 +88,9 @@ type Wave struct {
 	WaitingSince *time.Time `json:"waitingSince,omitempty"`
 	Approvals    []Decision `json:"approvals,omitempty"`
 	// Rejected is the rejection or the expiry that stopped the wave.
-	Rejected  *Decision  `json:"rejected,omitempty"`
-	StartedAt *time.Time `json:"startedAt,omitempty"`
-	FinishedAt      *time.Time         `json:"finishedAt,omitempty"`
+	Rejected   *Decision  `json:"rejected,omitempty"`
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }
 
 // Decision is an approval, a rejection or an expiry of a wave.
