@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/go-chi/chi/v5"
@@ -16,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/selection"
 )
 
 // TargetRollout is the audit target type of rollout actions.
@@ -29,7 +31,7 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 	action := engine.Action(chi.URLParam(r, "action"))
 	if !slices.Contains(engine.Actions, action) {
 		return 0, nil, problem(http.StatusNotFound, CodeActionUnknown,
-			fmt.Sprintf("unknown action %q; the actions are pause, resume, approve, abort, rollback and retry-failed", action))
+			fmt.Sprintf("unknown action %q; the actions are pause, resume, approve, reject, abort, rollback and retry-failed", action))
 	}
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
@@ -39,7 +41,11 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 		return 0, nil, pr
 	}
 	req.Actor = p.DisplayName // the engine writes it into reasons people read: "paused by Dana Operator"
+	req.ActorID = p.Actor
 	id := chi.URLParam(r, "id")
+	if action == engine.ActionApprove {
+		req.Creator = s.creatorOf(r.Context(), id)
+	}
 	passed, err := s.Actions.Act(r.Context(), id, req)
 	if err != nil {
 		pr := actionProblem(id, err)
@@ -60,28 +66,57 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 	return http.StatusOK, newRolloutDetail(ro, passed.Targets, s.Names), nil
 }
 
-// actionRequest reads the body: approve needs {"wave": n}; the other
-// actions take no body or an empty object.
+// actionRequest reads the body: approve and reject need {"wave": n} and
+// take a reason; resume and approve take freezeOverride (with a reason);
+// the other actions take no body or an empty object.
 func actionRequest(r *http.Request, action engine.Action) (engine.Request, *Problem) {
 	req := engine.Request{Action: action}
-	if action != engine.ActionApprove {
+	var body struct {
+		Wave           *int   `json:"wave"`
+		Reason         string `json:"reason"`
+		FreezeOverride bool   `json:"freezeOverride"`
+	}
+	switch action {
+	case engine.ActionApprove, engine.ActionReject, engine.ActionResume:
+	default:
 		var none struct{}
 		return req, decodeBody(r, &none, MaxBodyBytes, true)
 	}
-	var body struct {
-		Wave *int `json:"wave"`
-	}
-	if pr := decodeBody(r, &body, MaxBodyBytes, false); pr != nil {
+	if pr := decodeBody(r, &body, MaxBodyBytes, action == engine.ActionResume); pr != nil {
 		return req, pr
+	}
+	if utf8.RuneCountInString(body.Reason) > selection.MaxReasonChars {
+		return req, badRequest("reason is longer than %d characters", selection.MaxReasonChars)
+	}
+	req.Reason, req.FreezeOverride = body.Reason, body.FreezeOverride
+	if action == engine.ActionReject && body.FreezeOverride {
+		return req, badRequest("freezeOverride goes with resume or approve, not reject")
+	}
+	if action == engine.ActionResume {
+		if body.Wave != nil {
+			return req, badRequest("resume takes no wave")
+		}
+		return req, nil
 	}
 	switch {
 	case body.Wave == nil:
-		return req, badRequest("wave is required: the index of the wave to approve, from 0")
+		return req, badRequest("wave is required: the index of the wave to %s, from 0", action)
 	case *body.Wave < 0:
 		return req, badRequest("wave must be 0 or more, not %d", *body.Wave)
 	}
 	req.Wave = *body.Wave
 	return req, nil
+}
+
+// creatorOf is who counts as the creator of a rollout for the rule of no
+// self-approval, beside its createdBy: for a GitOps rollout, the actor who
+// applied its revision through the API (from the audit log).
+func (s *server) creatorOf(ctx context.Context, id string) string {
+	ro, err := s.Store.GetRollout(ctx, id)
+	if err != nil || ro.Origin != rollout.OriginGitOps || ro.Policy.Commit == "" {
+		return ""
+	}
+	return s.applier(ctx, ro.Policy.Commit)
 }
 
 // actionProblem maps the refusals of an action to problems; nil means the
@@ -108,8 +143,14 @@ func actionProblem(id string, err error) *Problem {
 }
 
 func actionEntry(now time.Time, p Principal, id string, req engine.Request, result string, details map[string]any) audit.Entry {
-	if req.Action == engine.ActionApprove {
+	if req.Action == engine.ActionApprove || req.Action == engine.ActionReject {
 		details["wave"] = req.Wave
+	}
+	if req.Reason != "" {
+		details["reason"] = req.Reason
+	}
+	if req.FreezeOverride {
+		details["freezeOverride"] = true
 	}
 	return audit.Entry{At: now.UTC(), Actor: p.Actor, Action: "rollout." + string(req.Action), TargetType: TargetRollout,
 		TargetID: id, Result: result, Details: details}

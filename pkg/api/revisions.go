@@ -275,6 +275,14 @@ func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Pr
 // successful revision.apply of it ("" when it was not applied through the
 // API).
 func (s *server) appliedBy(ctx context.Context, commit string) string {
+	if a := s.applier(ctx, commit); a != "" {
+		return s.Names.DisplayName(a)
+	}
+	return ""
+}
+
+// applier is the actor of the newest successful revision.apply of a commit.
+func (s *server) applier(ctx context.Context, commit string) string {
 	page, err := s.Store.AuditPage(ctx, TargetRevision, commit, "", 10)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read who applied the revision", "commit", commit, "error", err.Error())
@@ -282,7 +290,7 @@ func (s *server) appliedBy(ctx context.Context, commit string) string {
 	}
 	for _, e := range page.Items {
 		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess {
-			return s.Names.DisplayName(e.Actor)
+			return e.Actor
 		}
 	}
 	return ""

@@ -31,7 +31,10 @@ var Actions = []Action{ActionPause, ActionResume, ActionApprove, ActionAbort, Ac
 type Request struct {
 	Action Action
 	Wave   int
-	Actor  string
+	Actor  string // as people read it: "Dana Operator"
+	// ActorID is the stable identity of the actor (user:<id>); approvals
+	// are distinct and self-approval refused by it (Actor when empty).
+	ActorID string
 	// Creator is who counts as the rollout's creator for the rule of no
 	// self-approval when the rollout names none (a GitOps rollout: the actor
 	// who applied its revision); the adapter fills it in.
@@ -144,8 +147,15 @@ func (p *pass) overrideFreezes(req Request) {
 	if p.r.FreezeOverride != nil {
 		return
 	}
-	p.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason}
+	p.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: p.now, Reason: req.Reason}
 	p.emit("rollout.freeze_override", "freezes bypassed by "+actorOr(req.Actor))
+}
+
+func (r Request) identity() string {
+	if r.ActorID != "" {
+		return r.ActorID
+	}
+	return r.Actor
 }
 
 func actorOr(actor string) string {
@@ -231,15 +241,16 @@ func (p *pass) approve(req Request) error {
 	if err != nil {
 		return err
 	}
-	if req.Actor != "" && (req.Actor == p.r.CreatedBy || req.Actor == req.Creator) {
-		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", req.Actor, req.Wave, wave.Name)
+	id := req.identity()
+	if id != "" && (id == p.r.CreatedBy || id == req.Creator) {
+		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", actorOr(req.Actor), req.Wave, wave.Name)
 	}
 	for _, a := range wave.Approvals {
-		if a.By == req.Actor {
-			return refuse(CodeWaveApproved, "wave %d %q is already approved by %s; it needs %d distinct approvers", req.Wave, wave.Name, req.Actor, p.r.Policy.Approvals.Required)
+		if a.ActorID == id {
+			return refuse(CodeWaveApproved, "wave %d %q is already approved by %s; it needs %d distinct approvers", req.Wave, wave.Name, actorOr(req.Actor), p.required())
 		}
 	}
-	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason})
+	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), ActorID: id, At: p.now, Reason: req.Reason})
 	p.emit("rollout.approved", fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), p.required()))
 	if len(wave.Approvals) < p.required() {
 		p.r.StatusReason = p.approvalReason(req.Wave)
@@ -279,7 +290,7 @@ func (p *pass) reject(req Request) error {
 	if err != nil {
 		return err
 	}
-	wave.Rejected = &rollout.Decision{By: actorOr(req.Actor), At: p.now, Reason: req.Reason}
+	wave.Rejected = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: p.now, Reason: req.Reason}
 	reason := fmt.Sprintf("wave %d %q rejected by %s", req.Wave, wave.Name, actorOr(req.Actor))
 	if req.Reason != "" {
 		reason += ": " + req.Reason

@@ -95,9 +95,10 @@ type Wave struct {
 
 // Decision is an approval, a rejection or an expiry of a wave.
 type Decision struct {
-	By     string    `json:"by"` // the actor; "system" for an expiry
-	At     time.Time `json:"at"`
-	Reason string    `json:"reason,omitempty"`
+	By      string    `json:"by"`                // the actor as people read it; "system" for an expiry
+	ActorID string    `json:"actorId,omitempty"` // its stable identity
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason,omitempty"`
 }
 
 // Target is one agent within a rollout.
