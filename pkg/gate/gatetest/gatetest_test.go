@@ -1,8 +1,8 @@
 package gatetest
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
