@@ -108,7 +108,7 @@ func latestDatapoint(results []types.MetricDataResult, id string) (value float64
 			continue
 		}
 		if res.StatusCode == types.StatusCodeInternalError || res.StatusCode == types.StatusCodeForbidden {
-			return 0, false, fmt.Errorf("%s: %s", res.StatusCode, messages(res.Messages))
+			return 0, false, fmt.Errorf("status %s: %s", res.StatusCode, messages(res.Messages))
 		}
 		newest := -1
 		for i, ts := range res.Timestamps {
@@ -127,7 +127,7 @@ func latestDatapoint(results []types.MetricDataResult, id string) (value float64
 func messages(ms []types.MessageData) string {
 	var s []string
 	for _, m := range ms {
-		s = append(s, strings.TrimSpace(aws.ToString(m.Code)+" "+aws.ToString(m.Value)))
+		s = append(s, fmt.Sprintf("%s (%s)", aws.ToString(m.Value), aws.ToString(m.Code)))
 	}
 	if len(s) == 0 {
 		return "no message"
