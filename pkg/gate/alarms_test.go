@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
 	"testing"
@@ -69,5 +70,30 @@ func TestCloudWatch_NoAlarm(t *testing.T) {
 	rs := readCloudWatch(t, f, h, Request{Fleet: "edge"})
 	if len(rs) != 1 || rs[0].Red || rs[0].Detail != "no alarm firing" {
 		t.Errorf("results %+v, want green", rs)
+	}
+}
+
+// Names go 100 a call (DescribeAlarms' limit), each prefix in a call of its
+// own; names and prefix are two checks.
+func TestAlarmSelectorsAndInputs(t *testing.T) {
+	names := make([]string, 150)
+	for i := range names {
+		names[i] = fmt.Sprintf("alarm-%03d-{region}", i)
+	}
+	sels := alarmSelectors(policy.CloudWatchAlarm{Names: names, Prefix: "{fleet}-{region}-"},
+		Request{Fleet: "edge", Passes: []Pass{bothPass}})
+	if len(sels) != 2 || sels[1].name != "{fleet}-{region}-*" {
+		t.Fatalf("selectors %+v, want names and prefix", sels)
+	}
+	byNames, byPrefix := alarmInputs(sels[0]), alarmInputs(sels[1])
+	if len(byNames) != 3 || len(byNames[0].AlarmNames) != 100 || len(byNames[2].AlarmNames) != 100 {
+		t.Errorf("%d calls for 300 names (150 templates × 2 regions)", len(byNames))
+	}
+	var prefixes []string
+	for _, in := range byPrefix {
+		prefixes = append(prefixes, *in.AlarmNamePrefix)
+	}
+	if want := []string{"edge-eu-west-1-", "edge-us-east-1-"}; !reflect.DeepEqual(prefixes, want) {
+		t.Errorf("prefixes %q, want %q", prefixes, want)
 	}
 }
