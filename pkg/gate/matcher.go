@@ -1,69 +1,38 @@
 package gate
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/myriarch/myriarch/pkg/policy"
 )
 
-// MatchOp is the operator of a label matcher, as in Prometheus and
-// Alertmanager.
-type MatchOp string
-
-const (
-	MatchEqual     MatchOp = "="
-	MatchNotEqual  MatchOp = "!="
-	MatchRegexp    MatchOp = "=~"
-	MatchNotRegexp MatchOp = "!~"
-)
-
-// Matcher is one condition of alerts.blockOn on an alert's labels.
+// Matcher is one condition of alerts.blockOn (policy.Matcher), with its
+// regular expression compiled once.
 type Matcher struct {
-	Label string
-	Op    MatchOp
-	Value string
-	re    *regexp.Regexp // =~ and !~: Value anchored
+	policy.Matcher
+	re *regexp.Regexp // =~ and !~: Value anchored
 }
 
-// ParseMatcher reads key=value, key!=value, key=~regex or key!~regex. The
-// value may be double-quoted (severity="critical"). A regex is anchored at
-// both ends as in Prometheus: region=~eu-.* matches eu-west-1, not
-// xeu-west-1.
+// Operators of a matcher, as in Prometheus and Alertmanager.
+const (
+	MatchEqual     = policy.MatchEqual
+	MatchNotEqual  = policy.MatchNotEqual
+	MatchRegexp    = policy.MatchRegexp
+	MatchNotRegexp = policy.MatchNotRegexp
+)
+
+// ParseMatcher reads one condition (policy.ParseMatcher) and compiles it.
 func ParseMatcher(s string) (Matcher, error) {
-	i := strings.IndexAny(s, "=!")
-	if i < 0 {
-		return Matcher{}, fmt.Errorf("matcher %q: want key=value, key!=value, key=~regex or key!~regex", s)
+	pm, err := policy.ParseMatcher(s)
+	if err != nil {
+		return Matcher{}, err
 	}
-	m := Matcher{Label: strings.TrimSpace(s[:i])}
-	rest := s[i:]
-	// The two-character operators first: "=~" also starts with "=".
-	for _, op := range []MatchOp{MatchNotEqual, MatchNotRegexp, MatchRegexp, MatchEqual} {
-		if v, ok := strings.CutPrefix(rest, string(op)); ok {
-			m.Op, m.Value = op, strings.TrimSpace(v)
-			break
-		}
-	}
-	if m.Op == "" {
-		return Matcher{}, fmt.Errorf("matcher %q: want key=value, key!=value, key=~regex or key!~regex", s)
-	}
-	if m.Label == "" || strings.ContainsAny(m.Label, " \t\"'{}") {
-		return Matcher{}, fmt.Errorf("matcher %q: bad label name %q", s, m.Label)
-	}
-	if strings.HasPrefix(m.Value, `"`) {
-		v, err := strconv.Unquote(m.Value)
-		if err != nil {
-			return Matcher{}, fmt.Errorf("matcher %q: value: %w", s, err)
-		}
-		m.Value = v
-	}
+	m := Matcher{Matcher: pm}
 	if m.Op == MatchRegexp || m.Op == MatchNotRegexp {
-		re, err := regexp.Compile("^(?:" + m.Value + ")$")
-		if err != nil {
-			return Matcher{}, fmt.Errorf("matcher %q: %w", s, err)
-		}
-		m.re = re
+		m.re, _ = pm.Regexp() // ParseMatcher compiled it already
 	}
 	return m, nil
 }

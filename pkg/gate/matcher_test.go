@@ -5,41 +5,6 @@ import (
 	"testing"
 )
 
-func TestParseMatcher(t *testing.T) {
-	for _, c := range []struct {
-		in    string
-		label string
-		op    MatchOp
-		value string
-		bad   bool
-	}{
-		{in: "severity=critical", label: "severity", op: MatchEqual, value: "critical"},
-		{in: "severity!=info", label: "severity", op: MatchNotEqual, value: "info"},
-		{in: "region=~eu-.*", label: "region", op: MatchRegexp, value: "eu-.*"},
-		{in: "team!~ops|sre", label: "team", op: MatchNotRegexp, value: "ops|sre"},
-		{in: ` severity = "critical" `, label: "severity", op: MatchEqual, value: "critical"}, // spaces, quotes
-		{in: "k==v", label: "k", op: MatchEqual, value: "=v"},                                 // the value holds the rest
-		{in: "k=", label: "k", op: MatchEqual, value: ""},                                     // label absent or empty
-		{in: "severity", bad: true},
-		{in: "=critical", bad: true},
-		{in: "a b=c", bad: true},
-		{in: "k=~(", bad: true},            // bad regex
-		{in: `k="unterminated`, bad: true}, // bad quoting
-		{in: "k!critical", bad: true},      // no operator after !
-	} {
-		m, err := ParseMatcher(c.in)
-		if c.bad {
-			if err == nil {
-				t.Errorf("ParseMatcher(%q) = %v, want an error", c.in, m)
-			}
-			continue
-		}
-		if err != nil || m.Label != c.label || m.Op != c.op || m.Value != c.value {
-			t.Errorf("ParseMatcher(%q) = %+v, %v; want %s %s %q", c.in, m, err, c.label, c.op, c.value)
-		}
-	}
-}
-
 func TestMatcherMatches(t *testing.T) {
 	labels := map[string]string{"severity": "critical", "region": "eu-west-1"}
 	for _, c := range []struct {

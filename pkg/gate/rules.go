@@ -3,7 +3,6 @@ package gate
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,33 +144,6 @@ func firing(noun string, names []string) string {
 		return fmt.Sprintf("1 %s firing: %s", noun, list)
 	}
 	return fmt.Sprintf("%d %ss firing: %s", len(names), noun, list)
-}
-
-// ValidateProbeURL checks a probe's URL template: it must start with
-// http://{host} or https://{host}, followed by the end, a port, a path or a
-// query. The host is the target's and nothing else: "http://{host}.evil.com"
-// or "http://user@{host}" would send the probe (and whatever the host
-// attribute holds) elsewhere.
-func ValidateProbeURL(tmpl string) error {
-	rest, ok := strings.CutPrefix(tmpl, "http://{host}")
-	if !ok {
-		rest, ok = strings.CutPrefix(tmpl, "https://{host}")
-	}
-	if !ok {
-		return fmt.Errorf("probe url %q: must start with http://{host} or https://{host}", tmpl)
-	}
-	if rest != "" && !strings.ContainsAny(rest[:1], ":/?") {
-		return fmt.Errorf("probe url %q: {host} must be followed by :port, /path, ?query or nothing", tmpl)
-	}
-	const sample = "target.invalid"
-	u, err := url.Parse(Substitute(tmpl, Vars{Fleet: "f", Region: "r", Zone: "z", Wave: "0", Stage: "s", Host: sample}))
-	if err != nil {
-		return fmt.Errorf("probe url %q: %w", tmpl, err)
-	}
-	if u.Hostname() != sample {
-		return fmt.Errorf("probe url %q: the host must be {host}", tmpl)
-	}
-	return nil
 }
 
 // validHost checks a target's host attribute before it goes into a probe

@@ -110,36 +110,6 @@ func TestFiring(t *testing.T) {
 	}
 }
 
-func TestValidateProbeURL(t *testing.T) {
-	for _, c := range []struct {
-		tmpl string
-		ok   bool
-	}{
-		{tmpl: "http://{host}", ok: true},
-		{tmpl: "https://{host}", ok: true},
-		{tmpl: "http://{host}:13133/", ok: true},
-		{tmpl: "http://{host}/health/{fleet}", ok: true},
-		{tmpl: "https://{host}?stage={stage}", ok: true},
-		{tmpl: "http://{host}.evil.com/", ok: false},       // another host
-		{tmpl: "http://{host}@evil.com/", ok: false},       // {host} as user info
-		{tmpl: "http://user@{host}/", ok: false},           // does not start with the host
-		{tmpl: "http://{host}#frag", ok: false},            // only :, / or ? may follow
-		{tmpl: "http://{host}:port/", ok: false},           // not a port
-		{tmpl: "ftp://{host}/", ok: false},                 // scheme
-		{tmpl: "http://10.0.0.1/{host}", ok: false},        // {host} not the host
-		{tmpl: "HTTP://{host}/", ok: false},                // as written in the policy: lower case
-		{tmpl: "http://{hostname}/", ok: false},            // not the placeholder
-		{tmpl: " http://{host}/", ok: false},               // leading space
-		{tmpl: "http://{host}:13133/%zz", ok: false},       // not a URL
-		{tmpl: "http://{host}:1/?next=http://x", ok: true}, // what follows the host is the target's business
-	} {
-		err := ValidateProbeURL(c.tmpl)
-		if (err == nil) != c.ok {
-			t.Errorf("ValidateProbeURL(%q) = %v, want ok %v", c.tmpl, err, c.ok)
-		}
-	}
-}
-
 func TestValidHost(t *testing.T) {
 	for _, c := range []struct {
 		host string

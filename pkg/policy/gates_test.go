@@ -69,7 +69,7 @@ func TestParse_GateIssues(t *testing.T) {
 		{"health: {interval: 100ms, probes: [{url: 'http://{host}/'}]}", CodeGateInvalid, "spec.health.interval", "at least 1s"},
 		{"health: {failuresToStop: 0, probes: [{url: 'http://{host}/'}]}", CodeValueInvalid, "spec.health.failuresToStop", "must be 1 or more, got 0"},
 		{"health: {probes: [{url: 'http://example.com/{host}'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with http://{host}"},
-		{"health: {probes: [{url: 'http://{host}.evil.com/'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with http://{host}"},
+		{"health: {probes: [{url: 'http://{host}.evil.com/'}]}", CodeGateInvalid, "spec.health.probes[0].url", "{host} must be followed by :port"},
 		{"health: {probes: [{url: 'ftp://{host}/'}]}", CodeGateInvalid, "spec.health.probes[0].url", "must start with"},
 		{"health: {probes: [{url: 'http://{host}/', expectStatus: 42}]}", CodeGateInvalid, "spec.health.probes[0].expectStatus", "from 100 to 599"},
 		{"health: {probes: [{url: 'http://{host}/', timeout: 5}]}", CodeTypeInvalid, "spec.health.probes[0].timeout", "without a unit"},
@@ -84,8 +84,8 @@ func TestParse_GateIssues(t *testing.T) {
 		{"health: {metrics: [{name: m, provider: cloudwatch, cloudwatch: {namespace: N}, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "namespace and metricName"},
 		{"health: {metrics: [{name: m, query: up, cloudwatch: {namespace: N, metricName: M}, max: 1}]}", CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "provider is prometheus"},
 		{"health: {alerts: {}}", CodeGateInvalid, "spec.health.alerts", "needs blockOn"},
-		{"health: {alerts: {blockOn: ['severity']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "cannot be read"},
-		{"health: {alerts: {blockOn: ['severity=~(']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "invalid regex"},
+		{"health: {alerts: {blockOn: ['severity']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "want key=value"},
+		{"health: {alerts: {blockOn: ['severity=~(']}}", CodeGateInvalid, "spec.health.alerts.blockOn[0]", "error parsing regexp"},
 		{"health: {alerts: {cloudwatchAlarms: {}}}", CodeGateInvalid, "spec.health.alerts.cloudwatchAlarms", "names or a prefix"},
 		{"health: {Probes: []}", CodeUnknownField, "spec.health.Probes", `did you mean "probes"?`},
 		{"waves: [{name: a, percent: 100, batchBake: 25h}]", CodeBakeInvalid, "spec.waves[0].batchBake", "exceeds 24h"},
@@ -117,16 +117,66 @@ func TestParse_GateIssues(t *testing.T) {
 }
 
 func TestParseMatcher(t *testing.T) {
-	for in, want := range map[string]Matcher{
-		"severity=critical":    {"severity", "=", "critical"},
-		" team != obs ":        {"team", "!=", "obs"},
-		`service=~"otel.*"`:    {"service", "=~", "otel.*"},
-		"cloud.region!~eu-.*":  {"cloud.region", "!~", "eu-.*"},
-		"alertname=Exporter=X": {"alertname", "=", "Exporter=X"},
+	for _, c := range []struct {
+		in    string
+		label string
+		op    MatchOp
+		value string
+		bad   bool
+	}{
+		{in: "severity=critical", label: "severity", op: MatchEqual, value: "critical"},
+		{in: "severity!=info", label: "severity", op: MatchNotEqual, value: "info"},
+		{in: "region=~eu-.*", label: "region", op: MatchRegexp, value: "eu-.*"},
+		{in: "team!~ops|sre", label: "team", op: MatchNotRegexp, value: "ops|sre"},
+		{in: ` severity = "critical" `, label: "severity", op: MatchEqual, value: "critical"}, // spaces, quotes
+		{in: "k==v", label: "k", op: MatchEqual, value: "=v"},                                 // the value holds the rest
+		{in: "k=", label: "k", op: MatchEqual, value: ""},                                     // label absent or empty
+		{in: "severity", bad: true},
+		{in: "=critical", bad: true},
+		{in: "a b=c", bad: true},
+		{in: "k=~(", bad: true},            // bad regex
+		{in: `k="unterminated`, bad: true}, // bad quoting
+		{in: "k!critical", bad: true},      // no operator after !
 	} {
-		got, err := ParseMatcher(in)
-		if err != nil || got != want {
-			t.Errorf("ParseMatcher(%q) = %+v, %v; want %+v", in, got, err, want)
+		m, err := ParseMatcher(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("ParseMatcher(%q) = %v, want an error", c.in, m)
+			}
+			continue
+		}
+		if err != nil || m.Label != c.label || m.Op != c.op || m.Value != c.value {
+			t.Errorf("ParseMatcher(%q) = %+v, %v; want %s %s %q", c.in, m, err, c.label, c.op, c.value)
+		}
+	}
+}
+
+func TestProbeURLError(t *testing.T) {
+	for _, c := range []struct {
+		tmpl string
+		ok   bool
+	}{
+		{tmpl: "http://{host}", ok: true},
+		{tmpl: "https://{host}", ok: true},
+		{tmpl: "http://{host}:13133/", ok: true},
+		{tmpl: "http://{host}/health/{fleet}", ok: true},
+		{tmpl: "https://{host}?stage={stage}", ok: true},
+		{tmpl: "http://{host}.evil.com/", ok: false},       // another host
+		{tmpl: "http://{host}@evil.com/", ok: false},       // {host} as user info
+		{tmpl: "http://user@{host}/", ok: false},           // does not start with the host
+		{tmpl: "http://{host}#frag", ok: false},            // only :, / or ? may follow
+		{tmpl: "http://{host}:port/", ok: false},           // not a port
+		{tmpl: "ftp://{host}/", ok: false},                 // scheme
+		{tmpl: "http://10.0.0.1/{host}", ok: false},        // {host} not the host
+		{tmpl: "HTTP://{host}/", ok: false},                // as written in the policy: lower case
+		{tmpl: "http://{hostname}/", ok: false},            // not the placeholder
+		{tmpl: " http://{host}/", ok: false},               // leading space
+		{tmpl: "http://{host}:13133/%zz", ok: false},       // not a URL
+		{tmpl: "http://{host}:1/?next=http://x", ok: true}, // what follows the host is the target's business
+	} {
+		err := ProbeURLError(c.tmpl)
+		if (err == nil) != c.ok {
+			t.Errorf("ProbeURLError(%q) = %v, want ok %v", c.tmpl, err, c.ok)
 		}
 	}
 }

@@ -2,7 +2,7 @@ package policy
 
 import (
 	"fmt"
-	"regexp"
+	"net/url"
 	"strings"
 	"time"
 
@@ -155,39 +155,32 @@ func validateFreeze(l *issue.List, path string, f Freeze, i int, seen map[string
 	}
 }
 
-var probeURL = regexp.MustCompile(`^https?://\{host\}([:/?].*)?$`)
-
 // ProbeURLError checks a probe URL template: it must start with
-// http://{host} or https://{host}, so that a probe reaches only the targets
-// (http://{host}.example.com would send it elsewhere).
+// http://{host} or https://{host}, followed by :port, /path, ?query or
+// nothing, so that a probe reaches only the targets
+// (http://{host}.example.com or http://{host}@example.com would go elsewhere).
 func ProbeURLError(tmpl string) error {
-	if !probeURL.MatchString(tmpl) {
-		return fmt.Errorf("probe url %s must start with http://{host} or https://{host}, then a port, a path or nothing, e.g. http://{host}:13133/", quote(tmpl))
+	const hint = "e.g. http://{host}:13133/"
+	rest, ok := strings.CutPrefix(tmpl, "http://{host}")
+	if !ok {
+		rest, ok = strings.CutPrefix(tmpl, "https://{host}")
+	}
+	if !ok {
+		return fmt.Errorf("probe url %s must start with http://{host} or https://{host}, %s", quote(tmpl), hint)
+	}
+	if rest != "" && !strings.ContainsAny(rest[:1], ":/?") {
+		return fmt.Errorf("probe url %s: {host} must be followed by :port, /path, ?query or nothing, %s", quote(tmpl), hint)
+	}
+	const sample = "target.invalid"
+	sub := strings.NewReplacer("{host}", sample, "{fleet}", "f", "{region}", "r", "{zone}", "z", "{wave}", "w", "{stage}", "s").Replace(tmpl)
+	u, err := url.Parse(sub)
+	if err != nil {
+		return fmt.Errorf("probe url %s is not a URL: %v", quote(tmpl), err)
+	}
+	if u.Hostname() != sample {
+		return fmt.Errorf("probe url %s: the host must be {host}, %s", quote(tmpl), hint)
 	}
 	return nil
-}
-
-var matcherForm = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(=~|!~|!=|=)\s*(.*?)\s*$`)
-
-// Matcher is a parsed blockOn condition.
-type Matcher struct {
-	Label, Op, Value string
-}
-
-// ParseMatcher reads a blockOn condition: label=value, label!=value,
-// label=~regex or label!~regex (the regex anchored, as in Prometheus).
-func ParseMatcher(s string) (Matcher, error) {
-	m := matcherForm.FindStringSubmatch(s)
-	if m == nil {
-		return Matcher{}, fmt.Errorf(`condition %s cannot be read; write label=value, label!=value, label=~regex or label!~regex, e.g. "severity=critical"`, quote(s))
-	}
-	out := Matcher{Label: m[1], Op: m[2], Value: strings.Trim(m[3], `"`)}
-	if out.Op == "=~" || out.Op == "!~" {
-		if _, err := regexp.Compile("^(?:" + out.Value + ")$"); err != nil {
-			return Matcher{}, fmt.Errorf("condition %s: invalid regex: %v", quote(s), err)
-		}
-	}
-	return out, nil
 }
 
 // MatcherError is ParseMatcher's error alone.
