@@ -163,7 +163,7 @@ func (cfg Config) normalize() (Config, error) {
 	if cfg.SpansPerSecond == 0 {
 		cfg.SpansPerSecond = defaultSpansPerSecond
 	}
-	if cfg.ExportFailure.Fraction == 0 {
+	if cfg.ExportFailure.Marker != "" && cfg.ExportFailure.Fraction == 0 {
 		cfg.ExportFailure.Fraction = 1
 	}
 	if cfg.Speed <= 0 {
