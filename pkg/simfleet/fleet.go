@@ -66,13 +66,15 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		}
 		f.agents = append(f.agents, a)
 	}
+	logAttrs := []any{"agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion}
 	if cfg.MetricsAddr != "" {
 		if err := f.serveMetrics(cfg.MetricsAddr); err != nil {
 			f.Stop()
 			return nil, err
 		}
+		logAttrs = append(logAttrs, "metrics", f.metricsURL)
 	}
-	cfg.Logger.Info("simulated fleet started", "agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion, "metrics", f.metricsURL)
+	cfg.Logger.Info("simulated fleet started", logAttrs...)
 	return f, nil
 }
 
