@@ -51,8 +51,8 @@ func TestFailExporters_Region(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range h.fleet.Snapshot() {
-		if want := map[int]float64{0: 1, 1: 1, 2: 0, 3: 1}[i]; s.ExportFailure != want {
-			t.Errorf("agent %d exports failing %v, want %v", s.Number, s.ExportFailure, want)
+		if want := map[int]float64{0: 1, 1: 1, 2: 0, 3: 1}[i]; s.ExportsFailing != want {
+			t.Errorf("agent %d exports failing %v, want %v", s.Number, s.ExportsFailing, want)
 		}
 	}
 }
@@ -90,7 +90,7 @@ func TestExportFailure_MarkedConfig(t *testing.T) {
 	h.srv.send(t, h.uid(1), marked)
 	h.srv.send(t, h.uid(2), marked)
 	h.waitFleet(t, "APPLYING", func(s []AgentState) bool { return s[0].ConfigStatus == "APPLYING" && s[1].ConfigStatus == "APPLYING" })
-	if s := h.fleet.Snapshot(); s[0].ExportFailure != 0 {
+	if s := h.fleet.Snapshot(); s[0].ExportsFailing != 0 {
 		t.Errorf("exports fail while the old configuration still runs: %+v", s[0])
 	}
 	for range 3 { // APPLIED and restart, StatusStarting, StatusOK
@@ -108,7 +108,7 @@ func TestExportFailure_MarkedConfig(t *testing.T) {
 	if s := got.spans("sim-02"); s != (spans{1000, 1000, 0}) {
 		t.Errorf("sim-02 (eu-west-1b) on the marked configuration: %+v, want every span sent", s)
 	}
-	if s := h.fleet.Snapshot(); s[0].ExportFailure != 1 || !s[0].Healthy {
+	if s := h.fleet.Snapshot(); s[0].ExportsFailing != 1 || !s[0].Healthy {
 		t.Errorf("sim-01 should fail all exports and stay healthy over OpAMP: %+v", s[0])
 	}
 

@@ -125,8 +125,8 @@ type AgentState struct {
 	Busy          bool   `json:"busy"`                    // applying a configuration or updating
 	// ProbeAddress is where its health check answers (Config.HealthCheck).
 	ProbeAddress string `json:"probeAddress,omitempty"`
-	// ExportFailure is the share of spans its exporter fails now.
-	ExportFailure float64 `json:"exportFailure,omitempty"`
+	// ExportsFailing is the share of spans its exporter fails now.
+	ExportsFailing float64 `json:"exportsFailing,omitempty"`
 }
 
 // SetAttributes changes non-identifying attributes of agent n (1..N) at
@@ -180,7 +180,7 @@ func (a *agent) state() AgentState {
 		Number: a.n, InstanceUID: a.uid.String(), HostName: HostName(a.n),
 		Canary: a.cfg.canary(a.n), Failing: a.failing, Connected: a.connected, Version: a.version,
 		Healthy: a.health.healthy, Status: a.health.status, LastError: a.health.lastError, Busy: a.busy,
-		ProbeAddress: a.attrs[ProbeAttribute], ExportFailure: a.traffic.failing(),
+		ProbeAddress: a.attrs[ProbeAttribute], ExportsFailing: a.traffic.failing(),
 	}
 	if a.remote != nil {
 		s.ConfigHash = hex.EncodeToString(a.remote.GetLastRemoteConfigHash())
