@@ -80,6 +80,7 @@ func parse(args []string, stderr io.Writer) (simfleet.Config, options, error) {
 	fs.StringVar(&cfg.Fleet, "fleet", cfg.Fleet, "value of the attribute labels.fleet")
 	fs.IntVar(&cfg.CanaryCount, "canaries", cfg.CanaryCount, "agents 1..N with labels.wave=canary")
 	timezones := fs.String("timezones", strings.Join(cfg.Timezones, ","), "site.timezone values, assigned round robin")
+	zones := fs.String("zones", "", "region/zone pairs, assigned round robin, e.g. eu-west-1/eu-west-1a,us-east-1/us-east-1a")
 	fs.StringVar(&cfg.PackageName, "package", cfg.PackageName, `OpAMP package name of the collector ("" = top-level)`)
 	failAgents := fs.String("fail", "", "agent numbers that fail, e.g. 4,17")
 	fs.Float64Var(&cfg.FailProbability, "fail-probability", 0, "probability that any other agent fails")
@@ -93,6 +94,12 @@ func parse(args []string, stderr io.Writer) (simfleet.Config, options, error) {
 	fs.DurationVar(&cfg.Delays.Starting, "starting", cfg.Delays.Starting, "restart → StatusStarting")
 	fs.DurationVar(&cfg.Delays.Started, "started", cfg.Delays.Started, "StatusStarting → StatusOK")
 	fs.DurationVar(&cfg.Delays.UpdateStep, "update-step", cfg.Delays.UpdateStep, "duration of each updater step")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve the collectors' pipeline metrics for Prometheus here at /metrics, e.g. 127.0.0.1:9464")
+	fs.Float64Var(&cfg.SpansPerSecond, "spans-per-second", cfg.SpansPerSecond, "spans each collector receives and exports per second")
+	fs.BoolVar(&cfg.HealthCheck, "health-check", false, "every agent serves a health check on a port of its own (attribute "+simfleet.ProbeAttribute+")")
+	fs.StringVar(&cfg.ExportFailure.Marker, "export-fail-marker", "", "configurations containing it make exports fail in -export-fail-where")
+	fs.StringVar(&cfg.ExportFailure.Where, "export-fail-where", "", `region/zone or region whose agents fail exports ("" = all)`)
+	fs.Float64Var(&cfg.ExportFailure.Fraction, "export-fail-fraction", 0, "share of the spans that fail there (0 = all)")
 	fs.DurationVar(&opts.summary, "summary", 10*time.Second, "print a fleet summary this often (0 = only at the end)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +109,7 @@ func parse(args []string, stderr io.Writer) (simfleet.Config, options, error) {
 		return cfg, opts, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.Timezones = list(*timezones)
+	cfg.Zones = list(*zones)
 	cfg.FailMode = simfleet.FailMode(*failMode)
 	cfg.FailVersions = list(*failVersions)
 	for _, s := range list(*failAgents) {

@@ -29,6 +29,30 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// The collectors' metrics, health checks and a zone's export failure are
+// off unless asked for.
+func TestParse_Telemetry(t *testing.T) {
+	cfg, _, err := parse(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MetricsAddr != "" || cfg.HealthCheck || cfg.ExportFailure != (simfleet.ExportFailure{}) || len(cfg.Zones) != 0 {
+		t.Errorf("telemetry on by default: %+v", cfg)
+	}
+	cfg, _, err = parse([]string{
+		"-zones", "eu-west-1/eu-west-1a,us-east-1/us-east-1a", "-metrics-addr", "127.0.0.1:9464", "-spans-per-second", "50",
+		"-health-check", "-export-fail-marker", "# exporter-fail", "-export-fail-where", "eu-west-1",
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := simfleet.ExportFailure{Marker: "# exporter-fail", Where: "eu-west-1"} // all spans fail
+	if !slices.Equal(cfg.Zones, []string{"eu-west-1/eu-west-1a", "us-east-1/us-east-1a"}) || cfg.MetricsAddr != "127.0.0.1:9464" ||
+		cfg.SpansPerSecond != 50 || !cfg.HealthCheck || cfg.ExportFailure != want {
+		t.Errorf("parsed %+v", cfg)
+	}
+}
+
 func TestParse_Refuses(t *testing.T) {
 	for _, args := range [][]string{
 		{"-fail", "x"},         // not a number

@@ -2,6 +2,7 @@ package simfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -44,8 +45,10 @@ type agent struct {
 	done    chan struct{}
 	changes *changes // told after every change of the state below
 
+	healthCheck *http.Server // with Config.HealthCheck
+
 	mu            sync.Mutex
-	attrs         map[string]string // attributes set at run time (SetAttributes)
+	attrs         map[string]string // attributes set at run time: the probe address, SetAttributes
 	connected     bool
 	version       string // service.version, without a leading v
 	health        collectorHealth
@@ -54,6 +57,7 @@ type agent struct {
 	pkg           pkgState
 	update        *attempt // the last update attempt
 	busy          bool
+	traffic       traffic
 	pendingConfig *protobufs.AgentRemoteConfig
 	pendingOffer  *offer
 }
@@ -68,6 +72,7 @@ type offer struct {
 func newAgent(cfg Config, n int) *agent {
 	now := cfg.Clock.Now()
 	version := bare(cfg.StartVersion)
+	h := collectorHealth{healthy: true, status: StatusOK, startTime: now, statusTime: now}
 	return &agent{
 		n: n, uid: InstanceUID(cfg.Seed, n), cfg: cfg, failing: cfg.failing(n), jit: newJitter(cfg.Seed, n),
 		log:     cfg.Logger.With("agent", HostName(n)),
@@ -75,7 +80,8 @@ func newAgent(cfg Config, n int) *agent {
 		changes: newChanges(),
 		done:    make(chan struct{}),
 		version: version,
-		health:  collectorHealth{healthy: true, status: StatusOK, startTime: now, statusTime: now},
+		health:  h,
+		traffic: newTraffic(cfg.SpansPerSecond, h),
 		effective: &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{
 			"": {Body: []byte(bootstrapConfig), ContentType: "text/yaml"},
 		}},
@@ -84,7 +90,19 @@ func newAgent(cfg Config, n int) *agent {
 }
 
 // start connects the OpAMP client and starts the worker; ctx bounds the work.
-func (a *agent) start(ctx context.Context) error {
+// The health check, if any, listens first: its address is in the first
+// description.
+func (a *agent) start(ctx context.Context) (err error) {
+	if a.cfg.HealthCheck {
+		if err := a.serveHealthCheck(); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				_ = a.healthCheck.Close() // the fleet stops only the agents that started
+			}
+		}()
+	}
 	logger := opampLogger{a.log}
 	if a.cfg.websocket() {
 		a.client = client.NewWebSocket(logger)
@@ -130,13 +148,18 @@ func (a *agent) start(ctx context.Context) error {
 	return nil
 }
 
-// stop waits for the worker (its context is already done) and disconnects.
+// stop waits for the worker (its context is already done), disconnects and
+// closes the health check.
 func (a *agent) stop(ctx context.Context) error {
 	select {
 	case <-a.done:
 	case <-ctx.Done():
 	}
-	return a.client.Stop(ctx)
+	err := a.client.Stop(ctx)
+	if a.healthCheck != nil {
+		err = errors.Join(err, a.healthCheck.Close())
+	}
+	return err
 }
 
 func (a *agent) setConnected(c bool) {

@@ -35,6 +35,7 @@ func (a *agent) applyConfig(ctx context.Context, rc *protobufs.AgentRemoteConfig
 	}
 	a.mu.Lock()
 	a.effective = proto.Clone(rc.GetConfig()).(*protobufs.AgentConfigMap)
+	a.setConfigExportFailureLocked(rc)
 	a.mu.Unlock()
 	a.reportConfig(applied, hash, "")
 	a.warn("effective config", a.client.UpdateEffectiveConfig(ctx))
@@ -96,8 +97,11 @@ func (a *agent) restart(ctx context.Context, begin, healthy func()) error {
 	return nil
 }
 
-// setHealth changes the collector's health at the clock's now (mu held).
+// setHealth changes the collector's health at the clock's now (mu held); the
+// span counters follow the process and whether its pipeline runs.
 func (a *agent) setHealth(healthy bool, status, lastError string) {
+	now := a.cfg.Clock.Now()
 	a.health.healthy, a.health.status, a.health.lastError = healthy, status, lastError
-	a.health.statusTime = a.cfg.Clock.Now()
+	a.health.statusTime = now
+	a.traffic.follow(a.health, now)
 }

@@ -58,6 +58,13 @@ type Config struct {
 	Speed     float64       // delays are divided by it; <= 0 means 1
 	Heartbeat time.Duration // OpAMP heartbeat (WebSocket; 0 disables) or poll interval (HTTP)
 
+	// What the collectors show besides OpAMP, for health gates. Off by
+	// default: each listens on a port.
+	MetricsAddr    string        // listen address of the fleet's Prometheus /metrics, e.g. 127.0.0.1:0; "" = none
+	SpansPerSecond float64       // spans each collector receives and exports while it runs; 0 means 100
+	HealthCheck    bool          // each agent serves a health_check at its ProbeAttribute address
+	ExportFailure  ExportFailure // exports that a marked configuration breaks
+
 	Clock  Clock        // nil means RealClock()
 	Logger *slog.Logger // nil discards
 }
@@ -71,6 +78,9 @@ type Delays struct {
 	Started    time.Duration // StatusStarting → StatusOK; StatusOK → unhealthy in FailUnhealthy
 	UpdateStep time.Duration // each step of the updater
 }
+
+// defaultSpansPerSecond is each collector's traffic: 100 spans/s.
+const defaultSpansPerSecond = 100
 
 // DefaultConfig is the demo fleet: 50 agents of otelcol-contrib 0.161.0 in
 // fleet edge with 3 canaries, against the local gateway.
@@ -91,8 +101,9 @@ func DefaultConfig() Config {
 			Starting: 500 * time.Millisecond, Started: time.Second,
 			UpdateStep: time.Second,
 		},
-		Speed:     1,
-		Heartbeat: 30 * time.Second,
+		Speed:          1,
+		Heartbeat:      30 * time.Second,
+		SpansPerSecond: defaultSpansPerSecond,
 	}
 }
 
@@ -130,6 +141,10 @@ func (cfg Config) normalize() (Config, error) {
 	if cfg.Delays.ApplyMax < cfg.Delays.ApplyMin {
 		errs = append(errs, fmt.Errorf("apply delay range %v..%v is reversed", cfg.Delays.ApplyMin, cfg.Delays.ApplyMax))
 	}
+	if cfg.SpansPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("spans per second %v is negative", cfg.SpansPerSecond))
+	}
+	errs = append(errs, cfg.ExportFailure.check(cfg.Zones)...)
 	if err := errors.Join(errs...); err != nil {
 		return cfg, fmt.Errorf("simfleet config: %w", err)
 	}
@@ -144,6 +159,12 @@ func (cfg Config) normalize() (Config, error) {
 	}
 	if cfg.FailMarker == "" {
 		cfg.FailMarker = DefaultFailMarker
+	}
+	if cfg.SpansPerSecond == 0 {
+		cfg.SpansPerSecond = defaultSpansPerSecond
+	}
+	if cfg.ExportFailure.Marker != "" && cfg.ExportFailure.Fraction == 0 {
+		cfg.ExportFailure.Fraction = 1
 	}
 	if cfg.Speed <= 0 {
 		cfg.Speed = 1

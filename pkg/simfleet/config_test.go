@@ -15,19 +15,24 @@ func TestConfig_Normalize(t *testing.T) {
 		change func(*Config)
 		want   string // part of the error; "" for none
 	}{
-		{"default", func(*Config) {}, ""},                                                                    // the demo fleet is valid
-		{"http", func(c *Config) { c.Endpoint = "http://127.0.0.1:4320/v1/opamp" }, ""},                      // plain HTTP
-		{"no agents", func(c *Config) { c.N = 0 }, "n is 0"},                                                 // at least one agent
-		{"bad scheme", func(c *Config) { c.Endpoint = "tcp://x" }, "scheme must be"},                         // ws, wss, http, https
-		{"http without poll", func(c *Config) { c.Endpoint, c.Heartbeat = "https://x/v1/opamp", 0 }, "poll"}, // HTTP needs a poll interval
-		{"ws without heartbeat", func(c *Config) { c.Heartbeat = 0 }, ""},                                    // WebSocket: 0 disables heartbeats
-		{"no version", func(c *Config) { c.StartVersion = "" }, "start version"},                             // a collector runs a version
-		{"fail agent 0", func(c *Config) { c.FailAgents = []int{0} }, "outside 1..50"},                       // agents count from 1
-		{"fail agent N+1", func(c *Config) { c.FailAgents = []int{51} }, "outside 1..50"},                    // ... to N
-		{"probability", func(c *Config) { c.FailProbability = 1.5 }, "outside 0..1"},                         // a probability
-		{"fail mode", func(c *Config) { c.FailMode = "crash" }, "fail mode"},                                 // reject or unhealthy
-		{"apply range", func(c *Config) { c.Delays.ApplyMin = 5 * time.Second }, "reversed"},                 // min above max
-		{"two errors", func(c *Config) { c.N, c.StartVersion = 0, "" }, "start version"},                     // all errors at once
+		{"default", func(*Config) {}, ""},                                                                      // the demo fleet is valid
+		{"http", func(c *Config) { c.Endpoint = "http://127.0.0.1:4320/v1/opamp" }, ""},                        // plain HTTP
+		{"no agents", func(c *Config) { c.N = 0 }, "n is 0"},                                                   // at least one agent
+		{"bad scheme", func(c *Config) { c.Endpoint = "tcp://x" }, "scheme must be"},                           // ws, wss, http, https
+		{"http without poll", func(c *Config) { c.Endpoint, c.Heartbeat = "https://x/v1/opamp", 0 }, "poll"},   // HTTP needs a poll interval
+		{"ws without heartbeat", func(c *Config) { c.Heartbeat = 0 }, ""},                                      // WebSocket: 0 disables heartbeats
+		{"no version", func(c *Config) { c.StartVersion = "" }, "start version"},                               // a collector runs a version
+		{"fail agent 0", func(c *Config) { c.FailAgents = []int{0} }, "outside 1..50"},                         // agents count from 1
+		{"fail agent N+1", func(c *Config) { c.FailAgents = []int{51} }, "outside 1..50"},                      // ... to N
+		{"probability", func(c *Config) { c.FailProbability = 1.5 }, "outside 0..1"},                           // a probability
+		{"fail mode", func(c *Config) { c.FailMode = "crash" }, "fail mode"},                                   // reject or unhealthy
+		{"apply range", func(c *Config) { c.Delays.ApplyMin = 5 * time.Second }, "reversed"},                   // min above max
+		{"two errors", func(c *Config) { c.N, c.StartVersion = 0, "" }, "start version"},                       // all errors at once
+		{"negative traffic", func(c *Config) { c.SpansPerSecond = -1 }, "negative"},                            // 0 is the default
+		{"export failure", exportFailure("eu-west-1", 0), ""},                                                  // a region of Zones
+		{"export share", exportFailure("", 2), "outside 0..1"},                                                 // a share
+		{"export zone typo", exportFailure("eu-west-1/eu-west-1c", 0), "matches none"},                         // no agent would ever fail
+		{"export without marker", func(c *Config) { c.ExportFailure.Where = "eu-west-1" }, "without a marker"}, // would fail nothing
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -40,13 +45,27 @@ func TestConfig_Normalize(t *testing.T) {
 	}
 }
 
+// exportFailure sets a marked export failure in a fleet of one zone, eu-west-1a.
+func exportFailure(where string, fraction float64) func(*Config) {
+	return func(c *Config) {
+		c.Zones = []string{"eu-west-1/eu-west-1a"}
+		c.ExportFailure = ExportFailure{Marker: "# exporter-fail", Where: where, Fraction: fraction}
+	}
+}
+
 func TestConfig_NormalizeFillsDefaults(t *testing.T) {
 	cfg, err := Config{N: 1, Endpoint: "ws://x/v1/opamp", StartVersion: "0.161.0"}.normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
+	marked := cfg
+	exportFailure("", 0)(&marked)
+	if marked, _ = marked.normalize(); marked.ExportFailure.Fraction != 1 {
+		t.Errorf("a marked export failure without a share fails %v of the spans, want all", marked.ExportFailure.Fraction)
+	}
 	if cfg.ServiceName != "otelcol-contrib" || len(cfg.Timezones) != 1 || cfg.Timezones[0] != "UTC" ||
-		cfg.FailMode != FailReject || cfg.FailMarker != DefaultFailMarker || cfg.Speed != 1 || cfg.Clock == nil || cfg.Logger == nil {
+		cfg.FailMode != FailReject || cfg.FailMarker != DefaultFailMarker || cfg.Speed != 1 || cfg.Clock == nil || cfg.Logger == nil ||
+		cfg.SpansPerSecond != 100 || cfg.ExportFailure != (ExportFailure{}) {
 		t.Errorf("defaults not filled: %+v", cfg)
 	}
 }

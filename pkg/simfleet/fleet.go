@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -17,10 +18,12 @@ const stopTimeout = 5 * time.Second
 // Fleet is a running simulated fleet. Its methods may be called from any
 // goroutine.
 type Fleet struct {
-	agents  []*agent
-	changes *changes
-	cancel  context.CancelFunc
-	once    sync.Once
+	agents     []*agent
+	changes    *changes
+	cancel     context.CancelFunc
+	once       sync.Once
+	metrics    *http.Server // with Config.MetricsAddr
+	metricsURL string
 }
 
 // changes tells waiters that the state of some agent changed.
@@ -63,7 +66,15 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		}
 		f.agents = append(f.agents, a)
 	}
-	cfg.Logger.Info("simulated fleet started", "agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion)
+	logAttrs := []any{"agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion}
+	if cfg.MetricsAddr != "" {
+		if err := f.serveMetrics(cfg.MetricsAddr); err != nil {
+			f.Stop()
+			return nil, err
+		}
+		logAttrs = append(logAttrs, "metrics", f.metricsURL)
+	}
+	cfg.Logger.Info("simulated fleet started", logAttrs...)
 	return f, nil
 }
 
@@ -88,6 +99,9 @@ func (f *Fleet) Stop() error {
 			})
 		}
 		wg.Wait()
+		if f.metrics != nil {
+			errs = append(errs, f.metrics.Close())
+		}
 	})
 	return errors.Join(errs...)
 }
@@ -109,6 +123,10 @@ type AgentState struct {
 	Update        string `json:"update,omitempty"`        // status of the last update attempt
 	UpdateVersion string `json:"updateVersion,omitempty"` // its offered version, without v
 	Busy          bool   `json:"busy"`                    // applying a configuration or updating
+	// ProbeAddress is where its health check answers (Config.HealthCheck).
+	ProbeAddress string `json:"probeAddress,omitempty"`
+	// ExportsFailing is the share of spans its exporter fails now.
+	ExportsFailing float64 `json:"exportsFailing,omitempty"`
 }
 
 // SetAttributes changes non-identifying attributes of agent n (1..N) at
@@ -162,6 +180,7 @@ func (a *agent) state() AgentState {
 		Number: a.n, InstanceUID: a.uid.String(), HostName: HostName(a.n),
 		Canary: a.cfg.canary(a.n), Failing: a.failing, Connected: a.connected, Version: a.version,
 		Healthy: a.health.healthy, Status: a.health.status, LastError: a.health.lastError, Busy: a.busy,
+		ProbeAddress: a.attrs[ProbeAttribute], ExportsFailing: a.traffic.failing(),
 	}
 	if a.remote != nil {
 		s.ConfigHash = hex.EncodeToString(a.remote.GetLastRemoteConfigHash())

@@ -30,7 +30,12 @@ func (cfg Config) zone(n int) (region, zone string) {
 	if len(cfg.Zones) == 0 {
 		return "", ""
 	}
-	region, zone, _ = strings.Cut(cfg.Zones[(n-1)%len(cfg.Zones)], "/")
+	return splitZone(cfg.Zones[(n-1)%len(cfg.Zones)])
+}
+
+// splitZone splits a Zones entry: "eu-west-1/eu-west-1a" → eu-west-1, eu-west-1a.
+func splitZone(z string) (region, zone string) {
+	region, zone, _ = strings.Cut(z, "/")
 	return region, zone
 }
 

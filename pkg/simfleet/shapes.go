@@ -126,6 +126,16 @@ func description(cfg Config, n int, instanceID, version string, extra map[string
 	return d
 }
 
+// attribute is the value of key in d, "" when d does not report it.
+func attribute(d *protobufs.AgentDescription, key string) string {
+	for _, a := range slices.Concat(d.GetIdentifyingAttributes(), d.GetNonIdentifyingAttributes()) {
+		if a.GetKey() == key {
+			return a.GetValue().GetStringValue()
+		}
+	}
+	return ""
+}
+
 func kv(key, value string) *protobufs.KeyValue {
 	return &protobufs.KeyValue{Key: key, Value: &protobufs.AnyValue{Value: &protobufs.AnyValue_StringValue{StringValue: value}}}
 }
