@@ -12,11 +12,15 @@ FUZZTIME ?= 200000x
 # (package.json), run with this machine's Java on a free port, in memory, and
 # stopped afterwards. Needs Node.js/npm (first run: npm ci) and a Java runtime.
 WITH_DYNAMODB := scripts/with-dynamodb-local.sh
+# With the gate's real servers installed: Debian's prometheus and
+# prometheus-alertmanager (installed by the script as root when missing; the
+# tests start their own on free loopback ports).
+WITH_GATES := scripts/with-gate-servers.sh
 
 # test: the checks, then every test of the module in one run, the DynamoDB
 # integration tests (pkg/store) included, against a DynamoDB Local started for it.
 test: check
-	$(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
+	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
 
 check: fmt vet asl
