@@ -22,6 +22,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/store"
 )
@@ -57,6 +58,8 @@ type Deps struct {
 	Liveness        agent.Liveness
 	// Metrics receives embedded-metric-format records (the Lambdas: stdout).
 	Metrics io.Writer
+	// Gates reads the health gates (gate.ReaderFromEnv).
+	Gates enginetask.GateReader
 }
 
 // FromEnv builds Deps from the environment (getenv) and the AWS default
@@ -75,8 +78,12 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 		return Deps{}, fmt.Errorf("AWS configuration: %w", err)
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg, localChecksums(getenv)), store.TablesWithPrefix(prefix))
+	gates, err := gate.ReaderFromEnv(getenv, &cfg, clock, log)
+	if err != nil {
+		return Deps{}, err
+	}
 	return Deps{
-		AWS: cfg, Store: st, SFN: sfn.NewFromConfig(cfg), Clock: clock, Log: log,
+		AWS: cfg, Store: st, SFN: sfn.NewFromConfig(cfg), Clock: clock, Log: log, Gates: gates,
 		Executors:       executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}},
 		StateMachineArn: getenv(EnvStateMachineArn), ServerTimezone: getenv(EnvServerTimezone), Liveness: live,
 	}, nil
@@ -108,7 +115,7 @@ func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
 // Passer runs evaluation passes.
 func (d Deps) Passer() enginetask.Passer {
 	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
-		Liveness: d.Liveness, Metrics: d.Metrics, Log: d.Log}
+		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.

@@ -7,6 +7,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,6 +31,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/gateway"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/sfnlocal"
@@ -51,6 +53,9 @@ type Options struct {
 	// Clock is the wall clock of the whole stack (required): the command
 	// passes time.Now, so that nothing in pkg/ reads the clock itself.
 	Clock func() time.Time
+	// PrometheusURL and AlertmanagerURL are the gates' providers (default:
+	// MYRIARCH_PROMETHEUS_URL and MYRIARCH_ALERTMANAGER_URL, else none).
+	PrometheusURL, AlertmanagerURL string
 }
 
 // Stack is a running local stack.
@@ -120,8 +125,15 @@ func withDefaults(o Options) Options {
 func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 	clock := func() time.Time { return o.Clock().UTC() }
 	getenv := func(k string) string {
-		if k == setup.EnvTablePrefix {
+		switch k {
+		case setup.EnvTablePrefix:
 			return o.TablePrefix
+		case gate.EnvCloudWatch:
+			return "off" // nothing local may reach AWS
+		case gate.EnvPrometheusURL:
+			return cmp.Or(o.PrometheusURL, os.Getenv(k))
+		case gate.EnvAlertmanagerURL:
+			return cmp.Or(o.AlertmanagerURL, os.Getenv(k))
 		}
 		return os.Getenv(k)
 	}
