@@ -79,8 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func printEndpoints(w io.Writer, s *stack.Stack) {
 	fmt.Fprintf(w, `Myriarch local stack
   REST API          %s/api/v1   (export MYRIARCH_API=%s MYRIARCH_TOKEN=%s)
+  Operator token    %s   (approves rollouts: nobody approves a rollout they started)
   OpAMP gateway     %s   (agent token %s)
   Step Functions    %s   (aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s)
   DynamoDB Local    %s
-`, s.APIURL, s.APIURL, s.AdminToken, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+`, s.APIURL, s.APIURL, s.AdminToken, s.OperatorToken, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 }

@@ -91,8 +91,9 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	say("the canary is healthy; wave %q waits for approval — approving it as an operator", r.Waves[len(r.Waves)-1].Name)
-	if err := c.do(ctx, "POST", "/api/v1/rollouts/"+id+"/actions/approve", map[string]int{"wave": len(r.Waves) - 1}, nil); err != nil {
+	say("the canary is healthy; wave %q waits for approval — the operator approves it (the admin applied the revision, and nobody approves their own rollout)", r.Waves[len(r.Waves)-1].Name)
+	op := client{base: s.APIURL, token: s.OperatorToken}
+	if err := op.do(ctx, "POST", "/api/v1/rollouts/"+id+"/actions/approve", map[string]int{"wave": len(r.Waves) - 1}, nil); err != nil {
 		return sum, err
 	}
 	if r, err = s.watch(ctx, c, id, say, "completed"); err != nil {

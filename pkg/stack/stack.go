@@ -62,6 +62,7 @@ type Options struct {
 type Stack struct {
 	APIURL, GatewayURL, SFNURL string
 	AdminToken, AgentToken     string
+	OperatorToken              string // approves what the admin applied
 	StateMachineArn            string
 	Deps                       setup.Deps
 
@@ -216,15 +217,21 @@ func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) err
 
 // api serves the REST API with an admin token minted for this run.
 func (s *Stack) api(d setup.Deps, o Options) error {
+	// Two people: the admin applies revisions, and since nobody approves a
+	// rollout they started, the operator approves them.
 	token, entry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000001", DisplayName: "local admin", Role: api.RoleAdmin})
 	if err != nil {
 		return err
 	}
-	tokens, err := api.NewTokenTable([]api.TokenEntry{entry})
+	opToken, opEntry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000002", DisplayName: "local operator", Role: api.RoleOperator})
 	if err != nil {
 		return err
 	}
-	s.AdminToken = token
+	tokens, err := api.NewTokenTable([]api.TokenEntry{entry, opEntry})
+	if err != nil {
+		return err
+	}
+	s.AdminToken, s.OperatorToken = token, opToken
 	h, err := api.New(api.Deps{
 		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
 		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,
