@@ -66,7 +66,8 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 	}
 	checks := map[string]func(*testing.T, string, []byte){
 		"MeOperator": roundTrip[client.Me], "RolloutWaitingApproval": roundTrip[client.Rollout],
-		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
+		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutSecondApproval": roundTrip[client.Rollout],
+		"RolloutRedGate": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
 		"TargetListVersion": roundTrip[client.Page[client.Target]], "FleetStatusUI": roundTrip[client.Fleet],
 		"FleetListPage": roundTrip[client.Page[client.Fleet]], "VersionOptions": roundTrip[client.VersionOptions],
 		"SelectPlanned": roundTrip[client.SelectResult], "SelectNoop": roundTrip[client.SelectResult],
