@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -71,7 +72,7 @@ and why (--reason) is kept on the rollout and in the audit log.`,
 
 func approveCmd(g *globals) *cobra.Command {
 	var req client.ApproveRequest
-	cmd := &cobra.Command{
+	cmd := waveCmd(g, &cobra.Command{
 		Use:   "approve ID --wave N [--reason R] [--freeze-override]",
 		Short: "Approve a wave that waits for approval",
 		Long: `Approve records your approval of a wave that waits for it. The wave starts
@@ -81,49 +82,45 @@ GitOps rollout, whoever applied its revision), nobody approves twice, and an
 approval after the expiry (72h after the wave began to wait, unless the policy
 says otherwise) is refused. --freeze-override also bypasses every freeze for
 the rest of the rollout.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			if req.Wave < 0 {
-				return fmt.Errorf("--wave must be a wave index from 0, not %d", req.Wave)
-			}
-			r, err := c.ApproveWith(cmd.Context(), args[0], req)
-			return g.acted(r, fmt.Sprintf("approve wave %d", req.Wave), err)
-		},
-	}
-	cmd.Flags().IntVar(&req.Wave, "wave", 0, "the index of the wave to approve (from 0)")
+	}, &req.Wave, func(ctx context.Context, c *client.Client, id string) (client.Rollout, error) {
+		return c.ApproveWith(ctx, id, req)
+	})
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, kept with the approval (at most 500 characters)")
 	cmd.Flags().BoolVar(&req.FreezeOverride, "freeze-override", false, "also bypass every freeze for the rest of the rollout")
-	_ = cmd.MarkFlagRequired("wave")
 	return cmd
 }
 
 func rejectCmd(g *globals) *cobra.Command {
 	var req client.RejectRequest
-	cmd := &cobra.Command{
+	cmd := waveCmd(g, &cobra.Command{
 		Use:   "reject ID --wave N [--reason R]",
 		Short: "Refuse the approval a wave waits for; the wave stops and the policy's onFailure applies",
 		Long: `Reject stops a wave that waits for approval: nothing of it starts, and the
 policy's onFailure applies (pause, or a rollback of what ran before it).
 Resuming the paused rollout asks for the wave's approval again.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.client()
-			if err != nil {
-				return err
-			}
-			if req.Wave < 0 {
-				return fmt.Errorf("--wave must be a wave index from 0, not %d", req.Wave)
-			}
-			r, err := c.Reject(cmd.Context(), args[0], req)
-			return g.acted(r, fmt.Sprintf("reject wave %d", req.Wave), err)
-		},
-	}
-	cmd.Flags().IntVar(&req.Wave, "wave", 0, "the index of the wave to reject (from 0)")
+	}, &req.Wave, func(ctx context.Context, c *client.Client, id string) (client.Rollout, error) {
+		return c.Reject(ctx, id, req)
+	})
 	cmd.Flags().StringVar(&req.Reason, "reason", "", "why, shown in the rollout's status (at most 500 characters)")
+	return cmd
+}
+
+// waveCmd completes a command that decides on one wave of a rollout (ID
+// and the required --wave N, stored in wave) and reports what act left.
+func waveCmd(g *globals, cmd *cobra.Command, wave *int, act func(ctx context.Context, c *client.Client, id string) (client.Rollout, error)) *cobra.Command {
+	cmd.Args = cobra.ExactArgs(1)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := g.client()
+		if err != nil {
+			return err
+		}
+		if *wave < 0 {
+			return fmt.Errorf("--wave must be a wave index from 0, not %d", *wave)
+		}
+		r, err := act(cmd.Context(), c, args[0])
+		return g.acted(r, fmt.Sprintf("%s wave %d", cmd.Name(), *wave), err)
+	}
+	cmd.Flags().IntVar(wave, "wave", 0, "the index of the wave to "+cmd.Name()+" (from 0)")
 	_ = cmd.MarkFlagRequired("wave")
 	return cmd
 }
