@@ -92,7 +92,7 @@ func TestDocument_OperationIDs(t *testing.T) {
 	want := []string{
 		"abortRollout", "applyRevision", "approveRollout", "clearFleetVersionSelection", "getAgent", "getCurrentRevision",
 		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAgents", "listAudit", "listFleets",
-		"listRolloutTargets", "listRollouts", "pauseRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
+		"listRolloutTargets", "listRollouts", "pauseRollout", "rejectRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
 		"selectFleetVersion", "validateRevision",
 		// releases and install plans
 		"deleteRelease", "getFleetInstallPlan", "getLatestReleaseFleets", "getRelease", "getReleaseSummary", "listReleases", "putRelease",

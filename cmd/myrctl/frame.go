@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/myriarch/myriarch/pkg/client"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -93,6 +94,23 @@ func (v view) writeHeader(w io.Writer) {
 		fmt.Fprintf(w, "  reason: %s\n", r.RequestReason)
 	}
 	fmt.Fprintf(w, "  %s\n", r.Policy.Source)
+	if o := r.FreezeOverride; o != nil {
+		fmt.Fprintf(w, "  %s\n", overrideLine(*o))
+	}
+}
+
+// overrideLine is "freezes bypassed by Dana Operator at <time>: hotfix".
+func overrideLine(o client.Decision) string {
+	return "freezes bypassed by " + decided(o)
+}
+
+// decided is "Dana Operator at 2026-12-01T10:00:00Z: the reason".
+func decided(d client.Decision) string {
+	s := d.By + " at " + stamp(&d.At)
+	if d.Reason != "" {
+		s += ": " + d.Reason
+	}
+	return s
 }
 
 // barWidth is the width of a wave's progress bar.
@@ -124,34 +142,198 @@ func (v view) writeWaves(w io.Writer) {
 	_ = tw.Flush()
 	for _, n := range approve {
 		fmt.Fprintf(w, "  wave %d waits for approval: myrctl rollouts approve %s --wave %d\n", n, v.r.ID, n)
+		if line := approvalsLine(v.r.Waves[n], v.now); line != "" {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	for _, wave := range v.r.Waves {
+		if d := wave.Rejected; d != nil && wave.Status == rollout.WaveFailed {
+			fmt.Fprintf(w, "  wave %d %s · resume asks for its approval again\n", wave.Index, rejectedLine(*d))
+		}
 	}
 }
 
-// writeStages lists the stages of a rollout whose waves split by region or
-// zone: each with its state, the batches done of its passes and, while it
-// bakes, the time until the bake ends.
+// approvalsLine is what a wave that waits for approval has so far:
+// "approvals 1/2 (Dana Operator) · expires in 71h"; "" for any other wave.
+// The expiry counts with the local clock.
+func approvalsLine(w client.Wave, now time.Time) string {
+	if w.Status != rollout.WaveWaitingApproval || w.Approved {
+		return ""
+	}
+	names := make([]string, len(w.Approvals))
+	for i, a := range w.Approvals {
+		names[i] = a.By
+	}
+	s := fmt.Sprintf("approvals %d/%d", len(w.Approvals), max(w.ApprovalsRequired, 1))
+	if len(names) > 0 {
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	if w.ApprovalExpiresAt != nil {
+		if left := w.ApprovalExpiresAt.Sub(now); left > 0 {
+			s += " · expires in " + roughDuration(left)
+		} else {
+			s += " · expired"
+		}
+	}
+	return s
+}
+
+// rejectedLine says what stopped a wave: "rejected by Sam Reviewer at
+// <time>: not during the sale", or the expiry of its approval.
+func rejectedLine(d client.Decision) string {
+	if d.ByActor == "" && d.By == "system" {
+		return "approval expired at " + stamp(&d.At)
+	}
+	return "rejected by " + decided(d)
+}
+
+// roughDuration is a wait as long as hours are counted in hours: 71h,
+// 1h30m, 12m30s, 45s. It is truncated, so that it never promises more time
+// than is left.
+func roughDuration(d time.Duration) string {
+	switch {
+	case d >= 10*time.Hour:
+		d = d.Truncate(time.Hour)
+	case d >= time.Hour:
+		d = d.Truncate(time.Minute)
+	default:
+		d = d.Truncate(time.Second)
+	}
+	return shortDuration(d)
+}
+
+// writeStages lists the stages of a rollout in stages: each with its
+// state, the batches done of its passes and, while it bakes, the time
+// until the bake ends; below a stage, the freeze that holds it and the
+// readings of its gates (gateLines).
 func (v view) writeStages(w io.Writer) {
 	fmt.Fprintf(w, "Stages %s\n", v.r.Progress)
-	tw := table(w)
+	nameW, statusW := 0, 0
 	for _, st := range v.r.Stages {
-		done, total := 0, 0
-		for _, p := range st.Passes {
-			total += p.Batches
-			if p.BatchesDone != nil {
-				done += *p.BatchesDone
-			}
-		}
-		note := fmt.Sprintf("%d pass(es), batches %d/%d", len(st.Passes), done, total)
-		if st.Status == rollout.StageBaking && st.BakeUntil != nil {
-			if left := st.BakeUntil.Sub(v.now); left > 0 {
-				note += " · bake ends in " + shortDuration(left.Round(time.Second))
-			} else {
-				note += " · bake over, finishing…"
-			}
-		}
-		row(tw, "  "+st.Name, string(st.Status), note)
+		nameW, statusW = max(nameW, utf8.RuneCountInString(st.Name)), max(statusW, len(st.Status))
 	}
-	_ = tw.Flush()
+	frozen := ""
+	for _, st := range v.r.Stages {
+		fmt.Fprintf(w, "  %-*s  %-*s  %s\n", nameW, st.Name, statusW, st.Status, v.stageNote(st))
+		for _, line := range v.stageLines(st) {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+		if st.Status == rollout.StageFrozen && frozen == "" {
+			frozen = st.Name
+		}
+	}
+	if frozen != "" && v.r.FreezeOverride == nil {
+		fmt.Fprintf(w, "  stage %s is frozen; to bypass every freeze: myrctl rollouts resume %s --freeze-override --reason \"…\"\n", frozen, v.r.ID)
+	}
+}
+
+// stageNote is the stage's passes, its batches done of all and the
+// countdown of its bake.
+func (v view) stageNote(st client.Stage) string {
+	done, total := 0, 0
+	for _, p := range st.Passes {
+		total += p.Batches
+		if p.BatchesDone != nil {
+			done += *p.BatchesDone
+		}
+	}
+	note := fmt.Sprintf("%d pass(es), batches %d/%d", len(st.Passes), done, total)
+	if st.Status == rollout.StageBaking && st.BakeUntil != nil {
+		if left := st.BakeUntil.Sub(v.now); left > 0 {
+			note += " · bake ends in " + shortDuration(left.Round(time.Second))
+		} else {
+			note += " · bake over, finishing…"
+		}
+	}
+	return note
+}
+
+// stageLines are the lines under a stage: the freeze that holds a frozen
+// one; the gate of a baking or failed one; the batch gates of a running
+// one that have not passed yet.
+func (v view) stageLines(st client.Stage) []string {
+	var lines []string
+	if st.Status == rollout.StageFrozen && st.Held != "" {
+		lines = append(lines, "held: "+st.Held)
+	}
+	fts := 1
+	if h := v.r.Policy.Health; h != nil {
+		fts = max(h.FailuresToStop, 1)
+	}
+	switch st.Status {
+	case rollout.StageBaking, rollout.StageFailed:
+		if st.Gate != nil {
+			lines = append(lines, v.gateLines("gate", *st.Gate, fts, st.Status == rollout.StageBaking)...)
+		}
+		if st.Gate == nil || st.Gate.LastRed == "" {
+			if st.LastRed != "" {
+				lines = append(lines, "last red: "+st.LastRed)
+			}
+		}
+	case rollout.StageRunning:
+		for _, p := range st.Passes {
+			if g := p.Gate; g != nil && p.Cleared <= g.Batch {
+				lines = append(lines, v.gateLines(fmt.Sprintf("batch gate %s#%d", p.Name, g.Batch), g.GateState, fts, true)...)
+			}
+		}
+	}
+	return lines
+}
+
+// maxAlsoRed bounds the dry-run results shown of a reading.
+const maxAlsoRed = 2
+
+// gateLines describe a gate: its readings so far, how many were red in a
+// row of the failuresToStop that stop the stage, when the next reading is
+// due (live: the gate is still read), the last red result that blocks,
+// and the red dry-run results of the last reading, which never stop it:
+//
+//	gate: 2 readings, 1 red in a row (stops at 2) · next reading in 12s
+//	last red: metric export-failures (rest/eu-1/eu-1a): value 0.2 above 0.01
+//	also red: metric refused (rest/eu-1/eu-1a): value 14 above 10 [dry run]
+func (v view) gateLines(label string, g client.GateState, failuresToStop int, live bool) []string {
+	head := label + ": no reading yet"
+	switch {
+	case g.Readings > 0 && g.ConsecutiveRed > 0:
+		head = fmt.Sprintf("%s: %s, %d red in a row (stops at %d)", label, plural(g.Readings, "reading"), g.ConsecutiveRed, failuresToStop)
+	case g.Readings > 0:
+		head = fmt.Sprintf("%s: %s, last green", label, plural(g.Readings, "reading"))
+	}
+	if live && g.NextAt != nil {
+		if left := g.NextAt.Sub(v.now); left > 0 {
+			head += " · next reading in " + roughDuration(left)
+		} else {
+			head += " · next reading due"
+		}
+	}
+	lines := []string{head}
+	if g.LastRed != "" {
+		lines = append(lines, "last red: "+g.LastRed)
+	}
+	if n := len(g.Recent); n > 0 {
+		var dry []string
+		for _, res := range g.Recent[n-1].Results {
+			if res.Red && res.DryRun {
+				dry = append(dry, res.String())
+			}
+		}
+		for i, d := range dry {
+			if i == maxAlsoRed {
+				lines = append(lines, fmt.Sprintf("… and %d more dry-run results red", len(dry)-maxAlsoRed))
+				break
+			}
+			lines = append(lines, "also red: "+d)
+		}
+	}
+	return lines
+}
+
+// plural is "1 reading", "3 readings".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // waveWait is the wave card's health wait: how many of its targets are in

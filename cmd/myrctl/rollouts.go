@@ -107,7 +107,7 @@ func printRollouts(g *globals, rs []client.Rollout) {
 func rolloutsGetCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get ID",
-		Short: "Show a rollout: status, origin, policy and its waves with counts",
+		Short: "Show a rollout: status, origin, policy, its waves with counts and approvals, its stages with their gates",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client()
@@ -123,11 +123,15 @@ func rolloutsGetCmd(g *globals) *cobra.Command {
 	}
 }
 
-// printRollout is the header and the waves of the rollout page.
+// printRollout is the header, the waves and the stages of the rollout
+// page.
 func printRollout(g *globals, r client.Rollout) {
 	v := view{r: r, now: g.now()}
 	v.writeHeader(g.stdout)
 	v.writeWaves(g.stdout)
+	if len(r.Stages) > 0 {
+		v.writeStages(g.stdout)
+	}
 }
 
 func rolloutsTargetsCmd(g *globals) *cobra.Command {

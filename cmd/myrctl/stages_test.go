@@ -7,6 +7,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -28,5 +29,40 @@ func TestWriteStages_ProgressBatchesAndBakeCountdown(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stages lack %q:\n%s", want, out)
 		}
+	}
+}
+
+// Below each stage: the freeze that holds a frozen one, the batch gate of
+// a running one that has not passed yet, the gate of a failed one with its
+// last red result; a stage whose gate begins has no reading yet.
+func TestWriteStages_HeldBatchGateAndLastRed(t *testing.T) {
+	now := time.Date(2026, 12, 21, 10, 0, 0, 0, time.UTC)
+	due, later := now.Add(-time.Second), now.Add(20*time.Second)
+	r := client.Rollout{ID: "r-1", Progress: "0/4", Policy: client.PolicySnapshot{Health: &policy.Health{FailuresToStop: 1}}, Stages: []schema.Stage{
+		{Name: "zones/eu-1a", Status: rollout.StageFailed, LastRed: "probe http://{host}:13133/ (h1): status 503, want 200",
+			Gate: &schema.GateState{Readings: 3, ConsecutiveRed: 1, NextAt: &later}},
+		{Name: "zones/eu-1b", Status: rollout.StageRunning, Passes: []schema.StagePass{
+			{Name: "zones/eu-1/eu-1b", Batches: 3, Cleared: 1, Gate: &schema.BatchGate{Batch: 1, GateState: schema.GateState{Readings: 1, NextAt: &due}}},
+			{Name: "zones/eu-1/eu-1c", Batches: 3, Cleared: 1, Gate: &schema.BatchGate{Batch: 0, GateState: schema.GateState{Readings: 2}}}, // passed
+		}},
+		{Name: "zones/us-1a", Status: rollout.StageBaking, Gate: &schema.GateState{NextAt: &later}},
+		{Name: "zones/us-1b", Status: rollout.StageFrozen, Held: `freeze "holidays" (us-1) until 2027-01-04T00:00:00Z`},
+	}}
+	var b strings.Builder
+	view{r: r, now: now}.writeStages(&b)
+	want := `Stages 0/4
+  zones/eu-1a  failed   0 pass(es), batches 0/0
+    gate: 3 readings, 1 red in a row (stops at 1)
+    last red: probe http://{host}:13133/ (h1): status 503, want 200
+  zones/eu-1b  running  2 pass(es), batches 0/6
+    batch gate zones/eu-1/eu-1b#1: 1 reading, last green · next reading due
+  zones/us-1a  baking   0 pass(es), batches 0/0
+    gate: no reading yet · next reading in 20s
+  zones/us-1b  frozen   0 pass(es), batches 0/0
+    held: freeze "holidays" (us-1) until 2027-01-04T00:00:00Z
+  stage zones/us-1b is frozen; to bypass every freeze: myrctl rollouts resume r-1 --freeze-override --reason "…"
+`
+	if got := b.String(); got != want {
+		t.Errorf("stages\n%s\nwant\n%s", got, want)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // TargetRollout is the audit target type of rollout actions.
 const TargetRollout = "rollout"
 
-// rolloutAction applies pause, resume, approve, abort, rollback or
+// rolloutAction applies pause, resume, approve, reject, abort, rollback or
 // retry-failed: the Passer applies it, evaluates at once and stores; then a
 // parked execution is woken. Every decided action is audited as
 // rollout.<action>, refusals included.
@@ -135,7 +135,7 @@ func actionProblem(id string, err error) *Problem {
 		case engine.CodeUnknownAction:
 			return problem(http.StatusNotFound, CodeActionUnknown, refused.Message)
 		}
-		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, wave_not_waiting_approval
+		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, wave_not_waiting_approval, wave_already_approved, self_approval, approval_expired
 	case errors.Is(err, rollout.ErrConflict):
 		return problem(http.StatusConflict, CodeConflict, fmt.Sprintf("rollout %s kept changing while the action was applied; read it again and retry", id))
 	}

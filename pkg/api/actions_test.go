@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -217,27 +218,38 @@ func TestWake_DeadTokenIsClearedOtherFailuresKeepIt(t *testing.T) {
 	}
 }
 
-func TestApprove_BodyIsRequiredAndStrict(t *testing.T) {
+// The bodies of approve, reject and resume are strict; bad input changes
+// nothing and is not audited.
+func TestActionBodies_AreStrict(t *testing.T) {
 	cases := []struct {
-		name, body, contentType string
-		status                  int
-		code                    string
+		name, action, body, contentType string
+		status                          int
+		code                            string
 	}{
-		{"no body", "", "", 400, CodeRequestInvalid},
-		{"no wave", `{}`, "", 400, CodeRequestInvalid},
-		{"wave as a string", `{"wave": "1"}`, "", 400, CodeRequestInvalid},
-		{"negative wave", `{"wave": -1}`, "", 400, CodeRequestInvalid},
-		{"unknown field", `{"wave": 1, "force": true}`, "", 400, CodeRequestInvalid},
-		{"two values", `{"wave": 1} {"wave": 2}`, "", 400, CodeRequestInvalid},
-		{"malformed", `{"wave": `, "", 400, CodeRequestInvalid},
-		{"not JSON", `wave=1`, "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType},
+		{"no body", "approve", "", "", 400, CodeRequestInvalid},
+		{"no wave", "approve", `{}`, "", 400, CodeRequestInvalid},
+		{"wave as a string", "approve", `{"wave": "1"}`, "", 400, CodeRequestInvalid},
+		{"negative wave", "approve", `{"wave": -1}`, "", 400, CodeRequestInvalid},
+		{"unknown field", "approve", `{"wave": 1, "force": true}`, "", 400, CodeRequestInvalid},
+		{"two values", "approve", `{"wave": 1} {"wave": 2}`, "", 400, CodeRequestInvalid},
+		{"malformed", "approve", `{"wave": `, "", 400, CodeRequestInvalid},
+		{"not JSON", "approve", `wave=1`, "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType},
+		{"approve with a reason over 500 characters", "approve", `{"wave": 1, "reason": "` + strings.Repeat("é", 501) + `"}`, "", 400, CodeRequestInvalid},
+		{"reject without a wave", "reject", `{"reason": "no"}`, "", 400, CodeRequestInvalid},
+		{"reject without a body", "reject", "", "", 400, CodeRequestInvalid},
+		{"reject with freezeOverride", "reject", `{"wave": 1, "freezeOverride": true}`, "", 400, CodeRequestInvalid},
+		{"reject with a negative wave", "reject", `{"wave": -1}`, "", 400, CodeRequestInvalid},
+		{"reject with a reason over 500 characters", "reject", `{"wave": 1, "reason": "` + strings.Repeat("x", 501) + `"}`, "", 400, CodeRequestInvalid},
+		{"resume with a wave", "resume", `{"wave": 1}`, "", 400, CodeRequestInvalid},
+		{"resume with an unknown field", "resume", `{"freezeOverride": true, "force": true}`, "", 400, CodeRequestInvalid},
+		{"freezeOverride as a string", "resume", `{"freezeOverride": "yes"}`, "", 400, CodeRequestInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			id := h.waitingApproval()
 			before, audits := h.store.snapshot(), h.store.auditLen()
-			r := post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, c.body)
+			r := post("/api/v1/rollouts/"+id+"/actions/"+c.action, RoleOperator, c.body)
 			r.contentType = c.contentType
 			wantProblem(t, h.do(r), c.status, c.code)
 			if h.store.snapshot() != before || h.store.auditLen() != audits {

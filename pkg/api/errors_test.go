@@ -43,6 +43,7 @@ func TestPermissions_403NamesTheMissingPermission(t *testing.T) {
 	}{
 		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/pause", "", PermOperate},                                  // viewers read only
 		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/approve", `{"wave": 1}`, PermOperate},                     // approve too
+		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/reject", `{"wave": 1}`, PermOperate},                      // and reject
 		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/select-version", `{"version": "0.162.0"}`, PermSetVersion}, // choosing a version
 		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/clear-version-selection", "", PermSetVersion},              // and taking it back
 		{RoleOperator, "POST", "/api/v1/revisions", `{"commit": "x", "files": {}}`, PermApplyRevisions},              // revisions are the admin's
@@ -262,6 +263,7 @@ func TestNonObjectBodies_400AndNothingChanges(t *testing.T) {
 		{"pause", "/api/v1/rollouts/{id}/actions/pause", rollout.WaitingApproval},
 		{"resume", "/api/v1/rollouts/{id}/actions/resume", rollout.Paused},
 		{"approve", "/api/v1/rollouts/{id}/actions/approve", rollout.WaitingApproval},
+		{"reject", "/api/v1/rollouts/{id}/actions/reject", rollout.WaitingApproval},
 		{"abort", "/api/v1/rollouts/{id}/actions/abort", rollout.WaitingApproval},
 		{"rollback", "/api/v1/rollouts/{id}/actions/rollback", rollout.WaitingApproval},
 		{"retry-failed", "/api/v1/rollouts/{id}/actions/retry-failed", rollout.Paused},

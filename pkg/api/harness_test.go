@@ -39,6 +39,11 @@ var (
 	operator = Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: RoleOperator}
 	admin    = Principal{Actor: "token:33333333-3333-4333-8333-333333333333", DisplayName: "CI pipeline", Role: RoleAdmin}
 	tokens   = map[Role]string{RoleViewer: "viewer-secret", RoleOperator: "operator-secret", RoleAdmin: "admin-secret"}
+	// sam is a second operator: a wave that needs two approvers besides the
+	// rollout's creator (admin applies the fixture revision) gets them from
+	// operator and sam.
+	sam      = Principal{Actor: "user:44444444-4444-4444-8444-444444444444", DisplayName: "Sam Reviewer", Role: RoleOperator}
+	samToken = "sam-secret"
 )
 
 func tokenTable(t testing.TB) *TokenTable {
@@ -47,6 +52,7 @@ func tokenTable(t testing.TB) *TokenTable {
 	for _, p := range []Principal{viewer, operator, admin} {
 		es = append(es, TokenEntry{TokenSHA256: HashToken(tokens[p.Role]), Actor: p.Actor, DisplayName: p.DisplayName, Role: p.Role})
 	}
+	es = append(es, TokenEntry{TokenSHA256: HashToken(samToken), Actor: sam.Actor, DisplayName: sam.DisplayName, Role: sam.Role})
 	tt, err := NewTokenTable(es)
 	if err != nil {
 		t.Fatal(err)
@@ -359,8 +365,15 @@ func (h *harness) seedAgents() {
 // the planner creates the edge configuration rollout, which it returns.
 func (h *harness) applyFixture() string {
 	h.t.Helper()
+	return h.applyFiles(fixtureFiles())
+}
+
+// applyFiles seeds the agents and applies a revision as admin; it returns
+// the edge configuration rollout the planner created.
+func (h *harness) applyFiles(files map[string]string) string {
+	h.t.Helper()
 	h.seedAgents()
-	rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(h.t, "9f3c2a17", fixtureFiles())))
+	rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(h.t, "9f3c2a17", files)))
 	wantOK(h.t, rep)
 	res := decode[applyResult](h.t, rep)
 	for _, fp := range res.Fleets {
@@ -396,15 +409,23 @@ func (h *harness) applyConfig(id string) {
 func (h *harness) waitingApproval() string {
 	h.t.Helper()
 	id := h.applyFixture()
+	h.throughCanary(id)
+	return id
+}
+
+// throughCanary starts the canary e1 of rollout id, makes it apply and
+// lets its 5 minutes of health wait pass; the rollout must then wait for
+// the approval of wave 1.
+func (h *harness) throughCanary(id string) {
+	h.t.Helper()
 	h.pass(id)
 	h.applyConfig("e1")
 	h.pass(id)
 	h.advance(5 * time.Minute)
 	h.pass(id)
 	if r, _ := h.store.GetRollout(context.Background(), id); r.Status != "waiting_approval" {
-		h.t.Fatalf("rollout is %s, want waiting_approval", r.Status)
+		h.t.Fatalf("rollout is %s (%s), want waiting_approval", r.Status, r.StatusReason)
 	}
-	return id
 }
 
 func mustLoad(t testing.TB, files map[string]string) revision.Revision {

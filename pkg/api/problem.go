@@ -27,6 +27,9 @@ const (
 	CodeMethodNotAllowed     = "method_not_allowed"         // 405
 	CodeActionNotAllowed     = engine.CodeNotAllowed        // 409
 	CodeWaveNotApprovable    = engine.CodeWaveNotApprovable // 409
+	CodeWaveApproved         = engine.CodeWaveApproved      // 409: released already, or approved by the same actor
+	CodeSelfApproval         = engine.CodeSelfApproval      // 409: approve by the rollout's creator
+	CodeApprovalExpired      = engine.CodeApprovalExpired   // 409: approve or reject after the expiry
 	CodeTargetChanged        = selection.CodeTargetChanged  // 409
 	CodeAgentAmbiguous       = "agent_ambiguous"            // 409: a display name of several agents
 	CodeConflict             = "conflict"                   // 409: a lost race that persisted after retries
@@ -56,6 +59,9 @@ var titles = map[string]string{
 	CodeMethodNotAllowed:                  "The method is not allowed",
 	CodeActionNotAllowed:                  "The action is not allowed now",
 	CodeWaveNotApprovable:                 "The wave does not wait for approval",
+	CodeWaveApproved:                      "The wave is already approved",
+	CodeSelfApproval:                      "The rollout's creator cannot approve it",
+	CodeApprovalExpired:                   "The approval expired",
 	CodeTargetChanged:                     "The effective target changed",
 	CodeConflict:                          "A concurrent change won",
 	CodeReleaseNotFound:                   "The release does not exist",

@@ -9,6 +9,8 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -34,26 +36,91 @@ func newRolloutView(r rollout.Rollout, names Directory) rolloutView {
 		ToRef: r.ToRef, Executor: r.Executor, Annotations: r.Annotations,
 		CreatedAt: r.CreatedAt.UTC(), StartedAt: utcPtr(r.StartedAt), FinishedAt: utcPtr(r.FinishedAt),
 		Policy: newPolicyView(r.Policy), Waves: make([]schema.Wave, len(r.Waves)), AckedFailures: ackedFailures(r.AckedFailures),
+		FreezeOverride: newDecisionPtr(r.FreezeOverride, names),
 	}
 	if actor == "" {
 		v.CreatedBy = ""
 	}
 	for i, w := range r.Waves {
-		v.Waves[i] = schema.Wave{Index: w.Index, Name: w.Name, Percent: w.Percent, Selector: w.Selector,
-			RequireApproval: w.RequireApproval, Implicit: w.Implicit, Status: w.Status, Approved: w.Approved,
-			StartedAt: utcPtr(w.StartedAt), FinishedAt: utcPtr(w.FinishedAt)}
+		v.Waves[i] = newWaveView(r, w, names)
 	}
 	for _, st := range r.Stages {
-		sv := schema.Stage{Name: st.Name, Wave: st.Wave, Status: st.Status, StartedAt: utcPtr(st.StartedAt),
-			BakeUntil: utcPtr(st.BakeUntil), FinishedAt: utcPtr(st.FinishedAt), Passes: make([]schema.StagePass, len(st.Passes))}
-		for j, p := range st.Passes {
-			sv.Passes[j] = schema.StagePass{Name: p.Name, Region: p.Region, Zone: p.Zone, Targets: p.Size, BatchSize: p.BatchSize, Batches: p.Batches}
-		}
-		v.Stages = append(v.Stages, sv)
+		v.Stages = append(v.Stages, newStageView(st))
 	}
 	if len(r.Stages) > 0 {
 		passed, total := r.StageProgress()
 		v.Progress = fmt.Sprintf("%d/%d", passed, total)
+	}
+	return v
+}
+
+// newWaveView is a wave with its approvals: while it waits, when the
+// approval expires (engine.ApprovalDeadline); with requireApproval, the
+// distinct approvers it needs (at least 1, as the engine counts for
+// rollouts stored before approvals.required existed).
+func newWaveView(r rollout.Rollout, w rollout.Wave, names Directory) schema.Wave {
+	v := schema.Wave{Index: w.Index, Name: w.Name, Percent: w.Percent, Selector: w.Selector,
+		RequireApproval: w.RequireApproval, Implicit: w.Implicit, Status: w.Status, Approved: w.Approved,
+		WaitingSince: utcPtr(w.WaitingSince), Rejected: newDecisionPtr(w.Rejected, names),
+		StartedAt: utcPtr(w.StartedAt), FinishedAt: utcPtr(w.FinishedAt)}
+	if w.RequireApproval {
+		v.ApprovalsRequired = max(r.Policy.Approvals.Required, 1)
+	}
+	if w.Status == rollout.WaveWaitingApproval && !w.Approved {
+		v.ApprovalExpiresAt = utcPtr(engine.ApprovalDeadline(r, w))
+	}
+	for _, a := range w.Approvals {
+		v.Approvals = append(v.Approvals, newDecision(a, names))
+	}
+	return v
+}
+
+// newDecision shows the actor of a decision as createdBy shows the
+// creator: the directory's display name of the actor reference, else the
+// name stored with the decision (an actor the directory no longer knows,
+// or "system" for an expiry).
+func newDecision(d rollout.Decision, names Directory) schema.Decision {
+	v := schema.Decision{By: d.By, ByActor: d.ActorID, At: d.At.UTC(), Reason: d.Reason}
+	if n := names.DisplayName(d.ActorID); d.ActorID != "" && n != d.ActorID {
+		v.By = n
+	}
+	return v
+}
+
+func newDecisionPtr(d *rollout.Decision, names Directory) *schema.Decision {
+	if d == nil {
+		return nil
+	}
+	v := newDecision(*d, names)
+	return &v
+}
+
+// newStageView is a stage with its passes, the freeze that holds it and
+// the readings of its gates.
+func newStageView(st rollout.Stage) schema.Stage {
+	sv := schema.Stage{Name: st.Name, Wave: st.Wave, Status: st.Status, StartedAt: utcPtr(st.StartedAt),
+		BakeUntil: utcPtr(st.BakeUntil), FinishedAt: utcPtr(st.FinishedAt), Passes: make([]schema.StagePass, len(st.Passes)),
+		Held: st.Held, LastRed: st.LastRed, Gate: newGateView(st.Gate)}
+	for j, p := range st.Passes {
+		sv.Passes[j] = schema.StagePass{Name: p.Name, Region: p.Region, Zone: p.Zone, Targets: p.Size, BatchSize: p.BatchSize,
+			Batches: p.Batches, Cleared: p.Cleared}
+		if p.Gate != nil {
+			sv.Passes[j].Gate = &schema.BatchGate{Batch: p.Gate.Batch, GateState: *newGateView(&p.Gate.State)}
+		}
+	}
+	return sv
+}
+
+// newGateView is the gate's state with its times in UTC; nil stays nil.
+func newGateView(g *gate.State) *schema.GateState {
+	if g == nil {
+		return nil
+	}
+	v := &schema.GateState{Since: g.Since.UTC(), Until: g.Until.UTC(), NextAt: utcPtr(g.NextAt), Readings: g.Readings,
+		ConsecutiveRed: g.Consecutive, LastRed: g.LastRed}
+	for _, rd := range g.Recent {
+		v.Recent = append(v.Recent, schema.GateReading{At: rd.At.UTC(), Red: rd.Red, Checked: rd.Checked,
+			Results: append([]gate.Result(nil), rd.Results...)})
 	}
 	return v
 }
@@ -148,13 +215,17 @@ func newPolicyView(s policy.Snapshot) schema.PolicySnapshot {
 		FailureThreshold: s.FailureThreshold, OnFailure: s.OnFailure, TimezoneAttribute: s.TimezoneAttribute,
 		DefaultTimezone: s.DefaultTimezone, MaintenanceWindows: s.MaintenanceWindows, Source: policySource(s, hw),
 	}
+	if t := s.Topology; t != (policy.Topology{}) {
+		v.Topology = &t // a rollout in stages: the attributes of region, zone and host
+	}
 	if s.SplitsWaves() {
-		t := s.Topology
-		v.Topology, v.Regions = &t, s.Regions
+		v.Regions = s.Regions
 	}
 	if mu := s.MaxUnavailable; !mu.IsZero() {
 		v.MaxUnavailable = &mu
 	}
+	v.Health, v.ApprovalsBetween, v.Freezes = s.Health, s.ApprovalsBetween, s.Freezes
+	v.Approvals = policy.Approvals{Required: max(s.Approvals.Required, 1), Expiry: s.Approvals.Expiry}
 	return v
 }
 

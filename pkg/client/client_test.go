@@ -66,7 +66,8 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 	}
 	checks := map[string]func(*testing.T, string, []byte){
 		"MeOperator": roundTrip[client.Me], "RolloutWaitingApproval": roundTrip[client.Rollout],
-		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
+		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutSecondApproval": roundTrip[client.Rollout],
+		"RolloutRedGate": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
 		"TargetListVersion": roundTrip[client.Page[client.Target]], "FleetStatusUI": roundTrip[client.Fleet],
 		"FleetListPage": roundTrip[client.Page[client.Fleet]], "VersionOptions": roundTrip[client.VersionOptions],
 		"SelectPlanned": roundTrip[client.SelectResult], "SelectNoop": roundTrip[client.SelectResult],
@@ -311,5 +312,101 @@ func TestEffectiveHealthWait(t *testing.T) {
 		if got := c.p.EffectiveHealthWait(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.p, got, c.want)
 		}
+	}
+}
+
+// waitingApproval applies the edge revision with policy and drives the
+// canary e01 through its health wait: the rollout waits for the approval
+// of wave 1.
+func waitingApproval(t *testing.T, s *clienttest.Server, policy string) string {
+	t.Helper()
+	id := s.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", policy))
+	s.Pass(id)
+	s.ApplyConfig("e01")
+	s.Pass(id)
+	s.Advance(5 * time.Minute)
+	s.Pass(id)
+	if st := s.Rollout(id).Status; st != rollout.WaitingApproval {
+		t.Fatalf("rollout is %s, want waiting_approval", st)
+	}
+	return id
+}
+
+// Approve with a reason, the rules of approvals as problems, reject and
+// resume with their options: each method sends its body and reads the
+// rollout the action left.
+func TestApprovalActions(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	id := waitingApproval(t, s, clienttest.CanaryPolicy+"  approvals: {required: 2, expiry: 24h}\n")
+	ctx := t.Context()
+	op, reviewer := s.Client(clienttest.OperatorToken), s.Client(clienttest.ReviewerToken)
+	r, err := op.ApproveWith(ctx, id, client.ApproveRequest{Wave: 1, Reason: "canary green"})
+	if w := r.Waves[1]; err != nil || r.Status != rollout.WaitingApproval || len(w.Approvals) != 1 || w.Approvals[0].Reason != "canary green" ||
+		w.ApprovalsRequired != 2 || !w.ApprovalExpiresAt.Equal(t0.Add(5*time.Minute+24*time.Hour)) {
+		t.Fatalf("first approval: %+v, %v", w, err)
+	}
+	if _, err := op.Approve(ctx, id, 1); !client.IsCode(err, "wave_already_approved") {
+		t.Errorf("the same approver twice: %v", err)
+	}
+	if _, err := s.Client(clienttest.AdminToken).Approve(ctx, id, 1); !client.IsCode(err, "self_approval") {
+		t.Errorf("the applier of the revision: %v", err)
+	}
+	r, err = reviewer.Reject(ctx, id, client.RejectRequest{Wave: 1, Reason: "not during the sale"})
+	if err != nil || r.Status != rollout.Paused || r.Waves[1].Rejected == nil || r.Waves[1].Rejected.By != "Sam Reviewer" ||
+		r.Waves[1].Rejected.Reason != "not during the sale" {
+		t.Fatalf("reject: %s %+v, %v", r.Status, r.Waves[1].Rejected, err)
+	}
+	if _, err := op.Act(ctx, id, client.ActionReject); !client.IsCode(err, "request_invalid") {
+		t.Errorf("reject without a wave: %v", err)
+	}
+	if r, err = op.Resume(ctx, id, client.ResumeRequest{}); err != nil || r.Waves[1].Status != rollout.WaveWaitingApproval || len(r.Waves[1].Approvals) != 0 {
+		t.Fatalf("resume: %+v, %v; want the wave waiting for its approvals anew", r.Waves[1], err)
+	}
+	r, err = op.Resume(ctx, id, client.ResumeRequest{FreezeOverride: true, Reason: "hotfix"})
+	if !client.IsCode(err, "action_not_allowed") {
+		t.Errorf("resume with freezeOverride while waiting for approval: %v (approve carries it then)", err)
+	}
+	r, err = op.ApproveWith(ctx, id, client.ApproveRequest{Wave: 1, FreezeOverride: true, Reason: "hotfix"})
+	if err != nil || r.FreezeOverride == nil || r.FreezeOverride.By != "Dana Operator" || r.FreezeOverride.Reason != "hotfix" {
+		t.Fatalf("approve with freezeOverride: %+v, %v", r.FreezeOverride, err)
+	}
+}
+
+// TestTypes_MirrorTheServer_StagesAndGates: a rollout in stages whose
+// gate was read, its approvals and its freeze override decode into the
+// client's types without losing a field.
+func TestTypes_MirrorTheServer_StagesAndGates(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	gated := strings.Replace(clienttest.CanaryPolicy, "  healthWait: 5m\n", `  healthWait: 5m
+  approvalsBetween: [canary]
+  health: {metrics: [{name: export-failures, query: q, max: 0.01}], probes: [{url: "http://{host}:13133/", dryRun: true}]}
+  freezes: [{name: holidays, regions: [us-east-1], from: "2026-12-20T00:00:00Z", until: "2027-01-04T00:00:00Z"}]
+`, 1)
+	id := s.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", gated))
+	s.Pass(id)
+	s.ApplyConfig("e01")
+	s.Pass(id)
+	s.Advance(5 * time.Minute)
+	s.Pass(id) // the canary's stage begins its gate
+	s.Advance(30 * time.Second)
+	s.ReadGates(id, nil) // no reader: a red reading with an error
+	ctx := t.Context()
+	op := s.Client(clienttest.OperatorToken)
+	if _, err := op.Resume(ctx, id, client.ResumeRequest{FreezeOverride: true, Reason: "hotfix"}); err != nil {
+		t.Fatal(err)
+	}
+	var raw json.RawMessage
+	if err := op.Do(ctx, http.MethodGet, "/api/v1/rollouts/"+id, nil, nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var r client.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "rollout with a gate", raw, r)
+	g := r.Stages[0].Gate
+	if g == nil || g.Readings != 1 || len(g.Recent) != 1 || len(g.Recent[0].Results) == 0 || g.Recent[0].Results[0].Error == "" ||
+		r.Policy.Health == nil || len(r.Policy.Freezes) != 1 || r.FreezeOverride == nil {
+		t.Fatalf("stage gate %+v, policy %+v, override %+v", g, r.Policy, r.FreezeOverride)
 	}
 }

@@ -17,6 +17,12 @@ type (
 	Rollout        = schema.Rollout
 	PolicySnapshot = schema.PolicySnapshot
 	Wave           = schema.Wave
+	Stage          = schema.Stage
+	StagePass      = schema.StagePass
+	Decision       = schema.Decision
+	GateState      = schema.GateState
+	GateReading    = schema.GateReading
+	BatchGate      = schema.BatchGate
 	TargetCounts   = schema.TargetCounts
 	AckedFailures  = schema.AckedFailures
 	Target         = schema.Target
@@ -92,25 +98,68 @@ const (
 	ActionPause       = "pause"
 	ActionResume      = "resume"
 	ActionApprove     = "approve"
+	ActionReject      = "reject"
 	ActionAbort       = "abort"
 	ActionRollback    = "rollback"
 	ActionRetryFailed = "retry-failed"
 )
 
-// Act applies an action that takes no options (every action but approve)
-// and returns the rollout as the action left it.
-func (c *Client) Act(ctx context.Context, id, action string) (Rollout, error) {
-	var r Rollout
-	return r, c.Do(ctx, http.MethodPost, "/api/v1/rollouts/"+escape(id)+"/actions/"+escape(action), nil, nil, &r)
+// ApproveRequest is the schema ApproveRequest: the wave, why, and whether
+// to bypass every freeze for the rest of the rollout.
+type ApproveRequest struct {
+	Wave           int    `json:"wave"`
+	Reason         string `json:"reason,omitempty"`
+	FreezeOverride bool   `json:"freezeOverride,omitempty"`
 }
 
-// Approve releases a wave that waits for approval.
+// RejectRequest is the schema RejectRequest.
+type RejectRequest struct {
+	Wave   int    `json:"wave"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ResumeRequest is the schema ResumeRequest; the zero value is a plain
+// resume.
+type ResumeRequest struct {
+	FreezeOverride bool   `json:"freezeOverride,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+}
+
+// Act applies an action that takes no options (pause, resume, abort,
+// rollback, retry-failed) and returns the rollout as the action left it.
+func (c *Client) Act(ctx context.Context, id, action string) (Rollout, error) {
+	return c.act(ctx, id, action, nil)
+}
+
+// Approve approves a wave that waits for approval, without a reason.
 func (c *Client) Approve(ctx context.Context, id string, wave int) (Rollout, error) {
+	return c.ApproveWith(ctx, id, ApproveRequest{Wave: wave})
+}
+
+// ApproveWith approves a wave with the options of req. The rollout's
+// creator is refused (self_approval), and so is a second approval by the
+// same actor (wave_already_approved) or one after the expiry
+// (approval_expired).
+func (c *Client) ApproveWith(ctx context.Context, id string, req ApproveRequest) (Rollout, error) {
+	return c.act(ctx, id, ActionApprove, req)
+}
+
+// Reject refuses the approval a wave waits for: the wave stops and the
+// policy's onFailure applies.
+func (c *Client) Reject(ctx context.Context, id string, req RejectRequest) (Rollout, error) {
+	return c.act(ctx, id, ActionReject, req)
+}
+
+// Resume resumes a paused rollout; with FreezeOverride it also bypasses
+// every freeze, and on a running rollout only records that.
+func (c *Client) Resume(ctx context.Context, id string, req ResumeRequest) (Rollout, error) {
+	return c.act(ctx, id, ActionResume, req)
+}
+
+// act posts an action with body (nil: none).
+func (c *Client) act(ctx context.Context, id, action string, body any) (Rollout, error) {
 	var r Rollout
-	body := struct {
-		Wave int `json:"wave"`
-	}{wave}
-	return r, c.Do(ctx, http.MethodPost, "/api/v1/rollouts/"+escape(id)+"/actions/"+ActionApprove, nil, body, &r)
+	return r, c.Do(ctx, http.MethodPost, "/api/v1/rollouts/"+escape(id)+"/actions/"+escape(action), nil, body, &r)
 }
 
 func joined[S ~string](vs []S) string {

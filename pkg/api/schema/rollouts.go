@@ -7,6 +7,7 @@ package schema
 import (
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -40,6 +41,19 @@ type Rollout struct {
 	Progress      string          `json:"progress,omitempty"`
 	TargetCounts  *TargetCounts   `json:"targetCounts,omitempty"`
 	AckedFailures []AckedFailures `json:"ackedFailures"`
+	// FreezeOverride is who bypassed every freeze for the rest of the
+	// rollout (resume or approve with freezeOverride).
+	FreezeOverride *Decision `json:"freezeOverride,omitempty"`
+}
+
+// Decision is the schema Decision: an approval, a rejection or an expiry
+// of a wave, or a freeze override. By is the display name, ByActor the
+// actor reference (none for an expiry, whose By is "system").
+type Decision struct {
+	By      string    `json:"by"`
+	ByActor string    `json:"byActor,omitempty"`
+	At      time.Time `json:"at"`
+	Reason  string    `json:"reason,omitempty"`
 }
 
 // Stage is the schema RolloutStage: one stage of a rollout whose waves
@@ -52,6 +66,40 @@ type Stage struct {
 	BakeUntil  *time.Time          `json:"bakeUntil,omitempty"`
 	FinishedAt *time.Time          `json:"finishedAt,omitempty"`
 	Passes     []StagePass         `json:"passes"`
+	// Held says which freeze holds a frozen stage and until when; LastRed
+	// is the last red gate of the stage, kept when a new bake begins; Gate
+	// is the health gate of its current (or last) bake.
+	Held    string     `json:"held,omitempty"`
+	LastRed string     `json:"lastRed,omitempty"`
+	Gate    *GateState `json:"gate,omitempty"`
+}
+
+// GateState is the schema GateState: the readings of the health gate of
+// one bake. NextAt is absent when no reading is due any more.
+type GateState struct {
+	Since          time.Time     `json:"since"`
+	Until          time.Time     `json:"until"`
+	NextAt         *time.Time    `json:"nextAt,omitempty"`
+	Readings       int           `json:"readings"`
+	ConsecutiveRed int           `json:"consecutiveRed"`
+	LastRed        string        `json:"lastRed,omitempty"`
+	Recent         []GateReading `json:"recent,omitempty"`
+}
+
+// GateReading is the schema GateReading: one reading, with its red results
+// (dry-run ones included, marked).
+type GateReading struct {
+	At      time.Time     `json:"at"`
+	Red     bool          `json:"red"`
+	Checked int           `json:"checked"`
+	Results []gate.Result `json:"results,omitempty"`
+}
+
+// BatchGate is the schema BatchGate: the gate read after batch Batch of a
+// pass, on that batch's targets.
+type BatchGate struct {
+	Batch int `json:"batch"`
+	GateState
 }
 
 // StagePass is the schema StagePass: a region's or zone's work in a stage.
@@ -65,6 +113,10 @@ type StagePass struct {
 	BatchSize   int    `json:"batchSize"`
 	Batches     int    `json:"batches"`
 	BatchesDone *int   `json:"batchesDone,omitempty"`
+	// Cleared counts the batches whose batch gate passed; Gate is the batch
+	// gate read last (waves with batchGate).
+	Cleared int        `json:"cleared,omitempty"`
+	Gate    *BatchGate `json:"gate,omitempty"`
 }
 
 // PolicySnapshot is the schema PolicySnapshot: the policy a rollout keeps.
@@ -90,7 +142,14 @@ type PolicySnapshot struct {
 	Topology       *policy.Topology `json:"topology,omitempty"`
 	Regions        []string         `json:"regions,omitempty"`
 	MaxUnavailable *policy.Amount   `json:"maxUnavailable,omitempty"`
-	Source         string           `json:"source"`
+	// Health is the gate read after each stage, every default filled in;
+	// Approvals the rules of every approval; Freezes the periods in which
+	// stages of some regions do not start.
+	Health           *policy.Health   `json:"health,omitempty"`
+	ApprovalsBetween []string         `json:"approvalsBetween,omitempty"`
+	Approvals        policy.Approvals `json:"approvals"`
+	Freezes          []policy.Freeze  `json:"freezes,omitempty"`
+	Source           string           `json:"source"`
 }
 
 // EffectiveHealthWait is the health wait of the snapshot with the rule of
@@ -117,11 +176,21 @@ type Wave struct {
 	Implicit        bool               `json:"implicit,omitempty"`
 	Status          rollout.WaveStatus `json:"status"`
 	Approved        bool               `json:"approved,omitempty"`
-	StartedAt       *time.Time         `json:"startedAt,omitempty"`
-	FinishedAt      *time.Time         `json:"finishedAt,omitempty"`
-	Total           *int               `json:"total,omitempty"`
-	Counts          *TargetCounts      `json:"counts,omitempty"`
-	InHealthWait    *int               `json:"inHealthWait,omitempty"`
+	// WaitingSince is when the wave began to wait for approval;
+	// ApprovalExpiresAt, while it waits, when its approval expires.
+	// ApprovalsRequired (waves with requireApproval) is the number of
+	// distinct approvers it needs, Approvals those who approved; Rejected
+	// is the rejection or expiry that stopped it.
+	WaitingSince      *time.Time    `json:"waitingSince,omitempty"`
+	ApprovalExpiresAt *time.Time    `json:"approvalExpiresAt,omitempty"`
+	ApprovalsRequired int           `json:"approvalsRequired,omitempty"`
+	Approvals         []Decision    `json:"approvals,omitempty"`
+	Rejected          *Decision     `json:"rejected,omitempty"`
+	StartedAt         *time.Time    `json:"startedAt,omitempty"`
+	FinishedAt        *time.Time    `json:"finishedAt,omitempty"`
+	Total             *int          `json:"total,omitempty"`
+	Counts            *TargetCounts `json:"counts,omitempty"`
+	InHealthWait      *int          `json:"inHealthWait,omitempty"`
 }
 
 // TargetCounts is the schema TargetCounts: targets by status.

@@ -39,7 +39,13 @@ spec:
 // Files is a valid revision of the fleet edge whose rendered configuration
 // is config (another text, another hash: a new rollout).
 func Files(config string) map[string]string {
-	return map[string]string{"fleets/edge.yaml": EdgeFleet, "policies/canary-then-all.yaml": CanaryPolicy, "configs/edge.yaml": config}
+	return FilesWithPolicy(config, CanaryPolicy)
+}
+
+// FilesWithPolicy is Files with another text of the fleet's policy
+// canary-then-all (CanaryPolicy with more of its spec, for example).
+func FilesWithPolicy(config, policy string) map[string]string {
+	return map[string]string{"fleets/edge.yaml": EdgeFleet, "policies/canary-then-all.yaml": policy, "configs/edge.yaml": config}
 }
 
 // AddEdgeAgents adds n healthy edge agents e01, e02, ... on the
@@ -61,8 +67,14 @@ func (s *Server) AddEdgeAgents(n int) []string {
 // planner creates the edge configuration rollout, whose id it returns.
 func (s *Server) ApplyEdge(t testing.TB, n int, config string) string {
 	t.Helper()
+	return s.ApplyEdgeFiles(t, n, Files(config))
+}
+
+// ApplyEdgeFiles is ApplyEdge with the files of a revision.
+func (s *Server) ApplyEdgeFiles(t testing.TB, n int, files map[string]string) string {
+	t.Helper()
 	s.AddEdgeAgents(n)
-	res, err := s.Client(AdminToken).ApplyRevision(t.Context(), client.RevisionRequest{Commit: "9f3c2a17", Files: Files(config)})
+	res, err := s.Client(AdminToken).ApplyRevision(t.Context(), client.RevisionRequest{Commit: "9f3c2a17", Files: files})
 	if err != nil {
 		t.Fatal(err)
 	}

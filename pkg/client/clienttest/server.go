@@ -30,6 +30,9 @@ const (
 	ViewerToken   = "viewer-secret"
 	OperatorToken = "operator-secret"
 	AdminToken    = "admin-secret"
+	// ReviewerToken is a second operator's, for waves that need two
+	// approvers besides the creator (Admin applies the revisions).
+	ReviewerToken = "reviewer-secret"
 )
 
 // The principals behind the tokens.
@@ -37,6 +40,7 @@ var (
 	Viewer   = api.Principal{Actor: "user:11111111-1111-4111-8111-111111111111", DisplayName: "Vera Viewer", Role: api.RoleViewer}
 	Operator = api.Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: api.RoleOperator}
 	Admin    = api.Principal{Actor: "token:33333333-3333-4333-8333-333333333333", DisplayName: "CI pipeline", Role: api.RoleAdmin}
+	Reviewer = api.Principal{Actor: "user:44444444-4444-4444-8444-444444444444", DisplayName: "Sam Reviewer", Role: api.RoleOperator}
 )
 
 // Releases is the release catalog of the server.
@@ -90,7 +94,7 @@ func Start(t testing.TB, now time.Time, opts ...Option) *Server {
 
 func tokenTable(t testing.TB) *api.TokenTable {
 	var es []api.TokenEntry
-	for p, token := range map[api.Principal]string{Viewer: ViewerToken, Operator: OperatorToken, Admin: AdminToken} {
+	for p, token := range map[api.Principal]string{Viewer: ViewerToken, Operator: OperatorToken, Admin: AdminToken, Reviewer: ReviewerToken} {
 		es = append(es, api.TokenEntry{TokenSHA256: api.HashToken(token), Actor: p.Actor, DisplayName: p.DisplayName, Role: p.Role})
 	}
 	tt, err := api.NewTokenTable(es)
@@ -131,6 +135,18 @@ func (s *Server) Pass(id string) {
 	s.t.Helper()
 	if _, err := s.passer.Pass(context.Background(), id); err != nil {
 		s.t.Fatalf("pass rollout %s: %v", id, err)
+	}
+}
+
+// ReadGates takes the gate readings that are due with the reader r (nil:
+// an engine without a gate reader, whose readings are red with an error),
+// as the state machine's "Reading gates" step does.
+func (s *Server) ReadGates(id string, r enginetask.GateReader) {
+	s.t.Helper()
+	p := s.passer
+	p.Gates = r
+	if _, err := p.ReadGates(context.Background(), id); err != nil {
+		s.t.Fatalf("read the gates of rollout %s: %v", id, err)
 	}
 }
 
