@@ -36,7 +36,7 @@ type healthWait struct {
 // time for them (spec rollouts.md, "Health wait").
 func evaluated(s rollout.Status) bool {
 	switch s {
-	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused:
+	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
 		return true
 	}
 	return false

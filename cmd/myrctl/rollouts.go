@@ -15,8 +15,7 @@ import (
 
 // The statuses the filters accept, in the spec's order.
 var (
-	rolloutStatuses = []rollout.Status{rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused,
-		rollout.Completed, rollout.Failed, rollout.Aborted, rollout.RollingBack, rollout.RolledBack, rollout.Superseded}
+	rolloutStatuses = rollout.Statuses
 	targetStatuses = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
 		rollout.TargetVerifying, rollout.TargetSucceeded, rollout.TargetFailed, rollout.TargetSkipped,
 		rollout.TargetCancelled, rollout.TargetRolledBack}

@@ -44,7 +44,7 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 	req.ActorID = p.Actor
 	id := chi.URLParam(r, "id")
 	if action == engine.ActionApprove {
-		req.Creator = s.creatorOf(r.Context(), id)
+		req.Creators = s.creatorsOf(r.Context(), id)
 	}
 	passed, err := s.Actions.Act(r.Context(), id, req)
 	if err != nil {
@@ -108,15 +108,16 @@ func actionRequest(r *http.Request, action engine.Action) (engine.Request, *Prob
 	return req, nil
 }
 
-// creatorOf is who counts as the creator of a rollout for the rule of no
-// self-approval, beside its createdBy: for a GitOps rollout, the actor who
-// applied its revision through the API (from the audit log).
-func (s *server) creatorOf(ctx context.Context, id string) string {
+// creatorsOf are who count as the creators of a rollout for the rule of no
+// self-approval, beside its createdBy: for a GitOps rollout, every actor who
+// applied its revision through the API (from the audit log), so that
+// re-applying a commit does not make its first applier an approver.
+func (s *server) creatorsOf(ctx context.Context, id string) []string {
 	ro, err := s.Store.GetRollout(ctx, id)
 	if err != nil || ro.Origin != rollout.OriginGitOps || ro.Policy.Commit == "" {
-		return ""
+		return nil
 	}
-	return s.applier(ctx, ro.Policy.Commit)
+	return s.appliers(ctx, ro.Policy.Commit)
 }
 
 // actionProblem maps the refusals of an action to problems; nil means the

@@ -213,8 +213,8 @@ func TestApprove_AfterTheExpiryIsRefusedAndTheExpiryStopsTheWave(t *testing.T) {
 }
 
 // A freeze without regions holds every stage: the canary does not start,
-// its stage shows frozen with the freeze; resume with freezeOverride on
-// the running rollout records the override, the stage starts at once, and
+// its stage and the rollout show frozen with the freeze; resume with
+// freezeOverride records the override, the stage starts at once, and
 // the audit entry says so.
 func TestResume_FreezeOverrideStartsAFrozenStageAndIsAudited(t *testing.T) {
 	h := newHarness(t)
@@ -226,8 +226,8 @@ func TestResume_FreezeOverrideStartsAFrozenStageAndIsAudited(t *testing.T) {
 	if len(v.Stages) == 0 || v.Stages[0].Status != rollout.StageFrozen || v.Stages[0].Held != held {
 		t.Fatalf("stages %+v, want the canary frozen: %s", v.Stages, held)
 	}
-	if v.Status != rollout.Running || v.StatusReason != "stage canary held by "+held || v.Waves[0].Counts.InProgress != 0 {
-		t.Errorf("rollout %s %q, in progress %d: running, held, nothing started", v.Status, v.StatusReason, v.Waves[0].Counts.InProgress)
+	if v.Status != rollout.Frozen || v.StatusReason != "stage canary held by "+held || v.Waves[0].Counts.InProgress != 0 {
+		t.Errorf("rollout %s %q, in progress %d: frozen, held, nothing started", v.Status, v.StatusReason, v.Waves[0].Counts.InProgress)
 	}
 	if len(v.Policy.Freezes) != 1 || v.Policy.Freezes[0].Name != "holidays" || v.Policy.Topology == nil {
 		t.Errorf("policy freezes %+v topology %v", v.Policy.Freezes, v.Policy.Topology)

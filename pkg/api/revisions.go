@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -275,23 +276,25 @@ func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Pr
 // successful revision.apply of it ("" when it was not applied through the
 // API).
 func (s *server) appliedBy(ctx context.Context, commit string) string {
-	if a := s.applier(ctx, commit); a != "" {
-		return s.Names.DisplayName(a)
+	if as := s.appliers(ctx, commit); len(as) > 0 {
+		return s.Names.DisplayName(as[0])
 	}
 	return ""
 }
 
-// applier is the actor of the newest successful revision.apply of a commit.
-func (s *server) applier(ctx context.Context, commit string) string {
-	page, err := s.Store.AuditPage(ctx, TargetRevision, commit, "", 10)
+// appliers are the actors of the successful revision.apply entries of a
+// commit, newest first (the audit log's last page of them).
+func (s *server) appliers(ctx context.Context, commit string) []string {
+	page, err := s.Store.AuditPage(ctx, TargetRevision, commit, "", 50)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read who applied the revision", "commit", commit, "error", err.Error())
-		return ""
+		return nil
 	}
+	var out []string
 	for _, e := range page.Items {
-		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess {
-			return e.Actor
+		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess && !slices.Contains(out, e.Actor) {
+			out = append(out, e.Actor)
 		}
 	}
-	return ""
+	return out
 }

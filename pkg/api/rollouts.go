@@ -17,9 +17,8 @@ import (
 )
 
 var (
-	rolloutStatuses = []rollout.Status{rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused,
-		rollout.Completed, rollout.Failed, rollout.Aborted, rollout.RollingBack, rollout.RolledBack, rollout.Superseded}
-	targetStatuses = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
+	rolloutStatuses = rollout.Statuses
+	targetStatuses  = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
 		rollout.TargetVerifying, rollout.TargetSucceeded, rollout.TargetFailed, rollout.TargetSkipped,
 		rollout.TargetCancelled, rollout.TargetRolledBack}
 )

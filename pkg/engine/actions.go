@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -35,11 +36,11 @@ type Request struct {
 	// ActorID is the stable identity of the actor (user:<id>); approvals
 	// are distinct and self-approval refused by it (Actor when empty).
 	ActorID string
-	// Creator is who counts as the rollout's creator for the rule of no
-	// self-approval when the rollout names none (a GitOps rollout: the actor
-	// who applied its revision); the adapter fills it in.
-	Creator string
-	Reason  string // of a rejection
+	// Creators count as the rollout's creators for the rule of no
+	// self-approval beside its createdBy (a GitOps rollout: every actor who
+	// applied its revision); the adapter fills them in.
+	Creators []string
+	Reason   string // of a rejection
 	// FreezeOverride bypasses the freezes for the rest of the rollout
 	// (resume, approve).
 	FreezeOverride bool
@@ -70,11 +71,11 @@ func refuse(code, format string, args ...any) error {
 
 // allowed lists the statuses from which each action may be taken.
 var allowed = map[Action][]rollout.Status{
-	ActionPause:       {rollout.Pending, rollout.Running, rollout.WaitingApproval},
+	ActionPause:       {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Frozen},
 	ActionResume:      {rollout.Paused},
 	ActionApprove:     {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused},
-	ActionAbort:       {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed, rollout.RollingBack},
-	ActionRollback:    {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed},
+	ActionAbort:       {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen, rollout.Failed, rollout.RollingBack},
+	ActionRollback:    {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen, rollout.Failed},
 	ActionRetryFailed: {rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Failed},
 	ActionReject:      {rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused},
 }
@@ -135,10 +136,11 @@ func Apply(in Input, req Request) (Result, error) {
 	return p.result(), nil
 }
 
-// overrideOnly: resume with freezeOverride on a running rollout (held by a
-// freeze, or about to be) only records the override.
+// overrideOnly: resume with freezeOverride on a frozen rollout (or a running
+// one about to be) only records the override; the evaluation right after it
+// starts the stage.
 func overrideOnly(req Request, s rollout.Status) bool {
-	return req.Action == ActionResume && req.FreezeOverride && (s == rollout.Running || s == rollout.Pending)
+	return req.Action == ActionResume && req.FreezeOverride && (s == rollout.Running || s == rollout.Pending || s == rollout.Frozen)
 }
 
 // overrideFreezes bypasses the freezes for the rest of the rollout; the
@@ -242,7 +244,7 @@ func (p *pass) approve(req Request) error {
 		return err
 	}
 	id := req.identity()
-	if id != "" && (id == p.r.CreatedBy || id == req.Creator) {
+	if id != "" && (id == p.r.CreatedBy || slices.Contains(req.Creators, id)) {
 		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", actorOr(req.Actor), req.Wave, wave.Name)
 	}
 	for _, a := range wave.Approvals {

@@ -144,7 +144,7 @@ func Evaluate(in Input) Result {
 	switch p.r.Status {
 	case rollout.RollingBack:
 		p.evaluateRollback()
-	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused:
+	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
 		p.begin()
 		p.evaluateInFlight()
 		p.advanceWaves()

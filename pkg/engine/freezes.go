@@ -10,9 +10,9 @@ import (
 )
 
 // frozen holds stage s, before it starts, while a freeze of one of its
-// regions is active (pkg/freeze). The stage shows frozen with the freeze and
-// its end, the rollout stays running with that reason, and the stage starts
-// by itself when the freeze ends. A freeze override bypasses every freeze.
+// regions is active (pkg/freeze). The stage and the rollout show frozen, the
+// rollout's reason names the freeze and its end, and the stage starts by
+// itself when the freeze ends. A freeze override bypasses every freeze.
 func (p *pass) frozen(s int) bool {
 	st := &p.r.Stages[s]
 	var h freeze.Hold
@@ -23,8 +23,10 @@ func (p *pass) frozen(s int) bool {
 	if !held {
 		if st.Status == rollout.StageFrozen {
 			st.Status, st.Held = rollout.StagePending, ""
-			p.r.StatusReason = ""
 			p.emit("rollout.unfrozen", fmt.Sprintf("stage %s is no longer held by a freeze", st.Name))
+		}
+		if p.r.Status == rollout.Frozen {
+			p.r.Status, p.r.StatusReason = rollout.Running, ""
 		}
 		return false
 	}
@@ -33,6 +35,7 @@ func (p *pass) frozen(s int) bool {
 		st.Status, st.Held = rollout.StageFrozen, what
 		p.emit("rollout.frozen", fmt.Sprintf("stage %s held by %s", st.Name, what))
 	}
+	p.r.Status = rollout.Frozen
 	p.r.StatusReason = fmt.Sprintf("stage %s held by %s", st.Name, what)
 	p.dl.at(h.Until)
 	return true

@@ -271,13 +271,13 @@ func TestFreezes_HoldOnlyTheFrozenRegion(t *testing.T) {
 	if st.Status != rollout.StageFrozen || !strings.Contains(st.Held, `freeze "holidays" (r2) until `+until.Format(time.RFC3339)) {
 		t.Fatalf("stage %+v", st)
 	}
-	f.wantRollout(rollout.Running)
+	f.wantRollout(rollout.Frozen)
 	if !strings.Contains(f.r.StatusReason, "stage zones/r2a held by freeze") {
 		t.Fatalf("reason %q", f.r.StatusReason)
 	}
 	f.wantDeadline(until)
 	f.toNext()
-	if st := f.r.Stages[2]; st.Status != rollout.StageRunning || f.r.StatusReason != "" {
+	if st := f.r.Stages[2]; st.Status != rollout.StageRunning || f.r.StatusReason != "" || f.r.Status != rollout.Running {
 		t.Fatalf("stage %+v reason %q: the stage starts by itself when the freeze ends", st, f.r.StatusReason)
 	}
 }
@@ -293,7 +293,7 @@ func TestFreezes_OverrideIsRecorded(t *testing.T) {
 		t.Fatalf("stage %+v", f.r.Stages[0])
 	}
 	if err := f.act(Request{Action: ActionResume, Actor: "user:bob"}); err == nil {
-		t.Fatal("resume without freezeOverride is refused on a running rollout")
+		t.Fatal("resume without freezeOverride is refused on a frozen rollout")
 	}
 	if err := f.act(Request{Action: ActionResume, Actor: "user:bob", FreezeOverride: true, Reason: "hotfix"}); err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func TestApprovals_RulesBetweenWaves(t *testing.T) {
 	if !asRefused(err, &re) || re.Code != CodeSelfApproval {
 		t.Fatalf("approval by the creator: %v, want %s", err, CodeSelfApproval)
 	}
-	err = f.act(Request{Action: ActionApprove, Wave: 1, Actor: "user:carol", Creator: "user:carol"})
+	err = f.act(Request{Action: ActionApprove, Wave: 1, Actor: "user:carol", Creators: []string{"user:dan", "user:carol"}})
 	if !asRefused(err, &re) || re.Code != CodeSelfApproval {
 		t.Fatalf("approval by who applied the revision: %v, want %s", err, CodeSelfApproval)
 	}

@@ -122,7 +122,7 @@ func (p *pass) runStages(w int) bool {
 			continue
 		}
 		if st.Status == rollout.StagePending || st.Status == rollout.StageFrozen {
-			if p.r.Status != rollout.Running {
+			if p.r.Status != rollout.Running && p.r.Status != rollout.Frozen {
 				return false // paused: no new stage begins
 			}
 			if p.frozen(s) {

@@ -2,11 +2,13 @@ package enginetask_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -114,5 +116,36 @@ func TestStateMachine_ApprovalExpires(t *testing.T) {
 	}
 	if exp := ro.Waves[1].WaitingSince.Add(2 * time.Hour); ro.Waves[1].Rejected.At.Before(exp) {
 		t.Fatalf("expired at %s, before %s", ro.Waves[1].Rejected.At, exp)
+	}
+}
+
+func TestStateMachine_FreezeParksAndEnds(t *testing.T) {
+	for _, override := range []bool{false, true} {
+		t.Run(fmt.Sprintf("override=%v", override), func(t *testing.T) {
+			r := newRig(t)
+			from, until := t0.Add(-time.Hour), t0.Add(6*time.Hour)
+			spec := policy.Spec{HealthWait: time.Minute, Freezes: []policy.Freeze{{Name: "holidays", From: &from, Until: &until}}}
+			ids := r.agents(2, nil)
+			r.start("r-freeze", policy.KindConfig, spec, ids, nil)
+			r.run(nil)
+			ro := r.wantStatus("r-freeze", rollout.Frozen)
+			if ro.TaskToken == "" {
+				t.Fatal("a frozen rollout parks on a token")
+			}
+			if states, _ := r.history("r-freeze"); states[len(states)-1] != "Held by a freeze" {
+				t.Fatalf("states %v", states)
+			}
+			if override {
+				r.operate("r-freeze", engine.Request{Action: engine.ActionResume, Actor: "user:bob", FreezeOverride: true, Reason: "hotfix"})
+			}
+			r.run(func() bool { ro, _ := r.rollout("r-freeze"); return ro.Status.Final() })
+			ro = r.wantStatus("r-freeze", rollout.Completed)
+			switch {
+			case override && !ro.FinishedAt.Before(until):
+				t.Fatalf("with the override the rollout finished at %s, not before the freeze's end", ro.FinishedAt)
+			case !override && ro.Stages[0].StartedAt.Before(until):
+				t.Fatalf("without it the stage started at %s, before the freeze's end %s", ro.Stages[0].StartedAt, until)
+			}
+		})
 	}
 }

@@ -45,8 +45,9 @@ type Output struct {
 	Wave   string `json:"wave,omitempty"`
 	Stage  string `json:"stage,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// TimeoutSeconds bounds a park for approval: the state machine's
-	// TimeoutSecondsPath, so that an approval expires even if nobody acts.
+	// TimeoutSeconds bounds a park for approval or a freeze: the state
+	// machine's TimeoutSecondsPath, so that an approval expires and a
+	// freeze ends even if nobody acts.
 	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
 	// Gates are the readings the "Reading gates" state took.
 	Gates []GateReading `json:"gates,omitempty"`
@@ -62,6 +63,7 @@ const (
 	VerdictWaitBake     = "wait_bake"
 	VerdictReadGates    = "read_gates"
 	VerdictApproval     = "waiting_approval"
+	VerdictFrozen       = "frozen"
 	VerdictPaused       = "paused"
 	VerdictFailed       = "failed"
 	VerdictContinue     = "continue"

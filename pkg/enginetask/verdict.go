@@ -33,10 +33,14 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	}
 	c := count(targets)
 	inFlight := c.inProgress+c.verifying > 0 || r.Status == rollout.RollingBack
-	if !inFlight && r.Status == rollout.WaitingApproval {
-		// parked on a token, with a timeout at the next deadline (the
-		// approval's expiry), after which the execution evaluates again
+	if !inFlight && (r.Status == rollout.WaitingApproval || r.Status == rollout.Frozen) {
+		// parked on a token, so that an approval or a freeze override wakes
+		// it at once, with a timeout at the next deadline (the approval's
+		// expiry, the freeze's end), after which the execution evaluates again
 		out.Verdict, out.TimeoutSeconds = VerdictApproval, maxParkSeconds
+		if r.Status == rollout.Frozen {
+			out.Verdict = VerdictFrozen
+		}
 		if !res.NextDeadline.IsZero() {
 			out.TimeoutSeconds = min(max(int64(math.Ceil(res.NextDeadline.Sub(now).Seconds())), 1), maxParkSeconds)
 		}

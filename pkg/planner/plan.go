@@ -138,11 +138,11 @@ func (d *Decision) fleetGone(in Input) {
 	d.Note = ReasonFleetRemoved
 }
 
-// supersedable: pending, running, waiting_approval and paused rollouts are
+// supersedable: pending, running, waiting_approval, paused and frozen rollouts are
 // replaced when the target changes; failed and rolling_back never are.
 func supersedable(s rollout.Status) bool {
 	switch s {
-	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused:
+	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
 		return true
 	}
 	return false

@@ -12,6 +12,9 @@ const (
 	Running         Status = "running"
 	WaitingApproval Status = "waiting_approval"
 	Paused          Status = "paused"
+	// Frozen: the next stage waits for a freeze of its regions to end; the
+	// rollout goes on by itself then (or with a freeze override).
+	Frozen Status = "frozen"
 	Completed       Status = "completed"
 	Failed          Status = "failed"
 	Aborted         Status = "aborted"
@@ -19,6 +22,9 @@ const (
 	RolledBack      Status = "rolled_back"
 	Superseded      Status = "superseded"
 )
+
+// Statuses lists every rollout status, in the order of the spec.
+var Statuses = []Status{Pending, Running, WaitingApproval, Paused, Frozen, Completed, Failed, Aborted, RollingBack, RolledBack, Superseded}
 
 // Final reports whether no transition leaves the status. failed is not final:
 // a person decides (rollback, abort or retry-failed).

@@ -334,7 +334,7 @@ func TestGates_FreezeHoldsOneRegion(t *testing.T) {
 	id := g.change(false)
 	r, _ := g.until(id, "the freeze", func(r rollout.Rollout) bool { return stageByName(r, "rest/us-1a").Status == rollout.StageFrozen })
 	held := stageByName(r, "rest/us-1a").Held
-	if !strings.Contains(held, `freeze "change-freeze" (us-1) until `+until.Format(time.RFC3339)) || r.Status != rollout.Running ||
+	if !strings.Contains(held, `freeze "change-freeze" (us-1) until `+until.Format(time.RFC3339)) || r.Status != rollout.Frozen ||
 		!strings.Contains(r.StatusReason, "held by freeze") {
 		t.Fatalf("held %q, rollout %s (%s)", held, r.Status, r.StatusReason)
 	}
