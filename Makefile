@@ -69,11 +69,11 @@ fuzz:
 # the planner schedule, the stream delivery) with 50 simulated collectors:
 # a configuration rollout approved through the API, then a version rollout.
 demo:
-	$(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local demo
+	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local demo
 
 # run: the same stack, kept running for myrctl and curl (Ctrl-C stops it).
 run:
-	$(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run
+	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run
 
 # bench-assign: from an agent's first report to its assignment, 100 simulated
 # agents connecting to the local stack at once (p50/p95 in ms).

@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	healthWait := fs.String("health-wait", "", "demo: override the demo policies' healthWait (30s)")
 	version := fs.String("version", "0.162.0", "demo: the collector version to roll out")
 	timeout := fs.Duration("timeout", 15*time.Minute, "demo: give up after this long")
+	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: the simulated fleet's metrics address Prometheus scrapes (examples/simfleet -metrics-addr)")
 	verbose := fs.Bool("v", false, "log at info level")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -53,6 +54,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	target := *metricsTarget
+	if mode == "demo" {
+		addr, err := freeAddr()
+		if err != nil {
+			fmt.Fprintln(stderr, "myriarch-local:", err)
+			return 1
+		}
+		target = addr
+	}
+	gates, err := startGateServers(target, mode == "demo", stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarch-local:", err)
+		return 1
+	}
+	defer gates.stop()
+	o.PrometheusURL, o.AlertmanagerURL = gates.url(gates.prometheus), gates.url(gates.alertmanager)
 	s, err := stack.Start(ctx, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "myriarch-local:", err)
@@ -60,20 +77,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer s.Stop()
 	printEndpoints(stdout, s)
+	fmt.Fprintf(stdout, "  Prometheus        %s   (scrapes %s)\n  Alertmanager      %s\n", or(o.PrometheusURL, "not running"), target, or(o.AlertmanagerURL, "not running"))
 	if mode == "run" {
 		fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
 		<-ctx.Done()
 		return 0
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
-		HealthWait: *healthWait, NewVersion: *version, Timeout: *timeout, Out: stdout})
+		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, Timeout: *timeout, Out: stdout})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo failed:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "\nSummary: %d rollouts completed, %d targets succeeded, wall time %s\n",
-		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
+	fmt.Fprintf(stdout, "\nSummary: %d rollouts completed, %d targets succeeded, %d rollout stopped by a red gate and rolled back, wall time %s\n",
+		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.RolloutsRolledBack, sum.Wall.Round(time.Second))
 	return 0
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func printEndpoints(w io.Writer, s *stack.Stack) {

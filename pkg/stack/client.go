@@ -76,8 +76,13 @@ type rolloutView struct {
 	TargetCounts map[string]int `json:"targetCounts"`
 	Progress     string         `json:"progress"`
 	Stages       []struct {
-		Name   string `json:"name"`
-		Status string `json:"status"`
+		Name    string `json:"name"`
+		Status  string `json:"status"`
+		LastRed string `json:"lastRed"`
+		Gate    *struct {
+			Readings       int `json:"readings"`
+			ConsecutiveRed int `json:"consecutiveRed"`
+		} `json:"gate"`
 	} `json:"stages"`
 }
 
@@ -93,8 +98,12 @@ func (r rolloutView) line() string {
 	if r.Progress != "" {
 		s += " | stages " + r.Progress
 		for _, st := range r.Stages {
-			if st.Status == "running" || st.Status == "baking" || st.Status == "failed" {
-				s += fmt.Sprintf(" (%s %s)", st.Name, st.Status)
+			if st.Status == "running" || st.Status == "baking" || st.Status == "failed" || st.Status == "frozen" {
+				s += fmt.Sprintf(" (%s %s", st.Name, st.Status)
+				if g := st.Gate; g != nil && st.Status == "baking" {
+					s += fmt.Sprintf(", gate: %d readings, %d red", g.Readings, g.ConsecutiveRed)
+				}
+				s += ")"
 				break
 			}
 		}

@@ -20,15 +20,22 @@ type DemoOptions struct {
 	HealthWait string  // overrides the demo policies' healthWait ("" keeps 30s)
 	Bake       string  // overrides the zones policy's bake ("" keeps 5s)
 	NewVersion string  // the collector version of the version rollout
-	Timeout    time.Duration
-	Out        io.Writer
+	// MetricsAddr is where the simulated fleet serves its pipeline metrics,
+	// the address Prometheus scrapes (the stack's PrometheusURL): the gate
+	// of the zones policy reads them.
+	MetricsAddr string
+	Timeout     time.Duration
+	Out         io.Writer
 }
 
 // Summary is what the demo reports at its end.
 type Summary struct {
 	RolloutsCompleted int
 	TargetsSucceeded  int
-	Wall              time.Duration
+	// RolloutsRolledBack counts the rollouts a red gate stopped and
+	// rolled back (the fourth: one zone's exports fail).
+	RolloutsRolledBack int
+	Wall               time.Duration
 }
 
 // Demo runs the scenario of `make demo` against a running stack: a fleet of
@@ -37,8 +44,10 @@ type Summary struct {
 // configuration, which rolls out canary first, waits for approval, is
 // approved as an operator would, and completes; then an operator selects a
 // new collector version, which rolls out through the updater executor;
-// last, a configuration change rolls out by region and zone, stage by
-// stage with a bake between them.
+// then a configuration change rolls out by region and zone, stage by stage
+// with a bake and a health gate on the collectors' export failures between
+// them; last, a configuration that breaks the exports of one zone turns
+// that zone's gate red, and the stage is rolled back.
 func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	start := s.clock()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -52,6 +61,8 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.Agents, s.GatewayURL, s.AgentToken, o.Speed
 	cfg.Zones = demoZones
+	cfg.MetricsAddr = o.MetricsAddr
+	cfg.ExportFailure = simfleet.ExportFailure{Marker: demoExportFailMarker, Where: demoFailZone, Fraction: 0.5}
 	fleet, err := simfleet.Start(ctx, cfg)
 	if err != nil {
 		return sum, fmt.Errorf("start the simulated fleet: %w", err)
@@ -135,9 +146,39 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	}
 	sum.RolloutsCompleted++
 	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
+	say("every stage's gate stayed green: %s", gateSummary(r))
+
+	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte(demoExportFailMarker+"\n")...)
+	if id, err = s.applyForRollout(ctx, c, files, "demo-4"); err != nil {
+		return sum, err
+	}
+	say("revision demo-4 changes the exporter so that half the spans of %s fail to send: rollout %s", demoFailZone, id)
+	if r, err = s.watch(ctx, c, id, say, "rolled_back"); err != nil {
+		return sum, err
+	}
+	sum.RolloutsRolledBack++
+	say("the gate of the stage that reached %s turned red and rollback-wave returned that stage; the stages before it keep the change", demoFailZone)
 	sum.Wall = s.clock().Sub(start)
-	say("done: %d rollouts completed, %d targets succeeded, in %s", sum.RolloutsCompleted, sum.TargetsSucceeded, sum.Wall.Round(time.Second))
+	say("done: %d rollouts completed, %d targets succeeded, %d rollout stopped by a red gate and rolled back, in %s",
+		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.RolloutsRolledBack, sum.Wall.Round(time.Second))
 	return sum, nil
+}
+
+// The fourth rollout's configuration breaks the exports of demoFailZone.
+const (
+	demoExportFailMarker = "# demo-4: a broken exporter endpoint"
+	demoFailZone         = "us-east-1/us-east-1b"
+)
+
+// gateSummary is "canary 1 reading, eu-west-1/eu-west-1a 3 readings, …".
+func gateSummary(r rolloutView) string {
+	var parts []string
+	for _, st := range r.Stages {
+		if st.Gate != nil {
+			parts = append(parts, fmt.Sprintf("%s %d readings", st.Name, st.Gate.Readings))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // demoHealthWait is the healthWait line of the demo policies.
