@@ -16,7 +16,7 @@ import (
 // The statuses the filters accept, in the spec's order.
 var (
 	rolloutStatuses = rollout.Statuses
-	targetStatuses = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
+	targetStatuses  = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,
 		rollout.TargetVerifying, rollout.TargetSucceeded, rollout.TargetFailed, rollout.TargetSkipped,
 		rollout.TargetCancelled, rollout.TargetRolledBack}
 )

@@ -14,13 +14,13 @@ const (
 	Paused          Status = "paused"
 	// Frozen: the next stage waits for a freeze of its regions to end; the
 	// rollout goes on by itself then (or with a freeze override).
-	Frozen Status = "frozen"
-	Completed       Status = "completed"
-	Failed          Status = "failed"
-	Aborted         Status = "aborted"
-	RollingBack     Status = "rolling_back"
-	RolledBack      Status = "rolled_back"
-	Superseded      Status = "superseded"
+	Frozen      Status = "frozen"
+	Completed   Status = "completed"
+	Failed      Status = "failed"
+	Aborted     Status = "aborted"
+	RollingBack Status = "rolling_back"
+	RolledBack  Status = "rolled_back"
+	Superseded  Status = "superseded"
 )
 
 // Statuses lists every rollout status, in the order of the spec.
