@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -103,6 +104,7 @@ func TestStateMachine_RedGateRollsBackItsStage(t *testing.T) {
 
 func TestStateMachine_ApprovalExpires(t *testing.T) {
 	r := newRig(t)
+	r.h.Audit = r.st
 	spec := canaryThenAll()
 	spec.Approvals = policy.Approvals{Expiry: 2 * time.Hour}
 	ids := r.agents(4, canaryAttrs)
@@ -116,6 +118,14 @@ func TestStateMachine_ApprovalExpires(t *testing.T) {
 	}
 	if exp := ro.Waves[1].WaitingSince.Add(2 * time.Hour); ro.Waves[1].Rejected.At.Before(exp) {
 		t.Fatalf("expired at %s, before %s", ro.Waves[1].Rejected.At, exp)
+	}
+	page, err := r.st.AuditOf(r.ctx, "rollout", "r-expire", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || page.Items[0].Action != "rollout.approval_expire" || page.Items[0].Actor != enginetask.SystemActor ||
+		!strings.Contains(fmt.Sprint(page.Items[0].Details["reason"]), "expired after 2h0m0s") {
+		t.Fatalf("audit %+v: the expiry is audited", page.Items)
 	}
 }
 

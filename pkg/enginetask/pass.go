@@ -46,6 +46,9 @@ type Passer struct {
 	// Gates reads the health gates of stages and batches; without it every
 	// reading is red with an error.
 	Gates GateReader
+	// Audit records the engine's own decisions (an approval's expiry); nil
+	// records none.
+	Audit AuditLog
 	Log   *slog.Logger
 }
 
@@ -110,6 +113,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.In
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed)
 		if err == nil {
 			p.logEvents(res)
+			p.audit(ctx, res, in.Now)
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			return Passed{Result: res, Targets: merge(in.Targets, res.Changed)}, nil
 		}

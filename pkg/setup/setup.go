@@ -115,7 +115,7 @@ func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
 // Passer runs evaluation passes.
 func (d Deps) Passer() enginetask.Passer {
 	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
-		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Log: d.Log}
+		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Audit: d.Store, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.
