@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -32,24 +31,9 @@ func gatedFixture(t *testing.T, tweak func(*policy.Spec)) *fixture {
 	}
 	snap := policy.Policy{Name: "gated", Spec: spec}.Snapshot(policy.KindConfig)
 	place := map[string][2]string{"a0": {"r1", "r1a"}, "a1": {"r1", "r1a"}, "a2": {"r1", "r1a"}, "a3": {"r2", "r2a"}, "a4": {"r2", "r2a"}}
-	f := &fixture{t: t, now: t0, agents: map[string]agent.Agent{}}
-	var cands []Candidate
-	for _, id := range []string{"a0", "a1", "a2", "a3", "a4"} {
-		attrs := map[string]string{"cloud.region": place[id][0], "cloud.availability_zone": place[id][1], "host.name": id + ".example"}
-		if id == "a0" {
-			attrs["labels.wave"] = "canary"
-		}
-		cands = append(cands, Candidate{AgentID: id, Attributes: selector.Map(attrs), FromRef: "h-old"})
-		f.agents[id] = agent.Agent{ID: id, Fleet: "edge", Online: true, Attributes: attrs,
-			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0.Add(-time.Hour)},
-			RemoteConfig: agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
-	}
-	r, ts, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h-new", Candidates: cands, Now: t0, CreatedBy: "user:alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.r, f.ts = r, ts
-	return f
+	return createdFixture(t, snap, []string{"a0", "a1", "a2", "a3", "a4"}, func(id string) map[string]string {
+		return map[string]string{"cloud.region": place[id][0], "cloud.availability_zone": place[id][1], "host.name": id + ".example"}
+	})
 }
 
 var redResult = gate.Result{Kind: gate.KindMetric, Name: "export-failures", Scope: "r1/r1a", Red: true, Detail: "value 0.2 above 0.01"}

@@ -27,19 +27,29 @@ func stagedFixtureOn(t *testing.T, onFailure policy.OnFailure) *fixture {
 	}
 	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(policy.KindConfig)
 	zones := map[string]string{"a0": "r1a", "a1": "r1a", "a2": "r1a", "a3": "r1b", "a4": "r1b"}
+	return createdFixture(t, snap, []string{"a0", "a1", "a2", "a3", "a4"}, func(id string) map[string]string {
+		return map[string]string{"cloud.region": "r1", "cloud.availability_zone": zones[id]}
+	})
+}
+
+// createdFixture is a configuration rollout made by Create for the agents
+// ids, online and healthy on h-old with the attributes attrs gives them; a0
+// is labelled the canary. The rollout's creator is user:alice.
+func createdFixture(t *testing.T, snap policy.Snapshot, ids []string, attrs func(id string) map[string]string) *fixture {
+	t.Helper()
 	f := &fixture{t: t, now: t0, agents: map[string]agent.Agent{}}
 	var cands []Candidate
-	for _, id := range []string{"a0", "a1", "a2", "a3", "a4"} {
-		attrs := map[string]string{"cloud.region": "r1", "cloud.availability_zone": zones[id]}
+	for _, id := range ids {
+		a := attrs(id)
 		if id == "a0" {
-			attrs["labels.wave"] = "canary"
+			a["labels.wave"] = "canary"
 		}
-		cands = append(cands, Candidate{AgentID: id, Attributes: selector.Map(attrs), FromRef: "h-old"})
-		f.agents[id] = agent.Agent{ID: id, Fleet: "edge", Online: true, Attributes: attrs,
+		cands = append(cands, Candidate{AgentID: id, Attributes: selector.Map(a), FromRef: "h-old"})
+		f.agents[id] = agent.Agent{ID: id, Fleet: "edge", Online: true, Attributes: a,
 			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0.Add(-time.Hour)},
 			RemoteConfig: agent.RemoteConfigStatus{Hash: "h-old", Status: agent.ConfigApplied, Since: t0.Add(-time.Hour)}}
 	}
-	r, ts, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h-new", Candidates: cands, Now: t0})
+	r, ts, err := Create(NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h-new", Candidates: cands, Now: t0, CreatedBy: "user:alice"})
 	if err != nil {
 		t.Fatal(err)
 	}

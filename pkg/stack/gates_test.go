@@ -84,23 +84,9 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// gatesPolicy: the canary, then eu-1 and the rest zone by zone, a bake of 3s
-// after every stage, readings every second; extra holds more spec lines.
-func gatesPolicy(onFailure, extra string) string {
-	return `apiVersion: myriarch.dev/v1alpha1
-kind: RolloutPolicy
-metadata: {name: gated}
-spec:
-  waves:
-    - {name: canary, selector: {matchAttributes: {labels.wave: canary}}}
-    - {name: eu-1, selector: "cloud.region=eu-1", by: zone, bake: 3s}
-    - {name: rest, percent: 100, by: zone, bake: 3s}
-  maxConcurrent: 0
-  maxUnavailable: 100%
-  healthWait: 1s
-  applyTimeout: 1m
-  onFailure: ` + onFailure + "\n" + extra
-}
+// gatesPolicy is the zones policy of the topology tests (a bake of 2s after
+// every stage) with more spec lines: the gates.
+func gatesPolicy(onFailure, extra string) string { return zonesPolicy(onFailure) + extra }
 
 // exportFailures is the share of spans the exporters of the pass's zone
 // failed to send over the last 3s; the floor of the denominator keeps a
@@ -121,8 +107,8 @@ func (g *gatedRun) bootstrap(policy string) {
 	if err != nil {
 		g.t.Fatal(err)
 	}
-	files["policies/gated.yaml"] = []byte(policy)
-	files["fleets/edge.yaml"] = []byte(strings.Replace(string(files["fleets/edge.yaml"]), "configPolicy: demo-config", "configPolicy: gated", 1))
+	files["policies/zones.yaml"] = []byte(policy)
+	files["fleets/edge.yaml"] = []byte(strings.Replace(string(files["fleets/edge.yaml"]), "configPolicy: demo-config", "configPolicy: zones", 1))
 	if err := g.s.apply(g.ctx, g.c, files, "gated-1"); err != nil {
 		g.t.Fatal(err)
 	}
@@ -199,7 +185,7 @@ func TestGates_ZoneExportsFail_MetricGateRed_RollbackWave(t *testing.T) {
 	if !strings.Contains(r.StatusReason, "stage rest/us-1a: gate red: metric export-failures") {
 		t.Fatalf("reason %q", r.StatusReason)
 	}
-	for name, readings := range map[string]int{"canary": 1, "eu-1/eu-1a": 3, "eu-1/eu-1b": 3} { // the canary has no bake: one reading
+	for name, readings := range map[string]int{"canary": 1, "eu-1/eu-1a": 2, "eu-1/eu-1b": 2} { // the canary has no bake: one reading
 		st := stageByName(r, name)
 		if st.Status != rollout.StagePassed || st.Gate == nil || st.Gate.Readings < readings || st.Gate.Consecutive != 0 {
 			t.Errorf("stage %s: %s, gate %+v; want passed after %d green readings or more", name, st.Status, st.Gate, readings)
@@ -248,7 +234,7 @@ func TestGates_BatchGateCatchesABadBatch(t *testing.T) {
 	g := startGated(t, "gate-batch-", "eu-1/eu-1b")
 	policy := `apiVersion: myriarch.dev/v1alpha1
 kind: RolloutPolicy
-metadata: {name: gated}
+metadata: {name: zones}
 spec:
   waves:
     - {name: canary, selector: {matchAttributes: {labels.wave: canary}}}
@@ -330,7 +316,7 @@ func TestGates_FreezeHoldsOneRegion(t *testing.T) {
 	until := time.Now().Add(55 * time.Second).UTC().Truncate(time.Second)
 	freeze := fmt.Sprintf("  freezes:\n    - {name: change-freeze, regions: [us-1], from: %q, until: %q}\n",
 		time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), until.Format(time.RFC3339))
-	g.files["policies/gated.yaml"] = []byte(gatesPolicy("stop", freeze))
+	g.files["policies/zones.yaml"] = []byte(gatesPolicy("stop", freeze))
 	id := g.change(false)
 	r, _ := g.until(id, "the freeze", func(r rollout.Rollout) bool { return stageByName(r, "rest/us-1a").Status == rollout.StageFrozen })
 	held := stageByName(r, "rest/us-1a").Held
