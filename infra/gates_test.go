@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/myriarch/myriarch/pkg/gate"
@@ -129,8 +131,27 @@ func TestGates_EngineEnvironment(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%s: gate settings %v, want %v", f.Name, got, want)
 				}
+				if f.Gates {
+					checkEngineReads(t, got)
+				}
 			}
 		})
+	}
+}
+
+// checkEngineReads: the engine's own parser (pkg/gate.ReaderFromEnv)
+// accepts the environment and configures what it names.
+func checkEngineReads(t *testing.T, e map[string]any) {
+	t.Helper()
+	getenv := func(name string) string { s, _ := e[name].(string); return s }
+	cfg := &aws.Config{Region: "eu-west-1", Credentials: aws.AnonymousCredentials{}}
+	r, err := gate.ReaderFromEnv(getenv, cfg, time.Now, nil)
+	if err != nil {
+		t.Fatalf("the engine refuses its environment: %v", err)
+	}
+	if (r.Prometheus != nil) != (getenv(gate.EnvPrometheusURL) != "") || (r.CloudWatch != nil) != (getenv(gate.EnvCloudWatch) == "on") ||
+		r.AlertmanagerURL != getenv(gate.EnvAlertmanagerURL) {
+		t.Errorf("the engine reads Prometheus %v, CloudWatch %v, Alertmanager %q from %v", r.Prometheus != nil, r.CloudWatch != nil, r.AlertmanagerURL, e)
 	}
 }
 
