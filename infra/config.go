@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +40,16 @@ type Config struct {
 	Platforms          string // comma-separated platforms of those releases
 	ReleaseRefresh     string // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
 	ReleaseSourceURL   string // the GitHub REST API the refresh asks; empty: https://api.github.com
-	RepoRoot           string // the repository: statemachines/, opamp-gateway/
-	LambdaBuildDir     string // where scripts/build-lambdas.sh put <function>/bootstrap
+	// The health gates the engine reads (gates.go).
+	PrometheusURL        string       // the root of Prometheus's HTTP API; with an AMP workspace and unset: the workspace's query URL
+	AMPWorkspace         ampWorkspace // Amazon Managed Service for Prometheus; zero: none
+	AlertmanagerURL      string       // the root of Alertmanager's API (v2)
+	CloudWatchGates      bool         // the engine reads CloudWatch metrics and alarms
+	GateVpcID            string       // the VPC the engine runs in to reach collectors, Prometheus and Alertmanager; empty: no VPC
+	GateSubnetIDs        []string     // the engine's subnets in that VPC, sorted
+	GateSecurityGroupIDs []string     // the engine's security groups, sorted; empty with a VPC: one is created
+	RepoRoot             string       // the repository: statemachines/, opamp-gateway/
+	LambdaBuildDir       string       // where scripts/build-lambdas.sh put <function>/bootstrap
 }
 
 // stageName keeps every derived name (stack, tables, functions, log
@@ -75,8 +84,15 @@ var settings = []setting{
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
 	{"releaseRefresh", "MYRIARCH_RELEASE_REFRESH", ""},
 	{"releaseSourceUrl", "MYRIARCH_RELEASE_SOURCE_URL", ""},
-	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},              // default: the nearest directory up from here with cdk.json
-	{"lambdaBuildDir", "MYRIARCH_LAMBDA_BUILD_DIR", ""}, // default: <repoRoot>/build/lambda
+	{"prometheusUrl", "MYRIARCH_PROMETHEUS_URL", ""},
+	{"ampWorkspaceArn", "MYRIARCH_AMP_WORKSPACE_ARN", ""},
+	{"alertmanagerUrl", "MYRIARCH_ALERTMANAGER_URL", ""},
+	{"cloudwatchGates", "MYRIARCH_CLOUDWATCH_GATES", "true"},
+	{"gateVpcId", "MYRIARCH_GATE_VPC_ID", ""},
+	{"gateSubnetIds", "MYRIARCH_GATE_SUBNET_IDS", ""},                // comma-separated
+	{"gateSecurityGroupIds", "MYRIARCH_GATE_SECURITY_GROUP_IDS", ""}, // comma-separated
+	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},                           // default: the nearest directory up from here with cdk.json
+	{"lambdaBuildDir", "MYRIARCH_LAMBDA_BUILD_DIR", ""},              // default: <repoRoot>/build/lambda
 }
 
 // LoadConfig resolves every setting: context wins over environment, which
@@ -141,6 +157,7 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	c.DeletionProtection = boolean("deletionProtection")
 	c.Gateway = boolean("gateway")
+	c.CloudWatchGates = boolean("cloudwatchGates")
 	if !stageName.MatchString(c.Stage) {
 		errs = append(errs, fmt.Sprintf("stage: %q must be 1-20 lower-case letters, digits or dashes, starting with a letter", c.Stage))
 	}
@@ -160,11 +177,10 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	if _, err := releases.ParseTargets(c.ReleaseRefresh); err != nil { // the function's own check, at synth
 		errs = append(errs, fmt.Sprintf("releaseRefresh: %v", err))
 	}
-	if c.ReleaseSourceURL != "" {
-		if u, err := url.Parse(c.ReleaseSourceURL); err != nil || u.Scheme != "https" || u.Host == "" {
-			errs = append(errs, fmt.Sprintf("releaseSourceUrl: %q is not an https URL such as https://api.github.com", c.ReleaseSourceURL))
-		}
+	if c.ReleaseSourceURL != "" && !isURL(c.ReleaseSourceURL, "https") {
+		errs = append(errs, fmt.Sprintf("releaseSourceUrl: %q is not an https URL such as https://api.github.com", c.ReleaseSourceURL))
 	}
+	errs = append(errs, c.loadGates(v)...)
 	if err := c.loadAPITokens(v["apiTokensFile"]); err != nil {
 		errs = append(errs, err.Error())
 	}
@@ -172,6 +188,13 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		return Config{}, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil
+}
+
+// isURL tells whether s is an absolute URL with a host and one of the
+// schemes.
+func isURL(s string, schemes ...string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Host != "" && slices.Contains(schemes, u.Scheme)
 }
 
 // findRepoRoot is the nearest directory, from the working directory up,

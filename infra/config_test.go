@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,8 +60,8 @@ func TestLoadConfig_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
-		APIRateLimit: 50, APIBurstLimit: 100, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
-	if c != want {
+		APIRateLimit: 50, APIBurstLimit: 100, CloudWatchGates: true, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -52,6 +53,7 @@ type functionSpec struct {
 	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
 	ServerTimezone      bool              // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
 	ReleaseRefresh      bool              // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
+	Gates               bool              // reads health gates: their settings, IAM and VPC (gates.go)
 }
 
 // The tables each function uses follow from the store methods it calls
@@ -63,7 +65,7 @@ var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
 		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite},
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
-		ServerTimezone: true},
+		ServerTimezone: true, Gates: true}, // the read-gates task
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
 		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: write},
 		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a parked rollout it ends
@@ -107,8 +109,9 @@ func checkBuilt(c Config) error {
 
 // newFunctions creates every Lambda: Go on provided.al2023 for arm64, JSON
 // logs kept a month, X-Ray tracing, the stage's table prefix in its
-// environment. Grants come later, once the state machine exists.
-func newFunctions(scope constructs.Construct, c Config) Functions {
+// environment; the one that reads gates in the gate network, if any.
+// Grants come later, once the state machine exists.
+func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functions {
 	out := Functions{}
 	for _, f := range functionSpecs {
 		logs := awslogs.NewLogGroup(scope, jsii.String("Logs-"+f.Name), &awslogs.LogGroupProps{
@@ -130,6 +133,9 @@ func newFunctions(scope constructs.Construct, c Config) Functions {
 		}
 		if f.ReservedConcurrency > 0 {
 			props.ReservedConcurrentExecutions = jsii.Number(float64(f.ReservedConcurrency))
+		}
+		if f.Gates {
+			net.place(props)
 		}
 		fn := awslambda.NewFunction(scope, jsii.String("Function-"+f.Name), props)
 		env := functionEnvironment(c, f)
@@ -164,6 +170,12 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	if f.ReleaseRefresh {
 		set(envReleaseRefresh, c.ReleaseRefresh)
 		set(envReleaseSourceURL, c.ReleaseSourceURL)
+	}
+	if f.Gates {
+		set(gate.EnvPrometheusURL, c.PrometheusURL)
+		set(gate.EnvPrometheusSigV4Region, c.AMPWorkspace.Region)
+		set(gate.EnvAlertmanagerURL, c.AlertmanagerURL)
+		set(gate.EnvCloudWatch, onOff(c.CloudWatchGates))
 	}
 	return env
 }

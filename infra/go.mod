@@ -6,6 +6,7 @@ replace github.com/myriarch/myriarch => ../
 
 require (
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.276.0
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.142.0
 	github.com/myriarch/myriarch v0.0.0-00010101000000-000000000000
@@ -14,7 +15,6 @@ require (
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-lambda-go v1.55.1 // indirect
-	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/config v1.33.18 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.21 // indirect

@@ -10,9 +10,10 @@ import (
 
 // grantFunctions gives each function exactly what its functionSpec lists:
 // its tables (and their indexes) through the tables' grant methods, the
-// Step Functions actions on the rollout state machine only, and the
-// planner's invocation. Nothing else is granted to a function role.
-func grantFunctions(fns Functions, ts Tables, stateMachineArn *string) {
+// Step Functions actions on the rollout state machine only, the planner's
+// invocation, and what the configured gates read. Nothing else is granted
+// to a function role.
+func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string) {
 	for _, f := range functionSpecs {
 		fn := fns[f.Name]
 		grantTables(ts, f.Tables, fn)
@@ -35,6 +36,9 @@ func grantFunctions(fns Functions, ts Tables, stateMachineArn *string) {
 			planner := fns[fnPlanner]
 			planner.GrantInvoke(fn)
 			fn.AddEnvironment(jsii.String(envPlannerFunction), planner.FunctionName(), nil)
+		}
+		if f.Gates {
+			grantGates(fn, c)
 		}
 	}
 }

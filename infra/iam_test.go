@@ -18,6 +18,8 @@ var unscopable = map[string]bool{
 	"logs:DescribeResourcePolicies": true, "logs:DescribeLogGroups": true,
 	"ecr:GetAuthorizationToken": true, // pulling the gateway's image
 	"dynamodb:ListStreams":      true, // the agents stream's event source mapping
+	"cloudwatch:GetMetricData":  true, // gates: no resource-level permissions
+	"cloudwatch:DescribeAlarms": true, // gates: composite alarms are only described with "*"
 }
 
 // statement is one Allow statement with its actions and resources.
@@ -65,7 +67,7 @@ func roleOf(r resource, field string) string {
 }
 
 func TestIAM_NoWildcardActionsAndStarOnlyWhereAWSRequiresIt(t *testing.T) {
-	for _, ctx := range []map[string]string{nil, variant} {
+	for _, ctx := range []map[string]string{nil, variant, gatesVariant} {
 		s := synthesized(t, ctx)
 		for role, stmts := range s.policies(t) {
 			for _, st := range stmts {
@@ -215,6 +217,9 @@ func TestIAM_EachFunctionGetsExactlyWhatItsSpecLists(t *testing.T) {
 			if f.Name == fnAgentEvent { // the stream and its dead-letter queue
 				other = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
 					"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage", "xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+			}
+			if f.Gates { // CloudWatch gates are on by default; TestIAM_Gates checks every combination
+				other = append([]string{"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData"}, other...)
 			}
 			if !reflect.DeepEqual(g.other, other) {
 				t.Errorf("other actions %v, want %v", g.other, other)

@@ -29,13 +29,14 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		Env:         environment(),
 	})
 	ts := newTables(stack, c)
-	fns := newFunctions(stack, c)
+	net := newGateNetwork(stack, c)
+	fns := newFunctions(stack, c, net)
 	sm, err := newRolloutStateMachine(stack, c, fns)
 	if err != nil {
 		return nil, err
 	}
 	smArn := rolloutStateMachineArn(stack, c)
-	grantFunctions(fns, ts, smArn)
+	grantFunctions(c, fns, ts, smArn)
 	dlq := connectAgentEvents(stack, fns, ts)
 	schedulePlanner(stack, fns)
 	scheduleReleaseRefresh(stack, c, fns)
@@ -66,6 +67,10 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 			output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
 			output{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
 			output{"AgentTokenSecretArn", gw.TokenSecret.SecretArn()})
+	}
+	if net != nil && net.created != nil {
+		// The group the collectors' (and Prometheus's, Alertmanager's) groups let in.
+		outputs = append(outputs, output{"EngineSecurityGroupId", net.created.SecurityGroupId()})
 	}
 	for _, o := range outputs {
 		awscdk.NewCfnOutput(stack, jsii.String(o.name), &awscdk.CfnOutputProps{Value: o.value})

@@ -94,6 +94,15 @@ var variant = map[string]string{
 	"defaultTimezone":    "Europe/Berlin",
 	"releaseRefresh":     "otelcol-contrib,acme-otelcol=acme/otelcol-releases",
 	"releaseSourceUrl":   "https://github.example.com/api/v3",
+	// Gates: AMP through a URL of one's own, an Alertmanager, no
+	// CloudWatch, and the engine in a VPC with the operator's groups.
+	"prometheusUrl":        "https://aps-proxy.internal.example.com/workspaces/" + testWorkspace,
+	"ampWorkspaceArn":      testWorkspaceArn,
+	"alertmanagerUrl":      "http://alertmanager.internal.example.com:9093",
+	"cloudwatchGates":      "false",
+	"gateVpcId":            "vpc-0123456789abcdef0",
+	"gateSubnetIds":        "subnet-0bbbbbbbbbbbbbbbb,subnet-0aaaaaaaaaaaaaaaa",
+	"gateSecurityGroupIds": "sg-0123456789abcdef0,sg-11111111",
 }
 
 func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
