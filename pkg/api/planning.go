@@ -194,7 +194,7 @@ func (l *LocalPlanning) cancel(ctx context.Context, d planner.Decision) {
 		byAgent[t.AgentID] = t
 	}
 	for _, o := range orders {
-		if err := ex.Cancel(ctx, r, byAgent[o.AgentID]); err != nil {
+		if err := ex.Cancel(ctx, executor.Call{Rollout: r, Target: byAgent[o.AgentID], Operation: executor.OpCancel}); err != nil {
 			l.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", o.AgentID, "error", err.Error())
 		}
 	}

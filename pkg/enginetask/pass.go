@@ -151,11 +151,11 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 // threshold was not applied until then). Each round settles at least one
 // target for good, so the rounds are bounded by the targets.
 func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result) (engine.Result, error) {
-	settled, err := p.carryOut(ctx, &res)
+	settled, err := p.carryOut(ctx, &res, in.Agents)
 	for round := 0; err == nil && settled > 0 && round < len(in.Targets); round++ {
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
 		next := engine.Evaluate(in)
-		if settled, err = p.carryOut(ctx, &next); err != nil {
+		if settled, err = p.carryOut(ctx, &next, in.Agents); err != nil {
 			break
 		}
 		res = then(res, next)
@@ -167,7 +167,7 @@ func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engi
 // hashes (grouped by hash); for a version it calls the executor, and a target
 // whose Start fails is marked failed in the result before it is stored;
 // settled counts those.
-func (p Passer) carryOut(ctx context.Context, res *engine.Result) (settled int, err error) {
+func (p Passer) carryOut(ctx context.Context, res *engine.Result, agents map[string]agent.Agent) (settled int, err error) {
 	if len(res.Orders) == 0 {
 		return 0, nil
 	}
@@ -185,10 +185,10 @@ func (p Passer) carryOut(ctx context.Context, res *engine.Result) (settled int, 
 		}
 		return 0, nil
 	}
-	return p.carryOutVersion(ctx, res)
+	return p.carryOutVersion(ctx, res, agents)
 }
 
-func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) (settled int, err error) {
+func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents map[string]agent.Agent) (settled int, err error) {
 	r := res.Rollout
 	ex, exErr := p.Executors.For(r.Executor)
 	if exErr == nil {
@@ -204,9 +204,10 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) (settle
 			continue
 		}
 		t := res.Changed[i]
+		call := executor.Call{Rollout: r, Target: t, Agent: agents[t.AgentID], Version: o.Ref, Operation: callOperation(o.Kind)}
 		switch {
 		case o.Kind == engine.OrderCancel && exErr == nil:
-			if cerr := ex.Cancel(ctx, r, t); cerr != nil {
+			if cerr := ex.Cancel(ctx, call); cerr != nil {
 				p.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", t.AgentID, "error", cerr)
 			}
 		case exErr != nil && o.Kind == engine.OrderStart:
@@ -215,7 +216,7 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result) (settle
 		case exErr != nil:
 			return settled, fmt.Errorf("executor %s: %w", r.Executor, exErr)
 		default:
-			ref, serr := ex.Start(ctx, r, t, o.Ref)
+			ref, serr := ex.Start(ctx, call)
 			if serr != nil && o.Kind == engine.OrderStart {
 				res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), serr.Error())
 				settled++
@@ -296,4 +297,15 @@ func sameRollout(a, b rollout.Rollout) bool {
 		}
 	}
 	return true
+}
+
+// callOperation is the executor operation of an order.
+func callOperation(k engine.OrderKind) string {
+	switch k {
+	case engine.OrderReset:
+		return executor.OpReset
+	case engine.OrderCancel:
+		return executor.OpCancel
+	}
+	return executor.OpStart
 }

@@ -225,11 +225,11 @@ type flakyStart struct {
 	failed  atomic.Bool
 }
 
-func (f *flakyStart) Start(ctx context.Context, r rollout.Rollout, t rollout.Target, version string) (string, error) {
-	if t.AgentID == f.failFor && f.failed.CompareAndSwap(false, true) {
+func (f *flakyStart) Start(ctx context.Context, c executor.Call) (string, error) {
+	if c.Target.AgentID == f.failFor && f.failed.CompareAndSwap(false, true) {
 		return "", errors.New("webhook answered 503")
 	}
-	return f.UpdaterExecutor.Start(ctx, r, t, version)
+	return f.UpdaterExecutor.Start(ctx, c)
 }
 
 // A failed Start is one failure among others: the pass that saw it is

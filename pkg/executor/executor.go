@@ -18,6 +18,25 @@ const (
 	Updater = "updater"
 )
 
+// Operations of a call.
+const (
+	OpStart  = "start"  // the target's update to the rollout's version
+	OpReset  = "reset"  // a rollback: the update back to the target's from version
+	OpCancel = "cancel" // a started update withdrawn (abort, supersede)
+)
+
+// Call is one call of an executor for one target.
+type Call struct {
+	Rollout rollout.Rollout
+	Target  rollout.Target
+	// Agent is the target's agent as last recorded (its display name, host
+	// and attributes); the zero Agent when it is not known (a cancel of a
+	// superseded rollout, a deleted agent).
+	Agent     agent.Agent
+	Version   string // the version to install: toRef for start, fromRef for reset
+	Operation string // OpStart, OpReset or OpCancel
+}
+
 // Executor starts and cancels version updates.
 //
 // Start is at-least-once: Step Functions retries the task that calls it, so
@@ -25,11 +44,19 @@ const (
 type Executor interface {
 	// Validate reports a misconfiguration before any target starts.
 	Validate(ctx context.Context, r rollout.Rollout) error
-	// Start asks for version on the target's host and returns an external
-	// reference (a job id, "manual", ...).
-	Start(ctx context.Context, r rollout.Rollout, t rollout.Target, version string) (externalRef string, err error)
+	// Start asks for c.Version on the target's host and returns an
+	// external reference (a job id, "manual", ...).
+	Start(ctx context.Context, c Call) (externalRef string, err error)
 	// Cancel withdraws a started update where the executor can.
-	Cancel(ctx context.Context, r rollout.Rollout, t rollout.Target) error
+	Cancel(ctx context.Context, c Call) error
+}
+
+// Watcher is an executor whose started updates can fail on its side (an AWX
+// job that fails): the engine asks it about targets in progress, and a
+// failed update fails the target with the reason. Success is never its to
+// say: that is the version the collector reports.
+type Watcher interface {
+	Failed(ctx context.Context, c Call) (reason string, failed bool, err error)
 }
 
 // ManualExecutor tracks versions changed outside Myriarch: Start marks the
@@ -40,11 +67,9 @@ var _ Executor = ManualExecutor{}
 
 func (ManualExecutor) Validate(context.Context, rollout.Rollout) error { return nil }
 
-func (ManualExecutor) Start(context.Context, rollout.Rollout, rollout.Target, string) (string, error) {
-	return Manual, nil
-}
+func (ManualExecutor) Start(context.Context, Call) (string, error) { return Manual, nil }
 
-func (ManualExecutor) Cancel(context.Context, rollout.Rollout, rollout.Target) error { return nil }
+func (ManualExecutor) Cancel(context.Context, Call) error { return nil }
 
 // Offers records the package offer that the gateway sends to the agent,
 // named by its key (agent.OfferKey: the version, and the attempt of a retry).
@@ -66,15 +91,15 @@ func (u UpdaterExecutor) Validate(context.Context, rollout.Rollout) error {
 	return nil
 }
 
-func (u UpdaterExecutor) Start(ctx context.Context, _ rollout.Rollout, t rollout.Target, version string) (string, error) {
-	if err := u.Offers.SetPackageOffer(ctx, t.AgentID, agent.OfferKey(version, t.Attempt)); err != nil {
-		return "", fmt.Errorf("offer %s to agent %s: %w", version, t.AgentID, err)
+func (u UpdaterExecutor) Start(ctx context.Context, c Call) (string, error) {
+	if err := u.Offers.SetPackageOffer(ctx, c.Target.AgentID, agent.OfferKey(c.Version, c.Target.Attempt)); err != nil {
+		return "", fmt.Errorf("offer %s to agent %s: %w", c.Version, c.Target.AgentID, err)
 	}
 	return Updater, nil
 }
 
-func (u UpdaterExecutor) Cancel(ctx context.Context, _ rollout.Rollout, t rollout.Target) error {
-	return u.Offers.SetPackageOffer(ctx, t.AgentID, "")
+func (u UpdaterExecutor) Cancel(ctx context.Context, c Call) error {
+	return u.Offers.SetPackageOffer(ctx, c.Target.AgentID, "")
 }
 
 // Registry resolves a rollout's executor by name.
@@ -86,4 +111,11 @@ func (reg Registry) For(name string) (Executor, error) {
 		return e, nil
 	}
 	return nil, fmt.Errorf("executor %q is not available (known: manual, updater)", name)
+}
+
+// Secrets reads the secrets executor objects name (a webhook's signing
+// secret, an AWX token): AWS Secrets Manager in the cloud, a directory or
+// the environment locally. A secret is never in Git.
+type Secrets interface {
+	Secret(ctx context.Context, name string) (string, error)
 }

@@ -12,7 +12,7 @@ type offers map[string]string
 func (o offers) SetPackageOffer(_ context.Context, id, v string) error { o[id] = v; return nil }
 
 func TestManual_StartsWithoutCalls(t *testing.T) {
-	ref, err := ManualExecutor{}.Start(context.Background(), rollout.Rollout{}, rollout.Target{AgentID: "a"}, "0.161.0")
+	ref, err := ManualExecutor{}.Start(context.Background(), Call{Target: rollout.Target{AgentID: "a"}, Version: "0.161.0", Operation: OpStart})
 	if err != nil || ref != "manual" {
 		t.Fatalf("ref %q err %v, want manual", ref, err)
 	}
@@ -22,13 +22,13 @@ func TestUpdater_RecordsAndWithdrawsTheOffer(t *testing.T) {
 	o := offers{}
 	u := UpdaterExecutor{Offers: o}
 	ctx := context.Background()
-	if ref, err := u.Start(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}, "0.161.0"); err != nil || ref != "updater" || o["a"] != "0.161.0" {
+	if ref, err := u.Start(ctx, Call{Target: rollout.Target{AgentID: "a"}, Version: "0.161.0"}); err != nil || ref != "updater" || o["a"] != "0.161.0" {
 		t.Fatalf("start: ref %q err %v offers %v", ref, err, o)
 	}
-	if _, err := u.Start(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a", Attempt: 2}, "0.161.0"); err != nil || o["a"] != "0.161.0#2" {
+	if _, err := u.Start(ctx, Call{Target: rollout.Target{AgentID: "a", Attempt: 2}, Version: "0.161.0"}); err != nil || o["a"] != "0.161.0#2" {
 		t.Fatalf("retry: err %v offers %v, want the offer key of attempt 2", err, o)
 	}
-	if err := u.Cancel(ctx, rollout.Rollout{}, rollout.Target{AgentID: "a"}); err != nil || o["a"] != "" {
+	if err := u.Cancel(ctx, Call{Target: rollout.Target{AgentID: "a"}, Operation: OpCancel}); err != nil || o["a"] != "" {
 		t.Fatalf("cancel: err %v offers %v", err, o)
 	}
 	if err := (UpdaterExecutor{}).Validate(ctx, rollout.Rollout{}); err == nil {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/selector"
@@ -27,12 +28,15 @@ type Rollout struct {
 	StatusReason string          `json:"statusReason,omitempty"`
 	Policy       policy.Snapshot `json:"policy"`
 
-	ToRef         string            `json:"toRef"`              // hash or target version
-	Executor      string            `json:"executor,omitempty"` // version rollouts: updater, webhook, awx or manual
-	Origin        Origin            `json:"origin"`
-	CreatedBy     string            `json:"createdBy,omitempty"`
-	RequestReason string            `json:"requestReason,omitempty"`
-	Annotations   map[string]string `json:"annotations,omitempty"`
+	ToRef    string `json:"toRef"`              // hash or target version
+	Executor string `json:"executor,omitempty"` // version rollouts: updater, webhook, awx or manual
+	// ExecutorObject is the snapshot of the fleet's executor object (webhook
+	// and awx), taken when the rollout was created.
+	ExecutorObject *executorobject.Object `json:"executorObject,omitempty"`
+	Origin         Origin                 `json:"origin"`
+	CreatedBy      string                 `json:"createdBy,omitempty"`
+	RequestReason  string                 `json:"requestReason,omitempty"`
+	Annotations    map[string]string      `json:"annotations,omitempty"`
 
 	CreatedAt  time.Time  `json:"createdAt"`
 	StartedAt  *time.Time `json:"startedAt,omitempty"`
