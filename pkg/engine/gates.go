@@ -53,6 +53,7 @@ func (p *pass) bake(s int) (passed bool) {
 	case gate.Failed:
 		reason := fmt.Sprintf("stage %s: gate red: %s", st.Name, st.Gate.Reason(h.FailuresToStop))
 		st.LastRed = st.Gate.LastRed
+		p.emit("rollout.gate_red", reason)
 		p.stopWave(st.Wave, s, reason)
 		return false
 	}
@@ -111,6 +112,7 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 		case gate.Failed:
 			reason := fmt.Sprintf("stage %s: batch gate of %s red: %s", st.Name, batchName(*ps, b-1), ps.Gate.Reason(fts))
 			st.LastRed = ps.Gate.LastRed
+			p.emit("rollout.gate_red", reason)
 			p.stopWave(st.Wave, s, reason)
 			return nil, false
 		default:

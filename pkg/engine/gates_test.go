@@ -95,6 +95,9 @@ func TestGates_GreenStagePassesAtTheEndOfItsBake(t *testing.T) {
 	if got := f.inFlightIDs(); len(got) != 1 {
 		t.Fatalf("in flight %v: the first zone starts right after the canary's gate", got)
 	}
+	if got := strings.Join(f.events, " "); !strings.Contains(got, "rollout.stage_started rollout.stage_passed rollout.stage_started") {
+		t.Fatalf("events %s: a stage's start and pass are events", got)
+	}
 }
 
 func TestGates_RedStageStopsTheRolloutAtOnce(t *testing.T) {
@@ -104,6 +107,9 @@ func TestGates_RedStageStopsTheRolloutAtOnce(t *testing.T) {
 	f.toNext()
 	f.read(true)
 	f.wantRollout(rollout.Paused)
+	if got := strings.Join(f.events, " "); !strings.HasSuffix(got, "rollout.gate_red rollout.paused") {
+		t.Fatalf("events %s: the red gate, then the pause", got)
+	}
 	if st := f.r.Stages[0]; st.Status != rollout.StageFailed || st.LastRed != "metric export-failures (r1/r1a): value 0.2 above 0.01" {
 		t.Fatalf("stage %+v", st)
 	}

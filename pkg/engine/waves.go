@@ -129,6 +129,7 @@ func (p *pass) runStages(w int) bool {
 				return false
 			}
 			st.Status, st.StartedAt = rollout.StageRunning, timePtr(p.now)
+			p.emit("rollout.stage_started", "stage "+st.Name)
 		}
 		if st.Status == rollout.StageRunning {
 			if p.r.Status == rollout.Running {
@@ -142,22 +143,29 @@ func (p *pass) runStages(w int) bool {
 				return false
 			}
 			st.FinishedAt = timePtr(p.now)
-			st.Status = rollout.StagePassed
 			if bake > 0 || p.health() != nil {
 				p.beginBake(s, bake)
+			} else {
+				p.passStage(s)
 			}
 		}
 		if st.Status == rollout.StageBaking {
 			if !p.bake(s) {
 				return false
 			}
-			st.Status = rollout.StagePassed
+			p.passStage(s)
 		}
 		if st.Status == rollout.StageFailed {
 			return false
 		}
 	}
 	return true
+}
+
+// passStage marks stage s passed: the next one may start.
+func (p *pass) passStage(s int) {
+	p.r.Stages[s].Status = rollout.StagePassed
+	p.emit("rollout.stage_passed", "stage "+p.r.Stages[s].Name)
 }
 
 // waveBake is the bake after each stage of wave w (the implicit rest wave
