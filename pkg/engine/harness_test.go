@@ -25,8 +25,8 @@ type fixture struct {
 	live   agent.Liveness // the liveness rule of the passes; zero trusts Online
 	// execFailures are what a watching executor reports to the passes.
 	execFailures map[string]ExecutorFailure
-	orders []Order
-	events []string
+	orders       []Order
+	events       []string
 }
 
 // newFixture builds a rollout of kind k with snapshot s; waves lists the agent
