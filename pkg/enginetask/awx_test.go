@@ -153,23 +153,29 @@ func TestStateMachine_AWXJobFails_RetryFailedLaunchesAgain(t *testing.T) {
 	}
 }
 
+// createAWXRollout stores a version rollout of two agents through the rig's
+// AWX without starting an execution: the test runs its passes itself.
+func createAWXRollout(r *rig, id string) {
+	ids := r.agents(2, hostAttrs)
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{}}.Snapshot(policy.KindVersion)
+	ro, ts, err := engine.Create(engine.NewRollout{ID: id, Fleet: "edge", Kind: policy.KindVersion, Policy: snap, ToRef: "0.161.0",
+		Origin: rollout.OriginGitOps, Candidates: []engine.Candidate{{AgentID: ids[0], FromRef: "0.160.0"}, {AgentID: ids[1], FromRef: "0.160.0"}}, Now: r.clk.Now()})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ro.Executor, ro.ExecutorObject = r.versionExecutor, r.executorObject
+	if err := r.st.CreateRollout(r.ctx, ro, ts); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // Only the state machine's evaluate task asks the executor: a pass after an
 // agent event (Pass) does not poll AWX.
 func TestPass_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
 	r := newRig(t)
 	srv := withAWX(r)
 	r.react = nil // the jobs stay pending
-	ids := r.agents(2, hostAttrs)
-	snap := policy.Policy{Name: "test", Spec: policy.Spec{}}.Snapshot(policy.KindVersion)
-	ro, ts, err := engine.Create(engine.NewRollout{ID: "r-poll", Fleet: "edge", Kind: policy.KindVersion, Policy: snap, ToRef: "0.161.0",
-		Origin: rollout.OriginGitOps, Candidates: []engine.Candidate{{AgentID: ids[0], FromRef: "0.160.0"}, {AgentID: ids[1], FromRef: "0.160.0"}}, Now: r.clk.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ro.Executor, ro.ExecutorObject = r.versionExecutor, r.executorObject
-	if err := r.st.CreateRollout(r.ctx, ro, ts); err != nil {
-		t.Fatal(err)
-	}
+	createAWXRollout(r, "r-poll")
 	polls := func() int {
 		n := 0
 		for _, req := range srv.Requests() {
@@ -192,5 +198,29 @@ func TestPass_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
 	}
 	if polls() != 2 {
 		t.Fatalf("polls %d, want one per target in progress", polls())
+	}
+}
+
+// An abort cancels the jobs even when Validate fails meanwhile (the
+// template no longer prompts for the limit): Cancel is not held up by it.
+func TestAct_AbortCancelsTheJobsOfAMisconfiguredTemplate(t *testing.T) {
+	r := newRig(t)
+	srv := withAWX(r)
+	r.react = nil
+	createAWXRollout(r, "r-abort")
+	if _, err := r.h.Pass(r.ctx, "r-abort"); err != nil {
+		t.Fatal(err)
+	}
+	srv.AddTemplate(awxtest.Template{ID: 7, Name: "upgrade otelcol", AskVariables: true})
+	r.operate("r-abort", engine.Request{Action: engine.ActionAbort, Actor: "user:dana"})
+	r.wantStatus("r-abort", rollout.Aborted)
+	jobs := srv.Jobs()
+	if len(jobs) != 2 {
+		t.Fatalf("jobs %+v, want the two launched", jobs)
+	}
+	for _, j := range jobs {
+		if j.Status != awxtest.StatusCanceled {
+			t.Errorf("job %d %s, want canceled", j.ID, j.Status)
+		}
 	}
 }

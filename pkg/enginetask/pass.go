@@ -225,8 +225,12 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents 
 		t := res.Changed[i]
 		call := executor.Call{Rollout: r, Target: t, Agent: agents[t.AgentID], Version: o.Ref, Operation: callOperation(o.Kind)}
 		switch {
-		case o.Kind == engine.OrderCancel && exErr == nil:
-			if cerr := ex.Cancel(ctx, call); cerr != nil {
+		case o.Kind == engine.OrderCancel:
+			// best effort, and not held up by Validate: an abort must not wait
+			// for an executor that is unreachable or was misconfigured since
+			if ex == nil {
+				p.logger().Warn("executor cancel skipped", "rollout", r.ID, "agent", t.AgentID, "error", exErr)
+			} else if cerr := ex.Cancel(ctx, call); cerr != nil {
 				p.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", t.AgentID, "error", cerr)
 			}
 		case exErr != nil && o.Kind == engine.OrderStart:
