@@ -216,6 +216,7 @@ type launchRequest struct {
 	Limit       string         `json:"limit"`
 	ExtraVars   map[string]any `json:"extra_vars"`
 	Credentials []int          `json:"credentials,omitempty"`
+	deliveryID  string         // ExtraVars[VarDeliveryID]
 }
 
 func (c *client) launchRequest(call executor.Call) (launchRequest, error) {
@@ -234,13 +235,14 @@ func (c *client) launchRequest(call executor.Call) (launchRequest, error) {
 			return launchRequest{}, fmt.Errorf("awx.extraVars.%s: %w", k, err)
 		}
 	}
-	ev[VarDeliveryID] = executor.DeliveryID(call.Rollout.ID, call.Target.AgentID, call.Target.Attempt, call.Operation)
+	delivery := executor.DeliveryID(call.Rollout.ID, call.Target.AgentID, call.Target.Attempt, call.Operation)
+	ev[VarDeliveryID] = delivery
 	ev[VarVersion] = call.Version
 	ev[VarOperation] = call.Operation
 	ev[VarRollout] = call.Rollout.ID
 	ev[VarAgent] = call.Target.AgentID
 	ev[VarAttempt] = call.Target.Attempt
-	return launchRequest{Limit: limit, ExtraVars: ev, Credentials: c.o.Credentials}, nil
+	return launchRequest{Limit: limit, ExtraVars: ev, Credentials: c.o.Credentials, deliveryID: delivery}, nil
 }
 
 // job is what Myriarch reads of an AWX job (GET jobs/{id}/, an entry of GET jobs/).
@@ -285,9 +287,8 @@ func (c *client) findJob(ctx context.Context, req launchRequest) (int, error) {
 	if err := c.do(ctx, http.MethodGet, "/jobs/", q, nil, &page); err != nil {
 		return 0, fmt.Errorf("look for a job launched before: %w", err)
 	}
-	want := req.ExtraVars[VarDeliveryID]
 	for _, j := range page.Results {
-		if j.deliveryID() == want {
+		if j.deliveryID() == req.deliveryID {
 			return j.ID, nil
 		}
 	}

@@ -78,6 +78,16 @@ func (f *fixture) call(edit func(*executorobject.AWX)) executor.Call {
 	}
 }
 
+// start starts c and returns the job's reference.
+func (f *fixture) start(c executor.Call) string {
+	f.t.Helper()
+	ref, err := f.ex.Start(context.Background(), c)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ref
+}
+
 func TestStart_LaunchesTheTemplateForTheHost(t *testing.T) {
 	f := newFixture(t)
 	c := f.call(func(o *executorobject.AWX) {
@@ -88,10 +98,7 @@ func TestStart_LaunchesTheTemplateForTheHost(t *testing.T) {
 			"nested": map[string]any{"list": []any{"v{version}", true}},
 		}
 	})
-	ref, err := f.ex.Start(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := f.start(c)
 	launches := f.srv.Launches()
 	if len(launches) != 1 {
 		t.Fatalf("launches %+v, want one", launches)
@@ -121,10 +128,7 @@ func TestStart_LaunchesTheTemplateForTheHost(t *testing.T) {
 
 func TestStart_LimitTemplateAndHostAttribute(t *testing.T) {
 	f := newFixture(t)
-	c := f.call(func(o *executorobject.AWX) { o.Limit = "dc_{host}"; o.HostAttribute = "labels.dc" })
-	if _, err := f.ex.Start(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
+	f.start(f.call(func(o *executorobject.AWX) { o.Limit = "dc_{host}"; o.HostAttribute = "labels.dc" }))
 	if got := f.srv.Launches()[0].Body["limit"]; got != "dc_fra" {
 		t.Fatalf("limit %v, want dc_fra", got)
 	}
@@ -137,10 +141,7 @@ func TestStart_RepeatFindsTheJobOfTheDelivery(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	c := f.call(nil)
-	first, err := f.ex.Start(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.start(c)
 	f.now = f.now.Add(30 * time.Second)
 	again, err := f.ex.Start(ctx, c)
 	if err != nil || again != first || len(f.srv.Launches()) != 1 {
@@ -298,10 +299,7 @@ func TestCancel(t *testing.T) {
 	if err := f.ex.Cancel(ctx, c); err != nil || len(f.srv.Requests()) != 0 {
 		t.Fatalf("no reference: err %v requests %v, want nothing to cancel", err, f.srv.Requests())
 	}
-	ref, err := f.ex.Start(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := f.start(c)
 	c.Target.ExternalRef, c.Operation = ref, executor.OpCancel
 	id, _ := awx.JobID(ref)
 	if err := f.ex.Cancel(ctx, c); err != nil {
@@ -324,10 +322,7 @@ func TestFailed(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	c := f.call(nil)
-	ref, err := f.ex.Start(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := f.start(c)
 	c.Target.ExternalRef = ref
 	id, _ := awx.JobID(ref)
 	for _, s := range []struct {
