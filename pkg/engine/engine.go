@@ -22,6 +22,19 @@ type Input struct {
 	// Liveness says which agents count as online; the zero value trusts
 	// each agent's stored connection state.
 	Liveness agent.Liveness
+	// ExecutorFailures are the updates a watching executor (an AWX job)
+	// reported failed on its side, by agent id: observations like the
+	// agents', which the adapter asked the executor for. Nil when none
+	// were asked.
+	ExecutorFailures map[string]ExecutorFailure
+}
+
+// ExecutorFailure is an executor's word that the update it started for a
+// target failed. It names the update by the target's external reference,
+// so that a report of an earlier attempt's job fails no later attempt.
+type ExecutorFailure struct {
+	ExternalRef string
+	Reason      string // "AWX job 42 failed (status failed): ..."
 }
 
 // OrderKind says what an adapter must do for a target.
@@ -85,20 +98,23 @@ type pass struct {
 	dl      deadline
 	// gatesDue collects the gates to read (GateDue).
 	gatesDue []GateDue
+	// execFailures are Input.ExecutorFailures.
+	execFailures map[string]ExecutorFailure
 
 	windowByZone map[*time.Location]zoneWindow
 }
 
 func newPass(in Input) *pass {
 	p := &pass{
-		now:     in.Now,
-		tz:      in.ServerTimezone,
-		live:    in.Liveness,
-		r:       cloneRollout(in.Rollout),
-		ts:      append([]rollout.Target(nil), in.Targets...),
-		agents:  in.Agents,
-		changed: make([]bool, len(in.Targets)),
-		dl:      deadline{now: in.Now},
+		now:          in.Now,
+		tz:           in.ServerTimezone,
+		live:         in.Liveness,
+		r:            cloneRollout(in.Rollout),
+		ts:           append([]rollout.Target(nil), in.Targets...),
+		agents:       in.Agents,
+		execFailures: in.ExecutorFailures,
+		changed:      make([]bool, len(in.Targets)),
+		dl:           deadline{now: in.Now},
 	}
 	return p
 }

@@ -23,8 +23,10 @@ type fixture struct {
 	now    time.Time
 	last   Result
 	live   agent.Liveness // the liveness rule of the passes; zero trusts Online
-	orders []Order
-	events []string
+	// execFailures are what a watching executor reports to the passes.
+	execFailures map[string]ExecutorFailure
+	orders       []Order
+	events       []string
 }
 
 // newFixture builds a rollout of kind k with snapshot s; waves lists the agent
@@ -71,7 +73,7 @@ func intp(n int) *int { return &n }
 // tick runs one pass at the fixture's time and stores what it changed.
 func (f *fixture) tick() Result {
 	f.t.Helper()
-	res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now, Liveness: f.live})
+	res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now, Liveness: f.live, ExecutorFailures: f.execFailures})
 	f.store(res)
 	return res
 }

@@ -20,6 +20,10 @@ const (
 	FailCrashLoop      = "crash_loop"      // fell back to start-up more than once
 	FailVersionRestart = "version_restart" // a version update restarted the collector of a config target
 	FailExecutor       = "executor_error"  // the executor's Start or Validate failed
+	// FailExecutorJob: the update the executor started failed on its side
+	// (an AWX job ended failed, error or canceled). Unlike FailExecutor it
+	// is a failure of the update, like apply_failed, not of the executor.
+	FailExecutorJob = "executor_job_failed"
 )
 
 // RestartTolerance is how long a target in verifying waits for the health
@@ -40,8 +44,11 @@ func (p *pass) evaluateInFlight() {
 	}
 }
 
-// evaluateInProgress waits for the agent to report success or failure.
-// Offline is no failure here: an update restarts the collector.
+// evaluateInProgress waits for the agent to report success or failure, or
+// for the executor to report that its update failed. Offline is no failure
+// here: an update restarts the collector. A success the collector reports
+// wins over a failure the executor reports in the same pass, as it wins
+// over INSTALL_FAILED: the version is what counts.
 func (p *pass) evaluateInProgress(i int) {
 	t := &p.ts[i]
 	a, ok := p.agent(t.AgentID)
@@ -56,6 +63,10 @@ func (p *pass) evaluateInProgress(i int) {
 			p.fail(i, FailApplyFailed, msg)
 			return
 		}
+	}
+	if f, ok := p.execFailures[t.AgentID]; ok && t.ExternalRef != "" && f.ExternalRef == t.ExternalRef {
+		p.fail(i, FailExecutorJob, f.Reason)
+		return
 	}
 	if !p.now.Before(timeout) {
 		p.fail(i, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", p.r.Policy.ApplyTimeout))

@@ -81,7 +81,7 @@ func (h Handler) prepare(ctx context.Context, in Input) (Output, error) {
 }
 
 func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
-	res, err := h.Pass(ctx, in.RolloutID)
+	res, err := h.PassWatching(ctx, in.RolloutID)
 	if err != nil {
 		return Output{}, classify("evaluate rollout "+in.RolloutID, err)
 	}

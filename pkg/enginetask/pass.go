@@ -61,8 +61,18 @@ const passAttempts = 5
 // idempotent, executors are at-least-once); a save before the orders could
 // lose a start for good.
 func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
-	return p.run(ctx, rolloutID, func(in engine.Input) (engine.Result, error) { return engine.Evaluate(in), nil })
+	return p.run(ctx, rolloutID, false, evaluate)
 }
+
+// PassWatching is Pass that first asks the rollout's executor, if it watches
+// its updates (executor.Watcher), about the targets in progress, once for
+// all the attempts of the pass: the pass of the state machine's evaluate
+// task (watch.go).
+func (p Passer) PassWatching(ctx context.Context, rolloutID string) (Passed, error) {
+	return p.run(ctx, rolloutID, true, evaluate)
+}
+
+func evaluate(in engine.Input) (engine.Result, error) { return engine.Evaluate(in), nil }
 
 // Passed is a stored pass: the engine's result and every target after it.
 type Passed struct {
@@ -73,7 +83,7 @@ type Passed struct {
 // Act applies an operator action and evaluates right after it, so that the
 // action takes effect at once (resume starts targets, abort cancels them).
 func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
-	return p.run(ctx, rolloutID, func(in engine.Input) (engine.Result, error) {
+	return p.run(ctx, rolloutID, false, func(in engine.Input) (engine.Result, error) {
 		res, err := engine.Apply(in, req)
 		if err != nil {
 			return engine.Result{}, err
@@ -93,13 +103,22 @@ func then(first, next engine.Result) engine.Result {
 	return next
 }
 
-func (p Passer) run(ctx context.Context, rolloutID string, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
+// run loads, decides, carries out and saves, again after a lost race. With
+// watch, the executor's failures are asked on the first load and stay the
+// observations of every attempt: each names the update it is about, so a
+// target that moved on meanwhile is not touched by it.
+func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
 	var lastErr error
+	var failures map[string]engine.ExecutorFailure
 	for attempt := 0; attempt < passAttempts; attempt++ {
 		in, err := p.load(ctx, rolloutID)
 		if err != nil {
 			return Passed{}, err
 		}
+		if watch && attempt == 0 {
+			failures = p.askExecutor(ctx, in)
+		}
+		in.ExecutorFailures = failures
 		res, err := decide(in)
 		if err != nil {
 			return Passed{}, err
@@ -206,8 +225,12 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents 
 		t := res.Changed[i]
 		call := executor.Call{Rollout: r, Target: t, Agent: agents[t.AgentID], Version: o.Ref, Operation: callOperation(o.Kind)}
 		switch {
-		case o.Kind == engine.OrderCancel && exErr == nil:
-			if cerr := ex.Cancel(ctx, call); cerr != nil {
+		case o.Kind == engine.OrderCancel:
+			// best effort, and not held up by Validate: an abort must not wait
+			// for an executor that is unreachable or was misconfigured since
+			if ex == nil {
+				p.logger().Warn("executor cancel skipped", "rollout", r.ID, "agent", t.AgentID, "error", exErr)
+			} else if cerr := ex.Cancel(ctx, call); cerr != nil {
 				p.logger().Warn("executor cancel failed", "rollout", r.ID, "agent", t.AgentID, "error", cerr)
 			}
 		case exErr != nil && o.Kind == engine.OrderStart:

@@ -1,6 +1,7 @@
 package enginetask_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/sfnlocal"
@@ -54,6 +56,14 @@ type rig struct {
 	applies     map[string]int    // agent id -> configurations applied
 	ids         []string          // every simulated agent
 	rollouts    []string          // every rollout started
+
+	// versionExecutor and executorObject are the executor of the version
+	// rollouts start creates (default: the updater, no object).
+	versionExecutor string
+	executorObject  *executorobject.Object
+	// react runs first in every simulate: a system outside Myriarch that
+	// acts on the agents (an AWX running its jobs).
+	react func()
 }
 
 func newRig(t testing.TB) *rig {
@@ -158,7 +168,8 @@ func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, at
 		r.t.Fatal(err)
 	}
 	if k == policy.KindVersion {
-		ro.Executor = executor.Updater
+		ro.Executor = cmp.Or(r.versionExecutor, executor.Updater)
+		ro.ExecutorObject = r.executorObject
 	}
 	if err := r.st.CreateRollout(r.ctx, ro, ts); err != nil {
 		r.t.Fatal(err)
@@ -179,6 +190,9 @@ func (m mapAttrs) Attr(k string) (string, bool) { v, ok := m[k]; return v, ok }
 // and reports success (or FAILED), healthy.
 func (r *rig) simulate() {
 	r.t.Helper()
+	if r.react != nil {
+		r.react()
+	}
 	recs, err := r.st.AgentsByID(r.ctx, r.allIDs())
 	if err != nil {
 		r.t.Fatal(err)
