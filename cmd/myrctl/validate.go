@@ -39,14 +39,14 @@ func printIssues(g *globals, rev revision.Revision, issues issue.List) error {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"valid": !issues.HasErrors(), "issues": nonNil(issues),
-			"fleets": len(rev.Fleets), "policies": len(rev.Policies), "configs": len(rev.Configs)})
+			"fleets": len(rev.Fleets), "policies": len(rev.Policies), "executors": len(rev.Executors), "configs": len(rev.Configs)})
 	}
 	for _, is := range issues {
 		fmt.Fprintln(g.stdout, is.String())
 	}
 	errs := len(issues.Errors())
-	fmt.Fprintf(g.stdout, "%d fleets, %d policies, %d configurations: %d errors, %d warnings\n",
-		len(rev.Fleets), len(rev.Policies), len(rev.Configs), errs, len(issues)-errs)
+	fmt.Fprintf(g.stdout, "%d fleets, %d policies, %d executors, %d configurations: %d errors, %d warnings\n",
+		len(rev.Fleets), len(rev.Policies), len(rev.Executors), len(rev.Configs), errs, len(issues)-errs)
 	return nil
 }
 
