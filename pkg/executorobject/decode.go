@@ -119,7 +119,7 @@ func (d *decoder) entries(n *yaml.Node, path string, each func(key string, v *ya
 			d.fail(CodeYAMLInvalid, path, "a key on line %d is not a plain string (merge keys << are not supported): write the fields out", k.Line)
 			continue
 		}
-		p := child(path, k.Value)
+		p := issue.Child(path, k.Value)
 		if line, dup := seen[k.Value]; dup {
 			d.fail(CodeYAMLInvalid, p, "%s is set twice (lines %d and %d); keep one", strconv.Quote(k.Value), line, k.Line)
 			continue
@@ -289,37 +289,9 @@ func describe(n *yaml.Node) string {
 	case n.ShortTag() == "!!null":
 		return "null (an empty value)"
 	case n.ShortTag() == "!!str":
-		return "the string " + strconv.Quote(clip(n.Value))
+		return "the string " + strconv.Quote(issue.Clip(n.Value))
 	}
-	return "the value " + clip(n.Value)
-}
-
-// child appends a key to a path: spec.webhook, or headers["X-Team"] when the
-// key is not a plain word.
-func child(path, key string) string {
-	plain := key != ""
-	for i, r := range key {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-			break
-		}
-	}
-	switch {
-	case !plain:
-		return path + "[" + strconv.Quote(clip(key)) + "]"
-	case path == "":
-		return key
-	}
-	return path + "." + key
-}
-
-// clip cuts user text for a message.
-func clip(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return s
-	}
-	return strings.ToValidUTF8(s[:limit], "") + "..."
+	return "the value " + issue.Clip(n.Value)
 }
 
 // within reports whether path is outer or inside it: spec.webhook.url is

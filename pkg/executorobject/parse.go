@@ -61,13 +61,13 @@ func (d *decoder) object(root *yaml.Node, o *Object) {
 	case !hasAPIVersion && !d.readFailed("apiVersion"):
 		d.issues.Errorf(CodeAPIVersionInvalid, "apiVersion", "apiVersion is missing; write apiVersion: %s", APIVersion)
 	case hasAPIVersion && apiVersion != APIVersion:
-		d.issues.Errorf(CodeAPIVersionInvalid, "apiVersion", "apiVersion %q is not supported; write apiVersion: %s", clip(apiVersion), APIVersion)
+		d.issues.Errorf(CodeAPIVersionInvalid, "apiVersion", "apiVersion %q is not supported; write apiVersion: %s", issue.Clip(apiVersion), APIVersion)
 	}
 	switch {
 	case !hasKind && !d.readFailed("kind"):
 		d.issues.Errorf(CodeKindInvalid, "kind", "kind is missing; write kind: %s", ObjectKind)
 	case hasKind && kind != ObjectKind:
-		d.issues.Errorf(CodeKindInvalid, "kind", "kind %q is not an executor object; write kind: %s", clip(kind), ObjectKind)
+		d.issues.Errorf(CodeKindInvalid, "kind", "kind %q is not an executor object; write kind: %s", issue.Clip(kind), ObjectKind)
 	}
 }
 

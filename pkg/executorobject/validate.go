@@ -1,6 +1,7 @@
 package executorobject
 
 import (
+	"maps"
 	"net"
 	"net/textproto"
 	"net/url"
@@ -64,7 +65,7 @@ func Validate(o Object) issue.List {
 	case o.Name == "":
 		l.Errorf(CodeNameInvalid, "metadata.name", "metadata.name is required: the name a fleet's update.executorRef gives")
 	case !fleet.ValidName(o.Name):
-		l.Errorf(CodeNameInvalid, "metadata.name", "executor name %q must be at most %d lowercase letters, digits and '-', starting and ending with a letter or digit", clip(o.Name), fleet.MaxNameLength)
+		l.Errorf(CodeNameInvalid, "metadata.name", "executor name %q must be at most %d lowercase letters, digits and '-', starting and ending with a letter or digit", issue.Clip(o.Name), fleet.MaxNameLength)
 	}
 	switch o.Type {
 	case TypeWebhook:
@@ -74,13 +75,13 @@ func Validate(o Object) issue.List {
 	case "":
 		l.Errorf(CodeInvalid, "spec.type", "spec.type is required: webhook or awx")
 	default:
-		l.Errorf(CodeInvalid, "spec.type", "spec.type %q is not an executor type; use webhook or awx", clip(o.Type))
+		l.Errorf(CodeInvalid, "spec.type", "spec.type %q is not an executor type; use webhook or awx", issue.Clip(o.Type))
 	}
 	if o.Type != TypeWebhook && o.Webhook != nil {
-		l.Errorf(CodeInvalid, "spec.webhook", "spec.webhook belongs to type webhook; this object is of type %q", clip(o.Type))
+		l.Errorf(CodeInvalid, "spec.webhook", "spec.webhook belongs to type webhook; this object is of type %q", issue.Clip(o.Type))
 	}
 	if o.Type != TypeAWX && o.AWX != nil {
-		l.Errorf(CodeInvalid, "spec.awx", "spec.awx belongs to type awx; this object is of type %q", clip(o.Type))
+		l.Errorf(CodeInvalid, "spec.awx", "spec.awx belongs to type awx; this object is of type %q", issue.Clip(o.Type))
 	}
 	return l
 }
@@ -93,7 +94,7 @@ func validateWebhook(l *issue.List, w *Webhook) {
 	}
 	validateURL(l, at+".url", w.URL, "the receiver")
 	if w.Method != "POST" && w.Method != "PUT" {
-		l.Errorf(CodeInvalid, at+".method", "method %q is not POST or PUT (upper case)", clip(w.Method))
+		l.Errorf(CodeInvalid, at+".method", "method %q is not POST or PUT (upper case)", issue.Clip(w.Method))
 	}
 	validateHeaders(l, at+".headers", w.Headers)
 	validateDurations(l, at, w.Timeout, w.RetryFor)
@@ -143,13 +144,13 @@ func validateURL(l *issue.List, at, s, what string) {
 	case s == "":
 		l.Errorf(CodeInvalid, at, "%s is required: the http(s) address of %s", at[strings.LastIndexByte(at, '.')+1:], what)
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		l.Errorf(CodeInvalid, at, "%q is not an absolute http or https URL", clip(s))
+		l.Errorf(CodeInvalid, at, "%q is not an absolute http or https URL", issue.Clip(s))
 	case u.User != nil:
 		l.Errorf(CodeInvalid, at, "the URL carries user information: credentials do not belong in Git; use the secret reference")
 	case u.Fragment != "":
-		l.Errorf(CodeInvalid, at, "the URL has a fragment (#%s), which is never sent; remove it", clip(u.Fragment))
+		l.Errorf(CodeInvalid, at, "the URL has a fragment (#%s), which is never sent; remove it", issue.Clip(u.Fragment))
 	case u.Scheme == "http" && !loopback(u.Hostname()):
-		l.Warnf(CodeInvalid, at, "plain http to %s: anyone on the way reads the requests; use https", clip(u.Hostname()))
+		l.Warnf(CodeInvalid, at, "plain http to %s: anyone on the way reads the requests; use https", issue.Clip(u.Hostname()))
 	}
 }
 
@@ -163,12 +164,12 @@ func loopback(host string) bool {
 
 // validateHeaders: valid names and values, none the executor sets itself.
 func validateHeaders(l *issue.List, at string, hs map[string]string) {
-	for _, name := range sortedKeys(hs) {
-		p := child(at, name)
+	for _, name := range slices.Sorted(maps.Keys(hs)) {
+		p := issue.Child(at, name)
 		canonical := textproto.CanonicalMIMEHeaderKey(name)
 		switch {
 		case !validHeaderName(name):
-			l.Errorf(CodeInvalid, p, "%q is not a valid header name (letters, digits and !#$%%&'*+-.^_`|~)", clip(name))
+			l.Errorf(CodeInvalid, p, "%q is not a valid header name (letters, digits and !#$%%&'*+-.^_`|~)", issue.Clip(name))
 		case strings.HasPrefix(canonical, ReservedHeaderPrefix):
 			l.Errorf(CodeInvalid, p, "headers starting with %s are the executor's (delivery, signature, event); choose another name", ReservedHeaderPrefix)
 		case canonical == "Authorization" || canonical == "Proxy-Authorization":
@@ -209,7 +210,7 @@ func validateSecretRef(l *issue.List, at, name, what string) {
 	case name == "":
 		l.Errorf(CodeInvalid, at, "%s is required: the name of %s (never the secret itself)", field, what)
 	case len(name) > MaxSecretRefLength || !ValidSecretRef(name):
-		l.Errorf(CodeInvalid, at, "%s %q must be at most %d letters, digits and _+=.@- in segments separated by '/' (no '.' or '..' segment)", field, clip(name), MaxSecretRefLength)
+		l.Errorf(CodeInvalid, at, "%s %q must be at most %d letters, digits and _+=.@- in segments separated by '/' (no '.' or '..' segment)", field, issue.Clip(name), MaxSecretRefLength)
 	}
 }
 
@@ -225,13 +226,4 @@ func ValidSecretRef(name string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/httpcall"
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/executor/webhook"
 	"github.com/myriarch/myriarch/pkg/executorobject"
@@ -98,23 +99,11 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 // when MYRIARCH_SECRETS_PREFIX is set (the cloud), else from the
 // environment and MYRIARCH_SECRETS_DIR (secrets.FromEnv).
 func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offers, clock func() time.Time, log *slog.Logger) executor.Registry {
-	hooks := webhook.Executor{HTTP: &http.Client{}, Secrets: secrets.FromEnv(getenv, cfg, clock), Now: clock, Sleep: sleep, Log: log}
+	hooks := webhook.Executor{HTTP: &http.Client{}, Secrets: secrets.FromEnv(getenv, cfg, clock), Now: clock, Sleep: httpcall.Wait, Log: log}
 	return executor.Registry{
 		executor.Manual:            executor.ManualExecutor{},
 		executor.Updater:           executor.UpdaterExecutor{Offers: offers},
 		executorobject.TypeWebhook: hooks,
-	}
-}
-
-// sleep waits d or until ctx is done: the backoff of executor calls.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -103,8 +103,11 @@ func TestWebhookRollout_CompletesAndCancelsOnSupersede(t *testing.T) {
 	}
 
 	first := selectVersion(ctx, t, c, held)
-	started := waitTargets(ctx, t, s, first, func(ts []rollout.Target) bool {
-		return slices.ContainsFunc(ts, func(t rollout.Target) bool { return t.Status == rollout.TargetInProgress && t.ExternalRef != "" })
+	var started []rollout.Target // stored as in progress: a supersede cancels them
+	waitFor(ctx, t, "the first rollout's update in flight", func() bool {
+		_, ts, err := s.Deps.Store.LoadRollout(ctx, first)
+		started = ts
+		return err == nil && slices.ContainsFunc(ts, func(t rollout.Target) bool { return t.Status == rollout.TargetInProgress && t.ExternalRef != "" })
 	})
 	second := selectVersion(ctx, t, c, "0.163.0")
 	r, ts := waitRollout(ctx, t, s, second, rollout.Completed)
@@ -170,20 +173,6 @@ func selectVersion(ctx context.Context, t *testing.T, c client, version string) 
 		t.Fatalf("selecting %s created no rollout: %s", version, sel.Message)
 	}
 	return sel.RolloutID
-}
-
-// waitTargets polls the store until ok holds for the rollout's targets.
-func waitTargets(ctx context.Context, t *testing.T, s *Stack, id string, ok func([]rollout.Target) bool) []rollout.Target {
-	t.Helper()
-	for {
-		r, ts, err := s.Deps.Store.LoadRollout(ctx, id)
-		if err == nil && ok(ts) {
-			return ts
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			t.Fatalf("rollout %s (%s %s): %v", id, r.Status, r.StatusReason, err)
-		}
-	}
 }
 
 // waitRollout polls the store until the rollout is final; another final

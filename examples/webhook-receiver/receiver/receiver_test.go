@@ -11,6 +11,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/executor/webhook"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -18,15 +19,6 @@ import (
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-
-type secrets map[string]string
-
-func (s secrets) Secret(_ context.Context, name string) (string, error) {
-	if v, ok := s[name]; ok {
-		return v, nil
-	}
-	return "", errors.New("not found")
-}
 
 // installs records what the receiver asked of the fleet.
 type installs struct {
@@ -64,7 +56,7 @@ func TestReceiver_WithTheWebhookExecutor(t *testing.T) {
 	r := rollout.Rollout{ID: "r1", Fleet: "edge", Kind: policy.KindVersion, ToRef: "0.162.0", ExecutorObject: &obj}
 	target := rollout.Target{RolloutID: "r1", AgentID: "a1", Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0"}
 	a := agent.Agent{ID: "a1", Attributes: map[string]string{"host.name": "sim-01"}}
-	e := webhook.Executor{Secrets: secrets{"edge-hook": "k"}, Now: func() time.Time { return t0 }}
+	e := webhook.Executor{Secrets: secrets.Map{"edge-hook": "k"}, Now: func() time.Time { return t0 }}
 	ctx := context.Background()
 
 	start := executor.Call{Rollout: r, Target: target, Agent: a, Version: "0.162.0", Operation: executor.OpStart}
@@ -97,7 +89,7 @@ func TestReceiver_WithTheWebhookExecutor(t *testing.T) {
 	if _, err := e.Start(ctx, unknown); err == nil || !strings.Contains(err.Error(), "422") || !strings.Contains(err.Error(), "no such host") {
 		t.Errorf("unknown host: %v", err)
 	}
-	wrong := webhook.Executor{Secrets: secrets{"edge-hook": "guess"}, Now: e.Now}
+	wrong := webhook.Executor{Secrets: secrets.Map{"edge-hook": "guess"}, Now: e.Now}
 	if _, err := wrong.Start(ctx, start); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("wrong secret: %v", err)
 	}

@@ -216,6 +216,11 @@ func (c Caller) sleep(ctx context.Context, d time.Duration) error {
 	if c.Sleep != nil {
 		return c.Sleep(ctx, d)
 	}
+	return Wait(ctx, d)
+}
+
+// Wait waits d or until ctx is done, on a timer: the Sleep of a deployment.
+func Wait(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

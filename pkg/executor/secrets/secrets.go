@@ -120,6 +120,19 @@ func readInRoot(dir, name string) (string, error) {
 	return strings.TrimSuffix(s, "\r"), nil
 }
 
+// Map holds secrets by name: for tests, and for a program that reads them
+// from somewhere else.
+type Map map[string]string
+
+var _ executor.Secrets = Map{}
+
+func (m Map) Secret(_ context.Context, name string) (string, error) {
+	if v, ok := m[name]; ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("%w: %q", ErrNotFound, name)
+}
+
 // GetSecretValueAPI is the call of Secrets Manager the source makes.
 type GetSecretValueAPI interface {
 	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)

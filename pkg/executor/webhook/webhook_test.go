@@ -18,6 +18,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -94,15 +95,6 @@ func answer(code int, body string, header ...string) http.HandlerFunc {
 	}
 }
 
-type secrets map[string]string
-
-func (s secrets) Secret(_ context.Context, name string) (string, error) {
-	if v, ok := s[name]; ok {
-		return v, nil
-	}
-	return "", errors.New("not found")
-}
-
 // fakeClock advances only by the sleeps it records.
 type fakeClock struct {
 	mu    sync.Mutex
@@ -135,7 +127,7 @@ func setup(t *testing.T, answers ...http.HandlerFunc) (Executor, *receiver, *fak
 	t.Helper()
 	clk := &fakeClock{now: t0}
 	rc := newReceiver(t, clk.Now, answers...)
-	return Executor{Secrets: secrets{"edge-hook": secret}, Now: clk.Now, Sleep: clk.Sleep}, rc, clk
+	return Executor{Secrets: secrets.Map{"edge-hook": secret}, Now: clk.Now, Sleep: clk.Sleep}, rc, clk
 }
 
 func hookObject(url string) *executorobject.Object {
