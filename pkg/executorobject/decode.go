@@ -14,19 +14,13 @@ import (
 	"github.com/myriarch/myriarch/pkg/issue"
 )
 
-// maxValues bounds the values one Parse visits. Aliases let a few bytes of
-// YAML name a subtree many times (extraVars takes any value); a real
-// executor object has a few dozen values.
-const maxValues = 5_000
-
 // decoder reads yaml.Nodes by hand, so that every unknown key, wrong type
 // and unreadable value is an issue with its path instead of a zero value.
 // failed records the paths whose value could not be read: Validate's
 // findings there would only repeat the problem.
 type decoder struct {
-	issues     issue.List
-	failed     []string
-	valuesLeft int
+	issues issue.List
+	failed []string
 }
 
 // keys maps the keys of one mapping to what reads their values.
@@ -63,24 +57,12 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return nil
 }
 
-// resolve follows aliases and spends one value of the budget; nil when the
-// alias is broken or the budget is spent.
+// resolve returns n, or nil for an alias (*name), which an executor object
+// does not need: refused, a small document cannot expand into a large one,
+// and every value is where it is read.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
-	for hops := 0; n != nil && n.Kind == yaml.AliasNode; hops++ {
-		if hops > 100 {
-			n = nil
-			break
-		}
-		n = n.Alias
-	}
-	switch d.valuesLeft--; {
-	case n == nil:
-		d.fail(CodeYAMLInvalid, path, "the alias here cannot be resolved")
-		return nil
-	case d.valuesLeft == -1:
-		d.fail(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", maxValues)
-		return nil
-	case d.valuesLeft < -1:
+	if n.Kind == yaml.AliasNode {
+		d.fail(CodeYAMLInvalid, path, "aliases (*%s) are not supported in an Executor; write the value out", n.Value)
 		return nil
 	}
 	return n
@@ -114,7 +96,7 @@ func (d *decoder) entries(n *yaml.Node, path string, each func(key string, v *ya
 		k := d.resolve(n.Content[i], path)
 		switch {
 		case k == nil:
-			return true
+			continue
 		case k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge":
 			d.fail(CodeYAMLInvalid, path, "a key on line %d is not a plain string (merge keys << are not supported): write the fields out", k.Line)
 			continue

@@ -18,7 +18,7 @@ import (
 //	  type: webhook
 //	  webhook: {url: "https://deploy.example.com/myriarch", secretRef: edge-hook}
 func Parse(data []byte) (Object, issue.List) {
-	d := &decoder{valuesLeft: maxValues}
+	d := &decoder{}
 	var o Object
 	root := d.document(data)
 	if root == nil {
