@@ -15,7 +15,7 @@ import (
 func validateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate DIR",
-		Short: "Validate a revision directory (fleets/, policies/, configs/) offline",
+		Short: "Validate a revision directory (fleets/, policies/, executors/, configs/) offline",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := revision.ReadDir(args[0])
