@@ -23,7 +23,7 @@ func applyCmd(g *globals) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "apply DIR",
-		Short: "Apply a revision directory (fleets/, policies/, configs/) through the API",
+		Short: "Apply a revision directory (fleets/, policies/, executors/, configs/) through the API",
 		Long: `Apply reads a revision directory and posts it to /api/v1/revisions: the API
 validates every object, stores the revision, assigns agents to fleets and plans
 the affected fleets. A revision with an error applies nothing.

@@ -15,7 +15,7 @@ import (
 func validateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate DIR",
-		Short: "Validate a revision directory (fleets/, policies/, configs/) offline",
+		Short: "Validate a revision directory (fleets/, policies/, executors/, configs/) offline",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := revision.ReadDir(args[0])
@@ -39,14 +39,14 @@ func printIssues(g *globals, rev revision.Revision, issues issue.List) error {
 		enc := json.NewEncoder(g.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"valid": !issues.HasErrors(), "issues": nonNil(issues),
-			"fleets": len(rev.Fleets), "policies": len(rev.Policies), "configs": len(rev.Configs)})
+			"fleets": len(rev.Fleets), "policies": len(rev.Policies), "executors": len(rev.Executors), "configs": len(rev.Configs)})
 	}
 	for _, is := range issues {
 		fmt.Fprintln(g.stdout, is.String())
 	}
 	errs := len(issues.Errors())
-	fmt.Fprintf(g.stdout, "%d fleets, %d policies, %d configurations: %d errors, %d warnings\n",
-		len(rev.Fleets), len(rev.Policies), len(rev.Configs), errs, len(issues)-errs)
+	fmt.Fprintf(g.stdout, "%d fleets, %d policies, %d executors, %d configurations: %d errors, %d warnings\n",
+		len(rev.Fleets), len(rev.Policies), len(rev.Executors), len(rev.Configs), errs, len(issues)-errs)
 	return nil
 }
 

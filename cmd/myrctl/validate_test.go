@@ -14,7 +14,7 @@ func TestValidate_Quickstart(t *testing.T) {
 	if code := run([]string{"validate", "../../examples/quickstart"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s%s", code, out.String(), errOut.String())
 	}
-	if !strings.Contains(out.String(), "1 fleets, 4 policies, 1 configurations: 0 errors") {
+	if !strings.Contains(out.String(), "1 fleets, 4 policies, 0 executors, 1 configurations: 0 errors") {
 		t.Fatalf("summary missing:\n%s", out.String())
 	}
 }

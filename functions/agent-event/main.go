@@ -6,7 +6,8 @@
 // batch returns an error, and the event source delivers it again.
 //
 // Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_PLANNER_FUNCTION,
-// MYRIARCH_DEFAULT_TIMEZONE, MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE.
+// MYRIARCH_DEFAULT_TIMEZONE, MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE,
+// MYRIARCH_SECRETS_PREFIX (its passes start targets through webhooks).
 package main
 
 import (

@@ -14,6 +14,7 @@
 //	                             catalogue of every distribution with source config (never written)
 //	MYRIARCH_PLATFORMS           comma-separated platforms of those releases
 //	MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE, MYRIARCH_AGENT_RETENTION   the liveness rule (pkg/setup)
+//	MYRIARCH_SECRETS_PREFIX      Secrets Manager names of the executors' secrets (an abort cancels through a webhook)
 //	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA   local endpoints
 package main
 
@@ -39,7 +40,6 @@ import (
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/plannerlambda"
 	"github.com/myriarch/myriarch/pkg/setup"
@@ -77,7 +77,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 		return nil, err
 	}
 	clock := func() time.Time { return time.Now().UTC() }
-	executors := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}}
+	executors := setup.Executors(getenv, cfg, st, clock, log)
 	var planning api.Planning
 	if fn := getenv("MYRIARCH_PLANNER_FUNCTION"); fn != "" {
 		planning = plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}

@@ -5,7 +5,8 @@
 //
 // Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_STATE_MACHINE_ARN (to continue
 // a long rollout as a new execution), MYRIARCH_DEFAULT_TIMEZONE,
-// MYRIARCH_OFFLINE_AFTER.
+// MYRIARCH_OFFLINE_AFTER, MYRIARCH_SECRETS_PREFIX (the Secrets Manager names
+// of the executors' secrets).
 package main
 
 import (

@@ -4,7 +4,8 @@
 // PlanRequest {"fleet", "kind"} to plan one fleet now and answers with a
 // PlanReply. A rollout it creates starts its execution, named after it.
 //
-// Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_STATE_MACHINE_ARN.
+// Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_STATE_MACHINE_ARN,
+// MYRIARCH_SECRETS_PREFIX (a supersede cancels through a webhook).
 package main
 
 import (

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -32,6 +34,7 @@ type memStore struct {
 	revision   *RevisionInfo
 	fleets     map[string]fleet.Fleet
 	policies   map[string]policy.Policy
+	executors  map[string]executorobject.Object
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
 	rollouts   map[string]rollout.Rollout
@@ -515,6 +518,10 @@ func (m *memStore) PutRevision(_ context.Context, rev revision.Revision, at time
 	for _, p := range rev.Policies {
 		m.policies[p.Name] = p
 	}
+	m.executors = map[string]executorobject.Object{}
+	for _, o := range rev.Executors {
+		m.executors[o.Name] = o
+	}
 	return nil
 }
 
@@ -559,6 +566,12 @@ func (m *memStore) Policies(context.Context) (map[string]policy.Policy, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+func (m *memStore) ExecutorObjects(context.Context) (map[string]executorobject.Object, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.executors), nil
 }
 
 func (m *memStore) Selection(_ context.Context, f string) (*selection.Selection, error) {

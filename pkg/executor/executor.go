@@ -7,6 +7,8 @@ package executor
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -110,7 +112,12 @@ func (reg Registry) For(name string) (Executor, error) {
 	if e, ok := reg[name]; ok {
 		return e, nil
 	}
-	return nil, fmt.Errorf("executor %q is not available (known: manual, updater)", name)
+	known := make([]string, 0, len(reg))
+	for n := range reg {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	return nil, fmt.Errorf("executor %q is not available (known: %s)", name, strings.Join(known, ", "))
 }
 
 // Secrets reads the secrets executor objects name (a webhook's signing

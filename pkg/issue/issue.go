@@ -6,7 +6,9 @@ package issue
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity of an issue. Only errors make an object invalid.
@@ -95,4 +97,39 @@ func (e *InvalidError) Error() string {
 		parts[i] = is.String()
 	}
 	return "invalid: " + strings.Join(parts, "; ")
+}
+
+// Child appends a key to a field path: spec.waves, or
+// matchAttributes["labels.wave"] when the key is not a plain word (letters,
+// digits after the first, '_'), so that every path reads back to one key.
+func Child(path, key string) string {
+	plain := key != ""
+	for i, r := range key {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	switch {
+	case !plain:
+		return path + "[" + strconv.Quote(Clip(key)) + "]"
+	case path == "":
+		return key
+	default:
+		return path + "." + key
+	}
+}
+
+// Clip cuts user text that a message quotes to 64 bytes, at a character's
+// start, with "..." where it was cut.
+func Clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

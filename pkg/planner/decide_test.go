@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -402,5 +404,53 @@ func TestDecide_TopologyMissingZone_Blocks(t *testing.T) {
 	d := Decide(in)
 	if d.Created != nil || !strings.Contains(d.Note, "topology_invalid") || !strings.Contains(d.Note, "cloud.availability_zone") {
 		t.Fatalf("created %v note %q, want no rollout and a note naming the missing attribute", d.Created != nil, d.Note)
+	}
+}
+
+// A webhook or awx version rollout keeps a snapshot of its fleet's executor
+// object; a missing one, or one of another type, blocks the rollout.
+func TestDecide_ExecutorObjectSnapshot(t *testing.T) {
+	hook := executorobject.Object{Name: "edge-hook", Commit: "c9", Type: executorobject.TypeWebhook,
+		Webhook: &executorobject.Webhook{URL: "https://deploy.example.com/x", SecretRef: "edge-hook"}}
+	awx := executorobject.Object{Name: "edge-hook", Type: executorobject.TypeAWX, AWX: &executorobject.AWX{URL: "https://awx.example.com"}}
+	cases := []struct {
+		name     string
+		executor fleet.Executor
+		objects  map[string]executorobject.Object
+		want     *executorobject.Object // nil: none on the rollout
+		blocked  string                 // the note's code when no rollout is created
+	}{
+		{"webhook", fleet.ExecutorWebhook, map[string]executorobject.Object{"edge-hook": hook}, &hook, ""},
+		{"updater has none", fleet.ExecutorUpdater, map[string]executorobject.Object{"edge-hook": hook}, nil, ""},
+		{"missing object blocks", fleet.ExecutorWebhook, nil, nil, "executor_invalid"},
+		{"object of another type blocks", fleet.ExecutorWebhook, map[string]executorobject.Object{"edge-hook": awx}, nil, "executor_invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := input(policy.KindVersion, agents(2))
+			in.Fleet.Update.Executor, in.Fleet.Update.ExecutorRef = c.executor, "edge-hook"
+			in.Fleet.Collector.Version = "0.162.0"
+			in.ExecutorObjects = c.objects
+			d := Decide(in)
+			if c.blocked != "" {
+				if d.Created != nil || !strings.Contains(d.Note, c.blocked) {
+					t.Fatalf("created %v, note %q; want no rollout (%s)", d.Created != nil, d.Note, c.blocked)
+				}
+				return
+			}
+			if d.Created == nil {
+				t.Fatalf("no rollout: %s", d.Note)
+			}
+			r := d.Created.Rollout
+			if r.Executor != string(c.executor) || !reflect.DeepEqual(r.ExecutorObject, c.want) {
+				t.Fatalf("rollout executor %q object %+v, want %s with %+v", r.Executor, r.ExecutorObject, c.executor, c.want)
+			}
+		})
+	}
+	// A configuration rollout of the same fleet neither needs nor keeps it.
+	in := input(policy.KindConfig, agents(1))
+	in.Fleet.Update.Executor, in.Fleet.Update.ExecutorRef = fleet.ExecutorWebhook, "edge-hook"
+	if d := Decide(in); d.Created == nil || d.Created.Rollout.ExecutorObject != nil {
+		t.Fatalf("config rollout %+v: %s", d.Created, d.Note)
 	}
 }

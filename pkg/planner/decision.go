@@ -10,6 +10,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -34,6 +35,10 @@ type Input struct {
 	// Liveness tells gone agents (offline beyond the retention), which get
 	// no new targets; the zero value keeps every agent.
 	Liveness agent.Liveness
+	// ExecutorObjects are the executor objects of the applied revision by
+	// name (version runs): a webhook or awx rollout keeps a snapshot of
+	// its fleet's.
+	ExecutorObjects map[string]executorobject.Object
 }
 
 // Active is a rollout that is not final, with its targets.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -20,6 +21,7 @@ type memStore struct {
 	fleets     map[string]*fleet.Fleet
 	commit     string
 	policies   map[string]policy.Policy
+	executors  map[string]executorobject.Object
 	selections map[string]*selection.Selection
 	agents     map[string]agent.Agent
 	rollouts   map[string]rollout.Rollout
@@ -42,6 +44,10 @@ func (m *memStore) Fleet(_ context.Context, name string) (*fleet.Fleet, string, 
 
 func (m *memStore) Policies(context.Context) (map[string]policy.Policy, error) {
 	return m.policies, nil
+}
+
+func (m *memStore) ExecutorObjects(context.Context) (map[string]executorobject.Object, error) {
+	return m.executors, nil
 }
 
 func (m *memStore) Selection(_ context.Context, f string) (*selection.Selection, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -263,6 +264,14 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 		d.Note = fmt.Sprintf("no rollout: policy %q does not exist (policy_not_found)", policyName)
 		return false
 	}
+	var exObj *executorobject.Object
+	if in.Kind == policy.KindVersion {
+		var note string
+		if exObj, note = executorSnapshot(in); note != "" {
+			d.Note = note
+			return false
+		}
+	}
 	r, ts, err := engine.Create(engine.NewRollout{
 		ID: in.NewRolloutID, Fleet: in.FleetName, Kind: in.Kind, Policy: snap, ToRef: d.Target,
 		Origin: origin, CreatedBy: createdBy, RequestReason: reason, Annotations: ann,
@@ -275,7 +284,7 @@ func (d *Decision) create(in Input, sel *selection.Selection, cands []engine.Can
 		return false
 	}
 	if in.Kind == policy.KindVersion {
-		r.Executor = string(in.Fleet.UpdateExecutor())
+		r.Executor, r.ExecutorObject = string(in.Fleet.UpdateExecutor()), exObj
 	}
 	d.Created = &Active{Rollout: r, Targets: ts}
 	actor := audit.ActorGitOps
@@ -299,6 +308,26 @@ func snapshot(ps map[string]policy.Policy, name string, k policy.Kind) (policy.S
 		return policy.BuiltIn(k), true
 	}
 	return policy.Snapshot{}, false
+}
+
+// executorSnapshot resolves the fleet's executor object for a version
+// rollout: nil for the built-in executors, else a copy of the object its
+// update.executorRef names. A missing object or one of another type blocks
+// the rollout with the note (revision validation refuses both; a store read
+// across an apply may still see them).
+func executorSnapshot(in Input) (*executorobject.Object, string) {
+	e, ref := in.Fleet.UpdateExecutor(), in.Fleet.Update.ExecutorRef
+	if !e.NeedsRef() {
+		return nil, ""
+	}
+	o, ok := in.ExecutorObjects[ref]
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("no rollout: executor object %q does not exist (executor_invalid)", ref)
+	case o.Type != string(e):
+		return nil, fmt.Sprintf("no rollout: executor object %q is of type %q, not %s (executor_invalid)", ref, o.Type, e)
+	}
+	return &o, ""
 }
 
 func selectionAnnotation(s selection.Selection) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -21,6 +22,7 @@ import (
 type Store interface {
 	Fleet(ctx context.Context, name string) (f *fleet.Fleet, commit string, err error)
 	Policies(ctx context.Context) (map[string]policy.Policy, error)
+	ExecutorObjects(ctx context.Context) (map[string]executorobject.Object, error)
 	Selection(ctx context.Context, fleet string) (*selection.Selection, error)
 	FleetAgents(ctx context.Context, fleet string) ([]agent.Agent, error)
 	ActiveRollout(ctx context.Context, fleet string, k policy.Kind) (*Active, error)
@@ -72,6 +74,11 @@ func (p Planner) load(ctx context.Context, fleetName string, k policy.Kind) (Inp
 	}
 	if in.Policies, err = p.Store.Policies(ctx); err != nil {
 		return in, err
+	}
+	if k == policy.KindVersion {
+		if in.ExecutorObjects, err = p.Store.ExecutorObjects(ctx); err != nil {
+			return in, err
+		}
 	}
 	if in.Selection, err = p.Store.Selection(ctx, fleetName); err != nil {
 		return in, err

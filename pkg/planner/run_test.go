@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/executorobject"
+	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -97,5 +99,21 @@ func TestRun_UISelectionPlanned(t *testing.T) {
 		if a.TargetVersion != "0.162.0" {
 			t.Fatalf("agent %s target version %q, want 0.162.0", a.ID, a.TargetVersion)
 		}
+	}
+}
+
+// A version run reads the executor objects of the applied revision: the
+// rollout it creates stores the snapshot of the fleet's.
+func TestRun_VersionRolloutStoresTheExecutorObject(t *testing.T) {
+	m := seeded()
+	m.fleets["edge"].Update.Executor, m.fleets["edge"].Update.ExecutorRef = fleet.ExecutorWebhook, "edge-hook"
+	m.executors = map[string]executorobject.Object{"edge-hook": {Name: "edge-hook", Type: executorobject.TypeWebhook,
+		Webhook: &executorobject.Webhook{URL: "https://deploy.example.com/x", SecretRef: "edge-hook"}}}
+	d, err := newPlanner(m).Run(context.Background(), "edge", policy.KindVersion)
+	if err != nil || d.Created == nil {
+		t.Fatalf("run: %v, note %q", err, d.Note)
+	}
+	if o := m.rollouts[d.Created.Rollout.ID].ExecutorObject; o == nil || o.Name != "edge-hook" || o.Webhook.URL != "https://deploy.example.com/x" {
+		t.Fatalf("stored executor object %+v", o)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -95,7 +94,7 @@ func (d *decoder) entries(n *yaml.Node, path string, each func(key string, v *ya
 			d.issues.Errorf(CodeYAMLInvalid, path, "merge keys (<<) are not supported in a RolloutPolicy; write the fields out")
 			continue
 		}
-		p := child(path, k.Value)
+		p := issue.Child(path, k.Value)
 		if line, dup := seen[k.Value]; dup {
 			d.issues.Errorf(CodeYAMLInvalid, p, "%s is set twice (lines %d and %d); keep one", quote(k.Value), line, k.Line)
 			continue
@@ -261,37 +260,7 @@ func describe(n *yaml.Node) string {
 	return "an unsupported YAML value"
 }
 
-// child appends a key to a path: spec.waves, or matchAttributes["labels.wave"]
-// when the key is not a plain word.
-func child(path, key string) string {
-	plain := key != ""
-	for i, r := range key {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-			break
-		}
-	}
-	switch {
-	case !plain:
-		return path + "[" + quote(key) + "]"
-	case path == "":
-		return key
-	default:
-		return path + "." + key
-	}
-}
-
 // quote quotes user text for a message, cut to a readable length.
 func quote(s string) string { return strconv.Quote(clip(s)) }
 
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+func clip(s string) string { return issue.Clip(s) }

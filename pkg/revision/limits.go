@@ -28,15 +28,16 @@ const (
 	// by both /revisions/validate and /revisions with 413.
 	MaxBytes = 8 << 20
 
-	// MaxObjectBytes is the largest fleet or policy as the store keeps it
-	// (its JSON), 64 KiB: one item each, and a rollout carries a snapshot of
-	// its policy in its own item next to its waves. Real objects are a few
+	// MaxObjectBytes is the largest fleet, policy or executor object as the
+	// store keeps it (its JSON), 64 KiB: one item each, and a rollout carries
+	// a snapshot of its policy and executor object in its own item next to
+	// its waves. Real objects are a few
 	// KB; the limit is far below DynamoDB's 400 KB so that those items fit
 	// too.
 	MaxObjectBytes = 64 << 10
 )
 
-// checkSizes reports a revision over MaxBytes and a fleet or policy over
+// checkSizes reports a revision over MaxBytes and an object over
 // MaxObjectBytes (configurations are checked as they are read). An object
 // is measured as the store writes it, its JSON, not as its YAML file: an
 // alias repeated in the file is expanded there.
@@ -57,6 +58,11 @@ func checkSizes(files map[string][]byte, rev Revision, fleetFiles []string) issu
 	for _, p := range rev.Policies {
 		if n := jsonSize(p); n > MaxObjectBytes {
 			l.Errorf(CodeObjectTooLarge, p.Path, "policy %q is %s as stored, over the limit of %s for a policy", p.Name, byteSize(n), byteSize(MaxObjectBytes))
+		}
+	}
+	for _, o := range rev.Executors {
+		if n := jsonSize(o); n > MaxObjectBytes {
+			l.Errorf(CodeObjectTooLarge, o.Path, "executor %q is %s as stored, over the limit of %s for an executor object", o.Name, byteSize(n), byteSize(MaxObjectBytes))
 		}
 	}
 	return l

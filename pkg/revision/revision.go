@@ -1,5 +1,5 @@
-// Package revision is a GitOps snapshot: the fleets, rollout policies and
-// rendered configurations of one commit. It loads them from files (a
+// Package revision is a GitOps snapshot: the fleets, rollout policies,
+// executor objects and rendered configurations of one commit. It loads them from files (a
 // directory or the files an API request carries), validates every object
 // with the issue codes of the specs, and assigns agents to fleets.
 //
@@ -7,6 +7,7 @@
 //
 //	fleets/*.yaml     kind: Fleet, one per file
 //	policies/*.yaml   kind: RolloutPolicy, one per file
+//	executors/*.yaml  kind: Executor (webhook, awx), one per file
 //	configs/<fleet>.yaml   the rendered collector configuration of that fleet
 //
 // A fleet's configuration hash is the hex sha256 of its rendered file.
@@ -28,6 +29,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -53,6 +55,9 @@ type Revision struct {
 	Commit   string          `json:"commit"`
 	Fleets   []fleet.Fleet   `json:"fleets"`
 	Policies []policy.Policy `json:"policies"`
+	// Executors are the executor objects that fleets name with
+	// update.executorRef.
+	Executors []executorobject.Object `json:"executors,omitempty"`
 	// Configs holds the rendered configuration of each fleet, by fleet name.
 	Configs map[string]Config `json:"configs"`
 }
@@ -84,7 +89,7 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 		base := strings.TrimSuffix(name, ext)
 		switch {
 		case ext != ".yaml" && ext != ".yml":
-			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
+			issues.Warnf(CodeUnknownFile, p, layoutHint)
 		case dir == "fleets/":
 			f, is := fleet.Parse(files[p])
 			issues = append(issues, prefixed(p, is)...)
@@ -109,8 +114,13 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 				issues = append(issues, checkConfig(p, files[p])...)
 			}
 			rev.Configs[base] = Config{Hash: Hash(files[p]), Body: files[p]}
+		case dir == "executors/":
+			o, is := executorobject.Parse(files[p])
+			o.Path, o.Commit = p, commit
+			issues = append(issues, prefixed(p, is)...)
+			rev.Executors = append(rev.Executors, o)
 		default:
-			issues.Warnf(CodeUnknownFile, p, "the file is ignored: a revision holds fleets/, policies/ and configs/ YAML files")
+			issues.Warnf(CodeUnknownFile, p, layoutHint)
 		}
 	}
 	issues = append(issues, checkSizes(files, rev, fleetFiles)...)
@@ -119,8 +129,11 @@ func Load(files map[string][]byte, commit string) (Revision, issue.List) {
 	return rev, issues
 }
 
-// validate checks what spans objects: unique names, the policy references of
-// fleets, and that every fleet has its rendered configuration. A fleet's
+// layoutHint is the message of a file outside the layout.
+const layoutHint = "the file is ignored: a revision holds fleets/, policies/, executors/ and configs/ YAML files"
+
+// validate checks what spans objects: unique names, the policy and executor
+// references of fleets, and that every fleet has its rendered configuration. A fleet's
 // issues carry the file it was read from (fleetFiles[i] for rev.Fleets[i]):
 // a name that is not a valid file name, or a fleet whose file is not named
 // after it, must still point at the file to fix.
@@ -136,6 +149,14 @@ func (rev Revision) validate(fleetFiles []string) issue.List {
 		}
 		policies[p.Name] = true
 	}
+	executors := map[string]executorobject.Object{}
+	for _, o := range rev.Executors {
+		if _, dup := executors[o.Name]; dup && o.Name != "" {
+			issues.Errorf(CodeDuplicateName, o.Path, "executor %q is defined twice", o.Name)
+			continue
+		}
+		executors[o.Name] = o
+	}
 	fleets := map[string]bool{}
 	for i, f := range rev.Fleets {
 		where := fleetFiles[i]
@@ -144,6 +165,7 @@ func (rev Revision) validate(fleetFiles []string) issue.List {
 		}
 		fleets[f.Name] = true
 		issues = append(issues, prefixed(where, fleet.Validate(f, func(n string) bool { return policies[n] }))...)
+		issues = append(issues, prefixed(where, executorRef(f, executors))...)
 		if _, ok := rev.Configs[f.Name]; !ok && f.Config.Hash == "" {
 			issues.Warnf(CodeConfigMissing, where, "fleet %q has no rendered configuration configs/%s.yaml: no configuration rollout arises for it", f.Name, f.Name)
 		}
@@ -154,6 +176,24 @@ func (rev Revision) validate(fleetFiles []string) issue.List {
 		}
 	}
 	return issues
+}
+
+// executorRef checks that a webhook or awx fleet's update.executorRef names
+// an executor object of that type (fleet.Validate reports a missing one).
+func executorRef(f fleet.Fleet, executors map[string]executorobject.Object) issue.List {
+	var l issue.List
+	e, ref := f.UpdateExecutor(), f.Update.ExecutorRef
+	if !e.NeedsRef() || ref == "" {
+		return l
+	}
+	const at = "spec.update.executorRef"
+	switch o, ok := executors[ref]; {
+	case !ok:
+		l.Errorf(fleet.CodeExecutorInvalid, at, "update.executorRef %q names no executor object: add executors/%s.yaml (kind: Executor, spec.type: %s)", ref, ref, e)
+	case o.Type != string(e):
+		l.Errorf(fleet.CodeExecutorInvalid, at, "update.executor is %s but executor object %q is of type %q", e, ref, o.Type)
+	}
+	return l
 }
 
 func (rev *Revision) fillConfigHashes() {
@@ -197,6 +237,16 @@ func (rev Revision) Policy(name string) (policy.Policy, bool) {
 		}
 	}
 	return policy.Policy{}, false
+}
+
+// Executor returns the executor object of a name, if the revision has it.
+func (rev Revision) Executor(name string) (executorobject.Object, bool) {
+	for _, o := range rev.Executors {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return executorobject.Object{}, false
 }
 
 // Fleet returns the fleet of a name, if the revision has it.

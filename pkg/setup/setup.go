@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,6 +23,10 @@ import (
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/httpcall"
+	"github.com/myriarch/myriarch/pkg/executor/secrets"
+	"github.com/myriarch/myriarch/pkg/executor/webhook"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/store"
@@ -84,9 +89,22 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	}
 	return Deps{
 		AWS: cfg, Store: st, SFN: sfn.NewFromConfig(cfg), Clock: clock, Log: log, Gates: gates,
-		Executors:       executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: st}},
+		Executors:       Executors(getenv, cfg, st, clock, log),
 		StateMachineArn: getenv(EnvStateMachineArn), ServerTimezone: getenv(EnvServerTimezone), Liveness: live,
 	}, nil
+}
+
+// Executors are the executors of a deployment: manual, updater (offers
+// through the store) and webhook, whose secrets come from Secrets Manager
+// when MYRIARCH_SECRETS_PREFIX is set (the cloud), else from the
+// environment and MYRIARCH_SECRETS_DIR (secrets.FromEnv).
+func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offers, clock func() time.Time, log *slog.Logger) executor.Registry {
+	hooks := webhook.Executor{HTTP: &http.Client{}, Secrets: secrets.FromEnv(getenv, cfg, clock), Now: clock, Sleep: httpcall.Wait, Log: log}
+	return executor.Registry{
+		executor.Manual:            executor.ManualExecutor{},
+		executor.Updater:           executor.UpdaterExecutor{Offers: offers},
+		executorobject.TypeWebhook: hooks,
+	}
 }
 
 // LivenessFromEnv reads the liveness rule of rollouts: how long an agent may

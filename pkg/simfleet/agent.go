@@ -60,6 +60,8 @@ type agent struct {
 	traffic       traffic
 	pendingConfig *protobufs.AgentRemoteConfig
 	pendingOffer  *offer
+	// pendingInstall is a version installed from outside OpAMP (Install).
+	pendingInstall string
 }
 
 // offer is the collector package of a PackagesAvailable message.
@@ -222,8 +224,8 @@ func (a *agent) work(ctx context.Context) {
 		case <-a.wake:
 		}
 		for {
-			rc, of := a.take()
-			if rc == nil && of == nil {
+			rc, of, version := a.take()
+			if rc == nil && of == nil && version == "" {
 				break
 			}
 			if rc != nil && a.applyConfig(ctx, rc) != nil {
@@ -232,19 +234,23 @@ func (a *agent) work(ctx context.Context) {
 			if of != nil && a.install(ctx, of) != nil {
 				return
 			}
+			if version != "" && a.replace(ctx, version) != nil {
+				return
+			}
 		}
 	}
 }
 
 // take dequeues the pending work that is new: a configuration whose hash the
 // agent has not reported yet; an offer of a version it does not run, with an
-// all-packages hash it has not handled (OpAMP's way to say "same offer").
-func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer) {
+// all-packages hash it has not handled (OpAMP's way to say "same offer"); a
+// version to install from outside that it does not run.
+func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer, string) {
 	defer a.changes.notify()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	rc, of := a.pendingConfig, a.pendingOffer
-	a.pendingConfig, a.pendingOffer = nil, nil
+	rc, of, version := a.pendingConfig, a.pendingOffer, a.pendingInstall
+	a.pendingConfig, a.pendingOffer, a.pendingInstall = nil, nil, ""
 	if rc != nil && a.remote != nil && string(rc.GetConfigHash()) == string(a.remote.GetLastRemoteConfigHash()) {
 		rc = nil
 	}
@@ -252,8 +258,11 @@ func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer) {
 		len(of.allHash) > 0 && string(of.allHash) == string(a.pkg.allPackagesHash)) {
 		of = nil
 	}
-	a.busy = rc != nil || of != nil
-	return rc, of
+	if version == a.version {
+		version = ""
+	}
+	a.busy = rc != nil || of != nil || version != ""
+	return rc, of, version
 }
 
 func (a *agent) effectiveConfig(context.Context) (*protobufs.EffectiveConfig, error) {

@@ -36,7 +36,7 @@ func TestTake_DropsWorkAlreadyDone(t *testing.T) {
 			a := newAgent(cfg, 1)
 			a.remote, a.pendingConfig, a.pendingOffer = tc.remote, tc.config, tc.offer
 			a.pkg.allPackagesHash = []byte("A1")
-			gotConfig, gotOffer := a.take()
+			gotConfig, gotOffer, _ := a.take()
 			if (gotConfig != nil) != tc.wantConfig || (gotOffer != nil) != tc.want {
 				t.Errorf("take: config %v, offer %v; want %v, %v", gotConfig != nil, gotOffer != nil, tc.wantConfig, tc.want)
 			}

@@ -147,6 +147,33 @@ func (f *Fleet) SetAttributes(n int, attrs map[string]string) error {
 	return nil
 }
 
+// Install updates the collector of the agent whose host.name is host to
+// version from outside OpAMP, as a webhook's receiver or an Ansible job
+// would: after the work the agent has queued, its supervisor restarts the
+// collector into the version (the start-up report, then StatusOK) and
+// reports the package installed. It returns at once; an agent that runs
+// the version already is left alone.
+func (f *Fleet) Install(host, version string) error {
+	version = bare(version)
+	if version == "" {
+		return errors.New("install: no version")
+	}
+	for _, a := range f.agents {
+		if HostName(a.n) != host {
+			continue
+		}
+		a.mu.Lock()
+		a.pendingInstall = version
+		a.mu.Unlock()
+		select {
+		case a.wake <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+	return fmt.Errorf("install: no agent has host.name %q", host)
+}
+
 // Snapshot returns the state of every agent, in agent order.
 func (f *Fleet) Snapshot() []AgentState {
 	out := make([]AgentState, 0, len(f.agents))

@@ -87,6 +87,17 @@ func (a *agent) install(ctx context.Context, of *offer) error {
 	return nil
 }
 
+// replace is an update from outside OpAMP (a webhook's receiver, an
+// Ansible job): the collector restarts into the version and the package
+// status reports it installed; there is no update component, since no
+// updater ran.
+func (a *agent) replace(ctx context.Context, version string) error {
+	return a.restart(ctx, func() {
+		a.version = version
+		a.pkg.status, a.pkg.hasVersion, a.pkg.errorMessage = pkgInstalled, version, ""
+	}, nil)
+}
+
 // next finishes one step and begins the following one at the same time
 // (mu held).
 func (a *agent) next(done, begin string) {

@@ -110,3 +110,45 @@ func TestFleet_FailsUpdateToFailVersion(t *testing.T) {
 	assertLog(t, "service.version", got.versionLog, []string{"0.161.0 with healthy StatusOK"})
 	assertLog(t, "health", got.healthLog, []string{"healthy StatusOK"}) // the collector was never restarted
 }
+
+// Install changes the version from outside OpAMP: the collector restarts
+// into it and the package status reports it installed, without an update
+// component (no updater ran).
+func TestFleet_InstallFromOutside(t *testing.T) {
+	h := start(t, 2, nil)
+	uid := h.uid(1)
+	if err := h.fleet.Install("sim-01", "v0.162.0"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the Starting and Started delays of the restart
+		h.step(t, 1)
+	}
+	h.srv.wait(t, uid, "the new version, healthy", func(a *seen) bool {
+		return a.attrs["service.version"] == "0.162.0" && a.health.GetStatus() == StatusOK
+	})
+	h.settle(t, 1)
+	got := h.srv.view(uid)
+	assertLog(t, "service.version", got.versionLog, []string{"0.161.0 with healthy StatusOK", "0.162.0 with unhealthy "})
+	assertLog(t, "health", got.healthLog, []string{"healthy StatusOK", "unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"})
+	if p := got.pkgs.GetPackages()[""]; p.GetStatus() != pkgInstalled || p.GetAgentHasVersion() != "0.162.0" {
+		t.Errorf("package status %v", p)
+	}
+	if _, ok := got.health.GetComponentHealthMap()[UpdateComponent]; ok {
+		t.Error("an update component without an updater")
+	}
+	h.waitFleet(t, "idle", func(s []AgentState) bool { return !s[0].Busy })
+	if s := h.fleet.Snapshot(); s[0].Version != "0.162.0" || s[1].Version != "0.161.0" || s[0].Update != "" {
+		t.Errorf("snapshot %+v", s)
+	}
+	// The version it runs is left alone; an unknown host is an error.
+	if err := h.fleet.Install("sim-01", "0.162.0"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFleet(t, "idle", func(s []AgentState) bool { return !s[0].Busy })
+	if n := len(h.srv.view(uid).healthLog); n != 4 {
+		t.Errorf("health log %v: no restart for the version it runs", h.srv.view(uid).healthLog)
+	}
+	if err := h.fleet.Install("sim-99", "0.162.0"); err == nil {
+		t.Error("an unknown host must be an error")
+	}
+}

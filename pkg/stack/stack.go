@@ -31,6 +31,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/gateway"
 	"github.com/myriarch/myriarch/pkg/setup"
@@ -56,6 +57,9 @@ type Options struct {
 	// PrometheusURL and AlertmanagerURL are the gates' providers (default:
 	// MYRIARCH_PROMETHEUS_URL and MYRIARCH_ALERTMANAGER_URL, else none).
 	PrometheusURL, AlertmanagerURL string
+	// SecretsDir holds the executors' secrets, a file per name (default:
+	// MYRIARCH_SECRETS_DIR); MYRIARCH_SECRET_<NAME> variables work too.
+	SecretsDir string
 }
 
 // Stack is a running local stack.
@@ -135,6 +139,10 @@ func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 			return cmp.Or(o.PrometheusURL, os.Getenv(k))
 		case gate.EnvAlertmanagerURL:
 			return cmp.Or(o.AlertmanagerURL, os.Getenv(k))
+		case secrets.EnvDir:
+			return cmp.Or(o.SecretsDir, os.Getenv(k))
+		case secrets.EnvPrefix:
+			return "" // the secrets are local: never Secrets Manager
 		}
 		return os.Getenv(k)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -30,8 +31,18 @@ const (
 	attrRevision  = "rev" // selections: Selection.Revision
 )
 
-// revisionPK is the partition of one kind of object ("fleet", "policy") of
-// one commit: rev#<commit>#<kind>.
+// Kinds of the objects of a revision, each a partition per commit.
+const (
+	kindFleet    = "fleet"
+	kindPolicy   = "policy"
+	kindExecutor = "executor"
+)
+
+// revisionKinds are the kinds a revision stores.
+var revisionKinds = []string{kindFleet, kindPolicy, kindExecutor}
+
+// revisionPK is the partition of one kind of object (fleet, policy,
+// executor) of one commit: rev#<commit>#<kind>.
 func revisionPK(commit, kind string) string { return "rev#" + commit + "#" + kind }
 
 func objKey(pk, sk string) map[string]types.AttributeValue {
@@ -64,8 +75,8 @@ func (s *Store) CurrentRevision(ctx context.Context) (*RevisionInfo, error) {
 	return info, d.err
 }
 
-// PutRevision applies a validated revision. Its fleets and policies are
-// written under their commit, its configurations by hash, and only then
+// PutRevision applies a validated revision. Its fleets, policies and
+// executor objects are written under their commit, its configurations by hash, and only then
 // does one conditional write move the current-revision pointer to the new
 // commit: a reader sees the old revision or the new one, never a mix within
 // one read of the pointer (the planner reads it once for the fleet and once
@@ -109,35 +120,45 @@ func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedA
 }
 
 // writeRevision writes the configurations (writeConfigs), then makes the
-// fleets and policies stored under the commit exactly those of rev (a commit
-// applied again may differ, for a directory applied without Git).
+// fleets, policies and executor objects stored under the commit exactly
+// those of rev (a commit applied again may differ, for a directory applied
+// without Git).
 func (s *Store) writeRevision(ctx context.Context, rev revision.Revision) error {
 	if err := s.writeConfigs(ctx, rev.Configs); err != nil {
 		return err
 	}
 	want := map[string]item{}
-	for _, f := range rev.Fleets {
-		it, err := newItem().s(tables.AttrPK, revisionPK(rev.Commit, "fleet")).s(tables.AttrSK, f.Name).doc(f)
+	add := func(kind, name string, v any) error {
+		it, err := newItem().s(tables.AttrPK, revisionPK(rev.Commit, kind)).s(tables.AttrSK, name).doc(v)
 		if err != nil {
-			return fmt.Errorf("fleet %s: %w", f.Name, err)
+			return fmt.Errorf("%s %s: %w", kind, name, err)
 		}
-		want["fleet/"+f.Name] = it
+		want[kind+"/"+name] = it
+		return nil
+	}
+	for _, f := range rev.Fleets {
+		if err := add(kindFleet, f.Name, f); err != nil {
+			return err
+		}
 	}
 	for _, p := range rev.Policies {
-		it, err := newItem().s(tables.AttrPK, revisionPK(rev.Commit, "policy")).s(tables.AttrSK, p.Name).doc(p)
-		if err != nil {
-			return fmt.Errorf("policy %s: %w", p.Name, err)
+		if err := add(kindPolicy, p.Name, p); err != nil {
+			return err
 		}
-		want["policy/"+p.Name] = it
+	}
+	for _, o := range rev.Executors {
+		if err := add(kindExecutor, o.Name, o); err != nil {
+			return err
+		}
 	}
 	return s.replaceObjects(ctx, rev.Commit, want)
 }
 
-// replaceObjects makes the fleets and policies stored under commit the
-// items of want (by kind/name); nil deletes them all.
+// replaceObjects makes the objects stored under commit the items of want
+// (by kind/name); nil deletes them all.
 func (s *Store) replaceObjects(ctx context.Context, commit string, want map[string]item) error {
 	var reqs []types.WriteRequest
-	for _, kind := range []string{"fleet", "policy"} {
+	for _, kind := range revisionKinds {
 		items, err := s.queryAll(ctx, revisionPK(commit, kind))
 		if err != nil {
 			return err
@@ -182,11 +203,11 @@ func (s *Store) Fleet(ctx context.Context, name string) (*fleet.Fleet, string, e
 	if err != nil || cur == nil {
 		return nil, "", err
 	}
-	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(revisionPK(cur.Commit, "fleet"), name)})
+	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(revisionPK(cur.Commit, kindFleet), name)})
 	if err != nil || av == nil {
 		return nil, cur.Commit, classify(err, "get fleet "+name)
 	}
-	f, err := decodeObject[fleet.Fleet]("fleet", cur.Commit, av)
+	f, err := decodeObject[fleet.Fleet](kindFleet, cur.Commit, av)
 	return &f, cur.Commit, err
 }
 
@@ -201,13 +222,13 @@ func (s *Store) Fleets(ctx context.Context) ([]fleet.Fleet, string, error) {
 }
 
 func (s *Store) fleetsAt(ctx context.Context, commit string) ([]fleet.Fleet, error) {
-	items, err := s.queryAll(ctx, revisionPK(commit, "fleet"))
+	items, err := s.queryAll(ctx, revisionPK(commit, kindFleet))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]fleet.Fleet, 0, len(items))
 	for _, av := range items {
-		f, err := decodeObject[fleet.Fleet]("fleet", commit, av)
+		f, err := decodeObject[fleet.Fleet](kindFleet, commit, av)
 		if err != nil {
 			return nil, err
 		}
@@ -218,21 +239,33 @@ func (s *Store) fleetsAt(ctx context.Context, commit string) ([]fleet.Fleet, err
 
 // Policies reads every policy of the applied revision, by name.
 func (s *Store) Policies(ctx context.Context) (map[string]policy.Policy, error) {
-	out := map[string]policy.Policy{}
+	return currentObjects(ctx, s, kindPolicy, func(p policy.Policy) string { return p.Name })
+}
+
+// ExecutorObjects reads every executor object of the applied revision, by
+// name.
+func (s *Store) ExecutorObjects(ctx context.Context) (map[string]executorobject.Object, error) {
+	return currentObjects(ctx, s, kindExecutor, func(o executorobject.Object) string { return o.Name })
+}
+
+// currentObjects reads the objects of a kind of the applied revision, by
+// name; none before the first apply.
+func currentObjects[T any](ctx context.Context, s *Store, kind string, name func(T) string) (map[string]T, error) {
+	out := map[string]T{}
 	cur, err := s.CurrentRevision(ctx)
 	if err != nil || cur == nil {
 		return out, err
 	}
-	items, err := s.queryAll(ctx, revisionPK(cur.Commit, "policy"))
+	items, err := s.queryAll(ctx, revisionPK(cur.Commit, kind))
 	if err != nil {
 		return nil, err
 	}
 	for _, av := range items {
-		p, err := decodeObject[policy.Policy]("policy", cur.Commit, av)
+		v, err := decodeObject[T](kind, cur.Commit, av)
 		if err != nil {
 			return nil, err
 		}
-		out[p.Name] = p
+		out[name(v)] = v
 	}
 	return out, nil
 }

@@ -3,12 +3,14 @@ package store
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -85,6 +87,34 @@ func TestRevision_PointerFleetsPoliciesConfigs(t *testing.T) {
 	}
 	if err := s.PutRevision(ctx, revision.Revision{}, t0); err == nil {
 		t.Fatal("a revision without commit must be refused")
+	}
+}
+
+// Executor objects are stored with their revision and replaced with it.
+func TestRevision_ExecutorObjects(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	if objs, err := s.ExecutorObjects(ctx); err != nil || len(objs) != 0 {
+		t.Fatalf("executor objects before any apply: %v %v", objs, err)
+	}
+	hook := executorobject.Object{Name: "edge-hook", Path: "executors/edge-hook.yaml", Commit: "c1", Type: executorobject.TypeWebhook,
+		Webhook: &executorobject.Webhook{URL: "https://deploy.example.com/x", Method: "POST", Timeout: 10 * time.Second,
+			RetryFor: 2 * time.Minute, SecretRef: "edge-hook", Headers: map[string]string{"X-Team": "obs"}}}
+	c1 := rev("c1", "edge")
+	c1.Executors = []executorobject.Object{hook}
+	must(t, s.PutRevision(ctx, c1, t0))
+	objs, err := s.ExecutorObjects(ctx)
+	must(t, err)
+	if got := objs["edge-hook"]; len(objs) != 1 || !reflect.DeepEqual(got, hook) {
+		t.Fatalf("executor objects %+v, want %+v", objs, hook)
+	}
+	must(t, s.PutRevision(ctx, rev("c2", "edge"), t0.Add(time.Hour)))
+	must(t, s.PutRevision(ctx, rev("c3", "edge"), t0.Add(2*time.Hour)))
+	if objs, err := s.ExecutorObjects(ctx); err != nil || len(objs) != 0 {
+		t.Fatalf("executor objects of a revision without them: %v %v", objs, err)
+	}
+	if items, err := s.queryAll(ctx, revisionPK("c1", kindExecutor)); err != nil || len(items) != 0 {
+		t.Fatalf("the executor objects of the revision before the previous one are deleted: %d items %v", len(items), err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -34,6 +36,7 @@ type Store struct {
 	revision   *api.RevisionInfo
 	fleets     map[string]fleet.Fleet
 	policies   map[string]policy.Policy
+	executors  map[string]executorobject.Object
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
 	rollouts   map[string]rollout.Rollout
@@ -411,6 +414,10 @@ func (m *Store) PutRevision(_ context.Context, rev revision.Revision, at time.Ti
 	for _, p := range rev.Policies {
 		m.policies[p.Name] = p
 	}
+	m.executors = map[string]executorobject.Object{}
+	for _, o := range rev.Executors {
+		m.executors[o.Name] = o
+	}
 	return nil
 }
 
@@ -449,6 +456,12 @@ func (m *Store) Policies(context.Context) (map[string]policy.Policy, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+func (m *Store) ExecutorObjects(context.Context) (map[string]executorobject.Object, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.executors), nil
 }
 
 func (m *Store) Selection(_ context.Context, f string) (*selection.Selection, error) {
