@@ -1,11 +1,13 @@
 package executor
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
-	"strings"
+
+	"github.com/google/uuid"
 )
+
+// deliveryNamespace is the namespace of the name-based delivery ids.
+var deliveryNamespace = uuid.MustParse("6f1c5b1e-3d2a-5c47-9a0e-4b8d2f7c1a93")
 
 // DeliveryID is the deterministic identity of one call of an external
 // executor: the same rollout, agent, attempt and operation give the same id
@@ -14,11 +16,10 @@ import (
 // call from a new one. A retry-failed (the next attempt) or a rollback (the
 // reset operation) is a new delivery.
 //
-// It is the hex of SHA-256 over the four values joined by NUL bytes,
-// truncated to 32 characters (128 bits): NUL appears in none of them, so
-// ("ab", "c") and ("a", "bc") cannot collide. Example:
-// DeliveryID("r-1", "a00", 1, "start") is always the same 32 hex digits.
+// It is the UUID (version 5, SHA-1) in a fixed namespace of
+// "<rollout id>\n<agent id>\n<attempt>\n<operation>": a newline appears in
+// none of the values, so ("ab", "c") and ("a", "bc") cannot collide.
 func DeliveryID(rolloutID, agentID string, attempt int, operation string) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{rolloutID, agentID, strconv.Itoa(attempt), operation}, "\x00")))
-	return hex.EncodeToString(sum[:])[:32]
+	name := rolloutID + "\n" + agentID + "\n" + strconv.Itoa(attempt) + "\n" + operation
+	return uuid.NewSHA1(deliveryNamespace, []byte(name)).String()
 }

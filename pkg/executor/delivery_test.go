@@ -7,8 +7,8 @@ import (
 
 func TestDeliveryID_DeterministicAndDistinct(t *testing.T) {
 	base := DeliveryID("r-1", "a00", 1, OpStart)
-	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(base) {
-		t.Fatalf("id %q, want 32 lowercase hex digits", base)
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(base) {
+		t.Fatalf("id %q, want a version 5 UUID", base)
 	}
 	if again := DeliveryID("r-1", "a00", 1, OpStart); again != base {
 		t.Fatalf("a retry of the same call got %q, want %q", again, base)

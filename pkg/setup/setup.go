@@ -23,6 +23,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/awx"
 	"github.com/myriarch/myriarch/pkg/executor/httpcall"
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/executor/webhook"
@@ -99,11 +100,12 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 // when MYRIARCH_SECRETS_PREFIX is set (the cloud), else from the
 // environment and MYRIARCH_SECRETS_DIR (secrets.FromEnv).
 func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offers, clock func() time.Time, log *slog.Logger) executor.Registry {
-	hooks := webhook.Executor{HTTP: &http.Client{}, Secrets: secrets.FromEnv(getenv, cfg, clock), Now: clock, Sleep: httpcall.Wait, Log: log}
+	keys := secrets.FromEnv(getenv, cfg, clock) // one source, so its cache serves both
 	return executor.Registry{
 		executor.Manual:            executor.ManualExecutor{},
 		executor.Updater:           executor.UpdaterExecutor{Offers: offers},
-		executorobject.TypeWebhook: hooks,
+		executorobject.TypeWebhook: webhook.Executor{HTTP: &http.Client{}, Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
+		executorobject.TypeAWX:     awx.Executor{Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
+	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/executor/webhook"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -125,7 +126,7 @@ func TestWebhookRollout_CompletesAndCancelsOnSupersede(t *testing.T) {
 		if tg.Status != rollout.TargetSucceeded || !strings.HasPrefix(tg.ExternalRef, "job-") {
 			t.Errorf("target %s is %s with external reference %q, want succeeded with the receiver's job", tg.AgentID, tg.Status, tg.ExternalRef)
 		}
-		if starts[tg.AgentID] != webhook.DeliveryID(second, tg.AgentID, tg.Attempt, "start") {
+		if starts[tg.AgentID] != executor.DeliveryID(second, tg.AgentID, tg.Attempt, "start") {
 			t.Errorf("target %s: delivery %q, want the id of its start", tg.AgentID, starts[tg.AgentID])
 		}
 	}
@@ -142,7 +143,7 @@ func TestWebhookRollout_CompletesAndCancelsOnSupersede(t *testing.T) {
 	var want, got []string
 	for _, tg := range started {
 		if tg.Status == rollout.TargetInProgress {
-			want = append(want, webhook.DeliveryID(first, tg.AgentID, tg.Attempt, "cancel"))
+			want = append(want, executor.DeliveryID(first, tg.AgentID, tg.Attempt, "cancel"))
 		}
 	}
 	for _, d := range cancels {

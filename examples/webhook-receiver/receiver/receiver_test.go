@@ -76,7 +76,7 @@ func TestReceiver_WithTheWebhookExecutor(t *testing.T) {
 	if got := in.list(); got != "sim-01@0.162.0 sim-01@0.161.0" {
 		t.Errorf("installs %q, want the start once, then the reset", got)
 	}
-	if len(cancelled) != 1 || cancelled[0] != webhook.DeliveryID("r1", "a1", 1, "cancel") {
+	if len(cancelled) != 1 || cancelled[0] != executor.DeliveryID("r1", "a1", 1, "cancel") {
 		t.Errorf("cancels %v", cancelled)
 	}
 	if n := len(rc.Deliveries()); n != 3 {

@@ -103,7 +103,7 @@ const dedupPage = 20
 type Executor struct {
 	HTTP    *http.Client     // nil: a client without a timeout of its own (each request has the object's)
 	Secrets executor.Secrets // reads the token credentialRef names
-	Now     func() time.Time // nil: time.Now
+	Now     func() time.Time // the wall clock (required: AWX stamps jobs with its own)
 	// Sleep waits between retries; nil: a timer that ends early with ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Log   *slog.Logger // nil: slog.Default()
@@ -120,6 +120,9 @@ var (
 // inventory without the version, since AWX ignores fields it does not
 // prompt for), credentials when the object names some, and no passwords.
 func (e Executor) Validate(ctx context.Context, r rollout.Rollout) error {
+	if e.Now == nil {
+		return errors.New("AWX executor: no clock configured")
+	}
 	c, err := e.client(ctx, r)
 	if err != nil {
 		return err
@@ -448,9 +451,11 @@ func object(r rollout.Rollout) (executorobject.AWX, error) {
 	return o, nil
 }
 
+// now is the wall clock the deployment injects; without one the look-up of
+// earlier launches has no window to read, so Validate refuses the executor.
 func (e Executor) now() time.Time {
 	if e.Now == nil {
-		return time.Now()
+		return time.Time{}
 	}
 	return e.Now()
 }

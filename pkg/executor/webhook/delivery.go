@@ -1,10 +1,7 @@
 package webhook
 
 import (
-	"strconv"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/executor"
@@ -52,19 +49,6 @@ type DeliveryAgent struct {
 	Attributes  map[string]string `json:"attributes"`
 }
 
-// deliveryNamespace is the namespace of the name-based delivery ids.
-var deliveryNamespace = uuid.MustParse("6f1c5b1e-3d2a-5c47-9a0e-4b8d2f7c1a93")
-
-// DeliveryID is the id of one operation on one target attempt: the UUID
-// (version 5, SHA-1) in deliveryNamespace of
-// "<rollout id>\n<agent id>\n<attempt>\n<operation>". The same inputs give
-// the same id, so a Start the engine repeats (its task is retried, a pass
-// is re-run) carries the id of the first.
-func DeliveryID(rolloutID, agentID string, attempt int, operation string) string {
-	name := rolloutID + "\n" + agentID + "\n" + strconv.Itoa(attempt) + "\n" + operation
-	return uuid.NewSHA1(deliveryNamespace, []byte(name)).String()
-}
-
 // delivery builds the body of a call sent at now.
 func delivery(c executor.Call, op, objectName string, now time.Time) Delivery {
 	t := c.Target
@@ -85,7 +69,7 @@ func delivery(c executor.Call, op, objectName string, now time.Time) Delivery {
 	}
 	r := c.Rollout
 	return Delivery{
-		Operation: op, DeliveryID: DeliveryID(r.ID, t.AgentID, t.Attempt, op), Executor: objectName,
+		Operation: op, DeliveryID: executor.DeliveryID(r.ID, t.AgentID, t.Attempt, op), Executor: objectName,
 		Rollout: DeliveryRollout{ID: r.ID, Fleet: r.Fleet, Kind: string(r.Kind), ToRef: r.ToRef, Policy: r.Policy.Name},
 		Agent:   a, FromVersion: from, ToVersion: to, Attempt: t.Attempt, SentAt: now.UTC(),
 	}

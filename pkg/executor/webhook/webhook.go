@@ -107,7 +107,7 @@ func (e Executor) send(ctx context.Context, c executor.Call, op, url string, ret
 	if err != nil {
 		return httpcall.Response{}, "", err
 	}
-	id := DeliveryID(c.Rollout.ID, c.Target.AgentID, c.Target.Attempt, op)
+	id := executor.DeliveryID(c.Rollout.ID, c.Target.AgentID, c.Target.Attempt, op)
 	log := e.logger().With("rollout", c.Rollout.ID, "agent", c.Target.AgentID, "operation", op, "delivery", id)
 	caller := httpcall.Caller{HTTP: e.HTTP, Now: e.Now, Sleep: e.Sleep, OnRetry: func(err error, wait time.Duration) {
 		log.Warn("webhook call failed; trying again", "error", err.Error(), "wait", wait.String())

@@ -175,7 +175,7 @@ func TestStart_SignedDelivery(t *testing.T) {
 	if wj, hj := mustJSON(t, want), mustJSON(t, have); wj != hj {
 		t.Errorf("body\n%s\nwant (testdata/start.json)\n%s", req.body, golden)
 	}
-	id := DeliveryID("r-20260302t100000-1a2b3c4d", "0194f0c2a1b27c3d8e9f0a1b2c3d4e5f", 1, "start")
+	id := executor.DeliveryID("r-20260302t100000-1a2b3c4d", "0194f0c2a1b27c3d8e9f0a1b2c3d4e5f", 1, "start")
 	for h, v := range map[string]string{
 		"Content-Type": "application/json", "User-Agent": UserAgent, HeaderDelivery: id, HeaderEvent: "start",
 		HeaderSignature: Sign(secret, t0, req.body), "X-Team": "observability",
@@ -326,7 +326,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("requests %+v, want one to the cancelUrl", got)
 	}
 	d := got[0].delivery
-	if d.Operation != "cancel" || d.DeliveryID != DeliveryID(c.Rollout.ID, c.Target.AgentID, 1, "cancel") || d.FromVersion != "0.161.0" || d.ToVersion != "0.162.0" ||
+	if d.Operation != "cancel" || d.DeliveryID != executor.DeliveryID(c.Rollout.ID, c.Target.AgentID, 1, "cancel") || d.FromVersion != "0.161.0" || d.ToVersion != "0.162.0" ||
 		d.Agent.ID != c.Target.AgentID || d.Agent.Attributes == nil {
 		t.Fatalf("delivery %+v", d)
 	}
