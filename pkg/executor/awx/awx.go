@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/executor/httpcall"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -464,14 +465,7 @@ func (e Executor) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return httpcall.Wait(ctx, d)
 }
 
 func (e Executor) httpClient() *http.Client {
