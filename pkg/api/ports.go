@@ -10,6 +10,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -96,6 +97,7 @@ type Revisions interface {
 	CurrentRevision(ctx context.Context) (*RevisionInfo, error) // nil before the first apply
 	PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error
 	Policies(ctx context.Context) (map[string]policy.Policy, error)
+	ExecutorObjects(ctx context.Context) (map[string]executorobject.Object, error)
 }
 
 // AgentAssigner lists every agent, assigned or not, and stores an agent's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/myriarch/myriarch/pkg/executorobject"
 	"net/http"
 	"slices"
 	"sort"
@@ -67,7 +68,7 @@ func (s *server) validateRevision(_ http.ResponseWriter, r *http.Request, _ Prin
 	}
 	rev, issues := revision.Load(files, commit)
 	return http.StatusOK, schema.Validation{Commit: commit, Valid: !issues.HasErrors(), Fleets: fleetNames(rev),
-		Policies: policyNames(rev.Policies), Issues: nonNil(issues)}, nil
+		Policies: policyNames(rev.Policies), Executors: executorNames(rev.Executors), Issues: nonNil(issues)}, nil
 }
 
 // applyRevision validates a snapshot and, without an error, stores it,
@@ -256,7 +257,16 @@ func (s *server) getCurrentRevision(_ http.ResponseWriter, r *http.Request, _ Pr
 	if err != nil {
 		return 0, nil, err
 	}
-	v := schema.Revision{Commit: cur.Commit, AppliedAt: cur.AppliedAt.UTC(), Fleets: []string{}, Policies: []string{}, Configs: map[string]string{}}
+	executors, err := s.Store.ExecutorObjects(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	v := schema.Revision{Commit: cur.Commit, AppliedAt: cur.AppliedAt.UTC(), Fleets: []string{}, Policies: []string{}, Executors: []string{},
+		Configs: map[string]string{}}
+	for name := range executors {
+		v.Executors = append(v.Executors, name)
+	}
+	sort.Strings(v.Executors)
 	for _, f := range fleets {
 		v.Fleets = append(v.Fleets, f.Name)
 		if f.Config.Hash != "" {
@@ -295,6 +305,15 @@ func (s *server) appliers(ctx context.Context, commit string) []string {
 		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess && !slices.Contains(out, e.Actor) {
 			out = append(out, e.Actor)
 		}
+	}
+	return out
+}
+
+// executorNames are the names of the executor objects of a revision.
+func executorNames(os []executorobject.Object) []string {
+	out := []string{}
+	for _, o := range os {
+		out = append(out, o.Name)
 	}
 	return out
 }

@@ -52,11 +52,12 @@ type AgentConflict struct {
 
 // Validation is the schema RevisionValidation.
 type Validation struct {
-	Commit   string     `json:"commit"`
-	Valid    bool       `json:"valid"`
-	Fleets   []string   `json:"fleets"`
-	Policies []string   `json:"policies"`
-	Issues   issue.List `json:"issues"`
+	Commit    string     `json:"commit"`
+	Valid     bool       `json:"valid"`
+	Fleets    []string   `json:"fleets"`
+	Policies  []string   `json:"policies"`
+	Executors []string   `json:"executors"`
+	Issues    issue.List `json:"issues"`
 }
 
 // Revision is the schema Revision: the applied revision.
@@ -66,5 +67,6 @@ type Revision struct {
 	AppliedBy string            `json:"appliedBy,omitempty"`
 	Fleets    []string          `json:"fleets"`
 	Policies  []string          `json:"policies"`
+	Executors []string          `json:"executors"`
 	Configs   map[string]string `json:"configs"`
 }
