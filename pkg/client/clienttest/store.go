@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -40,6 +43,7 @@ type Store struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	events     notifytest.Feed
 	releaseCatalogue
 }
 
@@ -176,12 +180,13 @@ func (m *Store) ParkToken(_ context.Context, id, token string, parkedAs rollout.
 }
 
 func (m *Store) SetExecution(context.Context, string, string, int) error { return nil }
-func (m *Store) RecordFailure(context.Context, string, string) (rollout.Status, error) {
+func (m *Store) RecordFailure(context.Context, string, string, time.Time) (rollout.Status, error) {
 	return rollout.Failed, nil
 }
 
-// SavePass writes on the rollout's version and each target's version.
-func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target) error {
+// SavePass writes on the rollout's version and each target's version, and
+// the events into the feed.
+func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rollouts[r.ID].Version != r.Version {
@@ -198,7 +203,17 @@ func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout
 	}
 	r.Version++
 	m.rollouts[r.ID] = cloneRollout(r)
+	m.events.Append(r.Version, events)
 	return nil
+}
+
+// EventsPage reads the feed.
+func (m *Store) EventsPage(_ context.Context, q notify.Query) (notify.Page, error) {
+	p, err := m.events.Page(q)
+	if errors.Is(err, notify.ErrBadCursor) {
+		err = fmt.Errorf("%w: %w", api.ErrBadPageToken, err)
+	}
+	return p, err
 }
 
 func (m *Store) target(rid, aid string) (rollout.Target, bool) {
@@ -248,8 +263,8 @@ func (m *Store) LastTargets(_ context.Context, ids []string, k policy.Kind) (map
 	return out, nil
 }
 
-func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
-	return m.SavePass(ctx, r, cancelled)
+func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
+	return m.SavePass(ctx, r, cancelled, events...)
 }
 
 func (m *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
