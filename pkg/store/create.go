@@ -17,7 +17,7 @@ import (
 // TableDefinitions are the CreateTable inputs of every table of
 // pkg/store/tables, named prefix + base name: on-demand billing, the key
 // schemas, the global secondary indexes and the streams (a table's TTL is
-// set after its creation: CreateTables).
+// set after its creation: EnableTimeToLive).
 func TableDefinitions(prefix string) []dynamodb.CreateTableInput {
 	var out []dynamodb.CreateTableInput
 	for _, t := range tables.All() {
@@ -70,6 +70,14 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, prefix string) e
 			return fmt.Errorf("wait for table %s: %w", *in.TableName, err)
 		}
 	}
+	return nil
+}
+
+// EnableTimeToLive turns on the TTL of the tables that declare one (the
+// events table). CreateTables leaves it off: the tests store events at
+// fixed times in the past, which DynamoDB Local would expire at once. The
+// local stack, on the wall clock, turns it on as the CDK app does.
+func EnableTimeToLive(ctx context.Context, client *dynamodb.Client, prefix string) error {
 	for _, t := range tables.All() {
 		if t.TTL == "" {
 			continue
