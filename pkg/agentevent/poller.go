@@ -2,20 +2,17 @@ package agentevent
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/myriarch/myriarch/pkg/streams"
 )
 
 // Poller delivers the agents table's stream to a Handler the way the Lambda
-// event source mapping does in the cloud: shard by shard, in order, a batch
-// at a time, retrying a batch whose handling failed. The local stack uses it.
+// event source mapping does in the cloud (streams.Poller). The local stack
+// uses it.
 type Poller struct {
 	Streams   *dynamodbstreams.Client
 	StreamArn string
@@ -30,138 +27,12 @@ type Poller struct {
 
 // Run polls until ctx ends. It starts at the stream's latest position.
 func (p Poller) Run(ctx context.Context) error {
-	iters := map[string]*string{} // shard id -> iterator
-	positioned := false           // the first discovery is done: later shards are read whole
-	interval := p.Interval
-	if interval == 0 {
-		interval = 200 * time.Millisecond
-	}
-	for ctx.Err() == nil {
-		if err := p.discover(ctx, iters, positioned); err != nil {
-			if ctx.Err() != nil {
-				return nil // stopped, not a failure
-			}
-			p.log().Warn("agent stream: describe", "error", err.Error())
-		} else {
-			positioned = true
-			if p.Ready != nil {
-				close(p.Ready)
-				p.Ready = nil
-			}
-		}
-		busy := false
-		for shard, it := range iters {
-			if it == nil {
-				continue
-			}
-			next, n, err := p.poll(ctx, it)
-			if err != nil && ctx.Err() != nil {
-				return nil // stopped: the batch is read again by whoever polls next
-			}
-			if lostPosition(err) {
-				// The iterator points before what the shard still holds (DynamoDB
-				// Local trims an idle shard's old position) or expired: start the
-				// shard again from its oldest record. Handling is idempotent, so a
-				// change read twice does no harm; one skipped would.
-				if fresh, ierr := p.iterator(ctx, shard, stypes.ShardIteratorTypeTrimHorizon); ierr == nil {
-					iters[shard], busy = fresh, true
-					continue
-				}
-			}
+	return streams.Poller{Streams: p.Streams, StreamArn: p.StreamArn, Name: "agent stream", Interval: p.Interval, Log: p.Log, Ready: p.Ready,
+		Handler: func(ctx context.Context, recs []streams.Record) error {
+			changes, err := FromRecords(p.Decode, recs)
 			if err != nil {
-				p.log().Warn("agent stream: batch failed, retrying", "shard", shard, "error", err.Error())
-				continue
+				return err
 			}
-			iters[shard] = next
-			busy = busy || n > 0
-		}
-		if !busy {
-			select {
-			case <-ctx.Done():
-			case <-time.After(interval):
-			}
-		}
-	}
-	return nil
-}
-
-// discover adds shards that have no iterator yet: at their latest position
-// on the first discovery, whole afterwards. A table's stream may have no
-// shard until its first write (DynamoDB Local), and the records of a shard
-// that appears later must not be skipped.
-func (p Poller) discover(ctx context.Context, iters map[string]*string, positioned bool) error {
-	out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.StreamArn)})
-	if err != nil {
-		return err
-	}
-	for _, sh := range out.StreamDescription.Shards {
-		id := aws.ToString(sh.ShardId)
-		if _, known := iters[id]; known {
-			continue
-		}
-		pos := stypes.ShardIteratorTypeLatest
-		if positioned {
-			pos = stypes.ShardIteratorTypeTrimHorizon // a shard that appeared while we ran: read it whole
-		}
-		it, err := p.iterator(ctx, id, pos)
-		if err != nil {
-			return err
-		}
-		iters[id] = it
-	}
-	return nil
-}
-
-func (p Poller) iterator(ctx context.Context, shard string, pos stypes.ShardIteratorType) (*string, error) {
-	it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: aws.String(shard), ShardIteratorType: pos})
-	if err != nil {
-		return nil, err
-	}
-	return it.ShardIterator, nil
-}
-
-// lostPosition reports whether a read failed because its iterator no longer
-// points into the shard.
-func lostPosition(err error) bool {
-	var trimmed *stypes.TrimmedDataAccessException
-	var expired *stypes.ExpiredIteratorException
-	return errors.As(err, &trimmed) || errors.As(err, &expired)
-}
-
-// poll reads one batch and hands it over; on a failure the iterator stays,
-// so the same batch is read again.
-func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
-	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
-	if err != nil {
-		return it, 0, err
-	}
-	changes := make([]Change, 0, len(out.Records))
-	for _, r := range out.Records {
-		oldImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
-		if err != nil {
-			return it, 0, fmt.Errorf("old image: %w", err)
-		}
-		newImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
-		if err != nil {
-			return it, 0, fmt.Errorf("new image: %w", err)
-		}
-		c, err := FromImages(p.Decode, oldImg, newImg)
-		if err != nil {
-			return it, 0, err
-		}
-		changes = append(changes, c)
-	}
-	if len(changes) > 0 {
-		if err := p.Handler.Handle(ctx, changes); err != nil {
-			return it, 0, err
-		}
-	}
-	return out.NextShardIterator, len(changes), nil
-}
-
-func (p Poller) log() *slog.Logger {
-	if p.Log == nil {
-		return slog.Default()
-	}
-	return p.Log
+			return p.Handler.Handle(ctx, changes)
+		}}.Run(ctx)
 }

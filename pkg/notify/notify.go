@@ -192,3 +192,19 @@ var detailTypes = func() map[string]string {
 	}
 	return m
 }()
+
+// Envelope is an event as EventBridge carries it (the fields a rule
+// matches on besides those EventBridge adds: account, region, id): the
+// body of a webhook call too, so that a receiver written for EventBridge
+// serves locally unchanged.
+type Envelope struct {
+	Source     string    `json:"source"`
+	DetailType string    `json:"detail-type"`
+	Time       time.Time `json:"time"`
+	Detail     Event     `json:"detail"`
+}
+
+// Wrap puts an event in its envelope.
+func Wrap(e Event) Envelope {
+	return Envelope{Source: Source, DetailType: DetailType(e.Type), Time: e.Time, Detail: e}
+}
