@@ -1,6 +1,7 @@
 package agentevent
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -44,6 +45,18 @@ func FromRecords(decode Decoder, recs []streams.Record) ([]Change, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// Records handles stream records as a streams.Handler (the local stack's
+// poller): decoded with decode, then Handle.
+func (h Handler) Records(decode Decoder) streams.Handler {
+	return func(ctx context.Context, recs []streams.Record) error {
+		changes, err := FromRecords(decode, recs)
+		if err != nil {
+			return err
+		}
+		return h.Handle(ctx, changes)
+	}
 }
 
 // FromLambdaEvent turns the records of a DynamoDB stream event, as Lambda

@@ -68,8 +68,9 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			passer := &recordingPasser{}
-			p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-				Decode: store.DecodeAgentImage, Handler: agentevent.Handler{Rollouts: configRollout{}, Passer: passer}, Interval: 20 * time.Millisecond}
+			h := agentevent.Handler{Rollouts: configRollout{}, Passer: passer}
+			p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+				Name: "agent stream", Interval: 20 * time.Millisecond, Handler: h.Records(store.DecodeAgentImage)}
 			ready := make(chan struct{})
 			p.Ready = ready
 			go func() { _ = p.Run(ctx) }()
