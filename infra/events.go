@@ -6,10 +6,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -67,4 +69,73 @@ func scheduleReleaseRefresh(scope constructs.Construct, c Config, fns Functions)
 			MaxEventAge:   awscdk.Duration_Hours(jsii.Number(6)),
 		})},
 	})
+}
+
+// newNotificationsBus is the EventBridge bus rollout notifications are
+// published on (myriarch-<stage>): its own bus rather than the default
+// one, so that its rules, permissions and archive concern Myriarch alone.
+func newNotificationsBus(scope constructs.Construct, c Config) awsevents.EventBus {
+	return awsevents.NewEventBus(scope, jsii.String("Notifications"), &awsevents.EventBusProps{
+		EventBusName: jsii.String("myriarch-" + c.Stage),
+		Description:  jsii.String("Myriarch " + c.Stage + ": rollout notifications (source myriarch, docs/notifications.md)"),
+	})
+}
+
+// notificationMaxAge is how long a notification the bus refuses is retried
+// before its record goes to the dead-letter queue: the stream's own
+// retention. A record that cannot be published yet (EventBridge throttles,
+// or an item from a newer build during a deployment) is retried until then,
+// holding back the later records of its shard, so that order holds and
+// nothing is skipped; the event stays in the outbox (the feed) for 14 days.
+var notificationMaxAge = awscdk.Duration_Hours(jsii.Number(24))
+
+// connectNotifications feeds the outbox's new items to the notify function:
+// inserts only (the TTL's deletions are filtered out before any
+// invocation), from the oldest record the stream holds, so that a mapping
+// created after the first events misses none of them.
+func connectNotifications(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
+	dlq := awssqs.NewQueue(scope, jsii.String("NotificationsFailed"), &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+	})
+	fns[fnNotify].AddEventSource(awslambdaeventsources.NewDynamoEventSource(ts[tables.Events.Name], &awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+		BatchSize:               jsii.Number(100),
+		BisectBatchOnError:      jsii.Bool(true),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxRecordAge:            notificationMaxAge,
+		OnFailure:               awslambdaeventsources.NewSqsDlq(dlq),
+		Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+		})},
+	}))
+	return dlq
+}
+
+// exampleDetailTypes are what the example rule sends to its topic: the
+// notifications a person should act on.
+var exampleDetailTypes = []string{"Rollout Paused", "Rollout Failed", "Rollout Rolled Back"}
+
+// newNotificationsExample is the example of routing, deployed only with
+// notificationsTopic: an SNS topic (myriarch-<stage>-rollouts) and a rule
+// on the bus that sends it the paused, failed and rolled-back rollouts,
+// untransformed, so that AWS Chatbot can post them to Slack or Teams.
+func newNotificationsExample(scope constructs.Construct, c Config, bus awsevents.IEventBus) awssns.Topic {
+	if !c.NotificationsTopic {
+		return nil
+	}
+	topic := awssns.NewTopic(scope, jsii.String("NotificationsTopic"), &awssns.TopicProps{
+		TopicName:  jsii.String("myriarch-" + c.Stage + "-rollouts"),
+		EnforceSSL: jsii.Bool(true),
+	})
+	awsevents.NewRule(scope, jsii.String("NotificationsToTopic"), &awsevents.RuleProps{
+		EventBus:    bus,
+		Description: jsii.String("Myriarch " + c.Stage + ": paused, failed and rolled-back rollouts to the example topic"),
+		EventPattern: &awsevents.EventPattern{
+			Source:     jsii.Strings(notify.Source),
+			DetailType: jsii.Strings(exampleDetailTypes...),
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSnsTopic(topic, nil)},
+	})
+	return topic
 }
