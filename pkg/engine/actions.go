@@ -127,6 +127,7 @@ func Apply(in Input, req Request) (Result, error) {
 		p.startRollback("rollback requested by " + actorOr(req.Actor))
 	case ActionRetryFailed:
 		p.retryFailed()
+		p.emit("rollout.retried", "failed targets retried by "+actorOr(req.Actor))
 	}
 	if err != nil {
 		return Result{}, err

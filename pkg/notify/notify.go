@@ -177,6 +177,7 @@ var Catalogue = []Kind{
 	{"rollout.freeze_override", "Rollout Freeze Override", "an operator bypassed the freezes for the rest of the rollout"},
 	{"rollout.paused", "Rollout Paused", "the failure threshold (onFailure: pause) or an operator paused the rollout"},
 	{"rollout.resumed", "Rollout Resumed", "an operator resumed a paused rollout"},
+	{"rollout.retried", "Rollout Retried", "an operator reset the failed targets to run them again (retry-failed)"},
 	{"rollout.rolling_back", "Rollout Rolling Back", "the failure threshold (onFailure: rollback) or an operator started a rollback"},
 	{"rollout.rolled_back", "Rollout Rolled Back", "every started target is back on its starting state"},
 	{"rollout.completed", "Rollout Completed", "every wave completed"},

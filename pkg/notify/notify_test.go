@@ -161,3 +161,44 @@ func TestNew_WaveAndStageWhenKnown(t *testing.T) {
 		t.Errorf("wave %+v stage %q of a completed rollout, want none", s.Wave, s.Stage)
 	}
 }
+
+// The examples of docs/notifications.md are details as published: each
+// decodes strictly, under the heading of its type, with its stable id;
+// every type of the catalogue has one.
+func TestCatalogue_TheDocumentedExamplesAreDetails(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/notifications.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile("(?s)### `(rollout\\.[a-z_]+)`\n.*?```json\n(.*?)```")
+	seen := map[string]bool{}
+	for _, m := range section.FindAllStringSubmatch(string(doc), -1) {
+		dec := json.NewDecoder(strings.NewReader(m[2]))
+		dec.DisallowUnknownFields()
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			t.Errorf("%s: the example does not decode: %v", m[1], err)
+			continue
+		}
+		seen[m[1]] = true
+		if e.Type != m[1] || e.EventID != ID(e.Rollout.ID, e.Rollout.Version, e.Index) || e.Time.IsZero() || e.Rollout.Counts["total"] == 0 {
+			t.Errorf("%s: example %+v: type, id or time wrong", m[1], e)
+		}
+		total := 0
+		for _, st := range rollout.TargetStatuses {
+			n, ok := e.Rollout.Counts[string(st)]
+			if !ok {
+				t.Errorf("%s: the counts lack %s", m[1], st)
+			}
+			total += n
+		}
+		if total != e.Rollout.Counts["total"] {
+			t.Errorf("%s: counts add up to %d, total says %d", m[1], total, e.Rollout.Counts["total"])
+		}
+	}
+	for _, k := range Catalogue {
+		if !seen[k.Type] {
+			t.Errorf("docs/notifications.md has no example of %s", k.Type)
+		}
+	}
+}
