@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -24,18 +25,27 @@ const streamRetries = 10
 // agent-event function within about a second (no batching window), newest
 // changes only (a new deployment does not replay the table's history).
 func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
-	dlq := awssqs.NewQueue(scope, jsii.String("AgentEventsFailed"), &awssqs.QueueProps{
+	return connectStream(scope, "AgentEventsFailed", fns[fnAgentEvent], ts[tables.Agents.Name], awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition: awslambda.StartingPosition_LATEST,
+		RetryAttempts:    jsii.Number(streamRetries),
+	})
+}
+
+// connectStream has fn read table's stream as props say, with what every
+// stream consumer here shares: batches of up to 100, a failed batch halved
+// to find the record that fails, the function reporting the first record
+// it did not handle, and the records given up on recorded in a dead-letter
+// queue (dlqID, kept 14 days), which it returns.
+func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Function, table awsdynamodb.Table, props awslambdaeventsources.DynamoEventSourceProps) awssqs.Queue {
+	dlq := awssqs.NewQueue(scope, jsii.String(dlqID), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 	})
-	fns[fnAgentEvent].AddEventSource(awslambdaeventsources.NewDynamoEventSource(ts[tables.Agents.Name], &awslambdaeventsources.DynamoEventSourceProps{
-		StartingPosition:        awslambda.StartingPosition_LATEST,
-		BatchSize:               jsii.Number(100),
-		BisectBatchOnError:      jsii.Bool(true),
-		ReportBatchItemFailures: jsii.Bool(true),
-		RetryAttempts:           jsii.Number(streamRetries),
-		OnFailure:               awslambdaeventsources.NewSqsDlq(dlq),
-	}))
+	props.BatchSize = jsii.Number(100)
+	props.BisectBatchOnError = jsii.Bool(true)
+	props.ReportBatchItemFailures = jsii.Bool(true)
+	props.OnFailure = awslambdaeventsources.NewSqsDlq(dlq)
+	fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(table, &props))
 	return dlq
 }
 
@@ -94,22 +104,13 @@ var notificationMaxAge = awscdk.Duration_Hours(jsii.Number(24))
 // invocation), from the oldest record the stream holds, so that a mapping
 // created after the first events misses none of them.
 func connectNotifications(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
-	dlq := awssqs.NewQueue(scope, jsii.String("NotificationsFailed"), &awssqs.QueueProps{
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-	})
-	fns[fnNotify].AddEventSource(awslambdaeventsources.NewDynamoEventSource(ts[tables.Events.Name], &awslambdaeventsources.DynamoEventSourceProps{
-		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(100),
-		BisectBatchOnError:      jsii.Bool(true),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxRecordAge:            notificationMaxAge,
-		OnFailure:               awslambdaeventsources.NewSqsDlq(dlq),
+	return connectStream(scope, "NotificationsFailed", fns[fnNotify], ts[tables.Events.Name], awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition: awslambda.StartingPosition_TRIM_HORIZON,
+		MaxRecordAge:     notificationMaxAge,
 		Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
 			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
 		})},
-	}))
-	return dlq
+	})
 }
 
 // exampleDetailTypes are what the example rule sends to its topic: the

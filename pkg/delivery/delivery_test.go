@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/streams"
 )
 
@@ -137,34 +136,6 @@ func TestEventBridge_PutsTenAtATimeInOrder(t *testing.T) {
 	}
 }
 
-// webhookReceiver answers with the statuses in turn (then 204) and records
-// the bodies it accepted.
-type webhookReceiver struct {
-	mu       sync.Mutex
-	statuses []int
-	calls    int
-	accepted []notify.Envelope
-	headers  []http.Header
-}
-
-func (w *webhookReceiver) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	status := http.StatusNoContent
-	if w.calls < len(w.statuses) {
-		status = w.statuses[w.calls]
-	}
-	w.calls++
-	if status < 300 {
-		var env notify.Envelope
-		b, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(b, &env)
-		w.accepted = append(w.accepted, env)
-		w.headers = append(w.headers, r.Header.Clone())
-	}
-	rw.WriteHeader(status)
-}
-
 func TestWebhook(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -179,20 +150,17 @@ func TestWebhook(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rcv := &webhookReceiver{statuses: tt.statuses}
+			rcv := &notifytest.Webhook{Statuses: tt.statuses}
 			srv := httptest.NewServer(rcv)
 			defer srv.Close()
 			w := Webhook{URL: srv.URL, Attempts: 3, Backoff: time.Millisecond}
 			n, err := w.Publish(context.Background(), []notify.Event{event(0), event(1)})
-			var got []string
-			for _, e := range rcv.accepted {
-				got = append(got, e.Detail.EventID)
+			got := rcv.IDs("")
+			if n != 2 || err != nil || rcv.Calls() != tt.calls || fmt.Sprint(got) != fmt.Sprint(tt.accepted) {
+				t.Errorf("published %d %v, %d calls, accepted %v; want 2, %d calls, %v", n, err, rcv.Calls(), got, tt.calls, tt.accepted)
 			}
-			if n != 2 || err != nil || rcv.calls != tt.calls || fmt.Sprint(got) != fmt.Sprint(tt.accepted) {
-				t.Errorf("published %d %v, %d calls, accepted %v; want 2, %d calls, %v", n, err, rcv.calls, got, tt.calls, tt.accepted)
-			}
-			if len(rcv.accepted) > 0 {
-				env, h := rcv.accepted[0], rcv.headers[0]
+			if calls := rcv.Accepted(); len(calls) > 0 {
+				env, h := calls[0].Envelope, calls[0].Header
 				if env.Source != "myriarch" || env.DetailType != "Rollout Paused" || h.Get("Content-Type") != "application/json" ||
 					h.Get("X-Myriarch-Event-Id") != env.Detail.EventID || h.Get("X-Myriarch-Event-Type") != "rollout.paused" {
 					t.Errorf("envelope %+v headers %v", env, h)

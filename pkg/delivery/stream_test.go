@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/delivery"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store"
@@ -58,33 +57,6 @@ func change(t *testing.T, st *store.Store, types ...string) {
 	}
 }
 
-type receiver struct {
-	mu  sync.Mutex
-	got []notify.Envelope
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var env notify.Envelope
-	if err := json.NewDecoder(r.Body).Decode(&env); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	rc.got = append(rc.got, env)
-	rc.mu.Unlock()
-	w.WriteHeader(http.StatusAccepted)
-}
-
-func (rc *receiver) ids() []string {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	var out []string
-	for _, e := range rc.got {
-		out = append(out, e.Detail.EventID)
-	}
-	return out
-}
-
 // The local delivery: the events a change writes come out of DynamoDB
 // Local's stream, through the poller, at the webhook, as the feed lists
 // them; the TTL's deletions never reach it.
@@ -96,7 +68,7 @@ func TestPoller_DeliversNotificationsToTheWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcv := &receiver{}
+	rcv := &notifytest.Webhook{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	d := delivery.Delivery{Decode: store.DecodeEventImage, Publisher: delivery.Webhook{URL: srv.URL, Backoff: time.Millisecond}}
@@ -114,10 +86,10 @@ func TestPoller_DeliversNotificationsToTheWebhook(t *testing.T) {
 	change(t, st, "rollout.resumed", "rollout.completed")
 	want := []string{"r-1:v2:0", "r-1:v3:0", "r-1:v4:0", "r-1:v4:1"}
 	deadline := time.Now().Add(20 * time.Second)
-	for len(rcv.ids()) < len(want) && time.Now().Before(deadline) {
+	for len(rcv.IDs("")) < len(want) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := rcv.ids(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := rcv.IDs(""); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("the webhook received %v, want %v", got, want)
 	}
 	page, err := st.EventsPage(ctx, notify.Query{})
@@ -128,8 +100,8 @@ func TestPoller_DeliversNotificationsToTheWebhook(t *testing.T) {
 	for _, e := range page.Items {
 		feed = append(feed, e.EventID)
 	}
-	if fmt.Sprint(feed) != fmt.Sprint(want) || rcv.got[1].DetailType != "Rollout Paused" || rcv.got[1].Detail.Rollout.Counts["total"] != 1 {
-		t.Fatalf("feed %v, webhook %+v: want the same events, the envelope of each", feed, rcv.got[1])
+	if paused := rcv.Accepted()[1].Envelope; fmt.Sprint(feed) != fmt.Sprint(want) || paused.DetailType != "Rollout Paused" || paused.Detail.Rollout.Counts["total"] != 1 {
+		t.Fatalf("feed %v, webhook %+v: want the same events, the envelope of each", feed, paused)
 	}
 }
 

@@ -2,49 +2,17 @@ package stack
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
 	"github.com/myriarch/myriarch/pkg/storetest"
 )
-
-// webhookInbox is a local receiver of MYRIARCH_EVENTS_WEBHOOK.
-type webhookInbox struct {
-	mu  sync.Mutex
-	got []notify.Envelope
-}
-
-func (w *webhookInbox) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	var env notify.Envelope
-	if err := json.NewDecoder(r.Body).Decode(&env); err != nil {
-		rw.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	w.mu.Lock()
-	w.got = append(w.got, env)
-	w.mu.Unlock()
-	rw.WriteHeader(http.StatusNoContent)
-}
-
-// of lists the detail-types and ids received for one rollout.
-func (w *webhookInbox) of(rolloutID string) (types, ids []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, e := range w.got {
-		if e.Detail.Rollout.ID == rolloutID {
-			types, ids = append(types, e.DetailType), append(ids, e.Detail.EventID)
-		}
-	}
-	return types, ids
-}
 
 // TestNotifications_EndToEnd: a rollout of real OpAMP agents on the local
 // stack; its notifications come out of DynamoDB Local's stream at the
@@ -54,7 +22,7 @@ func TestNotifications_EndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	inbox := &webhookInbox{}
+	inbox := &notifytest.Webhook{}
 	hook := httptest.NewServer(inbox)
 	defer hook.Close()
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
@@ -119,14 +87,15 @@ func TestNotifications_EndToEnd(t *testing.T) {
 		t.Fatalf("feed %v, want the rollout's start and completion", feedTypes)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		types, ids := inbox.of(id)
-		if fmt.Sprint(types) == fmt.Sprint(feedTypes) && fmt.Sprint(ids) == fmt.Sprint(feedIDs) {
-			break
-		}
+	for fmt.Sprint(inbox.IDs(id)) != fmt.Sprint(feedIDs) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the webhook received %v %v, want what the feed lists: %v %v", types, ids, feedTypes, feedIDs)
+			t.Fatalf("the webhook received %v, want what the feed lists: %v", inbox.IDs(id), feedIDs)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	for _, c := range inbox.Accepted() {
+		if c.Envelope.Detail.Rollout.ID == id && c.Envelope.DetailType != notify.DetailType(c.Envelope.Detail.Type) {
+			t.Errorf("envelope %+v: the detail-type is not its type's", c.Envelope)
+		}
 	}
 }

@@ -58,6 +58,16 @@ func TestEvents_FeedContract(t *testing.T) {
 	}
 }
 
+// created stores rollout r1 of n targets and reads it back, as a pass does.
+func created(t *testing.T, s *Store, ctx context.Context, n int) (rollout.Rollout, []rollout.Target) {
+	t.Helper()
+	r, ts := newRollout("r1", n, 1, t0)
+	must(t, s.CreateRollout(ctx, r, ts))
+	r, ts, err := s.LoadRollout(ctx, "r1")
+	must(t, err)
+	return r, ts
+}
+
 func allEvents(t *testing.T, s *Store, ctx context.Context, rolloutID string) []notify.Event {
 	t.Helper()
 	p, err := s.EventsPage(ctx, notify.Query{Rollout: rolloutID, Limit: 1000})
@@ -71,10 +81,7 @@ func allEvents(t *testing.T, s *Store, ctx context.Context, rolloutID string) []
 func TestSavePass_EventsOnlyWithTheChange(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
-	r, ts := newRollout("r1", 4, 1, t0)
-	must(t, s.CreateRollout(ctx, r, ts))
-	r, ts, err := s.LoadRollout(ctx, "r1")
-	must(t, err)
+	r, ts := created(t, s, ctx, 4)
 
 	won := r
 	won.Status = rollout.Running
@@ -82,7 +89,7 @@ func TestSavePass_EventsOnlyWithTheChange(t *testing.T) {
 
 	lost := r // read the same version 1
 	lost.Status = rollout.Paused
-	err = s.SavePass(ctx, lost, nil, notify.New(lost, ts, engineEvents("rollout.paused"), t0)...)
+	err := s.SavePass(ctx, lost, nil, notify.New(lost, ts, engineEvents("rollout.paused"), t0)...)
 	if !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("a pass on a stale rollout: %v, want ErrConflict", err)
 	}
@@ -110,10 +117,7 @@ func TestSavePass_EventsOnlyWithTheChange(t *testing.T) {
 func TestSavePass_EventsOfALargePassAreInTheLastLink(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
-	r, ts := newRollout("r1", 250, 1, t0)
-	must(t, s.CreateRollout(ctx, r, ts))
-	r, ts, err := s.LoadRollout(ctx, "r1")
-	must(t, err)
+	r, ts := created(t, s, ctx, 250)
 	for i := range ts {
 		ts[i].Status = rollout.TargetSucceeded
 	}
@@ -189,8 +193,7 @@ func TestEnableTimeToLive(t *testing.T) {
 func TestRecordFailure_WritesTheEvent(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
-	r, ts := newRollout("r1", 3, 1, t0)
-	must(t, s.CreateRollout(ctx, r, ts))
+	created(t, s, ctx, 3)
 	for i := 0; i < 2; i++ {
 		st, err := s.RecordFailure(ctx, "r1", "engine error Boom: it broke", t0.Add(time.Minute))
 		if err != nil || st != rollout.Failed {
