@@ -136,10 +136,13 @@ func TestNotifications_ExampleRuleAndTopic(t *testing.T) {
 			t.Errorf("topic name %v", r.Properties["TopicName"])
 		}
 	}
+	catalogued := map[string]bool{}
+	for _, e := range notify.Catalogue {
+		catalogued[e.DetailType] = true
+	}
 	for _, dt := range exampleDetailTypes {
-		if notify.DetailType(map[string]string{"Rollout Paused": "rollout.paused", "Rollout Failed": "rollout.failed",
-			"Rollout Rolled Back": "rollout.rolled_back"}[dt]) != dt {
-			t.Errorf("the rule's detail-type %q is not the catalogue's", dt)
+		if !catalogued[dt] {
+			t.Errorf("the rule's detail-type %q is not in the catalogue", dt)
 		}
 	}
 	must(t, "the rule", func() {

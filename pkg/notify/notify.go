@@ -158,15 +158,15 @@ func DetailType(typ string) string {
 	return strings.Join(words, " ")
 }
 
-// Kind is one entry of the catalogue.
-type Kind struct {
+// Entry is one entry of the catalogue.
+type Entry struct {
 	Type       string // as the engine or the planner emits it
 	DetailType string // on EventBridge
-	When       string // for the documentation
+	When       string // in a few words; docs/notifications.md says more
 }
 
 // Catalogue lists every event type, in the order a rollout meets them.
-var Catalogue = []Kind{
+var Catalogue = []Entry{
 	{"rollout.started", "Rollout Started", "the first evaluation began the rollout"},
 	{"rollout.waiting_approval", "Rollout Waiting For Approval", "a wave that requires approval is due"},
 	{"rollout.approved", "Rollout Approved", "an operator approved a wave (one event per approval)"},
