@@ -91,7 +91,7 @@ func TestDocument_OperationIDs(t *testing.T) {
 	sort.Strings(got)
 	want := []string{
 		"abortRollout", "applyRevision", "approveRollout", "clearFleetVersionSelection", "getAgent", "getCurrentRevision",
-		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAgents", "listAudit", "listFleets",
+		"getFleet", "getFleetVersionOptions", "getMe", "getOpenAPIDocument", "getRollout", "listAgents", "listAudit", "listEvents", "listFleets",
 		"listRolloutTargets", "listRollouts", "pauseRollout", "rejectRollout", "resumeRollout", "retryFailedRollout", "rollbackRollout",
 		"selectFleetVersion", "validateRevision",
 		// releases and install plans

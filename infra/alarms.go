@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
@@ -13,9 +15,10 @@ import (
 
 // newAlarms raises an alarm on any Lambda error or throttle, any failed
 // rollout execution (a rolled-back rollout ends in a Fail state too, on
-// purpose: someone should look), any agent change given up on, and a
-// gateway task failing its health check (when the stack runs the gateway).
-// They notify the configured SNS topic, if any.
+// purpose: someone should look), any agent change or notification given up
+// on, notifications published more than notificationsLate after they were
+// written, and a gateway task failing its health check (when the stack
+// runs the gateway). They notify the configured SNS topic, if any.
 //
 // Exception: a function with reserved concurrency (the planner, 1) is
 // throttled whenever the api's synchronous "plan this fleet now" meets the
@@ -25,7 +28,13 @@ import (
 // are more than the api's synchronous runs meeting the scheduled one.
 const plannerCollisions = 5
 
-func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfunctions.StateMachine, dlq awssqs.Queue, gw *Gateway) []awscloudwatch.Alarm {
+// notificationsLate is the age of the oldest record of the outbox's stream
+// that the notify function handles (its IteratorAge) beyond which the
+// notifications are late: the bus refuses them, or a record blocks its
+// shard.
+const notificationsLate = 5 * time.Minute
+
+func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfunctions.StateMachine, dlq, notifyDLQ awssqs.Queue, gw *Gateway) []awscloudwatch.Alarm {
 	fiveMinutes := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
 	type watch struct {
 		id, what  string
@@ -48,6 +57,11 @@ func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfu
 		watch{"RolloutExecutionsTimedOut", "a rollout execution timed out", sm.MetricTimedOut(fiveMinutes), 1},
 		watch{"AgentEventsGivenUp", "agent changes were given up on after retries (see the dead-letter queue)",
 			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")}), 1},
+		watch{"NotificationsGivenUp", "rollout notifications were not published within a day (see the dead-letter queue; the feed still lists them)",
+			notifyDLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")}), 1},
+		watch{"NotificationsLate", "rollout notifications are published more than 5 minutes late",
+			fns[fnNotify].Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")}),
+			int(notificationsLate.Milliseconds())},
 	)
 	if gw != nil {
 		watches = append(watches, watch{"GatewayUnhealthyTasks", "a gateway task fails its /healthz check",

@@ -40,6 +40,7 @@ type Config struct {
 	Platforms          string // comma-separated platforms of those releases
 	ReleaseRefresh     string // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
 	ReleaseSourceURL   string // the GitHub REST API the refresh asks; empty: https://api.github.com
+	NotificationsTopic bool   // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
 	// The health gates the engine reads (gates.go).
 	PrometheusURL        string       // the root of Prometheus's HTTP API; with an AMP workspace and unset: the workspace's query URL
 	AMPWorkspace         ampWorkspace // Amazon Managed Service for Prometheus; zero: none
@@ -84,6 +85,7 @@ var settings = []setting{
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
 	{"releaseRefresh", "MYRIARCH_RELEASE_REFRESH", ""},
 	{"releaseSourceUrl", "MYRIARCH_RELEASE_SOURCE_URL", ""},
+	{"notificationsTopic", "MYRIARCH_NOTIFICATIONS_TOPIC", "false"},
 	{"prometheusUrl", "MYRIARCH_PROMETHEUS_URL", ""},
 	{"ampWorkspaceArn", "MYRIARCH_AMP_WORKSPACE_ARN", ""},
 	{"alertmanagerUrl", "MYRIARCH_ALERTMANAGER_URL", ""},
@@ -158,6 +160,7 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	c.DeletionProtection = boolean("deletionProtection")
 	c.Gateway = boolean("gateway")
 	c.CloudWatchGates = boolean("cloudwatchGates")
+	c.NotificationsTopic = boolean("notificationsTopic")
 	if !stageName.MatchString(c.Stage) {
 		errs = append(errs, fmt.Sprintf("stage: %q must be 1-20 lower-case letters, digits or dashes, starting with a letter", c.Stage))
 	}

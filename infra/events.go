@@ -2,14 +2,17 @@ package main
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -22,18 +25,27 @@ const streamRetries = 10
 // agent-event function within about a second (no batching window), newest
 // changes only (a new deployment does not replay the table's history).
 func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
-	dlq := awssqs.NewQueue(scope, jsii.String("AgentEventsFailed"), &awssqs.QueueProps{
+	return connectStream(scope, "AgentEventsFailed", fns[fnAgentEvent], ts[tables.Agents.Name], awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition: awslambda.StartingPosition_LATEST,
+		RetryAttempts:    jsii.Number(streamRetries),
+	})
+}
+
+// connectStream has fn read table's stream as props say, with what every
+// stream consumer here shares: batches of up to 100, a failed batch halved
+// to find the record that fails, the function reporting the first record
+// it did not handle, and the records given up on recorded in a dead-letter
+// queue (dlqID, kept 14 days), which it returns.
+func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Function, table awsdynamodb.Table, props awslambdaeventsources.DynamoEventSourceProps) awssqs.Queue {
+	dlq := awssqs.NewQueue(scope, jsii.String(dlqID), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 	})
-	fns[fnAgentEvent].AddEventSource(awslambdaeventsources.NewDynamoEventSource(ts[tables.Agents.Name], &awslambdaeventsources.DynamoEventSourceProps{
-		StartingPosition:        awslambda.StartingPosition_LATEST,
-		BatchSize:               jsii.Number(100),
-		BisectBatchOnError:      jsii.Bool(true),
-		ReportBatchItemFailures: jsii.Bool(true),
-		RetryAttempts:           jsii.Number(streamRetries),
-		OnFailure:               awslambdaeventsources.NewSqsDlq(dlq),
-	}))
+	props.BatchSize = jsii.Number(100)
+	props.BisectBatchOnError = jsii.Bool(true)
+	props.ReportBatchItemFailures = jsii.Bool(true)
+	props.OnFailure = awslambdaeventsources.NewSqsDlq(dlq)
+	fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(table, &props))
 	return dlq
 }
 
@@ -67,4 +79,64 @@ func scheduleReleaseRefresh(scope constructs.Construct, c Config, fns Functions)
 			MaxEventAge:   awscdk.Duration_Hours(jsii.Number(6)),
 		})},
 	})
+}
+
+// newNotificationsBus is the EventBridge bus rollout notifications are
+// published on (myriarch-<stage>): its own bus rather than the default
+// one, so that its rules, permissions and archive concern Myriarch alone.
+func newNotificationsBus(scope constructs.Construct, c Config) awsevents.EventBus {
+	return awsevents.NewEventBus(scope, jsii.String("Notifications"), &awsevents.EventBusProps{
+		EventBusName: jsii.String("myriarch-" + c.Stage),
+		Description:  jsii.String("Myriarch " + c.Stage + ": rollout notifications (source myriarch, docs/notifications.md)"),
+	})
+}
+
+// notificationMaxAge is how long a notification the bus refuses is retried
+// before its record goes to the dead-letter queue: the stream's own
+// retention. A record that cannot be published yet (EventBridge throttles,
+// or an item from a newer build during a deployment) is retried until then,
+// holding back the later records of its shard, so that order holds and
+// nothing is skipped; the event stays in the outbox (the feed) for 14 days.
+var notificationMaxAge = awscdk.Duration_Hours(jsii.Number(24))
+
+// connectNotifications feeds the outbox's new items to the notify function:
+// inserts only (the TTL's deletions are filtered out before any
+// invocation), from the oldest record the stream holds, so that a mapping
+// created after the first events misses none of them.
+func connectNotifications(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
+	return connectStream(scope, "NotificationsFailed", fns[fnNotify], ts[tables.Events.Name], awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition: awslambda.StartingPosition_TRIM_HORIZON,
+		MaxRecordAge:     notificationMaxAge,
+		Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+			"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+		})},
+	})
+}
+
+// exampleDetailTypes are what the example rule sends to its topic: the
+// notifications a person should act on.
+var exampleDetailTypes = []string{"Rollout Paused", "Rollout Failed", "Rollout Rolled Back"}
+
+// newNotificationsExample is the example of routing, deployed only with
+// notificationsTopic: an SNS topic (myriarch-<stage>-rollouts) and a rule
+// on the bus that sends it the paused, failed and rolled-back rollouts,
+// untransformed, so that AWS Chatbot can post them to Slack or Teams.
+func newNotificationsExample(scope constructs.Construct, c Config, bus awsevents.IEventBus) awssns.Topic {
+	if !c.NotificationsTopic {
+		return nil
+	}
+	topic := awssns.NewTopic(scope, jsii.String("NotificationsTopic"), &awssns.TopicProps{
+		TopicName:  jsii.String("myriarch-" + c.Stage + "-rollouts"),
+		EnforceSSL: jsii.Bool(true),
+	})
+	awsevents.NewRule(scope, jsii.String("NotificationsToTopic"), &awsevents.RuleProps{
+		EventBus:    bus,
+		Description: jsii.String("Myriarch " + c.Stage + ": paused, failed and rolled-back rollouts to the example topic"),
+		EventPattern: &awsevents.EventPattern{
+			Source:     jsii.Strings(notify.Source),
+			DetailType: jsii.Strings(exampleDetailTypes...),
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSnsTopic(topic, nil)},
+	})
+	return topic
 }

@@ -26,6 +26,7 @@ const (
 	fnAPI        = "api"         // the REST API behind API Gateway
 	fnAuthorizer = "authorizer"  // API Gateway's bearer-token authorizer
 	fnReleases   = "releases"    // the daily refresh of the release catalogue from the publishers' releases
+	fnNotify     = "notify"      // the events table's stream (the outbox): publishes rollout notifications on the bus
 )
 
 // access is what a function or the gateway may do with one table.
@@ -54,27 +55,35 @@ type functionSpec struct {
 	ServerTimezone      bool              // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
 	ReleaseRefresh      bool              // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
 	Gates               bool              // reads health gates: their settings, IAM and VPC (gates.go)
+	PublishesEvents     bool              // events:PutEvents on the notifications bus (MYRIARCH_EVENT_BUS)
 }
 
 // The tables each function uses follow from the store methods it calls
 // (pkg/store; pkg/setup wires them): an evaluation pass (engine,
-// agent-event, the api's actions) reads and writes rollouts and targets and
-// writes agents (desired hash, package offer); the planner also reads the
-// revision in objects, saves selections and appends audit entries.
+// agent-event, the api's actions) reads and writes rollouts and targets,
+// writes agents (desired hash, package offer) and writes its notifications
+// into the events table (the outbox, in the pass's transaction); the
+// planner also reads the revision in objects, saves selections, appends
+// audit entries and notifies the rollouts it ends; the api reads the
+// events table for its feed. The notify function reads only the events
+// table's stream (its event source mapping's grant).
 var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite},
+		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true}, // the read-gates task
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: write},
+		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
+			tables.Audit.Name: write, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a parked rollout it ends
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read},
+		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read,
+			tables.Events.Name: write},
 		InvokesPlanner: true, // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
 		ServerTimezone: true},
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
-		Tables:           map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite, tables.Audit.Name: readWrite},
+		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
+			tables.Audit.Name: readWrite, tables.Events.Name: readWrite}, // the feed reads the outbox
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
 		APITokens: true, Catalog: true, // display names of actors; version options
 		ServerTimezone: true}, // its actions run evaluation passes, as the engine does
@@ -82,6 +91,8 @@ var functionSpecs = []functionSpec{
 		Tables: map[string]access{}, APITokens: true},
 	{Name: fnReleases, MemoryMB: 128, TimeoutSeconds: 120, // a few GitHub pages per repository, then a write per new release
 		Tables: map[string]access{tables.Objects.Name: readWrite}, ReleaseRefresh: true}, // reads the catalogue, writes what changed
+	{Name: fnNotify, MemoryMB: 128, TimeoutSeconds: 60, // a batch of the outbox's stream: PutEvents ten at a time
+		Tables: map[string]access{}, PublishesEvents: true},
 }
 
 // Functions are the deployed Lambdas by name.

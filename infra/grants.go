@@ -4,16 +4,19 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/delivery"
 )
 
 // grantFunctions gives each function exactly what its functionSpec lists:
 // its tables (and their indexes) through the tables' grant methods, the
 // Step Functions actions on the rollout state machine only, the planner's
-// invocation, and what the configured gates read. Nothing else is granted
-// to a function role.
-func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string) {
+// invocation, what the configured gates read, and events:PutEvents on the
+// notifications bus only. Nothing else is granted to a function role.
+func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string, bus awsevents.IEventBus) {
 	for _, f := range functionSpecs {
 		fn := fns[f.Name]
 		grantTables(ts, f.Tables, fn)
@@ -39,6 +42,10 @@ func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string)
 		}
 		if f.Gates {
 			grantGates(fn, c)
+		}
+		if f.PublishesEvents {
+			bus.GrantPutEventsTo(fn, nil)
+			fn.AddEnvironment(jsii.String(delivery.EnvEventBus), bus.EventBusName(), nil)
 		}
 	}
 }

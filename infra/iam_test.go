@@ -17,7 +17,7 @@ var unscopable = map[string]bool{
 	"logs:DeleteLogDelivery": true, "logs:ListLogDeliveries": true, "logs:PutResourcePolicy": true,
 	"logs:DescribeResourcePolicies": true, "logs:DescribeLogGroups": true,
 	"ecr:GetAuthorizationToken": true, // pulling the gateway's image
-	"dynamodb:ListStreams":      true, // the agents stream's event source mapping
+	"dynamodb:ListStreams":      true, // the event source mappings of the agents and events streams
 	"cloudwatch:GetMetricData":  true, // gates: no resource-level permissions
 	"cloudwatch:DescribeAlarms": true, // gates: composite alarms are only described with "*"
 }
@@ -214,9 +214,13 @@ func TestIAM_EachFunctionGetsExactlyWhatItsSpecLists(t *testing.T) {
 				t.Errorf("invokes %v, want %v", g.invokes, invokes)
 			}
 			other := []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
-			if f.Name == fnAgentEvent { // the stream and its dead-letter queue
+			if f.Name == fnAgentEvent || f.Name == fnNotify { // the stream and its dead-letter queue
 				other = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams",
 					"sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage", "xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+			}
+			if f.PublishesEvents { // TestNotifications_LeastPrivilege checks the resource: the bus
+				other = append(other, "events:PutEvents")
+				sort.Strings(other)
 			}
 			if f.Gates { // CloudWatch gates are on by default; TestIAM_Gates checks every combination
 				other = append([]string{"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData"}, other...)

@@ -36,8 +36,11 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		return nil, err
 	}
 	smArn := rolloutStateMachineArn(stack, c)
-	grantFunctions(c, fns, ts, smArn)
+	bus := newNotificationsBus(stack, c)
+	grantFunctions(c, fns, ts, smArn, bus)
 	dlq := connectAgentEvents(stack, fns, ts)
+	notifyDLQ := connectNotifications(stack, fns, ts)
+	topic := newNotificationsExample(stack, c, bus)
 	schedulePlanner(stack, fns)
 	scheduleReleaseRefresh(stack, c, fns)
 	api := newAPI(stack, c, fns)
@@ -45,7 +48,7 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	if c.Gateway {
 		gw = newGateway(stack, c, ts)
 	}
-	newAlarms(stack, c, fns, sm, dlq, gw)
+	newAlarms(stack, c, fns, sm, dlq, notifyDLQ, gw)
 
 	type output struct {
 		name  string
@@ -57,6 +60,12 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		{"ApiId", api.RestApiId()},
 		{"RolloutStateMachineArn", sm.StateMachineArn()},
 		{"TablePrefix", jsii.String(tablePrefix(c))},
+		// Where rollout notifications arrive: rules of one's own go on this bus.
+		{"EventBusName", bus.EventBusName()},
+		{"EventBusArn", bus.EventBusArn()},
+	}
+	if topic != nil {
+		outputs = append(outputs, output{"NotificationsTopicArn", topic.TopicArn()})
 	}
 	if gw != nil {
 		host := c.DomainName

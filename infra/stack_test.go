@@ -29,6 +29,9 @@ func TestAlarms_ErrorsThrottlesAndFailedExecutions(t *testing.T) {
 		if plannerID, _ := s.function(t, fnPlanner); p["MetricName"] == "Throttles" && dims == "{"+plannerID+"}" {
 			want = plannerCollisions // the api's synchronous runs meet the scheduled one now and then
 		}
+		if p["MetricName"] == "IteratorAge" {
+			want = float64(notificationsLate.Milliseconds()) // the outbox's stream: late, not failed
+		}
 		if p["Threshold"] != want || p["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" {
 			t.Errorf("alarm on %v %s: threshold %v %v, want >= %v", p["MetricName"], dims, p["ComparisonOperator"], p["Threshold"], want)
 		}
@@ -43,6 +46,8 @@ func TestAlarms_ErrorsThrottlesAndFailedExecutions(t *testing.T) {
 		want = append(want, key{"AWS/Lambda", "Errors", "{" + id + "}"}, key{"AWS/Lambda", "Throttles", "{" + id + "}"})
 	}
 	want = append(want, key{"AWS/States", "ExecutionsFailed", "{" + smID + "}"})
+	notifyID, _ := s.function(t, fnNotify)
+	want = append(want, key{"AWS/Lambda", "IteratorAge", "{" + notifyID + "}"})
 	for _, k := range want {
 		if !got[k] {
 			t.Errorf("no alarm on %s %s of %s", k.namespace, k.metric, k.dimension)
@@ -71,7 +76,7 @@ func TestOutputs_WhereAgentsAndOperatorsConnect(t *testing.T) {
 	if got, want := flatten(url), "https://{"+refs(url)[0]+"}.execute-api.{AWS::Region}.{AWS::URLSuffix}/test"; got != want {
 		t.Errorf("ApiUrl %s, want %s (myrctl's base URL: no trailing slash)", got, want)
 	}
-	for _, name := range []string{"ApiUrl", "ApiId", "AgentTokenSecretArn", "RolloutStateMachineArn", "TablePrefix", "GatewayLoadBalancerDns"} {
+	for _, name := range []string{"ApiUrl", "ApiId", "AgentTokenSecretArn", "RolloutStateMachineArn", "TablePrefix", "GatewayLoadBalancerDns", "EventBusName", "EventBusArn", "NotificationsTopicArn"} {
 		must(t, "output "+name, func() { s.template.HasOutput(jsii.String(name), map[string]any{"Value": assertions.Match_AnyValue()}) })
 	}
 }
@@ -94,6 +99,7 @@ var variant = map[string]string{
 	"defaultTimezone":    "Europe/Berlin",
 	"releaseRefresh":     "otelcol-contrib,acme-otelcol=acme/otelcol-releases",
 	"releaseSourceUrl":   "https://github.example.com/api/v3",
+	"notificationsTopic": "true",
 	// Gates: AMP through a URL of one's own, an Alertmanager, no
 	// CloudWatch, and the engine in a VPC with the operator's groups.
 	"prometheusUrl":        "https://aps-proxy.internal.example.com/workspaces/" + testWorkspace,

@@ -20,8 +20,9 @@ type Tables map[string]awsdynamodb.Table
 func tablePrefix(c Config) string { return "myriarch-" + c.Stage + "-" }
 
 // newTables builds every table of the store's single definition
-// (pkg/store/tables): on-demand, point-in-time recovery, the streams it
-// declares, deletion protection and retention unless switched off.
+// (pkg/store/tables): on-demand, point-in-time recovery, the streams and
+// the time to live it declares, deletion protection and retention unless
+// switched off.
 func newTables(scope constructs.Construct, c Config) Tables {
 	out := Tables{}
 	removal := awscdk.RemovalPolicy_RETAIN
@@ -42,6 +43,9 @@ func newTables(scope constructs.Construct, c Config) Tables {
 		}
 		if def.Stream != "" {
 			props.Stream = streamView(def.Stream)
+		}
+		if def.TTL != "" {
+			props.TimeToLiveAttribute = jsii.String(def.TTL)
 		}
 		t := awsdynamodb.NewTable(scope, jsii.String("Table-"+def.Name), props)
 		for _, ix := range def.Indexes {
@@ -93,8 +97,11 @@ func projection(p tables.Projection) awsdynamodb.ProjectionType {
 // streamView maps the definition's stream view; one the app does not know
 // stops the synthesis rather than deploying a table without its stream.
 func streamView(v tables.StreamView) awsdynamodb.StreamViewType {
-	if v != tables.NewAndOldImages {
-		panic(fmt.Sprintf("stream view %q of pkg/store/tables is not mapped in infra/tables.go", v))
+	switch v {
+	case tables.NewAndOldImages:
+		return awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	case tables.NewImage:
+		return awsdynamodb.StreamViewType_NEW_IMAGE
 	}
-	return awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES
+	panic(fmt.Sprintf("stream view %q of pkg/store/tables is not mapped in infra/tables.go", v))
 }

@@ -42,7 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	version := fs.String("version", "0.162.0", "demo: the collector version to roll out")
 	timeout := fs.Duration("timeout", 15*time.Minute, "demo: give up after this long")
 	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: the simulated fleet's metrics address Prometheus scrapes (examples/simfleet -metrics-addr)")
-	verbose := fs.Bool("v", false, "log at info level")
+	fs.StringVar(&o.EventsWebhook, "events-webhook", os.Getenv("MYRIARCH_EVENTS_WEBHOOK"), "a URL that receives every rollout notification as a POST (env MYRIARCH_EVENTS_WEBHOOK)")
+	verbose := fs.Bool("v", false, "log at info level (a line per rollout notification, among others)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -78,6 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer s.Stop()
 	printEndpoints(stdout, s)
 	fmt.Fprintf(stdout, "  Prometheus        %s   (scrapes %s)\n  Alertmanager      %s\n", or(o.PrometheusURL, "not running"), target, or(o.AlertmanagerURL, "not running"))
+	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
 		fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
 		<-ctx.Done()

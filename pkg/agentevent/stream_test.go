@@ -18,6 +18,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/store"
 	"github.com/myriarch/myriarch/pkg/storetest"
+	"github.com/myriarch/myriarch/pkg/streams"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -67,8 +68,9 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			passer := &recordingPasser{}
-			p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-				Decode: store.DecodeAgentImage, Handler: agentevent.Handler{Rollouts: configRollout{}, Passer: passer}, Interval: 20 * time.Millisecond}
+			h := agentevent.Handler{Rollouts: configRollout{}, Passer: passer}
+			p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+				Name: "agent stream", Interval: 20 * time.Millisecond, Handler: h.Records(store.DecodeAgentImage)}
 			ready := make(chan struct{})
 			p.Ready = ready
 			go func() { _ = p.Run(ctx) }()
@@ -116,7 +118,7 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 		t.Fatalf("get item: %v", err)
 	}
 	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "e1", EventName: "INSERT",
-		Change: events.DynamoDBStreamRecord{NewImage: toLambda(out.Item)}}}}
+		Change: events.DynamoDBStreamRecord{NewImage: streams.ToLambda(out.Item)}}}}
 	changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
 	if err != nil {
 		t.Fatal(err)
@@ -130,39 +132,4 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 	if _, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, bad); err == nil {
 		t.Fatal("an item that does not decode must fail the batch, not become a zero agent")
 	}
-}
-
-// toLambda is the reverse conversion, as the Lambda runtime presents items.
-func toLambda(m map[string]types.AttributeValue) map[string]events.DynamoDBAttributeValue {
-	out := map[string]events.DynamoDBAttributeValue{}
-	for k, v := range m {
-		out[k] = toLambdaValue(v)
-	}
-	return out
-}
-
-func toLambdaValue(v types.AttributeValue) events.DynamoDBAttributeValue {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return events.NewStringAttribute(x.Value)
-	case *types.AttributeValueMemberN:
-		return events.NewNumberAttribute(x.Value)
-	case *types.AttributeValueMemberB:
-		return events.NewBinaryAttribute(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return events.NewBooleanAttribute(x.Value)
-	case *types.AttributeValueMemberNULL:
-		return events.NewNullAttribute()
-	case *types.AttributeValueMemberSS:
-		return events.NewStringSetAttribute(x.Value)
-	case *types.AttributeValueMemberM:
-		return events.NewMapAttribute(toLambda(x.Value))
-	case *types.AttributeValueMemberL:
-		var l []events.DynamoDBAttributeValue
-		for _, e := range x.Value {
-			l = append(l, toLambdaValue(e))
-		}
-		return events.NewListAttribute(l)
-	}
-	panic("unhandled attribute type in the test")
 }

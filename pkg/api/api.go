@@ -126,6 +126,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/agents", s.handle(PermRead, s.listAgents))
 		r.Get("/agents/{id}", s.handle(PermRead, s.getAgent))
 		r.Get("/audit", s.handle(PermRead, s.listAudit))
+		r.Get("/events", s.handle(PermRead, s.listEvents))
 		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))
 		r.Post("/revisions/validate", s.handle(PermRead, s.validateRevision))
 		r.Get("/revisions/current", s.handle(PermRead, s.getCurrentRevision))

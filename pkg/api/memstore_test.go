@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sort"
@@ -18,6 +19,8 @@ import (
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -41,6 +44,7 @@ type memStore struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	events     notifytest.Feed
 	memReleases
 	// fail makes the named method return the error.
 	fail map[string]error
@@ -246,12 +250,13 @@ func (m *memStore) ParkToken(_ context.Context, id, token string, parkedAs rollo
 }
 
 func (m *memStore) SetExecution(context.Context, string, string, int) error { return nil }
-func (m *memStore) RecordFailure(context.Context, string, string) (rollout.Status, error) {
+func (m *memStore) RecordFailure(context.Context, string, string, time.Time) (rollout.Status, error) {
 	return rollout.Failed, nil
 }
 
-// SavePass writes on the rollout's version and each target's version.
-func (m *memStore) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target) error {
+// SavePass writes on the rollout's version and each target's version, and
+// the events into the feed.
+func (m *memStore) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.failing("SavePass"); err != nil {
@@ -271,7 +276,17 @@ func (m *memStore) SavePass(_ context.Context, r rollout.Rollout, changed []roll
 	}
 	r.Version++
 	m.rollouts[r.ID] = cloneRollout(r)
+	m.events.Append(r.Version, events)
 	return nil
+}
+
+// EventsPage reads the feed.
+func (m *memStore) EventsPage(_ context.Context, q notify.Query) (notify.Page, error) {
+	p, err := m.events.Page(q)
+	if errors.Is(err, notify.ErrBadCursor) {
+		err = fmt.Errorf("%w: %w", ErrBadPageToken, err)
+	}
+	return p, err
 }
 
 func (m *memStore) target(rid, aid string) (rollout.Target, bool) {
@@ -321,8 +336,8 @@ func (m *memStore) LastTargets(_ context.Context, ids []string, k policy.Kind) (
 	return out, nil
 }
 
-func (m *memStore) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
-	return m.SavePass(ctx, r, cancelled)
+func (m *memStore) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
+	return m.SavePass(ctx, r, cancelled, events...)
 }
 
 func (m *memStore) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {

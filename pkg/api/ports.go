@@ -12,6 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -126,6 +127,12 @@ type AgentInventory interface {
 	LastTargets(ctx context.Context, agentIDs []string, k policy.Kind) (map[string]planner.LastTarget, error)
 }
 
+// EventFeed reads the outbox of rollout notifications, a page at a time
+// (notify.Query); a cursor it did not issue wraps ErrBadPageToken.
+type EventFeed interface {
+	EventsPage(ctx context.Context, q notify.Query) (notify.Page, error)
+}
+
 // Store is everything the API reads and writes.
 type Store interface {
 	RolloutReader
@@ -139,6 +146,7 @@ type Store interface {
 	AgentAssigner
 	AgentInventory
 	ReleaseStore
+	EventFeed
 }
 
 // RolloutActor applies an operator action and evaluates the rollout at once

@@ -80,6 +80,7 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 		"ReleaseDetailEdge": roundTrip[client.ReleaseDetail], "LatestReleaseFleetsContrib": roundTrip[client.LatestReleaseFleets],
 		"ReleaseSummaryContrib": roundTrip[client.ReleaseSummary], "InstallPlanTarget": roundTrip[client.InstallPlan],
 		"InstallPlanRollout": roundTrip[client.InstallPlan], "InstallPlanNotReady": roundTrip[client.InstallPlan],
+		"EventListPaused": roundTrip[client.EventList], // the feed
 	}
 	for name, ex := range doc.Components.Examples {
 		check, ok := checks[name]

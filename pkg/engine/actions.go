@@ -116,6 +116,7 @@ func Apply(in Input, req Request) (Result, error) {
 		p.emit("rollout.paused", p.r.StatusReason)
 	case ActionResume:
 		p.resume()
+		p.emit("rollout.resumed", "resumed by "+actorOr(req.Actor))
 	case ActionApprove:
 		err = p.approve(req)
 	case ActionReject:
@@ -126,6 +127,7 @@ func Apply(in Input, req Request) (Result, error) {
 		p.startRollback("rollback requested by " + actorOr(req.Actor))
 	case ActionRetryFailed:
 		p.retryFailed()
+		p.emit("rollout.retried", "failed targets retried by "+actorOr(req.Actor))
 	}
 	if err != nil {
 		return Result{}, err

@@ -60,7 +60,7 @@ type Order struct {
 
 // Event is a notification the rollout emits.
 type Event struct {
-	Type   string `json:"type"` // rollout.started, rollout.paused, rollout.completed, rollout.rolled_back, rollout.failed, rollout.waiting_approval
+	Type   string `json:"type"` // rollout.started, rollout.paused, rollout.resumed, rollout.completed, ...: the catalogue is pkg/notify
 	Reason string `json:"reason,omitempty"`
 }
 

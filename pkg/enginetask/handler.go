@@ -25,7 +25,9 @@ type Tokens interface {
 	// token the execution stored since (it parked again) must survive.
 	ClearTaskToken(ctx context.Context, rolloutID, token string) error
 	SetExecution(ctx context.Context, rolloutID, executionArn string, executions int) error
-	RecordFailure(ctx context.Context, rolloutID, reason string) (rollout.Status, error)
+	// RecordFailure makes the rollout failed at time at (with the event
+	// rollout.failed) unless it is final; it returns the status afterwards.
+	RecordFailure(ctx context.Context, rolloutID, reason string, at time.Time) (rollout.Status, error)
 }
 
 // StepFunctions is the part of the Step Functions API the tasks call.
@@ -181,7 +183,7 @@ func (h Handler) recordFailure(ctx context.Context, in Input) (Output, error) {
 	var caught struct{ Error, Cause string }
 	_ = json.Unmarshal(in.Error, &caught)
 	reason := fmt.Sprintf("engine error %s: %s", caught.Error, caught.Cause)
-	st, err := h.Tokens.RecordFailure(ctx, in.RolloutID, reason)
+	st, err := h.Tokens.RecordFailure(ctx, in.RolloutID, reason, h.Clock().UTC())
 	if err != nil {
 		return Output{}, classify("record failure of "+in.RolloutID, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/executor"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -18,11 +19,13 @@ import (
 // Store is what a pass reads and writes. SavePass writes every changed
 // target on the condition of its version and the rollout on the condition
 // of its version (releasing the fleet's active-rollout lock when the rollout
-// became final); a lost race returns an error wrapping rollout.ErrConflict.
+// became final), and the pass's events into the outbox in the same
+// transaction; a lost race returns an error wrapping rollout.ErrConflict
+// and stores none of it.
 type Store interface {
 	LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
 	AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error)
-	SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target) error
+	SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error
 	SetDesiredHash(ctx context.Context, agentIDs []string, hash string) error
 }
 
@@ -129,7 +132,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
 			return Passed{}, err
 		}
-		err = p.Store.SavePass(ctx, res.Rollout, res.Changed)
+		err = p.Store.SavePass(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, merge(in.Targets, res.Changed), res.Events, in.Now)...)
 		if err == nil {
 			p.logEvents(res)
 			p.audit(ctx, res, in.Now)
@@ -268,19 +271,7 @@ func (p Passer) logger() *slog.Logger {
 }
 
 // merge overlays changed targets on all targets.
-func merge(all, changed []rollout.Target) []rollout.Target {
-	at := make(map[string]int, len(all))
-	for i, t := range all {
-		at[t.AgentID] = i
-	}
-	out := append([]rollout.Target(nil), all...)
-	for _, c := range changed {
-		if i, ok := at[c.AgentID]; ok {
-			out[i] = c
-		}
-	}
-	return out
-}
+func merge(all, changed []rollout.Target) []rollout.Target { return rollout.Overlay(all, changed) }
 
 // mergeChanged unites the targets changed by an action and by the pass after
 // it; the later change of a target wins.

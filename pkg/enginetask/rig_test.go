@@ -51,6 +51,7 @@ type rig struct {
 	invocations atomic.Int64
 	evaluations atomic.Int64 // evaluate tasks: engine passes the state machine asked for
 	failEval    atomic.Int32 // evaluate tasks to fail before they run
+	loseEval    atomic.Int32 // evaluate tasks whose pass is stored but whose answer is lost: Step Functions retries them
 	mu          sync.Mutex
 	behaviour   map[string]string // agent id -> "fail" (reports FAILED for h1) or "silent"
 	applies     map[string]int    // agent id -> configurations applied
@@ -117,6 +118,10 @@ func (r *rig) lambda(ctx context.Context, payload json.RawMessage) (json.RawMess
 	out, err := r.h.Handle(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	if in.Task == enginetask.TaskEvaluate && r.loseEval.Load() > 0 {
+		r.loseEval.Add(-1)
+		return nil, &enginetask.RetryableError{Err: fmt.Errorf("injected: the pass was stored, its answer lost")}
 	}
 	return json.Marshal(out)
 }

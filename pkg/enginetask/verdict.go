@@ -118,24 +118,18 @@ func waitKind(s rollout.Status, c counts) string {
 	return VerdictWaitApply
 }
 
-// currentWave is the first wave that is not final, by name.
+// currentWave names the wave the rollout works on or waits for.
 func currentWave(r rollout.Rollout) string {
-	for _, w := range r.Waves {
-		switch w.Status {
-		case rollout.WaveCompleted, rollout.WaveSkipped:
-			continue
-		}
+	if w := r.CurrentWave(); w != nil {
 		return w.Name
 	}
 	return ""
 }
 
-// currentStage is the first stage that has not passed, by name.
+// currentStage names the first stage that has not passed.
 func currentStage(r rollout.Rollout) string {
-	for _, s := range r.Stages {
-		if s.Status != rollout.StagePassed {
-			return s.Name
-		}
+	if s := r.CurrentStage(); s != nil {
+		return s.Name
 	}
 	return ""
 }

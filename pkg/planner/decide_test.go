@@ -293,6 +293,9 @@ func TestDecide_FleetRemoved_ActiveRolloutFails(t *testing.T) {
 	if d.Ended == nil || d.Ended.Rollout.Status != rollout.Failed || d.Ended.Rollout.StatusReason != ReasonFleetRemoved {
 		t.Fatalf("ended %+v, want failed: %s", d.Ended, ReasonFleetRemoved)
 	}
+	if es := d.Ended.Events; len(es) != 1 || es[0].Type != "rollout.failed" || es[0].Reason != ReasonFleetRemoved {
+		t.Fatalf("events %+v, want rollout.failed", es)
+	}
 }
 
 func TestDecide_UIOrigin_UsesSelectionPolicyAndMarksPlanned(t *testing.T) {

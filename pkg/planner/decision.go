@@ -86,11 +86,13 @@ type Decision struct {
 	Note string
 }
 
-// Ended is an active rollout the run ended.
+// Ended is an active rollout the run ended, with its events
+// (rollout.superseded, rollout.failed).
 type Ended struct {
 	Rollout   rollout.Rollout
 	Cancelled []rollout.Target
 	Orders    []engine.Order
+	Events    []engine.Event
 }
 
 // Changed reports whether the decision needs any write.

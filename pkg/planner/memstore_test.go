@@ -9,6 +9,8 @@ import (
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -27,6 +29,7 @@ type memStore struct {
 	rollouts   map[string]rollout.Rollout
 	targets    map[string][]rollout.Target // by rollout id
 	audit      []audit.Entry
+	events     notifytest.Feed
 }
 
 var _ Store = (*memStore)(nil)
@@ -134,7 +137,7 @@ func (m *memStore) SetDesiredHash(_ context.Context, ids []string, h string) err
 	return nil
 }
 
-func (m *memStore) EndRollout(_ context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
+func (m *memStore) EndRollout(_ context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rollouts[r.ID].Version != r.Version {
@@ -143,6 +146,7 @@ func (m *memStore) EndRollout(_ context.Context, r rollout.Rollout, cancelled []
 	r.Version++
 	m.rollouts[r.ID] = r
 	m.replaceTargets(r.ID, cancelled)
+	m.events.Append(r.Version, events)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -135,7 +136,7 @@ func (d *Decision) fleetGone(in Input) {
 	r := in.Active.Rollout
 	r.Status = rollout.Failed
 	r.StatusReason = ReasonFleetRemoved
-	d.Ended = &Ended{Rollout: r}
+	d.Ended = &Ended{Rollout: r, Events: []engine.Event{{Type: notify.TypeFailed, Reason: ReasonFleetRemoved}}}
 	d.Note = ReasonFleetRemoved
 }
 
@@ -176,7 +177,7 @@ func (d *Decision) supersede(in Input, a Active) {
 	}
 	r.FinishedAt = timePtr(in.Now)
 	r.EndOpenWaves(in.Now)
-	e := &Ended{Rollout: r}
+	e := &Ended{Rollout: r, Events: []engine.Event{{Type: notify.TypeSuperseded, Reason: r.StatusReason}}}
 	for _, t := range a.Targets {
 		if !t.Status.Open() {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -19,6 +20,7 @@ import (
 // write conditional: SaveSelection on the selection's revision, EndRollout
 // and UpdateRollout on the rollout's version, CreateRollout on there being no
 // active rollout of the fleet and kind. A lost race returns ErrConflict.
+// EndRollout stores the events of the end in the same transaction.
 type Store interface {
 	Fleet(ctx context.Context, name string) (f *fleet.Fleet, commit string, err error)
 	Policies(ctx context.Context) (map[string]policy.Policy, error)
@@ -31,7 +33,7 @@ type Store interface {
 	SaveSelection(ctx context.Context, fleet string, s *selection.Selection, previousRevision int64) error
 	SetAgentTargetVersions(ctx context.Context, versions map[string]string) error
 	SetDesiredHash(ctx context.Context, agentIDs []string, hash string) error
-	EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error
+	EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error
 	AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error
 	CreateRollout(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error
 	AppendAudit(ctx context.Context, es []audit.Entry) error
@@ -125,7 +127,9 @@ func (p Planner) apply(ctx context.Context, in Input, d Decision) error {
 			if d.Ended == nil {
 				return nil
 			}
-			return s.EndRollout(ctx, d.Ended.Rollout, d.Ended.Cancelled)
+			e := d.Ended
+			events := notify.New(e.Rollout, rollout.Overlay(in.Active.Targets, e.Cancelled), e.Events, in.Now)
+			return s.EndRollout(ctx, e.Rollout, e.Cancelled, events...)
 		},
 		func() error {
 			if d.Updated == nil {

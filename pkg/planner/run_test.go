@@ -9,6 +9,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -54,6 +55,12 @@ func TestRun_CreateThenSupersedeOnNewCommit(t *testing.T) {
 		if tg.Status != rollout.TargetCancelled {
 			t.Fatalf("target of the superseded rollout %+v, want cancelled", tg)
 		}
+	}
+	// the end is notified with the rollout as it was stored
+	es := m.events.Events()
+	if len(es) != 1 || es[0].Type != "rollout.superseded" || es[0].EventID != notify.ID("r1", m.rollouts["r1"].Version, 0) || es[0].Rollout.Status != rollout.Superseded ||
+		es[0].Reason != m.rollouts["r1"].StatusReason || es[0].Rollout.Counts["cancelled"] != 3 || !es[0].Time.Equal(t0) {
+		t.Fatalf("events %+v, want rollout.superseded of r1 with its 3 cancelled targets", es)
 	}
 }
 

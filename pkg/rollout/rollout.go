@@ -167,5 +167,43 @@ func (r *Rollout) EndOpenWaves(now time.Time) {
 	}
 }
 
+// CurrentWave is the first wave that is not final (completed or skipped):
+// the one the rollout works on or waits for; nil when every wave is final.
+func (r Rollout) CurrentWave() *Wave {
+	for i, w := range r.Waves {
+		if w.Status != WaveCompleted && w.Status != WaveSkipped {
+			return &r.Waves[i]
+		}
+	}
+	return nil
+}
+
+// CurrentStage is the first stage that has not passed; nil when there is
+// none (every stage passed, or the waves do not split by region or zone).
+func (r Rollout) CurrentStage() *Stage {
+	for i, s := range r.Stages {
+		if s.Status != StagePassed {
+			return &r.Stages[i]
+		}
+	}
+	return nil
+}
+
+// Overlay returns all with the targets of changed in place of those of the
+// same agent; a changed target whose agent all lacks is left out.
+func Overlay(all, changed []Target) []Target {
+	at := make(map[string]int, len(all))
+	for i, t := range all {
+		at[t.AgentID] = i
+	}
+	out := append([]Target(nil), all...)
+	for _, c := range changed {
+		if i, ok := at[c.AgentID]; ok {
+			out[i] = c
+		}
+	}
+	return out
+}
+
 // AttemptKey is the identity of a failed attempt in ackedFailures.
 func (t Target) AttemptKey() string { return t.AgentID + "#" + strconv.Itoa(t.Attempt) }

@@ -67,6 +67,10 @@ const (
 	TargetRolledBack    TargetStatus = "rolled_back"
 )
 
+// TargetStatuses lists every target status in the order of the spec.
+var TargetStatuses = []TargetStatus{TargetPending, TargetWaitingWindow, TargetInProgress, TargetVerifying, TargetSucceeded,
+	TargetFailed, TargetSkipped, TargetCancelled, TargetRolledBack}
+
 // Final reports whether the target has a final state for its wave: succeeded,
 // failed, skipped, cancelled or rolled_back.
 func (s TargetStatus) Final() bool {

@@ -3,7 +3,9 @@
 // scripts/with-dynamodb-local.sh) holds the state; the local Step Functions
 // endpoint runs statemachines/rollout.asl.json with the engine Lambda
 // registered in-process; the API, the OpAMP gateway, the planner schedule
-// and the delivery of the agents table's stream run as goroutines.
+// and the delivery of the agents table's and the events table's streams
+// run as goroutines. Rollout notifications go to the log and, with
+// MYRIARCH_EVENTS_WEBHOOK, to a webhook; the API's feed lists them.
 package stack
 
 import (
@@ -27,9 +29,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/myriarch/myriarch/pkg/agentevent"
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/api/dynamo"
+	"github.com/myriarch/myriarch/pkg/delivery"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/gate"
@@ -37,6 +39,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/sfnlocal"
 	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/streams"
 )
 
 // EngineFunction is the engine Lambda's name, locally and in the cloud.
@@ -60,6 +63,9 @@ type Options struct {
 	// SecretsDir holds the executors' secrets, a file per name (default:
 	// MYRIARCH_SECRETS_DIR); MYRIARCH_SECRET_<NAME> variables work too.
 	SecretsDir string
+	// EventsWebhook receives every rollout notification as a POST (default:
+	// MYRIARCH_EVENTS_WEBHOOK, else none).
+	EventsWebhook string
 }
 
 // Stack is a running local stack.
@@ -166,6 +172,9 @@ func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 	if err := s.stream(ctx, runCtx, d, o.TablePrefix); err != nil {
 		return err
 	}
+	if err := s.notifications(ctx, runCtx, d, o); err != nil {
+		return err
+	}
 	s.schedule(runCtx, d, o.PlannerEvery)
 	return nil
 }
@@ -179,7 +188,7 @@ func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string) error {
 	if err := store.CreateTables(ctx, client, prefix); err != nil {
 		return fmt.Errorf("create tables: %w", err)
 	}
-	return nil
+	return store.EnableTimeToLive(ctx, client, prefix)
 }
 
 // stepFunctions serves the local endpoint with the engine registered and
@@ -293,20 +302,38 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 // stream delivers the agents table's stream to the agent-event handler, as
 // the Lambda event source mapping does in the cloud.
 func (s *Stack) stream(ctx, runCtx context.Context, d setup.Deps, prefix string) error {
-	names := store.TablesWithPrefix(prefix)
-	desc, err := localDynamo(d).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	h := d.AgentEvents(d.Planning(s.newRolloutID))
+	return s.poll(ctx, runCtx, d, store.TablesWithPrefix(prefix).Agents, "agent stream", h.Records(store.DecodeAgentImage))
+}
+
+// notifications delivers the events table's stream, as the notify
+// function does in the cloud, to the log and the webhook instead of an
+// EventBridge bus.
+func (s *Stack) notifications(ctx, runCtx context.Context, d setup.Deps, o Options) error {
+	pubs := delivery.Publishers{delivery.Log{Log: s.log}}
+	if url := cmp.Or(o.EventsWebhook, os.Getenv(delivery.EnvWebhook)); url != "" {
+		pubs = append(pubs, delivery.Webhook{URL: url, Log: s.log})
+	}
+	dl := delivery.Delivery{Decode: store.DecodeEventImage, Publisher: pubs, Log: s.log}
+	return s.poll(ctx, runCtx, d, store.TablesWithPrefix(o.TablePrefix).Events, "event stream", dl.Poll)
+}
+
+// poll runs a poller of a table's stream until the stack stops; it returns
+// once the poller is positioned.
+func (s *Stack) poll(ctx, runCtx context.Context, d setup.Deps, table, name string, h streams.Handler) error {
+	desc, err := localDynamo(d).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
-		return fmt.Errorf("agents table: %w", err)
+		return fmt.Errorf("%s: %w", table, err)
 	}
 	ready := make(chan struct{})
-	p := agentevent.Poller{Streams: dynamodbstreams.NewFromConfig(d.AWS), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-		Decode: store.DecodeAgentImage, Handler: d.AgentEvents(d.Planning(s.newRolloutID)), Log: s.log, Ready: ready}
+	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(d.AWS), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+		Name: name, Handler: h, Log: s.log, Ready: ready}
 	s.goRun(func() { _ = p.Run(runCtx) })
 	select {
 	case <-ready:
 		return nil
 	case <-time.After(30 * time.Second):
-		return errors.New("the agents table's stream did not answer (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)")
+		return fmt.Errorf("the %s did not answer (is AWS_ENDPOINT_URL_DYNAMODB_STREAMS set?)", name)
 	}
 }
 

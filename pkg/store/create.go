@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,7 +16,8 @@ import (
 
 // TableDefinitions are the CreateTable inputs of every table of
 // pkg/store/tables, named prefix + base name: on-demand billing, the key
-// schemas, the global secondary indexes and the agents table's stream.
+// schemas, the global secondary indexes and the streams (a table's TTL is
+// set after its creation: EnableTimeToLive).
 func TableDefinitions(prefix string) []dynamodb.CreateTableInput {
 	var out []dynamodb.CreateTableInput
 	for _, t := range tables.All() {
@@ -69,6 +71,30 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, prefix string) e
 		}
 	}
 	return nil
+}
+
+// EnableTimeToLive turns on the TTL of the tables that declare one (the
+// events table). CreateTables leaves it off: the tests store events at
+// fixed times in the past, which DynamoDB Local would expire at once. The
+// local stack, on the wall clock, turns it on as the CDK app does.
+func EnableTimeToLive(ctx context.Context, client *dynamodb.Client, prefix string) error {
+	for _, t := range tables.All() {
+		if t.TTL == "" {
+			continue
+		}
+		_, err := client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(prefix + t.Name),
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(t.TTL), Enabled: aws.Bool(true)}})
+		if err != nil && !ttlAlreadyOn(err) {
+			return fmt.Errorf("time to live of table %s: %w", prefix+t.Name, err)
+		}
+	}
+	return nil
+}
+
+// ttlAlreadyOn reports the refusal to enable a TTL that is enabled: a table
+// CreateTables left as it was.
+func ttlAlreadyOn(err error) bool {
+	return strings.Contains(err.Error(), "already enabled")
 }
 
 // DeleteTables deletes every table with the prefix; missing ones are fine.

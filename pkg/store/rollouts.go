@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -234,9 +235,9 @@ func (s *Store) deleteTargets(ctx context.Context, rolloutID string, ts []rollou
 }
 
 // EndRollout stores a rollout the planner ended (superseded or failed) with
-// the targets it cancelled: SavePass.
-func (s *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
-	return s.SavePass(ctx, r, cancelled)
+// the targets it cancelled and its events: SavePass.
+func (s *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
+	return s.SavePass(ctx, r, cancelled, events...)
 }
 
 // AddTargets stores stragglers with the rollout whose last wave took them:

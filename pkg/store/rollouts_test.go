@@ -383,7 +383,7 @@ func TestRollout_Tokens(t *testing.T) {
 	}
 	must(t, s.ClearTaskToken(ctx, "r1", "tok-1"))
 	must(t, s.ClearTaskToken(ctx, "r-missing", "tok-1"))
-	st, err := s.RecordFailure(ctx, "r1", "engine error X: boom")
+	st, err := s.RecordFailure(ctx, "r1", "engine error X: boom", t0)
 	if err != nil || st != rollout.Failed {
 		t.Fatalf("record failure: %s %v", st, err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -19,7 +22,10 @@ const maxTransactItems = 100
 // condition of its own version (a new target on its absence), and the
 // rollout on the condition of its version; every stored counter goes up by
 // one. When the rollout became final the same transaction releases the
-// fleet's active-rollout lock.
+// fleet's active-rollout lock. The pass's events go into the outbox (the
+// events table) in the transaction that writes the rollout, stamped with
+// the version it writes (notify.Stamp): they exist exactly when the change
+// does, and a change is stored once, so their ids are never written twice.
 //
 // The rollout's version guards the whole pass: two passes that read the
 // same version cannot both commit, so two evaluations can never, say, each
@@ -30,10 +36,14 @@ const maxTransactItems = 100
 // rollout itself): a concurrent writer can only slip in between two links;
 // it then sees some of the pass's targets with the rollout as it was, a
 // state the engine continues from, and the rest of the chain fails with
-// ErrConflict naming how many targets were stored.
-func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target) error {
+// ErrConflict naming how many targets were stored. The events take room in
+// the last link only, so a pass has at most maxEventsPerChange of them.
+func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	if r.Version == 0 {
 		return fmt.Errorf("save rollout %s: it was never created (version 0)", r.ID)
+	}
+	if len(events) > maxEventsPerChange {
+		return fmt.Errorf("save rollout %s: %d events in one change, at most %d", r.ID, len(events), maxEventsPerChange)
 	}
 	puts := make([]types.TransactWriteItem, len(changed))
 	for i, t := range changed {
@@ -49,7 +59,7 @@ func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollo
 			ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
 	}
 	release := r.Status.Final()
-	lastCap := maxTransactItems - 1
+	lastCap := maxTransactItems - 1 - len(events)
 	if release {
 		lastCap--
 	}
@@ -62,13 +72,14 @@ func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollo
 		}
 		v++
 	}
-	return s.saveLast(ctx, r, v, puts[lead:], release, lead)
+	return s.saveLast(ctx, r, v, puts[lead:], events, release, lead)
 }
 
-// saveLast writes the last link: the remaining targets, the rollout and,
-// when it became final, the lock release. A final rollout that no longer
-// holds the lock (saved final before) is written without the release.
-func (s *Store) saveLast(ctx context.Context, r rollout.Rollout, v int64, puts []types.TransactWriteItem, release bool, stored int) error {
+// saveLast writes the last link: the remaining targets, the rollout, its
+// events and, when it became final, the lock release (last, so that
+// onlyLastFailed can tell it). A final rollout that no longer holds the
+// lock (saved final before) is written without the release.
+func (s *Store) saveLast(ctx context.Context, r rollout.Rollout, v int64, puts []types.TransactWriteItem, events []notify.Event, release bool, stored int) error {
 	it, err := encodeRollout(r, v+1)
 	if err != nil {
 		return fmt.Errorf("save rollout %s: %w", r.ID, err)
@@ -76,6 +87,13 @@ func (s *Store) saveLast(ctx context.Context, r rollout.Rollout, v int64, puts [
 	cond, names, values := versionCondition(tables.AttrID, v)
 	items := append(puts[:len(puts):len(puts)], types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Rollouts, Item: it,
 		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}})
+	es := append([]notify.Event(nil), events...)
+	notify.Stamp(es, v+1)
+	eventPuts, err := s.putEvents(es)
+	if err != nil {
+		return fmt.Errorf("save rollout %s: %w", r.ID, err)
+	}
+	items = append(items, eventPuts...)
 	if release {
 		items = append(items, s.releaseLock(r))
 	}
@@ -188,15 +206,27 @@ func (s *Store) SetExecution(ctx context.Context, rolloutID, executionArn string
 	return err
 }
 
-// RecordFailure makes a rollout failed with reason, unless it is final
-// (then it stays as it is); it returns the status afterwards.
-func (s *Store) RecordFailure(ctx context.Context, rolloutID, reason string) (rollout.Status, error) {
-	r, err := s.updateRollout(ctx, rolloutID, func(r *rollout.Rollout) bool {
+// RecordFailure makes a rollout failed with reason at time at, unless it is
+// final (then it stays as it is), with the event rollout.failed; it returns
+// the status afterwards. It reads the targets too: the event counts them.
+func (s *Store) RecordFailure(ctx context.Context, rolloutID, reason string, at time.Time) (rollout.Status, error) {
+	var st rollout.Status
+	err := RetryOnConflict(ctx, agentAttempts, func(ctx context.Context) error {
+		r, ts, err := s.LoadRollout(ctx, rolloutID)
+		if err != nil {
+			return err
+		}
+		st = r.Status
 		if r.Status.Final() || r.Status == rollout.Failed && r.StatusReason == reason {
-			return false
+			return nil
 		}
 		r.Status, r.StatusReason = rollout.Failed, reason
-		return true
+		failed := notify.New(r, ts, []engine.Event{{Type: notify.TypeFailed, Reason: reason}}, at)
+		if err := s.SavePass(ctx, r, nil, failed...); err != nil {
+			return err
+		}
+		st = r.Status
+		return nil
 	})
-	return r.Status, err
+	return st, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store"
@@ -40,6 +41,12 @@ func (s Store) TargetsPage(ctx context.Context, rolloutID string, wave int, toke
 func (s Store) AuditPage(ctx context.Context, targetType, targetID, token string, limit int) (api.Page[audit.Entry], error) {
 	p, err := s.Store.AuditOf(ctx, targetType, targetID, token, limit)
 	return page(p), pageErr(err)
+}
+
+// EventsPage reads the feed of rollout notifications (the outbox).
+func (s Store) EventsPage(ctx context.Context, q notify.Query) (notify.Page, error) {
+	p, err := s.Store.EventsPage(ctx, q)
+	return p, pageErr(err)
 }
 
 // CurrentRevision is the applied revision's pointer; nil before the first apply.

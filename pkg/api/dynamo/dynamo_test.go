@@ -266,6 +266,20 @@ func TestAPIOnDynamoDB_ApplyApproveSelectAndPage(t *testing.T) {
 		t.Errorf("audit %v, want rollout.approve newest", audit)
 	}
 
+	// The feed from the outbox: what the passes and the approval wrote, a
+	// foreign cursor a 400.
+	_, feed := e.do("GET", "/api/v1/events?rollout="+id, "op", "")
+	var types []string
+	for _, it := range feed["items"].([]any) {
+		types = append(types, it.(map[string]any)["type"].(string))
+	}
+	if fmt.Sprint(types) != "[rollout.started rollout.waiting_approval rollout.approved]" || feed["next"] == "" {
+		t.Errorf("events %v (%v), want started, waiting_approval, approved and a cursor", types, feed)
+	}
+	if status, p := e.do("GET", "/api/v1/events?after="+url.QueryEscape(feed["next"].(string)), "op", ""); status != 400 || p["code"] != "request_invalid" {
+		t.Errorf("a rollout's cursor for every event: %d %v", status, p)
+	}
+
 	// Targets in pages of the store's tokens; a foreign token is a 400.
 	_, p1 := e.do("GET", "/api/v1/rollouts/"+id+"/targets?limit=3", "op", "")
 	next, _ := p1["nextPageToken"].(string)
@@ -328,6 +342,8 @@ func TestAPIOnDynamoDB_ImpossibleIDs(t *testing.T) {
 		{"GET", "/api/v1/rollouts//targets", "", 400, "request_invalid"},
 		{"POST", "/api/v1/rollouts//actions/abort", "", 400, "request_invalid"},
 		{"GET", "/api/v1/fleets/" + longName, "", 404, "fleet_not_found"},
+		{"GET", "/api/v1/events?rollout=" + long, "", 200, ""},
+		{"GET", "/api/v1/events?fleet=" + longName, "", 200, ""},
 		{"GET", "/api/v1/fleets/" + longName + "/version-options", "", 404, "fleet_not_found"},
 		{"POST", "/api/v1/fleets/" + longName + "/actions/select-version", `{"version": "0.162.0"}`, 404, "fleet_not_found"},
 		{"POST", "/api/v1/fleets/" + longName + "/actions/clear-version-selection", "", 404, "fleet_not_found"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sort"
@@ -19,6 +20,8 @@ import (
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/notify/notifytest"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -43,6 +46,7 @@ type Store struct {
 	targets    map[string][]rollout.Target
 	audit      []audit.Entry
 	auditSeq   int
+	events     notifytest.Feed
 	releaseCatalogue
 }
 
@@ -179,12 +183,13 @@ func (m *Store) ParkToken(_ context.Context, id, token string, parkedAs rollout.
 }
 
 func (m *Store) SetExecution(context.Context, string, string, int) error { return nil }
-func (m *Store) RecordFailure(context.Context, string, string) (rollout.Status, error) {
+func (m *Store) RecordFailure(context.Context, string, string, time.Time) (rollout.Status, error) {
 	return rollout.Failed, nil
 }
 
-// SavePass writes on the rollout's version and each target's version.
-func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target) error {
+// SavePass writes on the rollout's version and each target's version, and
+// the events into the feed.
+func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rollouts[r.ID].Version != r.Version {
@@ -201,7 +206,17 @@ func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout
 	}
 	r.Version++
 	m.rollouts[r.ID] = cloneRollout(r)
+	m.events.Append(r.Version, events)
 	return nil
+}
+
+// EventsPage reads the feed.
+func (m *Store) EventsPage(_ context.Context, q notify.Query) (notify.Page, error) {
+	p, err := m.events.Page(q)
+	if errors.Is(err, notify.ErrBadCursor) {
+		err = fmt.Errorf("%w: %w", api.ErrBadPageToken, err)
+	}
+	return p, err
 }
 
 func (m *Store) target(rid, aid string) (rollout.Target, bool) {
@@ -251,8 +266,8 @@ func (m *Store) LastTargets(_ context.Context, ids []string, k policy.Kind) (map
 	return out, nil
 }
 
-func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target) error {
-	return m.SavePass(ctx, r, cancelled)
+func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
+	return m.SavePass(ctx, r, cancelled, events...)
 }
 
 func (m *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {

@@ -35,7 +35,10 @@ const (
 // StreamView is what a table's stream records carry; "" is no stream.
 type StreamView string
 
-const NewAndOldImages StreamView = "NEW_AND_OLD_IMAGES"
+const (
+	NewAndOldImages StreamView = "NEW_AND_OLD_IMAGES"
+	NewImage        StreamView = "NEW_IMAGE"
+)
 
 // Index is a global secondary index.
 type Index struct {
@@ -53,21 +56,24 @@ type Table struct {
 	SortKey      *Key // nil: none
 	Indexes      []Index
 	Stream       StreamView
+	// TTL names the number attribute (epoch seconds) after which DynamoDB
+	// deletes an item; "" is none.
+	TTL string
 }
 
 // Attribute names of keys and index keys. Other attributes are the store's
 // business (pkg/store/item.go).
 const (
 	AttrID             = "id"               // agents, rollouts: agent id, rollout id or lock key
-	AttrFleet          = "fleet"            // agents: fleet name (absent while unassigned)
+	AttrFleet          = "fleet"            // agents: fleet name (absent while unassigned); events: the rollout's fleet
 	AttrLag            = "lag"              // agents: shard 0-7 of the agent id while its pushed state lags the desired one, else absent
 	AttrName           = "name"             // agents: display name (host.name, else service.instance.id, else the id)
 	AttrAssignState    = "assignState"      // agents: pending#<shard 0-7> while the fleet must be (re)assigned, "error" with an assignment error, else absent
 	AttrFleetKind      = "fleetKind"        // rollouts: <fleet>#<kind> (absent on lock items)
 	AttrCreatedAt      = "createdAt"        // rollouts: creation time, sortable text
-	AttrListed         = "listed"           // rollouts: the constant "rollout" (absent on lock items)
+	AttrListed         = "listed"           // rollouts: the constant "rollout" (absent on lock items); events: "event"
 	AttrKind           = "kind"             // rollouts: kind, projected into byCreated for filters
-	AttrRolloutID      = "rolloutId"        // targets: partition key
+	AttrRolloutID      = "rolloutId"        // targets, events: partition key
 	AttrWaveAgent      = "waveAgent"        // targets: <wave, 5 digits>#<agentId>
 	AttrAgentKind      = "agentKind"        // targets: <agentId>#<kind>
 	AttrRolloutCreated = "rolloutCreatedAt" // targets: the rollout's createdAt
@@ -75,6 +81,9 @@ const (
 	AttrSK             = "sk"               // objects: name within it
 	AttrAuditTarget    = "target"           // audit: <targetType>#<targetId>
 	AttrAuditID        = "id"               // audit: time-ordered entry id
+	AttrSeq            = "seq"              // events: <rollout version, 10 digits>#<index, 3 digits>
+	AttrFeed           = "feed"             // events: <time, sortable>#<rolloutId>#<seq>
+	AttrExpiresAt      = "expiresAt"        // events: epoch seconds, the table's TTL
 	IndexByFleet       = "byFleet"
 	IndexLagging       = "lagging"
 	IndexByName        = "byName"
@@ -82,11 +91,14 @@ const (
 	IndexByFleetKind   = "byFleetKind"
 	IndexByCreated     = "byCreated"
 	IndexByAgentKind   = "byAgentKind"
+	IndexFeed          = "feed"
+	IndexFeedByFleet   = "feedByFleet"
 	tableAgents        = "agents"
 	tableRollouts      = "rollouts"
 	tableTargets       = "targets"
 	tableObjects       = "objects"
 	tableAudit         = "audit"
+	tableEvents        = "events"
 )
 
 func str(name string) Key { return Key{Name: name, Type: String} }
@@ -151,12 +163,29 @@ var Objects = Table{Name: tableObjects, PartitionKey: str(AttrPK), SortKey: sk(A
 // Audit: the audit log, per target, newest last in key order.
 var Audit = Table{Name: tableAudit, PartitionKey: str(AttrAuditTarget), SortKey: sk(AttrAuditID)}
 
+// Events: the outbox of rollout notifications (pkg/notify), one item per
+// event, written in the transaction of the rollout change that caused it
+// and never changed afterwards. Its stream (new images) delivers them: to
+// the EventBridge bus in the cloud, to a webhook locally. Items expire
+// after 14 days (TTL on expiresAt), so the table stays small. The table's
+// key lists the events of one rollout in the order of its versions; feed
+// (the constant "event" under listed) lists every event by time and
+// feedByFleet those of one fleet. Both project everything: the feed serves
+// whole events, and an event is written once.
+var Events = Table{
+	Name: tableEvents, PartitionKey: str(AttrRolloutID), SortKey: sk(AttrSeq), Stream: NewImage, TTL: AttrExpiresAt,
+	Indexes: []Index{
+		{Name: IndexFeed, PartitionKey: str(AttrListed), SortKey: sk(AttrFeed), Projection: ProjectAll},
+		{Name: IndexFeedByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrFeed), Projection: ProjectAll},
+	},
+}
+
 // All lists every table.
-func All() []Table { return []Table{Agents, Rollouts, Targets, Objects, Audit} }
+func All() []Table { return []Table{Agents, Rollouts, Targets, Objects, Audit, Events} }
 
 // Names are the deployed names of the tables.
 type Names struct {
-	Agents, Rollouts, Targets, Objects, Audit string
+	Agents, Rollouts, Targets, Objects, Audit, Events string
 }
 
 // WithPrefix names every table prefix + base name, e.g. "myriarch-agents"
@@ -164,6 +193,6 @@ type Names struct {
 func WithPrefix(prefix string) Names {
 	return Names{
 		Agents: prefix + tableAgents, Rollouts: prefix + tableRollouts, Targets: prefix + tableTargets,
-		Objects: prefix + tableObjects, Audit: prefix + tableAudit,
+		Objects: prefix + tableObjects, Audit: prefix + tableAudit, Events: prefix + tableEvents,
 	}
 }

@@ -1,4 +1,8 @@
-package agentevent
+// Package streams delivers the records of a DynamoDB table's stream to a
+// handler: the Poller does it for the local stack the way Lambda's event
+// source mapping does in the cloud, and FromLambda turns the records Lambda
+// delivers into the same Records, so that one handler serves both.
+package streams
 
 import (
 	"context"
@@ -9,18 +13,32 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
-// Poller delivers the agents table's stream to a Handler the way the Lambda
-// event source mapping does in the cloud: shard by shard, in order, a batch
-// at a time, retrying a batch whose handling failed. The local stack uses it.
+// Record is one change of an item: its kind (INSERT, MODIFY or REMOVE), its
+// sequence number within the shard, and the images the stream carries (nil
+// when absent: no old image for an insert, none of the kind the stream's
+// view leaves out).
+type Record struct {
+	EventName      string
+	SequenceNumber string
+	Old, New       map[string]types.AttributeValue
+}
+
+// Handler handles one batch of records of a shard, in order. An error has
+// the batch delivered again.
+type Handler func(ctx context.Context, records []Record) error
+
+// Poller delivers a table's stream to a Handler: shard by shard, in order,
+// a batch at a time, retrying a batch whose handling failed.
 type Poller struct {
 	Streams   *dynamodbstreams.Client
 	StreamArn string
-	Decode    Decoder
 	Handler   Handler
+	Name      string        // for the logs, e.g. "agent stream"
 	Interval  time.Duration // between empty reads; default 200ms
 	Log       *slog.Logger
 	// Ready, if set, is closed once the shards are positioned: changes made
@@ -41,7 +59,7 @@ func (p Poller) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil // stopped, not a failure
 			}
-			p.log().Warn("agent stream: describe", "error", err.Error())
+			p.log().Warn(p.Name+": describe", "error", err.Error())
 		} else {
 			positioned = true
 			if p.Ready != nil {
@@ -69,7 +87,7 @@ func (p Poller) Run(ctx context.Context) error {
 				}
 			}
 			if err != nil {
-				p.log().Warn("agent stream: batch failed, retrying", "shard", shard, "error", err.Error())
+				p.log().Warn(p.Name+": batch failed, retrying", "shard", shard, "error", err.Error())
 				continue
 			}
 			iters[shard] = next
@@ -135,7 +153,7 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 	if err != nil {
 		return it, 0, err
 	}
-	changes := make([]Change, 0, len(out.Records))
+	recs := make([]Record, 0, len(out.Records))
 	for _, r := range out.Records {
 		oldImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
 		if err != nil {
@@ -145,18 +163,22 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 		if err != nil {
 			return it, 0, fmt.Errorf("new image: %w", err)
 		}
-		c, err := FromImages(p.Decode, oldImg, newImg)
-		if err != nil {
-			return it, 0, err
-		}
-		changes = append(changes, c)
+		recs = append(recs, Record{EventName: string(r.EventName), SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
+			Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
 	}
-	if len(changes) > 0 {
-		if err := p.Handler.Handle(ctx, changes); err != nil {
+	if len(recs) > 0 {
+		if err := p.Handler(ctx, recs); err != nil {
 			return it, 0, err
 		}
 	}
-	return out.NextShardIterator, len(changes), nil
+	return out.NextShardIterator, len(recs), nil
+}
+
+func nonEmpty(m map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 func (p Poller) log() *slog.Logger {
