@@ -204,12 +204,27 @@ const expiring = `{"StartAt":"Approve","States":{
   "Expired":{"Type":"Succeed"},
   "Done":{"Type":"Succeed"}}}`
 
+// expiringFixture runs the expiring state machine alone (no other
+// execution sends a token first) with the input.
+func expiringFixture(t *testing.T, input string) *tokenFixture {
+	clk := sfnlocal.NewFakeClock(t0)
+	srv, client, _ := newClient(t, clk)
+	f := &tokenFixture{srv: srv, client: client, clk: clk, tokens: make(chan string, 4)}
+	srv.RegisterLambda("notify", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
+		var p struct{ Token string }
+		if err := json.Unmarshal(in, &p); err != nil {
+			return nil, err
+		}
+		f.tokens <- p.Token
+		return json.RawMessage(`{"notified":true}`), nil
+	})
+	f.ex = start(t, client, create(t, client, "expiring", expiring), "expiring-1", input)
+	return f
+}
+
 func TestTaskToken_TimeoutSecondsPath(t *testing.T) {
 	ctx := context.Background()
-	f := newTokenFixture(t)
-	sm := create(t, f.client, "expiring", expiring)
-	f.ex = start(t, f.client, sm, "expiring-1", `{"timeoutSeconds":3600}`)
-	<-f.tokens // the first fixture's execution
+	f := expiringFixture(t, `{"timeoutSeconds":3600}`)
 	token := f.parked(t)
 	f.clk.Advance(59 * time.Minute)
 	if err := f.srv.WaitIdle(ctx); err != nil {
@@ -242,9 +257,7 @@ func TestTaskToken_TimeoutSecondsPath(t *testing.T) {
 }
 
 func TestTaskToken_TimeoutSecondsPathMustBeAPositiveInteger(t *testing.T) {
-	f := newTokenFixture(t)
-	sm := create(t, f.client, "expiring", expiring)
-	f.ex = start(t, f.client, sm, "expiring-bad", `{"timeoutSeconds":"soon"}`)
+	f := expiringFixture(t, `{"timeoutSeconds":"soon"}`)
 	d := f.finish(t)
 	if d.Status != types.ExecutionStatusFailed || aws.ToString(d.Error) != "States.Runtime" {
 		t.Fatalf("status %s error %s", d.Status, aws.ToString(d.Error))
