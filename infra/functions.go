@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store/tables"
@@ -56,6 +57,9 @@ type functionSpec struct {
 	ReleaseRefresh      bool              // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
 	Gates               bool              // reads health gates: their settings, IAM and VPC (gates.go)
 	PublishesEvents     bool              // events:PutEvents on the notifications bus (MYRIARCH_EVENT_BUS)
+	// ExecutorSecrets: calls webhook and AWX executors, whose secrets it
+	// reads from Secrets Manager under the stage's prefix (secrets.go).
+	ExecutorSecrets bool
 }
 
 // The tables each function uses follow from the store methods it calls
@@ -71,22 +75,24 @@ var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
 		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
-		ServerTimezone: true, Gates: true}, // the read-gates task
+		ServerTimezone: true, Gates: true, // the read-gates task
+		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
 			tables.Audit.Name: write, tables.Events.Name: write},
-		StartExecution: true, SendTaskResponse: true}, // one execution per rollout; wakes a parked rollout it ends
+		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
+		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read,
 			tables.Events.Name: write},
 		InvokesPlanner: true, // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
-		ServerTimezone: true},
+		ServerTimezone: true, ExecutorSecrets: true}, // its passes start targets
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
 			tables.Audit.Name: readWrite, tables.Events.Name: readWrite}, // the feed reads the outbox
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
 		APITokens: true, Catalog: true, // display names of actors; version options
-		ServerTimezone: true}, // its actions run evaluation passes, as the engine does
+		ServerTimezone: true, ExecutorSecrets: true}, // its actions run evaluation passes, as the engine does
 	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
 		Tables: map[string]access{}, APITokens: true},
 	{Name: fnReleases, MemoryMB: 128, TimeoutSeconds: 120, // a few GitHub pages per repository, then a write per new release
@@ -181,6 +187,9 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	if f.ReleaseRefresh {
 		set(envReleaseRefresh, c.ReleaseRefresh)
 		set(envReleaseSourceURL, c.ReleaseSourceURL)
+	}
+	if f.ExecutorSecrets {
+		set(secrets.EnvPrefix, executorSecretsPrefix(c))
 	}
 	if f.Gates {
 		set(gate.EnvPrometheusURL, c.PrometheusURL)

@@ -43,6 +43,9 @@ func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string,
 		if f.Gates {
 			grantGates(fn, c)
 		}
+		if f.ExecutorSecrets {
+			grantExecutorSecrets(fn, c)
+		}
 		if f.PublishesEvents {
 			bus.GrantPutEventsTo(fn, nil)
 			fn.AddEnvironment(jsii.String(delivery.EnvEventBus), bus.EventBusName(), nil)

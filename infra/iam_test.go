@@ -222,6 +222,10 @@ func TestIAM_EachFunctionGetsExactlyWhatItsSpecLists(t *testing.T) {
 				other = append(other, "events:PutEvents")
 				sort.Strings(other)
 			}
+			if f.ExecutorSecrets { // TestIAM_ExecutorSecrets checks the resource: the stage's prefix
+				other = append(other, "secretsmanager:GetSecretValue")
+				sort.Strings(other)
+			}
 			if f.Gates { // CloudWatch gates are on by default; TestIAM_Gates checks every combination
 				other = append([]string{"cloudwatch:DescribeAlarms", "cloudwatch:GetMetricData"}, other...)
 			}
