@@ -32,6 +32,12 @@ type tokenFixture struct {
 }
 
 func newTokenFixture(t *testing.T) *tokenFixture {
+	return tokenFixtureOf(t, "approval", approval, "wave-1", `{"wave":1}`)
+}
+
+// tokenFixtureOf starts one execution of the definition with the input;
+// its notify task sends the token on f.tokens.
+func tokenFixtureOf(t *testing.T, name, def, execution, input string) *tokenFixture {
 	clk := sfnlocal.NewFakeClock(t0)
 	srv, client, _ := newClient(t, clk)
 	f := &tokenFixture{srv: srv, client: client, clk: clk, tokens: make(chan string, 4)}
@@ -43,8 +49,7 @@ func newTokenFixture(t *testing.T) *tokenFixture {
 		f.tokens <- p.Token
 		return json.RawMessage(`{"notified":true}`), nil
 	})
-	sm := create(t, client, "approval", approval)
-	f.ex = start(t, client, sm, "wave-1", `{"wave":1}`)
+	f.ex = start(t, client, create(t, client, name, def), execution, input)
 	return f
 }
 
@@ -207,19 +212,7 @@ const expiring = `{"StartAt":"Approve","States":{
 // expiringFixture runs the expiring state machine alone (no other
 // execution sends a token first) with the input.
 func expiringFixture(t *testing.T, input string) *tokenFixture {
-	clk := sfnlocal.NewFakeClock(t0)
-	srv, client, _ := newClient(t, clk)
-	f := &tokenFixture{srv: srv, client: client, clk: clk, tokens: make(chan string, 4)}
-	srv.RegisterLambda("notify", func(_ context.Context, in json.RawMessage) (json.RawMessage, error) {
-		var p struct{ Token string }
-		if err := json.Unmarshal(in, &p); err != nil {
-			return nil, err
-		}
-		f.tokens <- p.Token
-		return json.RawMessage(`{"notified":true}`), nil
-	})
-	f.ex = start(t, client, create(t, client, "expiring", expiring), "expiring-1", input)
-	return f
+	return tokenFixtureOf(t, "expiring", expiring, "expiring-1", input)
 }
 
 func TestTaskToken_TimeoutSecondsPath(t *testing.T) {
