@@ -134,6 +134,9 @@ type PlanInput struct {
 	Planner        planner.Input
 	Apply          ApplyTime
 	ServerTimezone string
+	// PolicySource writes where a policy comes from, for PolicyRef.Source
+	// (nil leaves it empty).
+	PolicySource func(policy.Snapshot) string
 }
 
 // Planned decides, with the planner, what rollout the fleet would get now,
@@ -147,7 +150,7 @@ func Planned(in PlanInput) Plan {
 		p.Supersedes = d.Ended.Rollout.ID
 	}
 	if d.Created == nil {
-		p.Policy.Name = policyName(pi)
+		p.Policy = policyRef(pi, in.PolicySource)
 		if pi.Active != nil && d.Ended == nil && pi.Active.Rollout.ToRef == d.Target {
 			p.ActiveRolloutID = pi.Active.Rollout.ID
 			p.Note = fmt.Sprintf("no new rollout: rollout %s (%s) heads for this target already; it carries its own prediction", p.ActiveRolloutID, pi.Active.Rollout.Status)
@@ -159,6 +162,9 @@ func Planned(in PlanInput) Plan {
 	}
 	r, ts := d.Created.Rollout, d.Created.Targets
 	p.Planned, p.Targets, p.Policy.Name = true, len(ts), r.Policy.Name
+	if in.PolicySource != nil {
+		p.Policy.Source = in.PolicySource(r.Policy)
+	}
 	if p.Supersedes != "" {
 		p.Note = fmt.Sprintf("supersedes rollout %s, which heads for %s", p.Supersedes, d.Ended.Rollout.ToRef)
 	}
@@ -285,13 +291,26 @@ func excluded(es []planner.Exclusion, agents []agent.Agent) []Excluded {
 	return out
 }
 
-// policyName is the policy the fleet's rollout of the kind would use.
-func policyName(in planner.Input) string {
-	switch {
-	case in.Fleet == nil:
-		return ""
-	case in.Kind == policy.KindVersion:
-		return in.Fleet.VersionPolicyName()
+// policyRef names the policy the fleet's rollouts of the kind use, when
+// the planner creates none (a version rollout of a UI choice uses the
+// fleet's selection policy instead).
+func policyRef(in planner.Input, source func(policy.Snapshot) string) PolicyRef {
+	if in.Fleet == nil {
+		return PolicyRef{}
 	}
-	return in.Fleet.ConfigPolicyName()
+	name := in.Fleet.ConfigPolicyName()
+	if in.Kind == policy.KindVersion {
+		name = in.Fleet.VersionPolicyName()
+	}
+	ref := PolicyRef{Name: name}
+	if source == nil {
+		return ref
+	}
+	switch p, found := in.Policies[name]; {
+	case found:
+		ref.Source = source(p.Snapshot(in.Kind))
+	case name == policy.DefaultName:
+		ref.Source = source(policy.BuiltIn(in.Kind))
+	}
+	return ref
 }
