@@ -131,7 +131,7 @@ func TestCreatePlan_Refusals(t *testing.T) {
 func TestGetRollout_Prediction(t *testing.T) {
 	h := newHarness(t)
 	id := h.applyFixture()
-	h.pass(id)          // starts the canary e1
+	h.pass(id) // starts the canary e1
 	h.advance(10 * time.Second)
 	h.applyConfig("e1") // e1 reports the new configuration
 	h.pass(id)          // e1 enters verifying
