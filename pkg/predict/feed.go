@@ -40,6 +40,7 @@ type feed struct {
 	cursor  []int   // per group: the targets before it have started
 	flying  []int   // targets in flight (some may have finished since)
 	idx     []int   // the targets of the last feed
+	buf     []rollout.Target
 }
 
 // newFeed plans the feed of a run over ts; off when it cannot serve.
@@ -114,11 +115,12 @@ func (f *feed) targets(ts []rollout.Target) []rollout.Target {
 		}
 	}
 	slices.Sort(f.idx)
-	out := make([]rollout.Target, len(f.idx))
-	for k, i := range f.idx {
-		out[k] = ts[i]
+	// One buffer serves every pass: the engine copies its input.
+	f.buf = f.buf[:0]
+	for _, i := range f.idx {
+		f.buf = append(f.buf, ts[i])
 	}
-	return out
+	return f.buf
 }
 
 // started records that target i is in flight.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -19,16 +20,23 @@ const (
 )
 
 // run is one simulation of a rollout: the real engine's passes on a
-// virtual clock, with the agents doing what its orders ask. Each step
-//  1. delivers the agents' reports that are due (an agent started at t
-//     reports the change, healthy, at t + the apply time);
-//  2. evaluates the rollout (engine.Evaluate) and keeps what changed;
-//  3. records the starts it ordered, and the waves and stages it began
-//     and finished;
-//  4. reads every gate that is due as green, approves a wave that waits
-//     for approval (engine.Apply), and evaluates again at the same moment;
-//  5. moves the clock to the next event: the engine's NextDeadline or the
-//     next report, whichever comes first.
+// virtual clock, scheduled as the real loop schedules them, with the
+// agents doing what the orders ask. Passes happen when
+//   - an agent reports (the agent-event path evaluates the rollout at
+//     once): an agent started at t reports the change, healthy, at t + the
+//     apply time;
+//   - the state machine wakes: after each of its passes it sleeps as
+//     enginetask.Verdict says, until the engine's next deadline but at most
+//     ApplyCap while targets apply, LostEventCap while others are in their
+//     health wait, IdleCap otherwise. So a health wait shorter than ApplyCap
+//     ends when the state machine next looks, not at its deadline, as it
+//     does on the stack.
+//
+// Each pass evaluates the rollout (engine.Evaluate), keeps what changed,
+// records the starts it ordered and the waves and stages it began and
+// finished; a gate that is due is read green and a wave that waits for
+// approval is approved (engine.Apply), each followed by a pass at the same
+// moment, as the state machine's reading task and an approval's wake-up do.
 //
 // It ends when the rollout completes, when it stops in a status that waits
 // for a person (paused, failed), when nothing more would happen, or at the
@@ -47,6 +55,8 @@ type run struct {
 	head  int
 	done  int   // waves final when ts was last compacted
 	feed  *feed // the targets each pass gets (feed.go)
+	// flyBuf is the buffer of flying, which the state machine's verdict reads.
+	flyBuf []rollout.Target
 
 	out trace
 }
@@ -193,22 +203,18 @@ func reports(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	return a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status == agent.ConfigApplied
 }
 
-// simulate runs the steps until the rollout ends or the run stops.
+// simulate runs the passes until the rollout ends or the run stops.
 func (s *run) simulate() trace {
+	wake := s.clock.now // the state machine's next pass: one at the start
 	for s.out.steps = 0; ; s.out.steps++ {
 		if s.out.steps >= MaxSteps {
 			return s.stop(fmt.Sprintf("the simulation stopped after %d steps", MaxSteps))
 		}
 		s.deliver()
-		res := engine.Evaluate(s.input())
-		if s.feed.on && failedAny(res.Changed) {
-			s.feed.on = false // the threshold counts every target of the wave from now on
-			s.compact()
-			res = engine.Evaluate(s.input())
-		}
-		s.absorb(res)
+		res := s.pass()
 		if len(res.GatesDue) > 0 {
 			s.readGreen(res.GatesDue)
+			wake = s.clock.now // the state machine reads the gates, then evaluates
 			continue
 		}
 		switch s.r.Status {
@@ -219,14 +225,21 @@ func (s *run) simulate() trace {
 			if !s.approve() {
 				return s.out
 			}
+			wake = s.clock.now // the approval wakes the state machine
 			continue
 		case rollout.Running, rollout.Pending, rollout.Frozen:
 		default:
 			return s.stop(fmt.Sprintf("the rollout would become %s: %s", s.r.Status, s.r.StatusReason))
 		}
-		next := s.next(res.NextDeadline)
+		if !s.clock.now.Before(wake) {
+			if s.idle() && res.NextDeadline.IsZero() && !res.Changes() {
+				return s.stop("nothing more would happen without a person or an agent")
+			}
+			wake = s.sleep(res)
+		}
+		next := s.next(wake)
 		switch {
-		case next.IsZero():
+		case !next.After(s.clock.now):
 			return s.stop("nothing more would happen without a person or an agent")
 		case next.Sub(s.begin) > MaxVirtual:
 			return s.stop(fmt.Sprintf("the rollout would not end within %d days", MaxVirtual/(24*time.Hour)))
@@ -234,6 +247,58 @@ func (s *run) simulate() trace {
 		s.clock.now = next
 	}
 }
+
+// pass evaluates the rollout now and keeps the result. A pass over the
+// feed that fails a target is evaluated again over every target (feed.go).
+func (s *run) pass() engine.Result {
+	res := engine.Evaluate(s.input())
+	if s.feed.on && failedAny(res.Changed) {
+		s.feed.on = false // the threshold counts every target of the wave from now on
+		s.compact()
+		res = engine.Evaluate(s.input())
+	}
+	s.absorb(res)
+	return res
+}
+
+// sleep is when the state machine, after its pass res, evaluates again.
+func (s *run) sleep(res engine.Result) time.Time {
+	now := s.clock.now
+	out := enginetask.Verdict(enginetask.Passed{Result: res, Targets: s.flying()}, 0, 0, now)
+	if out.WaitUntil == "" {
+		// parked for an approval or a freeze: the park ends with the deadline
+		return now.Add(time.Duration(out.TimeoutSeconds) * time.Second)
+	}
+	t, err := time.Parse(time.RFC3339Nano, out.WaitUntil)
+	if err != nil {
+		return res.NextDeadline
+	}
+	return t
+}
+
+// flying are the targets in flight, which are all the state machine's
+// verdict counts to decide how long it sleeps.
+func (s *run) flying() []rollout.Target {
+	s.flyBuf = s.flyBuf[:0]
+	add := func(t rollout.Target) {
+		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+			s.flyBuf = append(s.flyBuf, t)
+		}
+	}
+	if !s.feed.on {
+		for _, t := range s.ts {
+			add(t)
+		}
+		return s.flyBuf
+	}
+	for _, i := range s.feed.flying {
+		add(s.ts[i])
+	}
+	return s.flyBuf
+}
+
+// idle: no agent report is on its way.
+func (s *run) idle() bool { return s.head >= len(s.queue) }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -259,14 +324,14 @@ func (s *run) stop(reason string) trace {
 	return s.out
 }
 
-// next is the earlier of the engine's deadline and the next report.
-func (s *run) next(deadline time.Time) time.Time {
-	if s.head < len(s.queue) {
-		if due := s.queue[s.head].due; deadline.IsZero() || due.Before(deadline) {
+// next is the earlier of the state machine's wake and the next report.
+func (s *run) next(wake time.Time) time.Time {
+	if !s.idle() {
+		if due := s.queue[s.head].due; wake.IsZero() || due.Before(wake) {
 			return due
 		}
 	}
-	return deadline
+	return wake
 }
 
 // deliver makes the agents whose reports are due report the change,
