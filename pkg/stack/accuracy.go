@@ -28,9 +28,10 @@ type PredictionCase struct {
 
 // AccuracyOptions shape a measurement.
 type AccuracyOptions struct {
-	Revision string  // the quickstart revision directory
-	Agents   int     // simulated collectors; agent 1 is the canary
-	Speed    float64 // divides the simulated agents' delays
+	Revision string   // the quickstart revision directory
+	Agents   int      // simulated collectors; agent 1 is the canary
+	Speed    float64  // divides the simulated agents' delays
+	Zones    []string // "<region>/<zone>" of the agents, round robin (simfleet)
 	Cases    []PredictionCase
 	Out      io.Writer // a line per step; nil: none
 }
@@ -61,6 +62,7 @@ func (s *Stack) MeasurePredictions(ctx context.Context, o AccuracyOptions) ([]Me
 	c, op := client{base: s.APIURL, token: s.AdminToken}, client{base: s.APIURL, token: s.OperatorToken}
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed, cfg.CanaryCount = o.Agents, s.GatewayURL, s.AgentToken, o.Speed, 1
+	cfg.Zones = o.Zones
 	fleet, err := simfleet.Start(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start the simulated fleet: %w", err)
