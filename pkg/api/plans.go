@@ -92,11 +92,6 @@ func checkPlanRequest(req schema.PlanRequest) (string, *Problem) {
 	case req.Version != "" && req.Kind != policy.KindVersion:
 		return "", badRequest("version proposes a target version: it needs kind version")
 	}
-	if req.Revision != nil {
-		if _, _, pr := revisionFiles(&req.Revision.Commit, &req.Revision.Files); pr != nil {
-			return "", pr
-		}
-	}
 	v := strings.TrimPrefix(req.Version, "v")
 	if _, err := semver.StrictNewVersion(v); req.Version != "" && err != nil {
 		return "", badRequest("version %q is not a semantic version", clip(req.Version, 100))

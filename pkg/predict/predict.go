@@ -240,6 +240,13 @@ func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Age
 	}
 	pred := Prediction{Start: median.start, Approvals: append([]Approval{}, median.approvals...), Complete: median.complete,
 		Reason: median.reason, ApplySeconds: ApplySeconds{Median: seconds(apply.Median), P90: seconds(apply.P90), Source: apply.Source, Samples: apply.Samples}}
+	if pred.Start == nil { // no target starts (all offline, say): the rollout's own start
+		begin := now
+		if r.StartedAt != nil {
+			begin = *r.StartedAt
+		}
+		pred.Start = ptr(At(begin))
+	}
 	if median.complete {
 		pred.Finish = median.finish
 		pred.FinishPessimistic = pessimistic.finish
