@@ -5,18 +5,9 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/planner"
-	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// plannerDecision is the planner's decision over the agents with the spec.
-func plannerDecision(b *testing.B, spec string, as []agent.Agent) planner.Decision {
-	f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
-	return planner.Decide(planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, NewRolloutID: "r1", Now: t0, Agents: as,
-		Policies: map[string]policy.Policy{"p": parsePolicy(b, spec)}})
-}
 
 // benchSpec is a canary of 1 %, then 10 %, then the rest, 50 at a time,
 // in a nightly window of each agent's zone.

@@ -49,13 +49,29 @@ func edgeAgents(n int, attrs func(i int) map[string]string) []agent.Agent {
 	return out
 }
 
-// planOf plans a configuration change of fleet edge (h1 → h2) with the
-// policy spec and the agents.
-func planOf(t testing.TB, spec string, as []agent.Agent, apply ApplyTime) Plan {
+// edgeInput is the planner's input of a configuration change of fleet
+// edge (h1 → h2) with the policy spec and the agents.
+func edgeInput(t testing.TB, spec string, as []agent.Agent) planner.Input {
 	t.Helper()
 	f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
-	return Planned(PlanInput{Apply: apply, Planner: planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, Commit: "c2",
-		Policies: map[string]policy.Policy{"p": parsePolicy(t, spec)}, Agents: as, NewRolloutID: "plan", Now: t0}})
+	return planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, Commit: "c2",
+		Policies: map[string]policy.Policy{"p": parsePolicy(t, spec)}, Agents: as, NewRolloutID: "plan", Now: t0}
+}
+
+// planOf plans the change of edgeInput.
+func planOf(t testing.TB, spec string, as []agent.Agent, apply ApplyTime) Plan {
+	t.Helper()
+	return Planned(PlanInput{Apply: apply, Planner: edgeInput(t, spec, as)})
+}
+
+// plannerDecision is the rollout the planner creates for edgeInput.
+func plannerDecision(t testing.TB, spec string, as []agent.Agent) planner.Decision {
+	t.Helper()
+	d := planner.Decide(edgeInput(t, spec, as))
+	if d.Created == nil {
+		t.Fatalf("no rollout: %s", d.Note)
+	}
+	return d
 }
 
 func at(d time.Duration) *When { w := At(t0.Add(d)); return &w }
@@ -283,12 +299,10 @@ func TestPlan_NothingRelevant(t *testing.T) {
 func TestPlan_ExcludedAndOffline(t *testing.T) {
 	as := edgeAgents(3, nil)
 	as[2].Online = false
-	f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
+	in := edgeInput(t, "  waves: [{name: all, percent: 100}]\n  offlineGracePeriod: 15m\n", as)
 	failed := rollout.Target{RolloutID: "r-old", AgentID: "a001", Status: rollout.TargetFailed, ToRef: "h2"}
-	p := Planned(PlanInput{Apply: fixed(20 * time.Second), Planner: planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig,
-		Policies: map[string]policy.Policy{"p": parsePolicy(t, "  waves: [{name: all, percent: 100}]\n  offlineGracePeriod: 15m\n")},
-		Agents:   as, NewRolloutID: "plan", Now: t0,
-		LastTargets: map[string]planner.LastTarget{"a001": {Target: failed, RolloutStatus: rollout.Paused}}}})
+	in.LastTargets = map[string]planner.LastTarget{"a001": {Target: failed, RolloutStatus: rollout.Paused}}
+	p := Planned(PlanInput{Apply: fixed(20 * time.Second), Planner: in})
 	if p.Relevant != 3 || p.Targets != 2 || p.ExcludedCount != 1 || len(p.Excluded) != 1 {
 		t.Fatalf("plan %+v, want 3 relevant, 1 excluded", p)
 	}
@@ -304,10 +318,8 @@ func TestPlan_ExcludedAndOffline(t *testing.T) {
 // A running rollout: halfway through, the rest is predicted from its
 // state, and the targets in flight finish first.
 func TestLive_HalfwayThrough(t *testing.T) {
-	f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
 	as := edgeAgents(10, nil)
-	d := planner.Decide(planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, NewRolloutID: "r1", Now: t0, Agents: as,
-		Policies: map[string]policy.Policy{"p": parsePolicy(t, "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 5\n  healthWait: 60s\n")}})
+	d := plannerDecision(t, "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 5\n  healthWait: 60s\n", as)
 	r, ts := d.Created.Rollout, d.Created.Targets
 	// the first five started at t0 and reported at t0+10s; it is t0+40s
 	started, verified := t0, t0.Add(10*time.Second)
@@ -341,10 +353,8 @@ func TestLive_HalfwayThrough(t *testing.T) {
 
 // A paused rollout is assumed to be resumed now.
 func TestLive_PausedIsResumedNow(t *testing.T) {
-	f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
 	as := edgeAgents(2, nil)
-	d := planner.Decide(planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, NewRolloutID: "r1", Now: t0, Agents: as,
-		Policies: map[string]policy.Policy{"p": parsePolicy(t, "  waves: [{name: all, percent: 100}]\n  healthWait: 60s\n")}})
+	d := plannerDecision(t, "  waves: [{name: all, percent: 100}]\n  healthWait: 60s\n", as)
 	r := d.Created.Rollout
 	r.Status = rollout.Paused
 	agents := map[string]agent.Agent{as[0].ID: as[0], as[1].ID: as[1]}
@@ -385,12 +395,7 @@ func TestFeed_SameCourseAsEveryTarget(t *testing.T) {
 	}
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			f := &fleet.Fleet{Name: "edge", Config: fleet.Config{Hash: "h2"}, Rollout: fleet.RolloutPolicies{ConfigPolicy: "p"}}
-			d := planner.Decide(planner.Input{FleetName: "edge", Fleet: f, Kind: policy.KindConfig, NewRolloutID: "r1", Now: t0, Agents: as,
-				Policies: map[string]policy.Policy{"p": parsePolicy(t, spec)}})
-			if d.Created == nil {
-				t.Fatal(d.Note)
-			}
+			d := plannerDecision(t, spec, as)
 			agents := map[string]agent.Agent{}
 			for _, a := range as {
 				agents[a.ID] = a
