@@ -8,7 +8,6 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-
 // benchSpec is a canary of 1 %, then 10 %, then the rest, 50 at a time,
 // in a nightly window of each agent's zone.
 const benchSpec = `  waves:
