@@ -96,6 +96,8 @@ func TestDocument_OperationIDs(t *testing.T) {
 		"selectFleetVersion", "validateRevision",
 		// releases and install plans
 		"deleteRelease", "getFleetInstallPlan", "getLatestReleaseFleets", "getRelease", "getReleaseSummary", "listReleases", "putRelease",
+		// plans
+		"createPlan",
 	}
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {

@@ -12,7 +12,7 @@ import (
 
 // addAPICommands adds the commands that talk to the API.
 func addAPICommands(root *cobra.Command, g *globals) {
-	root.AddCommand(applyCmd(g), rolloutsCmd(g), fleetsCmd(g), agentsCmd(g), auditCmd(g), eventsCmd(g), meCmd(g), watchCmd(g))
+	root.AddCommand(applyCmd(g), planCmd(g), rolloutsCmd(g), fleetsCmd(g), agentsCmd(g), auditCmd(g), eventsCmd(g), meCmd(g), watchCmd(g))
 	root.AddCommand(releasesCmd(g)) // releases and install plans
 }
 

@@ -97,6 +97,26 @@ func (v view) writeHeader(w io.Writer) {
 	if o := r.FreezeOverride; o != nil {
 		fmt.Fprintf(w, "  %s\n", overrideLine(*o))
 	}
+	if line := predictionLine(r.Prediction, v.now); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+}
+
+// predictionLine is the predicted finish of a rollout the engine
+// evaluates: "predicted finish 14:32 (in 12m) · pessimistic 14:40 (in
+// 20m)", or "12m after the approval of wave 1"; "" without a prediction.
+func predictionLine(pr *client.Prediction, now time.Time) string {
+	switch {
+	case pr == nil:
+		return ""
+	case !pr.Complete:
+		return "no predicted finish: " + pr.Reason
+	}
+	line := "predicted finish " + whenText(pr.Finish, now)
+	if p := whenText(pr.FinishPessimistic, now); p != whenText(pr.Finish, now) {
+		line += " · pessimistic " + p
+	}
+	return line
 }
 
 // overrideLine is "freezes bypassed by Dana Operator at <time>: hotfix".

@@ -91,7 +91,8 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 			ServerTimezone: getenv(setup.EnvServerTimezone), Liveness: live, Metrics: os.Stdout},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},
 		Clock:   clock, NewID: newID, Log: log,
-		Liveness: live, // the inventory judges agents as the rollouts do
+		Liveness:       live, // the inventory judges agents as the rollouts do
+		ServerTimezone: getenv(setup.EnvServerTimezone),
 	})
 }
 

@@ -50,6 +50,9 @@ type Deps struct {
 	// inventory shows (online, gone); the zero value trusts the stored
 	// connection state and calls no agent gone.
 	Liveness agent.Liveness
+	// ServerTimezone is rollouts.defaultTimezone ("" = UTC), as the engine
+	// has it: the predictions evaluate maintenance windows with it.
+	ServerTimezone string
 }
 
 // server holds the dependencies of the handlers.
@@ -58,7 +61,7 @@ type server struct {
 }
 
 // New builds the handler. Every dependency but Catalog, Names, Trusted, Log,
-// PlanTimeout and Liveness is required.
+// PlanTimeout, Liveness and ServerTimezone is required.
 func New(d Deps) (http.Handler, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -130,6 +133,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))
 		r.Post("/revisions/validate", s.handle(PermRead, s.validateRevision))
 		r.Get("/revisions/current", s.handle(PermRead, s.getCurrentRevision))
+		r.Post("/plans", s.handle(PermRead, s.createPlan))
 
 		// releases and install plans
 		r.Get("/releases", s.handle(PermRead, s.listReleases))

@@ -147,6 +147,7 @@ type Store interface {
 	AgentInventory
 	ReleaseStore
 	EventFeed
+	PlanReader
 }
 
 // RolloutActor applies an operator action and evaluates the rollout at once

@@ -46,19 +46,25 @@ func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	if pr := decodeBody(r, &req, MaxRevisionBodyBytes, false); pr != nil {
 		return "", nil, pr
 	}
+	return revisionFiles(req.Commit, req.Files)
+}
+
+// revisionFiles checks the commit and the files of a revision request
+// (nil: absent) and returns the files as bytes.
+func revisionFiles(commit *string, texts *map[string]string) (string, map[string][]byte, *Problem) {
 	switch {
-	case req.Commit == nil || *req.Commit == "":
+	case commit == nil || *commit == "":
 		return "", nil, badRequest("commit is required: the Git commit of the snapshot")
-	case utf8.RuneCountInString(*req.Commit) > MaxCommitLength:
-		return "", nil, badRequest("commit has %d characters, more than %d", utf8.RuneCountInString(*req.Commit), MaxCommitLength)
-	case req.Files == nil:
+	case utf8.RuneCountInString(*commit) > MaxCommitLength:
+		return "", nil, badRequest("commit has %d characters, more than %d", utf8.RuneCountInString(*commit), MaxCommitLength)
+	case texts == nil || *texts == nil:
 		return "", nil, badRequest("files is required: the files of the revision by path")
 	}
-	files := make(map[string][]byte, len(*req.Files))
-	for p, text := range *req.Files {
+	files := make(map[string][]byte, len(*texts))
+	for p, text := range *texts {
 		files[p] = []byte(text)
 	}
-	return *req.Commit, files, nil
+	return *commit, files, nil
 }
 
 func (s *server) validateRevision(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {

@@ -69,7 +69,9 @@ func (s *server) getRollout(_ http.ResponseWriter, r *http.Request, _ Principal)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, newRolloutDetail(ro, ts, s.Names), nil
+	v := newRolloutDetail(ro, ts, s.Names)
+	v.Prediction = s.livePrediction(r.Context(), ro, ts)
+	return http.StatusOK, v, nil
 }
 
 // loadRollout reads a rollout with its targets; a missing one is a 404.

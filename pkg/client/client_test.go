@@ -81,6 +81,9 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 		"ReleaseSummaryContrib": roundTrip[client.ReleaseSummary], "InstallPlanTarget": roundTrip[client.InstallPlan],
 		"InstallPlanRollout": roundTrip[client.InstallPlan], "InstallPlanNotReady": roundTrip[client.InstallPlan],
 		"EventListPaused": roundTrip[client.EventList], // the feed
+		// plans
+		"PlanRequestApplied": roundTrip[client.PlanRequest], "PlanRequestVersion": roundTrip[client.PlanRequest],
+		"PlanWithApproval": roundTrip[client.Plan], "PlanWithWindows": roundTrip[client.Plan], "PlanNothingRelevant": roundTrip[client.Plan],
 	}
 	for name, ex := range doc.Components.Examples {
 		check, ok := checks[name]
@@ -149,6 +152,16 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 		}
 		sameJSON(t, g.name, raw, v)
 	}
+	var raw json.RawMessage
+	plan := client.PlanRequest{Fleet: "edge", Kind: "config", Revision: &client.RevisionRequest{Commit: "c2", Files: clienttest.Files("receivers: {hostmetrics: {}}\n")}}
+	if err := op.Do(ctx, http.MethodPost, "/api/v1/plans", nil, plan, &raw); err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	p, err := op.CreatePlan(ctx, plan)
+	if err != nil || !p.Planned {
+		t.Fatalf("plan %+v, %v", p, err)
+	}
+	sameJSON(t, "plan", raw, p)
 }
 
 func TestRolloutsAndActions(t *testing.T) {

@@ -7,15 +7,11 @@ import (
 	"github.com/myriarch/myriarch/pkg/api/schema"
 )
 
-// RevisionRequest is the schema RevisionRequest: the files of a revision by
-// path (fleets/, policies/, configs/) and its commit.
-type RevisionRequest struct {
-	Commit string            `json:"commit"`
-	Files  map[string]string `json:"files"`
-}
-
 // The revision shapes are those the API serves (package schema).
 type (
+	// RevisionRequest is the files of a revision by path (fleets/,
+	// policies/, configs/) and its commit.
+	RevisionRequest = schema.RevisionRequest
 	ApplyResult     = schema.ApplyResult
 	FleetPlan       = schema.FleetPlan
 	PlanResult      = schema.PlanResult

@@ -227,3 +227,33 @@ func TestTick_Stages_RollbackWaveAndAll(t *testing.T) {
 		})
 	}
 }
+
+// An offline agent alone in the first batch of a pass is skipped when its
+// grace period ends; the next batch starts in the same pass, since nothing
+// else would wake the rollout for it.
+func TestTick_Stages_SkipEndsBatch_NextBatchStartsAtOnce(t *testing.T) {
+	f := stagedFixture(t)
+	var first, second string
+	for _, tg := range f.ts {
+		switch {
+		case tg.Stage == 1 && tg.Batch == 0:
+			first = tg.AgentID
+		case tg.Stage == 1 && tg.Batch == 1:
+			second = tg.AgentID
+		}
+	}
+	f.update(first, func(a *agent.Agent) { a.Online = false })
+	f.tick()
+	f.settle() // the canary succeeds; rest/r1a begins, its first batch's agent is offline
+	if got := f.inFlightIDs(); len(got) != 0 {
+		t.Fatalf("in flight %v, want none: the first batch's agent is offline", got)
+	}
+	stageStart := *f.r.Stages[1].StartedAt
+	f.wantDeadline(stageStart.Add(f.r.Policy.OfflineGracePeriod))
+	f.now = stageStart.Add(f.r.Policy.OfflineGracePeriod)
+	f.tick()
+	f.wantTarget(first, rollout.TargetSkipped)
+	if got := f.inFlightIDs(); len(got) != 1 || got[0] != second {
+		t.Fatalf("in flight %v, want %s of the next batch at once", got, second)
+	}
+}

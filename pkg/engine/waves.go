@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -132,12 +133,8 @@ func (p *pass) runStages(w int) bool {
 			p.emit("rollout.stage_started", "stage "+st.Name)
 		}
 		if st.Status == rollout.StageRunning {
-			if p.r.Status == rollout.Running {
-				allowed, ok := p.batchGates(s, p.currentBatches(s))
-				if !ok {
-					return false
-				}
-				p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == allowed[t.Pass] })
+			if !p.startBatches(w, s) {
+				return false
 			}
 			if !p.stageFinal(s) {
 				return false
@@ -157,6 +154,29 @@ func (p *pass) runStages(w int) bool {
 		}
 		if st.Status == rollout.StageFailed {
 			return false
+		}
+	}
+	return true
+}
+
+// startBatches starts what may start in the current batch of every pass
+// of stage s. A start step can end a batch by itself, when it skips the
+// last of its targets (offline beyond the grace period, or gone from the
+// fleet): the next batch then starts in the same pass, since nothing else
+// would wake the rollout for it. Each round moves a pass on by one batch
+// or stops, so the rounds are bounded by the batches. It reports false
+// when a red batch gate failed the wave.
+func (p *pass) startBatches(w, s int) bool {
+	st := &p.r.Stages[s]
+	for p.r.Status == rollout.Running {
+		current := p.currentBatches(s)
+		allowed, ok := p.batchGates(s, current)
+		if !ok {
+			return false
+		}
+		p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == allowed[t.Pass] })
+		if maps.Equal(current, p.currentBatches(s)) {
+			break
 		}
 	}
 	return true

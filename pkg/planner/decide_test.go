@@ -399,6 +399,31 @@ func TestDecide_GoneAgentsGetNoTarget(t *testing.T) {
 	}
 }
 
+// The decision counts the relevant agents and says why each one it keeps
+// out gets no target, for a plan to show.
+func TestDecide_ExclusionsAreRecorded(t *testing.T) {
+	as := agents(5)
+	as[0].Online, as[0].LastSeen = false, t0.Add(-8*24*time.Hour) // gone
+	as[4].DesiredHash = "h2"                                      // not relevant
+	in := input(policy.KindConfig, as)
+	in.Liveness = agent.Liveness{Silence: 90 * time.Second, Retention: 7 * 24 * time.Hour}
+	in.LastTargets = map[string]LastTarget{
+		"a1": {Target: rollout.Target{RolloutID: "r-1", ToRef: "h2", Status: rollout.TargetFailed}, RolloutStatus: rollout.Paused},
+		"a2": {Target: rollout.Target{RolloutID: "r-2", ToRef: "h2", Status: rollout.TargetSkipped}, RolloutStatus: rollout.Completed},
+	}
+	d := Decide(in)
+	var got []string
+	for _, e := range d.Excluded {
+		got = append(got, e.AgentID+":"+e.Code+":"+e.RolloutID)
+	}
+	if want := "a0:gone: a1:failed:r-1 a2:catch_up:r-2"; strings.Join(got, " ") != want || d.Relevant != 4 {
+		t.Fatalf("relevant %d, excluded %v; want 4 and %s", d.Relevant, got, want)
+	}
+	if d.Created == nil || len(d.Created.Targets) != 1 || !strings.Contains(d.Excluded[1].Reason(), "rollout r-1") {
+		t.Fatalf("created %+v, reason %q", d.Created, d.Excluded[1].Reason())
+	}
+}
+
 // Agents of a wave split by zone without the zone attribute block the plan
 // with the reason: no rollout without them.
 func TestDecide_TopologyMissingZone_Blocks(t *testing.T) {

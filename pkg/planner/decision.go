@@ -84,6 +84,52 @@ type Decision struct {
 	Audit     []audit.Entry
 	// Note says, for logs, why nothing happened or what blocked the run.
 	Note string
+	// Relevant counts the agents the target concerns (a different desired
+	// hash or version), Excluded those of them that get no target, and why.
+	// They are what a plan shows (pkg/predict); carrying the decision out
+	// needs neither.
+	Relevant int
+	Excluded []Exclusion
+}
+
+// Exclusion is a relevant agent that gets no target: Code says which rule
+// keeps it out, RolloutID the rollout of the last target that rule read.
+type Exclusion struct {
+	AgentID   string
+	Code      string
+	RolloutID string
+}
+
+// Codes of Exclusion.
+const (
+	ExcludedGone    = "gone"    // offline for longer than the retention
+	ExcludedFailed  = "failed"  // its target of this change failed or was rolled back
+	ExcludedStopped = "stopped" // cancelled or skipped in a rollout that was aborted or rolled back
+	ExcludedCatchUp = "catch_up"
+	// ExcludedOfflineNotBack: skipped as offline in a version rollout and
+	// not connected since.
+	ExcludedOfflineNotBack = "offline_not_back"
+)
+
+// Reason is the English sentence of an exclusion.
+func (e Exclusion) Reason() string {
+	in := ""
+	if e.RolloutID != "" {
+		in = " in rollout " + e.RolloutID
+	}
+	switch e.Code {
+	case ExcludedGone:
+		return "offline for longer than the retention: no target until it is back"
+	case ExcludedFailed:
+		return "its target of this change failed or was rolled back" + in + ": only a new target or retry-failed starts it again"
+	case ExcludedStopped:
+		return "cancelled or skipped" + in + ", which was aborted or rolled back: only a new target starts it again"
+	case ExcludedCatchUp:
+		return "skipped" + in + ", which completed: it gets the configuration directly (catch-up), without a rollout"
+	case ExcludedOfflineNotBack:
+		return "skipped as offline" + in + " and not connected since"
+	}
+	return e.Code
 }
 
 // Ended is an active rollout the run ended, with its events

@@ -201,24 +201,35 @@ func orNone(s string) string {
 
 func timePtr(t time.Time) *time.Time { return &t }
 
-// candidates are the relevant agents that no exclusion rule keeps out.
+// candidates are the relevant agents that no exclusion rule keeps out; the
+// others are recorded in Excluded with the rule that keeps them out.
 func (d *Decision) candidates(in Input) []engine.Candidate {
 	var out []engine.Candidate
+	d.Relevant, d.Excluded = 0, nil
 	for i := range in.Agents {
 		a := &in.Agents[i]
-		if !relevant(in.Kind, *a, d.Target) || in.Liveness.Gone(*a, in.Now) {
-			continue // a gone agent is a host switched off for good: no target until it is back
+		if !relevant(in.Kind, *a, d.Target) {
+			continue
+		}
+		d.Relevant++
+		if in.Liveness.Gone(*a, in.Now) {
+			// a gone agent is a host switched off for good: no target until it is back
+			d.Excluded = append(d.Excluded, Exclusion{AgentID: a.ID, Code: ExcludedGone})
+			continue
 		}
 		var last *LastTarget
 		if lt, ok := in.LastTargets[a.ID]; ok {
 			last = &lt
 		}
-		switch exclude(in.Kind, *a, last, d.Target) {
+		e := exclude(in.Kind, *a, last, d.Target)
+		switch e {
 		case included:
 			out = append(out, engine.Candidate{AgentID: a.ID, Attributes: a, FromRef: fromRef(in.Kind, *a)})
+			continue
 		case excludedCatchUp:
 			d.CatchUp = append(d.CatchUp, a.ID)
 		}
+		d.Excluded = append(d.Excluded, Exclusion{AgentID: a.ID, Code: e.code(), RolloutID: last.Target.RolloutID})
 	}
 	return out
 }

@@ -36,6 +36,21 @@ const (
 	excludedOfflineNotBack           // version skipped by offlineGracePeriod, not connected since
 )
 
+// code is the Exclusion code of an exclusion rule.
+func (e exclusion) code() string {
+	switch e {
+	case excludedFailed:
+		return ExcludedFailed
+	case excludedStopped:
+		return ExcludedStopped
+	case excludedCatchUp:
+		return ExcludedCatchUp
+	case excludedOfflineNotBack:
+		return ExcludedOfflineNotBack
+	}
+	return ""
+}
+
 // exclude applies the exclusion rules to the agent's last target for this
 // target. A target of another hash or version excludes nothing; one
 // cancelled because its rollout was superseded excludes nothing either.

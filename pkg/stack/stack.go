@@ -252,7 +252,8 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	h, err := api.New(api.Deps{
 		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
 		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,
-		Liveness: d.Liveness, // the inventory judges agents as the rollouts do
+		Liveness:       d.Liveness, // the inventory judges agents as the rollouts do
+		ServerTimezone: d.ServerTimezone,
 	})
 	if err != nil {
 		return err

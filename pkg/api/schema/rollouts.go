@@ -44,6 +44,9 @@ type Rollout struct {
 	// FreezeOverride is who bypassed every freeze for the rest of the
 	// rollout (resume or approve with freezeOverride).
 	FreezeOverride *Decision `json:"freezeOverride,omitempty"`
+	// Prediction is the predicted rest of a rollout the engine evaluates
+	// (getRollout only), recomputed at every read.
+	Prediction *Prediction `json:"prediction,omitempty"`
 }
 
 // Decision is the schema Decision: an approval, a rejection or an expiry
