@@ -44,6 +44,11 @@ type Rollout struct {
 	// FreezeOverride is who bypassed every freeze for the rest of the
 	// rollout (resume or approve with freezeOverride).
 	FreezeOverride *Decision `json:"freezeOverride,omitempty"`
+	// ExecutionArn is the Step Functions execution that runs the rollout
+	// now (a long rollout continues as a new one), which the rollout page
+	// links in the console. An identifier, not a credential: the task
+	// token that completes its park is never shown.
+	ExecutionArn string `json:"executionArn,omitempty"`
 }
 
 // Decision is the schema Decision: an approval, a rejection or an expiry
