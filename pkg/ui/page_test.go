@@ -17,27 +17,16 @@ import (
 // The page in a real Chromium against the stub API: what each page shows
 // and sends. Each test has a browser of its own.
 
-const step = 10 * time.Second // the longest wait for one thing the page does
+const step = uitest.Step
 
 func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, step)
-	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		body, _ := uitest.Text(ctx, "main")
-		t.Fatalf("browser: %v\nthe page shows: %s", err, body)
-	}
+	uitest.Do(t, ctx, actions...)
 }
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, step)
-	defer cancel()
-	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return uitest.Eval[T](t, ctx, expr)
 }
 
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
@@ -49,38 +38,13 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 func signedIn(t *testing.T, s *stub, token, route string) context.Context {
 	t.Helper()
 	ctx := uitest.Browser(t)
-	do(t, ctx, chromedp.Navigate(s.url("/ui/")))
-	signIn(t, ctx, token)
-	goTo(t, ctx, route)
+	uitest.Open(t, ctx, s.url("/"), token)
+	uitest.GoTo(t, ctx, route)
 	return ctx
-}
-
-func signIn(t *testing.T, ctx context.Context, token string) {
-	t.Helper()
-	waitFor(t, ctx, "the sign-in form", `document.querySelector('form[data-action=signin] #token') !== null`)
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("form[data-action=signin] button")))
-	waitFor(t, ctx, "the navigation", `!document.getElementById('nav').hidden`)
-}
-
-func goTo(t *testing.T, ctx context.Context, route string) {
-	t.Helper()
-	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, route)))
 }
 
 // js quotes a string for a JavaScript expression.
 func js(s string) string { return strconv.Quote(s) }
-
-// everyControlLabelled checks that every form control of the page has a
-// label (or an aria-label) and every button a name.
-func everyControlLabelled(t *testing.T, ctx context.Context) {
-	t.Helper()
-	bad := eval[[]string](t, ctx, `[...document.querySelectorAll('input, select, textarea, button')]
-		.filter((el) => el.tagName === 'BUTTON' ? el.textContent.trim() === '' : el.labels.length === 0 && !el.getAttribute('aria-label'))
-		.map((el) => el.outerHTML)`)
-	for _, b := range bad {
-		t.Errorf("a control without a label: %s", b)
-	}
-}
 
 // liveRollout is a version rollout in its second wave: one target in
 // progress (downloading), two in their health wait, one failed, the
@@ -181,7 +145,7 @@ func TestPage_RolloutAsViewer_ShowsTheWatchPictureAndNoActions(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('[data-action=pause], [data-action=abort], [data-action=rollback], form[data-action=approve]').length`); n != 0 {
 		t.Errorf("a viewer sees %d action controls", n)
 	}
-	everyControlLabelled(t, ctx)
+	uitest.EveryControlLabelled(t, ctx)
 
 	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=order]")))
 	waitFor(t, ctx, "wave order", `document.querySelector('button[data-action=order]').getAttribute('aria-pressed') === 'true'`)
@@ -274,11 +238,11 @@ func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *tes
 		t.Fatalf("a viewer sees the approval form")
 	}
 
-	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=signout]")))
-	signIn(t, ctx, operatorToken)
-	goTo(t, ctx, "#/rollouts/r-approve")
+	uitest.SignOut(t, ctx)
+	uitest.SignIn(t, ctx, operatorToken)
+	uitest.GoTo(t, ctx, "#/rollouts/r-approve")
 	waitFor(t, ctx, "the approval form", `document.querySelector('form[data-action=approve] textarea') !== null`)
-	everyControlLabelled(t, ctx)
+	uitest.EveryControlLabelled(t, ctx)
 	const refusal = "the approval of wave 1 \"rest\" expired at 2026-12-03T09:06:10Z"
 	s.set(func(s *stub) {
 		s.refuse["rollouts/r-approve/actions/approve"] = problem{409, "approval_expired", refusal}
@@ -315,7 +279,7 @@ func TestPage_Fleet_SelectRefusal_Preview(t *testing.T) {
 	s.refuse["fleets/edge/actions/select-version"] = problem{422, "selection_rejected", refusal}
 	ctx := signedIn(t, s, operatorToken, "#/fleets/edge")
 	waitFor(t, ctx, "the select form", `document.querySelector('form[data-action=select] select') !== null`)
-	everyControlLabelled(t, ctx)
+	uitest.EveryControlLabelled(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.CSS("form[data-action=select] button[type=submit]")))
 	waitFor(t, ctx, "the refusal", `(document.querySelector('form[data-action=select] [role=alert]') || {}).textContent === `+js(refusal))
 	if posts := s.postsTo("fleets/edge/actions/select-version"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[expectedTargetVersion:0.161.0 version:0.162.0]" {
@@ -365,7 +329,7 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), "nope"), chromedp.Click(chromedp.CSS("form[data-action=signin] button")))
 	waitFor(t, ctx, "the refusal", `document.querySelector('[data-msg]').textContent === 'the token is not known'`)
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`))
-	signIn(t, ctx, viewerToken)
+	uitest.SignIn(t, ctx, viewerToken)
 	waitFor(t, ctx, "the rollouts", `document.querySelector('table.list a[href="#/rollouts/r-live"]') !== null`)
 	if got := eval[string](t, ctx, `sessionStorage.getItem('myriarch.token')`); got != viewerToken {
 		t.Errorf("sessionStorage holds %q", got)
@@ -380,6 +344,7 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	}
 
 	// The filters reach the API.
+	waitFor(t, ctx, "the filters", `document.getElementById('f-kind') !== null`)
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('f-kind'); s.value = 'version'; s.dispatchEvent(new Event('change', { bubbles: true })); })()`))
 	waitFor(t, ctx, "the filtered route", `location.hash === '#/rollouts?kind=version'`)
 	deadline := time.Now().Add(step)
@@ -396,8 +361,8 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	everyControlLabelled(t, ctx)
-	goTo(t, ctx, "#/agents")
+	uitest.EveryControlLabelled(t, ctx)
+	uitest.GoTo(t, ctx, "#/agents")
 	waitFor(t, ctx, "the agents", `document.querySelector('table.agents') !== null`)
-	everyControlLabelled(t, ctx)
+	uitest.EveryControlLabelled(t, ctx)
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -113,6 +114,85 @@ func describe(d *runtime.ExceptionDetails) string {
 		s += " " + d.Exception.Description
 	}
 	return fmt.Sprintf("%s (%s:%d)", strings.TrimSpace(s), d.URL, d.LineNumber)
+}
+
+// Step is the longest wait for one thing the page does.
+const Step = 10 * time.Second
+
+// Do runs browser actions, failing the test with what the page shows.
+func Do(t testing.TB, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, Step)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		body, _ := Text(ctx, "main")
+		t.Fatalf("browser: %v\nthe page shows: %s", err, body)
+	}
+}
+
+// Eval is the value of a JavaScript expression in the page.
+func Eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, Step)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// Open loads the page at base (the server's root URL) and signs in with
+// the token.
+func Open(t testing.TB, ctx context.Context, base, token string) {
+	t.Helper()
+	Do(t, ctx, chromedp.Navigate(strings.TrimSuffix(base, "/")+"/ui/"))
+	SignIn(t, ctx, token)
+}
+
+// SignIn fills in the sign-in form and waits for the navigation.
+func SignIn(t testing.TB, ctx context.Context, token string) {
+	t.Helper()
+	WaitFor(t, ctx, "the sign-in form", `document.querySelector('form[data-action=signin] #token') !== null`, Step)
+	Do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("form[data-action=signin] button")))
+	WaitFor(t, ctx, "the navigation", `!document.getElementById('nav').hidden`, Step)
+}
+
+// SignOut presses the header's sign-out button.
+func SignOut(t testing.TB, ctx context.Context) {
+	t.Helper()
+	Do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=signout]")))
+}
+
+// GoTo changes the page's route, e.g. #/rollouts/r-1 (a navigation within
+// the page, which has no load event to wait for).
+func GoTo(t testing.TB, ctx context.Context, route string) {
+	t.Helper()
+	Do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, route)))
+}
+
+// SkewClock makes the page's clock (Date.now) run ahead of the machine's
+// by d from the next page load on, as a browser whose clock is off does.
+func SkewClock(t testing.TB, ctx context.Context, d time.Duration) {
+	t.Helper()
+	src := fmt.Sprintf(`(() => { const now = Date.now.bind(Date); Date.now = () => now() + %d; })();`, d.Milliseconds())
+	c, cancel := context.WithTimeout(ctx, Step)
+	defer cancel()
+	if _, err := chromedp.Call(c, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+		t.Fatalf("skew the page's clock: %v", err)
+	}
+}
+
+// EveryControlLabelled fails the test for every form control of the page
+// without a label (or an aria-label) and every button without a name.
+func EveryControlLabelled(t testing.TB, ctx context.Context) {
+	t.Helper()
+	bad := Eval[[]string](t, ctx, `[...document.querySelectorAll('input, select, textarea, button')]
+		.filter((el) => el.tagName === 'BUTTON' ? el.textContent.trim() === '' : el.labels.length === 0 && !el.getAttribute('aria-label'))
+		.map((el) => el.outerHTML)`)
+	for _, b := range bad {
+		t.Errorf("a control without a label: %s", b)
+	}
 }
 
 // Text is the text of the first element the CSS selector matches, or ""
