@@ -127,8 +127,8 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	uitest.EveryControlLabelled(t, browser)
 	uitest.Do(t, browser, chromedp.SendKeys(chromedp.CSS("#reason-1"), "canary green in the browser"),
 		chromedp.Click(chromedp.CSS("button[data-action=approve]")))
-	uitest.WaitFor(t, browser, "the approval", `document.querySelector('[data-wave="1"] .ok, [data-wave="1"] .error') !== null`, uitest.Step)
-	if msg := uitest.Eval[string](t, browser, `document.querySelector('[data-wave="1"] .ok, [data-wave="1"] .error').textContent`); !strings.HasPrefix(msg, `Wave 1 "rest" is approved`) {
+	uitest.WaitFor(t, browser, "the approval", `document.querySelector('[data-msg-for=approval-1]') !== null`, uitest.Step)
+	if msg := uitest.Eval[string](t, browser, `document.querySelector('[data-msg-for=approval-1]').textContent`); !strings.HasPrefix(msg, `Wave 1 "rest" is approved`) {
 		t.Fatalf("the approval says %q", msg)
 	}
 	r, _, err := s.Deps.Store.LoadRollout(ctx, id)
@@ -143,8 +143,8 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	uitest.WaitFor(t, browser, "the select form", `document.querySelector('#select-version option[value="0.163.0"]') !== null`, uitest.Step)
 	uitest.EveryControlLabelled(t, browser)
 	uitest.Do(t, browser, chromedp.Click(chromedp.CSS("form[data-action=select] button[type=submit]")))
-	uitest.WaitFor(t, browser, "the refusal", `document.querySelector('form[data-action=select] [role=alert]') !== null`, uitest.Step)
-	if got := uitest.Eval[string](t, browser, `document.querySelector('form[data-action=select] [role=alert]').textContent`); got != want {
+	uitest.WaitFor(t, browser, "the refusal", `document.querySelector('[data-msg-for=select][role=alert]') !== null`, uitest.Step)
+	if got := uitest.Eval[string](t, browser, `document.querySelector('[data-msg-for=select][role=alert]').textContent`); got != want {
 		t.Errorf("the page shows %q, the API said %q", got, want)
 	}
 }

@@ -248,14 +248,14 @@ func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *tes
 		s.refuse["rollouts/r-approve/actions/approve"] = problem{409, "approval_expired", refusal}
 	})
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#reason-1"), "canary dashboards green"), chromedp.Click(chromedp.CSS("button[data-action=approve]")))
-	waitFor(t, ctx, "the refusal", `(document.querySelector('form[data-action=approve] [role=alert]') || {}).textContent === `+js(refusal))
+	waitFor(t, ctx, "the refusal", `(document.querySelector('[data-msg-for=approval-1]') || {}).textContent === `+js(refusal))
 	if v := eval[string](t, ctx, `document.querySelector('#reason-1').value`); v != "canary dashboards green" {
 		t.Errorf("after a refusal the reason reads %q, want it kept", v)
 	}
 
 	s.set(func(s *stub) { delete(s.refuse, "rollouts/r-approve/actions/approve") })
 	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=approve]")))
-	waitFor(t, ctx, "the approval", `(document.querySelector('form[data-action=approve] .ok') || {}).textContent === 'Your approval of wave 1 is recorded (1 of 2).'`)
+	waitFor(t, ctx, "the approval", `(document.querySelector('[data-msg-for=approval-1].ok') || {}).textContent === 'Your approval of wave 1 is recorded (1 of 2).'`)
 	posts := s.postsTo("rollouts/r-approve/actions/approve")
 	if len(posts) != 2 || posts[1].Token != operatorToken || fmt.Sprint(posts[1].Body) != "map[reason:canary dashboards green wave:1]" {
 		t.Errorf("posts %+v", posts)
@@ -265,7 +265,7 @@ func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *tes
 	}
 
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#reason-1"), "not during the sale"), chromedp.Click(chromedp.CSS("button[data-action=reject]")))
-	waitFor(t, ctx, "the rejection", `((document.querySelector('form[data-action=approve] .ok') || {}).textContent || '').startsWith('Wave 1 rejected')`)
+	waitFor(t, ctx, "the rejection", `((document.querySelector('[data-msg-for=approval-1].ok') || {}).textContent || '').startsWith('Wave 1 rejected')`)
 	if posts := s.postsTo("rollouts/r-approve/actions/reject"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[reason:not during the sale wave:1]" {
 		t.Errorf("reject posts %+v", posts)
 	}
@@ -281,7 +281,7 @@ func TestPage_Fleet_SelectRefusal_Preview(t *testing.T) {
 	waitFor(t, ctx, "the select form", `document.querySelector('form[data-action=select] select') !== null`)
 	uitest.EveryControlLabelled(t, ctx)
 	do(t, ctx, chromedp.Click(chromedp.CSS("form[data-action=select] button[type=submit]")))
-	waitFor(t, ctx, "the refusal", `(document.querySelector('form[data-action=select] [role=alert]') || {}).textContent === `+js(refusal))
+	waitFor(t, ctx, "the refusal", `(document.querySelector('[data-msg-for=select][role=alert]') || {}).textContent === `+js(refusal))
 	if posts := s.postsTo("fleets/edge/actions/select-version"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[expectedTargetVersion:0.161.0 version:0.162.0]" {
 		t.Errorf("select posts %+v", posts)
 	}

@@ -138,8 +138,9 @@ export function shortRef(ref) {
 // alertText is the answer to an action beside its controls: a refusal or
 // failure in the API's words (role=alert), or what was done, with a link
 // to what it made ({href, label}).
-export function alertText(msg) {
+// It is placed outside the controls, which the answer may remove.
+export function alertText(msg, key) {
   if (!msg) return null;
-  return h('p', { class: msg.ok ? 'ok' : 'error', role: msg.ok ? 'status' : 'alert' }, msg.text,
+  return h('p', { class: msg.ok ? 'ok' : 'error', role: msg.ok ? 'status' : 'alert', 'data-msg-for': key }, msg.text,
     msg.link ? [' ', h('a', { href: msg.link.href }, msg.link.label)] : null);
 }

@@ -82,7 +82,9 @@ function versionSection(app, f, o) {
         h('td', {}, [v.isGitTarget ? 'the Git target' : '', v.isSelected ? 'selected in the UI' : '', v.prerelease ? 'prerelease' : '']
           .filter(Boolean).join(', ')))))),
     may && o.allowed ? selectForm(app, f, o, busy) : null,
-    may && f.uiSelection ? clearForm(app, busy) : null);
+    alertText(app.ui.msg.select, 'select'),
+    may && f.uiSelection ? clearForm(app, busy) : null,
+    alertText(app.ui.msg.clear, 'clear'));
 }
 
 function selectForm(app, f, o, busy) {
@@ -95,8 +97,7 @@ function selectForm(app, f, o, busy) {
       choices.map((v) => h('option', { value: v.version }, v.version + (v.prerelease ? ' (prerelease)' : '')))),
     h('label', { for: 'select-reason' }, 'Reason' + (f.selection && f.selection.requireReason ? ' (this fleet requires one)' : '')),
     h('textarea', { id: 'select-reason', name: 'reason', rows: 2, maxlength: 500 }),
-    h('button', { type: 'submit', disabled: busy }, 'Select version'),
-    alertText(app.ui.msg.select));
+    h('button', { type: 'submit', disabled: busy }, 'Select version'));
 }
 
 function clearForm(app, busy) {
@@ -105,8 +106,7 @@ function clearForm(app, busy) {
     h('p', {}, 'The version in Git applies again.'),
     h('label', { for: 'clear-reason' }, 'Reason'),
     h('textarea', { id: 'clear-reason', name: 'reason', rows: 2, maxlength: 500 }),
-    h('button', { type: 'submit', disabled: busy }, 'Clear the selection'),
-    alertText(app.ui.msg.clear));
+    h('button', { type: 'submit', disabled: busy }, 'Clear the selection'));
 }
 
 // --- preview -------------------------------------------------------------------
@@ -120,7 +120,7 @@ function previewSection(app) {
     h('div', { class: 'bar' },
       h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'config', 'data-key': 'preview', disabled: busy }, 'Preview a configuration rollout'),
       h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'version', 'data-key': 'preview', disabled: busy }, 'Preview a version rollout')),
-    alertText(app.ui.msg.preview),
+    alertText(app.ui.msg.preview, 'preview'),
     p ? planView(p.kind, p.plan, app.now()) : null);
 }
 

@@ -107,9 +107,10 @@ function actionsBar(app, r) {
     allowed('abort', r) ? confirm('abort', 'Abort…', 'Stop the rollout; targets that have not finished are cancelled.', 'Abort the rollout', busy) : null,
   ].filter(Boolean);
   const override = frozen && !r.freezeOverride && allowed('freezeOverride', r) ? overrideForm(app, busy) : null;
-  if (!items.length && !override) return null;
-  const msgs = ['pause', 'resume', 'retry-failed', 'rollback', 'abort', 'override'].map((k) => alertText(app.ui.msg[k]));
-  return h('section', { class: 'actions', 'aria-label': 'Actions' }, h('div', { class: 'bar' }, items), override, msgs);
+  // The answers stay when the controls go: an abort leaves no action.
+  const msgs = ['pause', 'resume', 'retry-failed', 'rollback', 'abort', 'override'].map((k) => alertText(app.ui.msg[k], k)).filter(Boolean);
+  if (!items.length && !override && !msgs.length) return null;
+  return h('section', { class: 'actions', 'aria-label': 'Actions' }, items.length ? h('div', { class: 'bar' }, items) : null, override, msgs);
 }
 
 function resumeForm(app, r, busy) {
@@ -197,6 +198,8 @@ function approvalBlock(app, r, w, now) {
       w.status === 'failed' && r.status === 'paused' ? ' · resume asks for its approval again' : ''));
   }
   if (waiting && app.can(OPERATE) && allowed('approve', r)) lines.push(approvalForm(app, r, w));
+  // The answer stays when the form goes (the approval released the wave).
+  lines.push(alertText(app.ui.msg['approval-' + w.index], 'approval-' + w.index));
   return h('div', { class: 'approvals' }, lines);
 }
 
@@ -213,8 +216,7 @@ function approvalForm(app, r, w) {
       ? h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'freezeOverride' }), ' also bypass every freeze') : null,
     h('div', { class: 'bar' },
       h('button', { type: 'submit', 'data-action': 'approve', disabled: busy }, `Approve wave ${w.index}`),
-      h('button', { type: 'submit', 'data-action': 'reject', class: 'danger', disabled: busy }, `Reject wave ${w.index}`)),
-    alertText(app.ui.msg[key]));
+      h('button', { type: 'submit', 'data-action': 'reject', class: 'danger', disabled: busy }, `Reject wave ${w.index}`)));
 }
 
 // --- stages ------------------------------------------------------------------
