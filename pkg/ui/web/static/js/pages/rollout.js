@@ -74,7 +74,8 @@ function header(app, r, now) {
     facts([
       ['Change', [r.kind === 'version' ? 'collector version ' : 'configuration ', h('code', { title: r.toRef }, shortRef(r.toRef))]],
       ['Origin', r.origin],
-      ['Created by', r.createdBy ? [r.createdBy, ' · ', timeEl(r.createdAt)] : timeEl(r.createdAt)],
+      ['Created by', r.createdBy],
+      ['Created', timeEl(r.createdAt)],
       ['Reason', r.requestReason],
       ['Executor', r.executor],
       ['Started', timeEl(r.startedAt)],
