@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/myriarch/myriarch/pkg/ui/uitest"
 )
@@ -365,4 +366,55 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	uitest.GoTo(t, ctx, "#/agents")
 	waitFor(t, ctx, "the agents", `document.querySelector('table.agents') !== null`)
 	uitest.EveryControlLabelled(t, ctx)
+}
+
+// Behind API Gateway the page lives below the stage; every URL it uses is
+// relative, so the stage stays in each of them.
+func TestPage_BelowAStagePrefix(t *testing.T) {
+	t.Parallel()
+	s := newStubAt(t, "/prod")
+	liveRollout(s, "running")
+	ctx := uitest.Browser(t)
+	do(t, ctx, chromedp.Navigate(s.url("/prod/ui")))
+	waitFor(t, ctx, "the sign-in form", `document.querySelector('#token') !== null`)
+	if got := eval[string](t, ctx, `location.pathname`); got != "/prod/ui/" {
+		t.Errorf("/prod/ui led to %s, want /prod/ui/", got)
+	}
+	uitest.SignIn(t, ctx, viewerToken)
+	uitest.GoTo(t, ctx, "#/rollouts/r-live")
+	waitFor(t, ctx, "the rollout", `document.querySelector('.source') !== null`)
+	assets := eval[[]string](t, ctx, `performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)`)
+	for _, p := range assets {
+		if !strings.HasPrefix(p, "/prod/") {
+			t.Errorf("the page fetched %s, outside the stage", p)
+		}
+	}
+}
+
+// The actions work from the keyboard alone, with the focus visible: the
+// confirmation of an abort is a disclosure opened with Enter.
+func TestPage_Keyboard_AbortThroughItsConfirmation(t *testing.T) {
+	t.Parallel()
+	s := newStub(t)
+	approvalRollout(s)
+	ctx := signedIn(t, s, operatorToken, "#/rollouts/r-approve")
+	waitFor(t, ctx, "the actions", `document.querySelector('details[data-key=confirm-abort] summary') !== null`)
+	do(t, ctx, chromedp.Focus(chromedp.CSS("button[data-action=pause]")), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab))
+	if got := eval[string](t, ctx, `document.activeElement.textContent`); got != "Abort…" {
+		t.Fatalf("two tabs after Pause the focus is on %q, want Abort…", got)
+	}
+	if style := eval[string](t, ctx, `getComputedStyle(document.activeElement).outlineStyle`); style == "none" {
+		t.Errorf("the focused control shows no outline")
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Enter))
+	waitFor(t, ctx, "the confirmation", `document.querySelector('details[data-key=confirm-abort]').open`)
+	do(t, ctx, chromedp.KeyEvent(kb.Tab))
+	if got := eval[string](t, ctx, `document.activeElement.textContent`); got != "Abort the rollout" {
+		t.Fatalf("the focus is on %q, want the confirming button", got)
+	}
+	do(t, ctx, chromedp.KeyEvent(kb.Enter))
+	waitFor(t, ctx, "the abort's answer", `document.querySelector('[data-msg-for=abort]') !== null`)
+	if posts := s.postsTo("rollouts/r-approve/actions/abort"); len(posts) != 1 || len(posts[0].Body) != 0 {
+		t.Errorf("abort posts %+v, want one with {}", posts)
+	}
 }

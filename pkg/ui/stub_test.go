@@ -55,6 +55,14 @@ const (
 
 func newStub(t *testing.T) *stub {
 	t.Helper()
+	return newStubAt(t, "")
+}
+
+// newStubAt serves the page and the API below a path prefix, as API
+// Gateway does below its stage (/prod/ui/, /prod/api/v1/): the handlers
+// see the paths without it, as the api function does.
+func newStubAt(t *testing.T, prefix string) *stub {
+	t.Helper()
 	page, err := ui.New()
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +73,11 @@ func newStub(t *testing.T) *stub {
 	mux.Handle("/ui", page)
 	mux.Handle("/ui/", page)
 	mux.HandleFunc("/api/v1/", s.api)
-	s.srv = httptest.NewServer(mux)
+	var h http.Handler = mux
+	if prefix != "" {
+		h = http.StripPrefix(prefix, mux)
+	}
+	s.srv = httptest.NewServer(h)
 	t.Cleanup(s.srv.Close)
 	return s
 }
