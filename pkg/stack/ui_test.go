@@ -46,20 +46,13 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	t.Cleanup(s.Stop)
 	browser := uitest.Browser(t)
 	uitest.SkewClock(t, browser, uiSkew)
 
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed, cfg.CanaryCount = 3, s.GatewayURL, s.AgentToken, 10, 1
-	fleet, err := simfleet.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fleet.Stop() }()
-	if err := s.waitAgents(ctx, cfg.N); err != nil {
-		t.Fatal(err)
-	}
+	fleet := connectFleet(t, ctx, s, cfg)
 	admin := client{base: s.APIURL, token: s.AdminToken}
 	files, err := revision.ReadDir("../../examples/quickstart")
 	if err != nil {

@@ -103,12 +103,29 @@ func (s *stub) statusOf(agent, def string) string {
 	return def
 }
 
-func TestPage_RolloutAsViewer_ShowsTheWatchPictureAndNoActions(t *testing.T) {
+// openPage runs the test in parallel with a stub that the fixture fills,
+// and shows the route to the token's holder once the expression holds.
+func openPage(t *testing.T, fixture func(*stub), token, route, ready string) (*stub, context.Context) {
+	t.Helper()
 	t.Parallel()
 	s := newStub(t)
-	liveRollout(s, "running")
-	ctx := signedIn(t, s, viewerToken, "#/rollouts/r-live")
-	waitFor(t, ctx, "the targets", `document.querySelector('table.targets') !== null`)
+	fixture(s)
+	ctx := signedIn(t, s, token, route)
+	waitFor(t, ctx, ready, ready)
+	return s, ctx
+}
+
+// viewLiveRollout shows liveRollout in the status to a viewer.
+func viewLiveRollout(t *testing.T, status string) (*stub, context.Context) {
+	t.Helper()
+	return openPage(t, func(s *stub) {
+		s.overrides = map[string]string{}
+		liveRollout(s, status)
+	}, viewerToken, "#/rollouts/r-live", `document.querySelector('table.targets') !== null`)
+}
+
+func TestPage_RolloutAsViewer_ShowsTheWatchPictureAndNoActions(t *testing.T) {
+	_, ctx := viewLiveRollout(t, "running")
 
 	if got := eval[string](t, ctx, `document.querySelector('.source').textContent`); got != "Policy canary-then-all · healthWait 30s · policies/canary-then-all.yaml@9f3c2a17" {
 		t.Errorf("source line %q", got)
@@ -162,11 +179,7 @@ var secondsLeft = regexp.MustCompile(`^(\d+)s left$`)
 // goes on evaluating), reads "finishing…" at 0 and stays so until the API
 // shows the target evaluated.
 func TestPage_Countdown_RunsWhilePaused_FinishingUntilEvaluated(t *testing.T) {
-	t.Parallel()
-	s := newStub(t)
-	s.overrides = map[string]string{}
-	liveRollout(s, "paused")
-	ctx := signedIn(t, s, viewerToken, "#/rollouts/r-live")
+	s, ctx := viewLiveRollout(t, "paused")
 	countdown := `((document.querySelector('.countdown[data-agent="a-3"]') || {}).textContent || '')`
 	waitFor(t, ctx, "a-3's countdown", countdown+`.endsWith('s left')`)
 	first := secondsLeft.FindStringSubmatch(eval[string](t, ctx, countdown))
@@ -193,11 +206,7 @@ func TestPage_Countdown_RunsWhilePaused_FinishingUntilEvaluated(t *testing.T) {
 
 // Rollouts the engine does not evaluate show no remaining time.
 func TestPage_Countdown_AbsentForRolloutsTheEngineDoesNotEvaluate(t *testing.T) {
-	t.Parallel()
-	s := newStub(t)
-	liveRollout(s, "failed")
-	ctx := signedIn(t, s, viewerToken, "#/rollouts/r-live")
-	waitFor(t, ctx, "the targets", `document.querySelector('table.targets') !== null`)
+	_, ctx := viewLiveRollout(t, "failed")
 	if n := eval[int](t, ctx, `document.querySelectorAll('.countdown').length`); n != 0 {
 		t.Errorf("%d countdowns on a failed rollout", n)
 	}
@@ -227,11 +236,7 @@ func approvalRollout(s *stub) {
 }
 
 func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *testing.T) {
-	t.Parallel()
-	s := newStub(t)
-	approvalRollout(s)
-	ctx := signedIn(t, s, viewerToken, "#/rollouts/r-approve")
-	waitFor(t, ctx, "the wave cards", `document.querySelector('[data-wave="1"] .approval') !== null`)
+	s, ctx := openPage(t, approvalRollout, viewerToken, "#/rollouts/r-approve", `document.querySelector('[data-wave="1"] .approval') !== null`)
 	if got := eval[string](t, ctx, `document.querySelector('[data-wave="1"] .approval').textContent`); got != "Waits for approval: 1 of 2 given · expires in 71h" {
 		t.Errorf("approval state %q", got)
 	}
@@ -345,8 +350,8 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	}
 
 	// The filters reach the API.
-	waitFor(t, ctx, "the filters", `document.getElementById('f-kind') !== null`)
-	do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('f-kind'); s.value = 'version'; s.dispatchEvent(new Event('change', { bubbles: true })); })()`))
+	waitFor(t, ctx, "the filters", `document.getElementById('filter-kind') !== null`)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('filter-kind'); s.value = 'version'; s.dispatchEvent(new Event('change', { bubbles: true })); })()`))
 	waitFor(t, ctx, "the filtered route", `location.hash === '#/rollouts?kind=version'`)
 	deadline := time.Now().Add(step)
 	for {
@@ -394,11 +399,7 @@ func TestPage_BelowAStagePrefix(t *testing.T) {
 // The actions work from the keyboard alone, with the focus visible: the
 // confirmation of an abort is a disclosure opened with Enter.
 func TestPage_Keyboard_AbortThroughItsConfirmation(t *testing.T) {
-	t.Parallel()
-	s := newStub(t)
-	approvalRollout(s)
-	ctx := signedIn(t, s, operatorToken, "#/rollouts/r-approve")
-	waitFor(t, ctx, "the actions", `document.querySelector('details[data-key=confirm-abort] summary') !== null`)
+	s, ctx := openPage(t, approvalRollout, operatorToken, "#/rollouts/r-approve", `document.querySelector('details[data-key=confirm-abort] summary') !== null`)
 	do(t, ctx, chromedp.Focus(chromedp.CSS("button[data-action=pause]")), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab))
 	if got := eval[string](t, ctx, `document.activeElement.textContent`); got != "Abort…" {
 		t.Fatalf("two tabs after Pause the focus is on %q, want Abort…", got)

@@ -23,9 +23,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -108,13 +109,8 @@ func newHandler(files fs.FS) (*Handler, error) {
 // and content in path order, and of the page's template: any change to a
 // file changes every asset URL.
 func versionOf(assets map[string][]byte, index []byte) string {
-	paths := make([]string, 0, len(assets))
-	for p := range assets {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	sum := sha256.New()
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(assets)) {
 		fmt.Fprintf(sum, "%s\x00%d\x00", p, len(assets[p]))
 		sum.Write(assets[p])
 	}
