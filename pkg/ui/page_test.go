@@ -419,3 +419,77 @@ func TestPage_Keyboard_AbortThroughItsConfirmation(t *testing.T) {
 		t.Errorf("abort posts %+v, want one with {}", posts)
 	}
 }
+
+// stagedRollouts are two rollouts in stages: r-bake bakes a stage whose
+// gate read one red metric (and a red dry run); r-frozen waits for a
+// freeze to end.
+func stagedRollouts(s *stub) {
+	stage := func(name string, wave int, status string) map[string]any {
+		return map[string]any{"name": name, "wave": wave, "status": status,
+			"passes": []any{map[string]any{"name": name, "targets": 2, "batchSize": 1, "batches": 2, "batchesDone": 2}}}
+	}
+	rolloutIn := func(id, status string, stages ...map[string]any) func(time.Time) map[string]any {
+		return func(time.Time) map[string]any {
+			p := policy(60)
+			p["health"] = map[string]any{"interval": "30s", "failuresToStop": 2}
+			p["freezes"] = []any{map[string]any{"name": "holidays", "regions": []string{"us-east-1"}}}
+			return map[string]any{"id": id, "fleet": "edge", "kind": "config", "status": status, "origin": "gitops", "createdBy": "gitops",
+				"createdByActor": "gitops", "toRef": "5b0e2f6c", "createdAt": ts(s.start), "policy": p, "progress": "1/3",
+				"waves": []any{map[string]any{"index": 0, "name": "canary", "status": "completed", "total": 2, "counts": counts("succeeded", 2)},
+					map[string]any{"index": 1, "name": "rest", "status": "running", "total": 4, "counts": counts("succeeded", 2, "pending", 2)}},
+				"stages": stages, "targetCounts": counts("succeeded", 4, "pending", 2), "ackedFailures": []any{}}
+		}
+	}
+	baking := stage("rest/eu-1a", 1, "baking")
+	baking["bakeUntil"] = ts(s.start.Add(90 * time.Second))
+	baking["gate"] = map[string]any{"since": ts(s.start), "until": ts(s.start.Add(90 * time.Second)), "nextAt": ts(s.start.Add(20 * time.Second)),
+		"readings": 2, "consecutiveRed": 1, "lastRed": "metric export-failures (rest/eu-1/eu-1a): value 0.2 above 0.01",
+		"recent": []any{map[string]any{"at": ts(s.start), "red": true, "checked": 4, "results": []any{
+			map[string]any{"kind": "metric", "name": "export-failures", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 0.2 above 0.01"},
+			map[string]any{"kind": "metric", "name": "refused", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 14 above 10", "dryRun": true}}}}}
+	frozen := stage("rest/us-east-1a", 1, "frozen")
+	frozen["held"] = `freeze "holidays" (us-east-1) until 2027-01-04T00:00:00Z`
+	s.rollouts["r-bake"] = rolloutIn("r-bake", "running", stage("canary", 0, "passed"), baking, stage("rest/us-east-1a", 1, "pending"))
+	s.rollouts["r-frozen"] = rolloutIn("r-frozen", "frozen", stage("canary", 0, "passed"), stage("rest/eu-1a", 1, "passed"), frozen)
+	for _, id := range []string{"r-bake", "r-frozen"} {
+		s.targets[id] = func(time.Time) []map[string]any { return nil }
+	}
+}
+
+func TestPage_Stages_BakeGateAndFreezeOverride(t *testing.T) {
+	s, ctx := openPage(t, stagedRollouts, operatorToken, "#/rollouts/r-bake", `document.querySelector('[data-key="stage-rest/eu-1a"]') !== null`)
+	if got := eval[string](t, ctx, `document.getElementById('stages-title').textContent`); got != "Stages 1/3 passed" {
+		t.Errorf("stages heading %q", got)
+	}
+	card := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-key="stage-rest/eu-1a"] p')].map((p) => p.textContent)`)
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^wave 1 · batches 2/2$`),
+		regexp.MustCompile(`^Bake ends in 1m[0-9]+s$`),
+		regexp.MustCompile(`^Gate: 2 readings, 1 red in a row \(stops at 2\) · next reading in [0-9]+s$`),
+		regexp.MustCompile(`^Last red: metric export-failures \(rest/eu-1/eu-1a\): value 0\.2 above 0\.01$`),
+		regexp.MustCompile(`^Also red: metric refused \(rest/eu-1/eu-1a\): value 14 above 10 \[dry run\]$`),
+	}
+	if len(card) != len(want) {
+		t.Fatalf("the baking stage's card: %q", card)
+	}
+	for i, re := range want {
+		if !re.MatchString(card[i]) {
+			t.Errorf("line %d %q, want %s", i, card[i], re)
+		}
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('form[data-action=override]').length`); n != 0 {
+		t.Errorf("a freeze override offered while no stage is frozen")
+	}
+
+	uitest.GoTo(t, ctx, "#/rollouts/r-frozen")
+	waitFor(t, ctx, "the frozen stage", `document.querySelector('[data-key="stage-rest/us-east-1a"] form[data-action=override]') !== null`)
+	if held := eval[string](t, ctx, `document.querySelector('[data-key="stage-rest/us-east-1a"] .held').textContent`); held != `Held: freeze "holidays" (us-east-1) until 2027-01-04T00:00:00Z` {
+		t.Errorf("held %q", held)
+	}
+	uitest.EveryControlLabelled(t, ctx)
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#override-reason"), "hotfix for INC-4711"), chromedp.Click(chromedp.CSS("form[data-action=override] button")))
+	waitFor(t, ctx, "the override's answer", `(document.querySelector('[data-msg-for=override]') || {}).textContent === 'Every freeze is bypassed for the rest of the rollout.'`)
+	if posts := s.postsTo("rollouts/r-frozen/actions/resume"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[freezeOverride:true reason:hotfix for INC-4711]" {
+		t.Errorf("resume posts %+v", posts)
+	}
+}

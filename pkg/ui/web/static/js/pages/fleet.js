@@ -139,7 +139,7 @@ function planView(kind, plan, now) {
       h('thead', {}, h('tr', {}, ['Wave', 'Targets', 'Start', 'End'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, waves.map((w, i) => h('tr', {},
         h('th', { scope: 'row' }, `${w.index ?? i} · ${w.name || ''}`),
-        h('td', {}, String(w.targets ?? w.total ?? '')),
+        h('td', {}, String(Array.isArray(w.targets) ? w.targets.length : (w.targets ?? w.total ?? ''))),
         h('td', {}, when(w.start)),
         h('td', {}, when(w.end)))))) : null,
     finish ? h('p', { class: 'finish' }, 'Predicted finish: ', h('strong', {}, when(finish))) : null);

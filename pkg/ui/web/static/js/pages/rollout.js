@@ -98,7 +98,6 @@ function decided(d) {
 function actionsBar(app, r) {
   const busy = Boolean(app.ui.busy);
   const failed = (r.targetCounts && r.targetCounts.failed) || 0;
-  const frozen = r.status === 'frozen' || (r.stages || []).some((s) => s.status === 'frozen');
   const items = [
     allowed('pause', r) ? h('button', { type: 'button', 'data-action': 'pause', 'data-key': 'pause', disabled: busy }, 'Pause') : null,
     allowed('resume', r) ? resumeForm(app, r, busy) : null,
@@ -107,11 +106,13 @@ function actionsBar(app, r) {
     allowed('rollback', r) ? confirm('rollback', 'Roll back…', 'Return every started target to where it was.', 'Roll back the rollout', busy) : null,
     allowed('abort', r) ? confirm('abort', 'Abort…', 'Stop the rollout; targets that have not finished are cancelled.', 'Abort the rollout', busy) : null,
   ].filter(Boolean);
-  const override = frozen && !r.freezeOverride && allowed('freezeOverride', r) ? overrideForm(app, busy) : null;
-  // The answers stay when the controls go: an abort leaves no action.
-  const msgs = ['pause', 'resume', 'retry-failed', 'rollback', 'abort', 'override'].map((k) => alertText(app.ui.msg[k], k)).filter(Boolean);
-  if (!items.length && !override && !msgs.length) return null;
-  return h('section', { class: 'actions', 'aria-label': 'Actions' }, items.length ? h('div', { class: 'bar' }, items) : null, override, msgs);
+  // The answers stay when the controls go: an abort leaves no action, and
+  // the freeze override's answer comes here once no stage is frozen.
+  const keys = ['pause', 'resume', 'retry-failed', 'rollback', 'abort'];
+  if (!(r.stages || []).some((st) => st.status === 'frozen')) keys.push('override');
+  const msgs = keys.map((k) => alertText(app.ui.msg[k], k)).filter(Boolean);
+  if (!items.length && !msgs.length) return null;
+  return h('section', { class: 'actions', 'aria-label': 'Actions' }, items.length ? h('div', { class: 'bar' }, items) : null, msgs);
 }
 
 function resumeForm(app, r, busy) {
@@ -130,9 +131,11 @@ function confirm(action, label, what, button, busy) {
       h('button', { type: 'button', class: 'danger', 'data-action': action, 'data-key': action, disabled: busy }, button)));
 }
 
+// overrideForm bypasses every freeze for the rest of the rollout; it is on
+// the card of the stage a freeze holds.
 function overrideForm(app, busy) {
   return h('form', { class: 'override-form', 'data-action': 'override', 'data-key': 'override' },
-    h('p', {}, 'A freeze holds the next stage. Bypassing it lets every stage start regardless of freezes, for the rest of the rollout.'),
+    h('p', {}, 'Bypassing the freezes starts this stage now, and no freeze holds a stage of this rollout again.'),
     h('label', { for: 'override-reason' }, 'Reason'),
     h('textarea', { id: 'override-reason', name: 'reason', rows: 2, maxlength: 500 }),
     h('button', { type: 'submit', disabled: busy }, 'Bypass every freeze'));
@@ -226,10 +229,10 @@ function stageSection(app, r, now) {
   const fts = Math.max((r.policy.health && r.policy.health.failuresToStop) || 1, 1);
   return h('section', { 'aria-labelledby': 'stages-title' },
     h('h2', { id: 'stages-title' }, 'Stages', r.progress ? ` ${r.progress} passed` : ''),
-    h('ol', { class: 'cards' }, r.stages.map((st) => stageCard(st, fts, now))));
+    h('ol', { class: 'cards' }, r.stages.map((st) => stageCard(app, r, st, fts, now))));
 }
 
-function stageCard(st, fts, now) {
+function stageCard(app, r, st, fts, now) {
   let done = 0;
   let total = 0;
   for (const p of st.passes) {
@@ -242,6 +245,10 @@ function stageCard(st, fts, now) {
     lines.push(h('p', { class: 'bake' }, left > 0 ? `Bake ends in ${shortDuration(left)}` : 'Bake over, finishing…'));
   }
   if (st.status === 'frozen' && st.held) lines.push(h('p', { class: 'held' }, 'Held: ' + st.held));
+  if (st.status === 'frozen' && !r.freezeOverride && app.can(OPERATE) && allowed('freezeOverride', r)) {
+    lines.push(overrideForm(app, Boolean(app.ui.busy)));
+  }
+  if (st.status === 'frozen') lines.push(alertText(app.ui.msg.override, 'override'));
   if ((st.status === 'baking' || st.status === 'failed') && st.gate) lines.push(...gateLines('Gate', st.gate, fts, st.status === 'baking', now));
   if (st.lastRed && !(st.gate && st.gate.lastRed && (st.status === 'baking' || st.status === 'failed'))) {
     lines.push(h('p', { class: 'red' }, 'Last red: ' + st.lastRed));
@@ -271,7 +278,7 @@ function gateLines(label, g, failuresToStop, live, now) {
   }
   if (live && g.nextAt) {
     const left = (Date.parse(g.nextAt) - now) / 1000;
-    head += left > 0 ? ` · next reading in ${roughDuration(Math.ceil(left))}` : ' · next reading due';
+    head += left > 0 ? ` · next reading in ${roughDuration(left)}` : ' · next reading due';
   }
   const out = [h('p', { class: 'gate' }, head)];
   if (g.lastRed) out.push(h('p', { class: 'red' }, 'Last red: ' + g.lastRed));
