@@ -85,7 +85,7 @@ var functionSpecs = []functionSpec{
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read,
 			tables.Events.Name: write},
-		InvokesPlanner: true, // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
+		InvokesPlanner: true,                         // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
 		ServerTimezone: true, ExecutorSecrets: true}, // its passes start targets
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
