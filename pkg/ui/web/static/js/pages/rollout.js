@@ -262,7 +262,7 @@ function stageCard(app, r, st, fts, now) {
     h('h3', {}, st.name, ' ', badge(st.status)),
     h('p', {}, `wave ${st.wave} · batches ${done}/${total}`),
     h('ul', { class: 'passes' }, st.passes.map((p) => h('li', {},
-      `${p.name}: ${p.targets} target${p.targets === 1 ? '' : 's'}, batches ${p.batchesDone ?? '?'}/${p.batches} of ${p.batchSize}`))),
+      `${p.name}: ${plural(p.targets, 'target')}, batches ${p.batchesDone ?? '?'}/${p.batches} (${p.batchSize} at a time)`))),
     lines);
 }
 
