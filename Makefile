@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run bench-assign
+.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run bench-assign screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -16,11 +16,16 @@ WITH_DYNAMODB := scripts/with-dynamodb-local.sh
 # prometheus-alertmanager (installed by the script as root when missing; the
 # tests start their own on free loopback ports).
 WITH_GATES := scripts/with-gate-servers.sh
+# With the browser of the web page's tests installed: Debian's chromium
+# (installed by the script as root when missing; each test starts its own,
+# headless, through chromedp).
+WITH_CHROMIUM := scripts/with-chromium.sh
 
 # test: the checks, then every test of the module in one run, the DynamoDB
-# integration tests (pkg/store) included, against a DynamoDB Local started for it.
+# integration tests (pkg/store) and the web page's tests in Chromium
+# included, against a DynamoDB Local started for it.
 test: check
-	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
+	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
 
 check: fmt vet asl
@@ -74,6 +79,11 @@ demo:
 # run: the same stack, kept running for myrctl and curl (Ctrl-C stops it).
 run:
 	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run
+
+# screenshot: docs/img/rollout-page.png, the rollout page of a live local
+# stack captured in Chromium (examples/uishot).
+screenshot:
+	$(WITH_CHROMIUM) $(WITH_DYNAMODB) $(GO) run ./examples/uishot -out docs/img/rollout-page.png
 
 # bench-assign: from an agent's first report to its assignment, 100 simulated
 # agents connecting to the local stack at once (p50/p95 in ms).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -21,6 +22,8 @@ const authorizerCacheSeconds = 60
 // api function (its router serves /api/v1/...), each request first through
 // the token authorizer; throttled per stage, access logs in JSON, traced.
 // Refusals API Gateway answers itself are problem+json like the api's own.
+// The web page under /ui/ goes to the same function without the
+// authorizer (addPage).
 func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.RestApi {
 	authorizer := awsapigateway.NewTokenAuthorizer(scope, jsii.String("Authorizer"), &awsapigateway.TokenAuthorizerProps{
 		Handler:         fns[fnAuthorizer],
@@ -56,6 +59,7 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 			TracingEnabled:       jsii.Bool(true),
 		},
 	})
+	addPage(rest, fns[fnAPI])
 	for _, r := range gatewayRefusals() {
 		response := rest.AddGatewayResponse(jsii.String("Refusal"+r.status()), &awsapigateway.GatewayResponseOptions{
 			Type:       r.kind,
@@ -72,6 +76,28 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 		}
 	}
 	return rest
+}
+
+// pagePath is where the api function serves the web page (pkg/ui).
+const pagePath = "ui"
+
+// addPage routes GET /ui and GET /ui/{proxy+} to the api function without
+// the token authorizer: a browser loads the page and its assets with no
+// token (the page asks for one), and the page then sends the token with
+// every call of /api/v1, which keeps the authorizer. These resources are
+// more specific than the root's {proxy+}, so API Gateway takes them for
+// the page's paths and only for those. CDK gives every method the API's
+// default authorizer and refuses NONE beside it, so the methods are
+// created with it and the template then says NONE without an authorizer.
+func addPage(rest awsapigateway.RestApi, fn awslambda.IFunction) {
+	integration := awsapigateway.NewLambdaIntegration(fn, nil)
+	page := rest.Root().AddResource(jsii.String(pagePath), nil)
+	for _, res := range []awsapigateway.IResource{page, page.AddResource(jsii.String("{proxy+}"), nil)} {
+		m := res.AddMethod(jsii.String("GET"), integration, nil)
+		cfn := m.Node().DefaultChild().(awscdk.CfnResource)
+		cfn.AddPropertyOverride(jsii.String("AuthorizationType"), jsii.String("NONE"))
+		cfn.AddPropertyDeletionOverride(jsii.String("AuthorizerId"))
+	}
 }
 
 func standardAccessLogFields() *awsapigateway.JsonWithStandardFieldProps {

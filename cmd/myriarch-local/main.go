@@ -107,8 +107,10 @@ func printEndpoints(w io.Writer, s *stack.Stack) {
 	fmt.Fprintf(w, `Myriarch local stack
   REST API          %s/api/v1   (export MYRIARCH_API=%s MYRIARCH_TOKEN=%s)
   Operator token    %s   (approves rollouts: nobody approves a rollout they started)
+  Viewer token      %s   (reads only)
+  Web page          %s/ui/   (sign in with one of the tokens above)
   OpAMP gateway     %s   (agent token %s)
   Step Functions    %s   (aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s)
   DynamoDB Local    %s
-`, s.APIURL, s.APIURL, s.AdminToken, s.OperatorToken, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+`, s.APIURL, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 }

@@ -5,7 +5,9 @@
 // bodies strictly, and hands every decision to the core: engine actions
 // through the engine task's Passer, version selection through
 // pkg/selection, revisions through pkg/revision, planning through the
-// planner. Refusals are application/problem+json with a stable code.
+// planner. Refusals are application/problem+json with a stable code. The
+// same handler serves the operators' web page under /ui/ (pkg/ui), which
+// needs no token: the page asks for one and calls the API with it.
 package api
 
 import (
@@ -19,6 +21,7 @@ import (
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/ui"
 )
 
 // DefaultPlanTimeout is how long select-version, clear-version-selection
@@ -78,8 +81,12 @@ func New(d Deps) (http.Handler, error) {
 	if d.PlanTimeout <= 0 {
 		d.PlanTimeout = DefaultPlanTimeout
 	}
+	page, err := ui.New()
+	if err != nil {
+		return nil, err
+	}
 	s := &server{Deps: d}
-	return s.routes(), nil
+	return s.routes(page), nil
 }
 
 func (d Deps) check() error {
@@ -99,8 +106,8 @@ type actorsAsNames struct{}
 
 func (actorsAsNames) DisplayName(actor string) string { return actor }
 
-// routes is the table of operations of api/openapi.yaml.
-func (s *server) routes() http.Handler {
+// routes is the table of operations of api/openapi.yaml, and the page.
+func (s *server) routes(page http.Handler) http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.recoverPanics)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +120,8 @@ func (s *server) routes() http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(apidoc.OpenAPI)
 	})
+	r.Handle("/ui", page) // outside /api/v1: the page itself needs no token
+	r.Handle("/ui/*", page)
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Get("/me", s.handle(PermRead, s.getMe))

@@ -80,16 +80,24 @@ func TestGetRollout_AckedFailuresByWave(t *testing.T) {
 	}
 }
 
-func TestGetRollout_NeverShowsTheTaskToken(t *testing.T) {
+// The task token completes the execution's park and is never shown; the
+// execution's ARN names it for the console (the rollout page links it).
+func TestGetRollout_NeverShowsTheTaskToken_ShowsTheExecution(t *testing.T) {
 	h := newHarness(t)
 	r := seedVersionRollout(h, "v-1")
-	r.TaskToken, r.ExecutionArn = "secret-token", "arn:aws:states:x"
+	arn := "arn:aws:states:eu-west-1:123456789012:execution:myriarch-rollout:v-1"
+	r.TaskToken, r.ExecutionArn, r.Executions = "secret-token", arn, 2
 	h.store.rollouts[r.ID] = r
 	rep := h.do(get("/api/v1/rollouts/v-1", RoleViewer))
-	for _, s := range []string{"secret-token", "arn:aws:states"} {
-		if strings.Contains(string(rep.body), s) {
-			t.Errorf("the view shows %q: %s", s, rep.body)
-		}
+	if strings.Contains(string(rep.body), "secret-token") {
+		t.Errorf("the view shows the task token: %s", rep.body)
+	}
+	if v := decode[rolloutView](t, rep); v.ExecutionArn != arn {
+		t.Errorf("executionArn %q, want %q", v.ExecutionArn, arn)
+	}
+	list := decode[struct{ Items []rolloutView }](t, h.do(get("/api/v1/rollouts", RoleViewer)))
+	if len(list.Items) != 1 || list.Items[0].ExecutionArn != arn {
+		t.Errorf("the list shows %+v", list.Items)
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 
 // The views are the wire shapes of api/openapi.yaml (package schema, which
 // the client shares). They are built from the stored values and never carry
-// what only the machinery needs (task tokens, executions, health
-// bookkeeping, followUntil).
+// what only the machinery needs (task tokens, the count of executions,
+// health bookkeeping, followUntil). The current execution's ARN is shown:
+// operators follow it into the Step Functions console.
 
 // Aliases of the wire shapes for the handlers and tests that name them.
 type (
@@ -36,7 +37,7 @@ func newRolloutView(r rollout.Rollout, names Directory) rolloutView {
 		ToRef: r.ToRef, Executor: r.Executor, Annotations: r.Annotations,
 		CreatedAt: r.CreatedAt.UTC(), StartedAt: utcPtr(r.StartedAt), FinishedAt: utcPtr(r.FinishedAt),
 		Policy: newPolicyView(r.Policy), Waves: make([]schema.Wave, len(r.Waves)), AckedFailures: ackedFailures(r.AckedFailures),
-		FreezeOverride: newDecisionPtr(r.FreezeOverride, names),
+		FreezeOverride: newDecisionPtr(r.FreezeOverride, names), ExecutionArn: r.ExecutionArn,
 	}
 	if actor == "" {
 		v.CreatedBy = ""

@@ -63,13 +63,7 @@ func startGated(t *testing.T, prefix, failZone string) *gatedRun {
 	if failZone != "" {
 		cfg.ExportFailure = simfleet.ExportFailure{Marker: exportFailMarker, Where: failZone, Fraction: 1}
 	}
-	if g.fleet, err = simfleet.Start(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.fleet.Stop() })
-	if err := s.waitAgents(ctx, cfg.N); err != nil {
-		t.Fatal(err)
-	}
+	g.fleet = connectFleet(t, ctx, s, cfg)
 	gatetest.WaitForData(t, g.promURL, `otelcol_exporter_sent_spans_total`)
 	return g
 }

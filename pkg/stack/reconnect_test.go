@@ -29,7 +29,7 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	t.Cleanup(s.Stop)
 	second, err := s.AddGateway("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +39,7 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 	const n = 6
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = n, "ws://"+lb.addr()+"/v1/opamp", s.AgentToken, 10
-	fleet, err := simfleet.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fleet.Stop() }()
-	if err := s.waitAgents(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	connectFleet(t, ctx, s, cfg)
 	c := client{base: s.APIURL, token: s.AdminToken}
 	files, err := revision.ReadDir("../../examples/quickstart")
 	if err != nil {

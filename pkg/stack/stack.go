@@ -73,6 +73,7 @@ type Stack struct {
 	APIURL, GatewayURL, SFNURL string
 	AdminToken, AgentToken     string
 	OperatorToken              string // approves what the admin applied
+	ViewerToken                string // reads only: the page shows it no actions
 	StateMachineArn            string
 	Deps                       setup.Deps
 
@@ -235,7 +236,8 @@ func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) err
 // api serves the REST API with an admin token minted for this run.
 func (s *Stack) api(d setup.Deps, o Options) error {
 	// Two people: the admin applies revisions, and since nobody approves a
-	// rollout they started, the operator approves them.
+	// rollout they started, the operator approves them; and a viewer, who
+	// only reads.
 	token, entry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000001", DisplayName: "local admin", Role: api.RoleAdmin})
 	if err != nil {
 		return err
@@ -244,11 +246,15 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := api.NewTokenTable([]api.TokenEntry{entry, opEntry})
+	viewToken, viewEntry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000003", DisplayName: "local viewer", Role: api.RoleViewer})
 	if err != nil {
 		return err
 	}
-	s.AdminToken, s.OperatorToken = token, opToken
+	tokens, err := api.NewTokenTable([]api.TokenEntry{entry, opEntry, viewEntry})
+	if err != nil {
+		return err
+	}
+	s.AdminToken, s.OperatorToken, s.ViewerToken = token, opToken, viewToken
 	h, err := api.New(api.Deps{
 		Store: dynamo.Store{Store: d.Store}, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
 		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,

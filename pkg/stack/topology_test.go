@@ -54,14 +54,7 @@ func topologyRun(t *testing.T, prefix, onFailure string, failing []int) (rollout
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed, cfg.CanaryCount = 9, s.GatewayURL, s.AgentToken, 10, 1
 	cfg.Zones = []string{"eu-1/eu-1a", "eu-1/eu-1b", "us-1/us-1a", "us-1/us-1b"}
 	cfg.FailAgents = failing
-	fleet, err := simfleet.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Stop() })
-	if err := s.waitAgents(ctx, cfg.N); err != nil {
-		t.Fatal(err)
-	}
+	fleet := connectFleet(t, ctx, s, cfg)
 	c := client{base: s.APIURL, token: s.AdminToken}
 	files, err := revision.ReadDir("../../examples/quickstart")
 	if err != nil {

@@ -60,17 +60,10 @@ func TestWebhookRollout_CompletesAndCancelsOnSupersede(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Stop()
+	t.Cleanup(s.Stop)
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = 5, s.GatewayURL, s.AgentToken, 10
-	fleet, err := simfleet.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = fleet.Stop() }()
-	if err := s.waitAgents(ctx, cfg.N); err != nil {
-		t.Fatal(err)
-	}
+	fleet := connectFleet(t, ctx, s, cfg)
 
 	const held = "0.162.0" // its installs never finish: the first rollout stays in flight
 	var mu sync.Mutex

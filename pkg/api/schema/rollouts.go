@@ -47,6 +47,11 @@ type Rollout struct {
 	// Prediction is the predicted rest of a rollout the engine evaluates
 	// (getRollout only), recomputed at every read.
 	Prediction *Prediction `json:"prediction,omitempty"`
+	// ExecutionArn is the Step Functions execution that runs the rollout
+	// now (a long rollout continues as a new one), which the rollout page
+	// links in the console. An identifier, not a credential: the task
+	// token that completes its park is never shown.
+	ExecutionArn string `json:"executionArn,omitempty"`
 }
 
 // Decision is the schema Decision: an approval, a rejection or an expiry

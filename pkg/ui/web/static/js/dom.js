@@ -1,0 +1,146 @@
+// Building and updating the page without innerHTML: every value from the
+// API becomes a text node, never markup.
+//
+// Pages render the whole picture again on every poll and every second;
+// morph then changes only what differs in the live DOM, so that what the
+// user holds survives a refresh: the focused control, a half-typed reason,
+// an open <details>. Event handlers are not attached to rendered elements
+// (morph would keep the old ones): main.js listens once, on the page, and
+// dispatches by data-action.
+
+// h is an element with attributes and children. An attribute whose value is
+// true is present without a value; false, null and undefined leave it out.
+// Children may be nodes, strings, numbers, arrays of them, or nothing.
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === false || value === null || value === undefined) continue;
+    el.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false || c === '') continue;
+    if (Array.isArray(c)) append(el, c);
+    else if (c instanceof Node) el.appendChild(c);
+    else el.appendChild(document.createTextNode(String(c)));
+  }
+}
+
+// morph makes the children of the live element `live` those of `next` (a
+// detached element), reusing the live nodes that match: same kind and the
+// same data-key, or, without a key, the same place among the unkeyed ones.
+export function morph(live, next) {
+  morphChildren(live, next);
+}
+
+function keyOf(n) {
+  return n.nodeType === Node.ELEMENT_NODE ? n.getAttribute('data-key') : null;
+}
+
+function alike(a, b) {
+  return a.nodeType === b.nodeType && a.nodeName === b.nodeName && keyOf(a) === keyOf(b);
+}
+
+function morphChildren(live, next) {
+  const keyed = new Map();
+  for (const c of live.childNodes) {
+    const k = keyOf(c);
+    if (k !== null) keyed.set(k, c);
+  }
+  let cur = live.firstChild;
+  for (const want of [...next.childNodes]) {
+    const k = keyOf(want);
+    let match = null;
+    if (k !== null) {
+      match = keyed.get(k) || null;
+      if (match && !alike(match, want)) match = null;
+      keyed.delete(k);
+    } else {
+      for (let c = cur; c; c = c.nextSibling) {
+        if (keyOf(c) !== null) continue;
+        if (alike(c, want)) match = c;
+        break;
+      }
+    }
+    if (!match) {
+      live.insertBefore(want, cur);
+      continue;
+    }
+    if (match === cur) cur = cur.nextSibling;
+    else live.insertBefore(match, cur);
+    patch(match, want);
+  }
+  while (cur) {
+    const after = cur.nextSibling;
+    live.removeChild(cur);
+    cur = after;
+  }
+}
+
+function patch(live, want) {
+  if (live.nodeType !== Node.ELEMENT_NODE) {
+    if (live.nodeValue !== want.nodeValue) live.nodeValue = want.nodeValue;
+    return;
+  }
+  for (const { name, value } of want.attributes) {
+    if (live.getAttribute(name) !== value) live.setAttribute(name, value);
+  }
+  for (const { name } of [...live.attributes]) {
+    if (want.hasAttribute(name)) continue;
+    if (name === 'open' && live.nodeName === 'DETAILS') continue; // the user opened it
+    live.removeAttribute(name);
+  }
+  morphChildren(live, want);
+}
+
+// timeEl is a <time> with the instant in its datetime attribute and title,
+// shown in the browser's locale and zone.
+export function timeEl(iso) {
+  if (!iso) return null;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return h('time', { datetime: iso, title: iso }, formatInstant(d));
+}
+
+const instantFormat = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
+});
+
+export function formatInstant(d) {
+  return instantFormat.format(d);
+}
+
+// badge is a status in words, styled by its value (the colour is never the
+// only cue: the word is there).
+export function badge(status) {
+  return h('span', { class: 'badge s-' + status }, status.replaceAll('_', ' '));
+}
+
+// facts is a <dl> of the pairs whose value is not empty.
+export function facts(pairs, cls = 'facts') {
+  const items = [];
+  for (const [term, value] of pairs) {
+    if (value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue;
+    items.push(h('div', {}, h('dt', {}, term), h('dd', {}, value)));
+  }
+  return h('dl', { class: cls }, items);
+}
+
+// shortRef is a configuration hash cut to 12 characters (a version stays).
+export function shortRef(ref) {
+  return ref && ref.length > 16 ? ref.slice(0, 12) : ref;
+}
+
+// alertText is the answer to an action beside its controls: a refusal or
+// failure in the API's words (role=alert), or what was done, with a link
+// to what it made ({href, label}).
+// It is placed outside the controls, which the answer may remove.
+export function alertText(msg, key) {
+  if (!msg) return null;
+  return h('p', { class: msg.ok ? 'ok' : 'error', role: msg.ok ? 'status' : 'alert', 'data-msg-for': key }, msg.text,
+    msg.link ? [' ', h('a', { href: msg.link.href }, msg.link.label)] : null);
+}

@@ -1,0 +1,59 @@
+// The inventory: every agent the gateway has heard from.
+import { badge, h, shortRef, timeEl } from '../dom.js';
+import { filterForm, fleetFilter, fleetNames, listHandlers, moreButton, query } from './lists.js';
+
+const FILTERS = ['fleet', 'online', 'configStatus'];
+const PAGE = 100;
+
+async function load(app) {
+  const [list, fleets] = await Promise.all([app.api.page('agents', query(app, FILTERS), app.ui.limit || PAGE), fleetNames(app)]);
+  return { list, fleets };
+}
+
+function view(app) {
+  const { list, fleets } = app.data;
+  return h('div', {},
+    h('h1', {}, 'Agents'),
+    filterForm('Filter the agents', [
+      fleetFilter(fleets),
+      { name: 'online', label: 'Connection', options: [['', 'online or offline'], ['true', 'online'], ['false', 'offline']] },
+      { name: 'configStatus', label: 'Configuration', options: [['', 'any state'], ['FAILED,drifted', 'failed or drifted'],
+        ['APPLYING', 'applying'], ['APPLIED', 'applied']] },
+    ], query(app, FILTERS)),
+    list.items.length === 0 ? h('p', {}, 'No agent matches.') : h('table', { class: 'list agents' },
+      h('caption', { class: 'visually-hidden' }, 'Agents'),
+      h('thead', {}, h('tr', {}, ['Agent', 'Fleet', 'Version', 'Configuration', 'Health', 'Connection', 'Last seen'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, list.items.map(row))),
+    moreButton(list));
+}
+
+function row(a) {
+  return h('tr', { 'data-key': a.id },
+    h('th', { scope: 'row', title: a.id }, a.displayName),
+    h('td', {}, a.fleet ? h('a', { href: '#/fleets/' + encodeURIComponent(a.fleet) }, a.fleet) : (a.assignmentError ? 'none: ' + a.assignmentError : 'none')),
+    h('td', {}, a.version || '?', a.targetVersion && a.targetVersion !== a.version ? ` → ${a.targetVersion}` : ''),
+    h('td', {}, configText(a.config)),
+    h('td', {}, healthText(a.health)),
+    h('td', {}, a.gone ? badge('gone') : badge(a.online ? 'online' : 'offline')),
+    h('td', {}, timeEl(a.lastSeen)));
+}
+
+function configText(c) {
+  if (!c) return '';
+  const parts = [c.status ? c.status.toLowerCase() : 'no report'];
+  if (c.drifted) parts.push('drifted');
+  if (c.reportedHash) parts.push(shortRef(c.reportedHash));
+  if (c.error) parts.push(c.error);
+  return parts.join(' · ');
+}
+
+function healthText(hl) {
+  if (!hl) return '';
+  const parts = [hl.healthy ? 'healthy' : 'unhealthy'];
+  if (hl.status && hl.status !== 'StatusOK') parts.push(hl.status);
+  if (hl.lastError) parts.push(hl.lastError);
+  if (hl.components && hl.components.unhealthyCount > 0) parts.push(`${hl.components.unhealthyCount} of ${hl.components.total} components unhealthy`);
+  return parts.join(' · ');
+}
+
+export default { title: () => 'Agents', load, view, ...listHandlers('agents', FILTERS, PAGE) };
