@@ -31,6 +31,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/watchdog"
 )
 
 // Environment variables of the functions (infra/functions.go sets them).
@@ -171,4 +172,9 @@ func localChecksums(getenv func(string) string) func(*dynamodb.Options) {
 			o.DisableValidateResponseChecksum = true
 		}
 	}
+}
+
+// Watchdog checks that every active rollout has a running execution.
+func (d Deps) Watchdog() watchdog.Watchdog {
+	return watchdog.Watchdog{Store: d.Store, SFN: d.SFN, StateMachineArn: d.StateMachineArn, Clock: d.Clock, Log: d.Log}
 }
