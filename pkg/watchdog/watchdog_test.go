@@ -47,7 +47,9 @@ func (rs rollouts) ActiveRolloutID(_ context.Context, f string, k policy.Kind) (
 	return "", nil
 }
 
-func (rs rollouts) GetRollout(_ context.Context, id string) (rollout.Rollout, error) { return rs[id], nil }
+func (rs rollouts) GetRollout(_ context.Context, id string) (rollout.Rollout, error) {
+	return rs[id], nil
+}
 
 // endpoint is the local Step Functions endpoint with the rollout machine
 // stood in for by a machine that waits (a parked execution) and one that
