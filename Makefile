@@ -73,12 +73,34 @@ fuzz:
 # Step Functions endpoint, the Lambdas in one process, the API, the gateway,
 # the planner schedule, the stream delivery) with 50 simulated collectors:
 # a configuration rollout approved through the API, then a version rollout.
-demo:
-	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local demo
+demo: bin/myriarch-local
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)
 
-# run: the same stack, kept running for myrctl and curl (Ctrl-C stops it).
-run:
-	$(WITH_GATES) $(WITH_DYNAMODB) $(GO) run ./cmd/myriarch-local run
+# run: the same stack with 20 simulated collectors, kept running for myrctl,
+# curl and the web page; Ctrl-C or SIGTERM stops the stack and DynamoDB Local.
+# DATA=dir keeps the state (DynamoDB Local on disk, the tokens) for the next
+# run; AGENTS=0 starts no simulated fleet.
+run: bin/myriarch-local
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS)
+
+# The addresses of the local stack: make run API=127.0.0.1:9080 ...
+API ?= 127.0.0.1:8080
+GATEWAY ?= 127.0.0.1:4320
+SFN ?= 127.0.0.1:8083
+AGENTS ?= 20
+LOCAL_ADDRS = -api $(API) -gateway $(GATEWAY) -sfn $(SFN)
+# DATA: the scripts and the stack read it as MYRIARCH_DATA.
+ifneq ($(DATA),)
+export MYRIARCH_DATA := $(DATA)
+endif
+
+# The stack runs as a built binary rather than under `go run`, which would
+# not pass SIGTERM on to it.
+bin/myriarch-local: FORCE
+	$(GO) build -o $@ ./cmd/myriarch-local
+
+.PHONY: FORCE
+FORCE:
 
 # screenshot: docs/img/rollout-page.png, the rollout page of a live local
 # stack captured in Chromium (examples/uishot).

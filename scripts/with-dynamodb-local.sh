@@ -7,9 +7,14 @@
 # AWS_ENDPOINT_URL_DYNAMODB and dummy credentials, so the code reaches the
 # emulator through the same SDK calls and endpoint variable as in the cloud.
 # The server is stopped when CMD ends, however it ends; the exit status is
-# CMD's. Missing Java or a missing jar is an error, never a skip.
+# CMD's. SIGINT and SIGTERM are passed on to CMD, which stops first (make
+# run's stack shuts down cleanly), then the server. Missing Java or a
+# missing jar is an error, never a skip.
 #
-# Environment: DYNAMODB_LOCAL_JAVA_OPTS (default: a small heap, serial GC).
+# Environment: DYNAMODB_LOCAL_JAVA_OPTS (default: a small heap, serial GC);
+# MYRIARCH_DATA: keep the database on disk in $MYRIARCH_DATA/dynamodb
+# instead of in memory (make run DATA=dir), exported to CMD as
+# DYNAMODB_LOCAL_DB_PATH.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +46,16 @@ trap stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# In memory, or on disk in one shared database file (the same whatever the
+# credentials and region), so that a restarted stack finds its tables.
+storage=(-inMemory)
+if [ -n "${MYRIARCH_DATA:-}" ]; then
+	mkdir -p "$MYRIARCH_DATA/dynamodb"
+	db_path=$(cd "$MYRIARCH_DATA/dynamodb" && pwd)
+	storage=(-sharedDb -dbPath "$db_path")
+	export DYNAMODB_LOCAL_DB_PATH="$db_path"
+fi
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -51,7 +66,7 @@ start() {
 	# shellcheck disable=SC2086 # the options are words
 	(cd "$workdir" && exec java ${DYNAMODB_LOCAL_JAVA_OPTS:--Xms32m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1} \
 		-Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
-		-inMemory -disableTelemetry -port "$port") >"$workdir/server.log" 2>&1 &
+		"${storage[@]}" -disableTelemetry -port "$port") >"$workdir/server.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 300); do
 		kill -0 "$pid" 2>/dev/null || { pid=""; return 1; }
@@ -82,6 +97,20 @@ export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN
 echo "with-dynamodb-local: DynamoDB Local on $AWS_ENDPOINT_URL_DYNAMODB" >&2
 
+# CMD runs in the background so that this shell can pass a signal on and
+# still stop the server afterwards (a foreground CMD would delay the traps
+# until it ended by itself). A Go program re-enables the SIGINT that a
+# background job starts with ignored once it asks for it (signal.Notify).
+"$@" &
+child=$!
+forward() { kill "-$1" "$child" 2>/dev/null || true; }
+trap 'forward INT' INT
+trap 'forward TERM' TERM
 status=0
-"$@" || status=$?
+wait "$child" || status=$?
+# A trapped signal ends wait early: wait for CMD itself to stop.
+while kill -0 "$child" 2>/dev/null; do
+	status=0
+	wait "$child" || status=$?
+done
 exit "$status"

@@ -2,18 +2,20 @@
 // it through scripts/with-dynamodb-local.sh, which starts DynamoDB Local
 // around it (make run, make demo).
 //
-//	myriarch-local run    start the stack and keep it running (Ctrl-C stops it)
+//	myriarch-local run    start the stack and a simulated fleet, keep them running (Ctrl-C or SIGTERM stops them)
 //	myriarch-local demo   start the stack, run the demo scenario, print a summary
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,6 +26,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// flagOf names, for each service, the flag and the make variable that
+// choose its address.
+var flagOf = map[string]string{"api": "-api ADDR (make run API=ADDR)", "gateway": "-gateway ADDR (make run GATEWAY=ADDR)", "sfn": "-sfn ADDR (make run SFN=ADDR)"}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "demo") {
 		fmt.Fprintln(stderr, "usage: myriarch-local run|demo [flags]")
@@ -33,57 +39,82 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := stack.Options{Clock: time.Now}
-	fs.StringVar(&o.APIAddr, "api", "127.0.0.1:8080", "REST API address")
-	fs.StringVar(&o.GatewayAddr, "gateway", "127.0.0.1:4320", "OpAMP gateway address")
-	fs.StringVar(&o.SFNAddr, "sfn", "127.0.0.1:8083", "local Step Functions endpoint address")
-	agents := fs.Int("agents", 50, "demo: simulated collectors")
-	speed := fs.Float64("speed", 1, "demo: divides the simulated agents' delays")
+	fs.StringVar(&o.APIAddr, "api", "127.0.0.1:8080", "REST API address (make API=…)")
+	fs.StringVar(&o.GatewayAddr, "gateway", "127.0.0.1:4320", "OpAMP gateway address (make GATEWAY=…)")
+	fs.StringVar(&o.SFNAddr, "sfn", "127.0.0.1:8083", "local Step Functions endpoint address (make SFN=…)")
+	agents := fs.Int("agents", 0, "simulated collectors (demo: 50; run: 20, and 0 for none: bring your own OpAMP agents)")
+	speed := fs.Float64("speed", 1, "divides the simulated agents' delays")
 	healthWait := fs.String("health-wait", "", "demo: override the demo policies' healthWait (30s)")
 	version := fs.String("version", "0.162.0", "demo: the collector version to roll out")
 	timeout := fs.Duration("timeout", 15*time.Minute, "demo: give up after this long")
-	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: the simulated fleet's metrics address Prometheus scrapes (examples/simfleet -metrics-addr)")
+	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: where the simulated fleet serves its metrics, which Prometheus scrapes")
+	data := fs.String("data", os.Getenv(envData), "run: keep the state in this directory across restarts (make run DATA=…; env "+envData+")")
+	tokensFile := fs.String("tokens", "", "run: read the tokens from this file, or write the minted ones to it (default <data>/tokens.json with -data)")
 	fs.StringVar(&o.EventsWebhook, "events-webhook", os.Getenv("MYRIARCH_EVENTS_WEBHOOK"), "a URL that receives every rollout notification as a POST (env MYRIARCH_EVENTS_WEBHOOK)")
 	verbose := fs.Bool("v", false, "log at info level (a line per rollout notification, among others)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	if *agents == 0 && !flagSet(fs, "agents") {
+		*agents = map[string]int{"run": 20, "demo": 50}[mode]
 	}
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelInfo
 	}
 	o.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	fail := func(err error) int {
+		var le *stack.ListenError
+		if errors.As(err, &le) {
+			fmt.Fprintf(stderr, "myriarch-local: %v: choose another address with %s\n", err, flagOf[le.Service])
+			return 1
+		}
+		fmt.Fprintln(stderr, "myriarch-local:", err)
+		return 1
+	}
 
+	if mode == "run" {
+		if err := keepState(&o, *data); err != nil {
+			return fail(err)
+		}
+		if *tokensFile == "" && *data != "" {
+			*tokensFile = filepath.Join(*data, "tokens.json")
+		}
+		if err := loadTokens(&o, *tokensFile); err != nil {
+			return fail(err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	target := *metricsTarget
 	if mode == "demo" {
 		addr, err := freeAddr()
 		if err != nil {
-			fmt.Fprintln(stderr, "myriarch-local:", err)
-			return 1
+			return fail(err)
 		}
 		target = addr
 	}
 	gates, err := startGateServers(target, mode == "demo", stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "myriarch-local:", err)
-		return 1
+		return fail(err)
 	}
 	defer gates.stop()
 	o.PrometheusURL, o.AlertmanagerURL = gates.url(gates.prometheus), gates.url(gates.alertmanager)
 	s, err := stack.Start(ctx, o)
 	if err != nil {
-		fmt.Fprintln(stderr, "myriarch-local:", err)
-		return 1
+		return fail(err)
 	}
 	defer s.Stop()
+	if mode == "run" && *tokensFile != "" {
+		if err := saveTokens(*tokensFile, s.Tokens()); err != nil {
+			return fail(err)
+		}
+	}
 	printEndpoints(stdout, s)
 	fmt.Fprintf(stdout, "  Prometheus        %s   (scrapes %s)\n  Alertmanager      %s\n", or(o.PrometheusURL, "not running"), target, or(o.AlertmanagerURL, "not running"))
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
-		fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
-		<-ctx.Done()
-		return 0
+		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
 		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, Timeout: *timeout, Out: stdout})
@@ -96,6 +127,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// envData is the data directory of make run DATA=…; scripts/with-dynamodb-local.sh
+// keeps DynamoDB Local's database in its dynamodb/ subdirectory.
+const envData = "MYRIARCH_DATA"
+
+// keepState points the stack at the state of an earlier run: the tables
+// DynamoDB Local keeps on disk, and the tokens of that run.
+func keepState(o *stack.Options, data string) error {
+	if data == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		return err
+	}
+	if db := os.Getenv("DYNAMODB_LOCAL_DB_PATH"); db != filepath.Join(abs, "dynamodb") {
+		return fmt.Errorf("-data %s needs DynamoDB Local on disk in %s: start it with make run DATA=%s (or %s=%s scripts/with-dynamodb-local.sh …)",
+			data, filepath.Join(abs, "dynamodb"), data, envData, data)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return err
+	}
+	o.KeepState = true
+	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func or(s, def string) string {
 	if s == "" {
 		return def
@@ -105,12 +167,16 @@ func or(s, def string) string {
 
 func printEndpoints(w io.Writer, s *stack.Stack) {
 	fmt.Fprintf(w, `Myriarch local stack
-  REST API          %s/api/v1   (export MYRIARCH_API=%s MYRIARCH_TOKEN=%s)
+  REST API          %s/api/v1
+  Admin token       %s   (applies revisions)
   Operator token    %s   (approves rollouts: nobody approves a rollout they started)
   Viewer token      %s   (reads only)
+                    export MYRIARCH_API=%s MYRIARCH_TOKEN=%s
   Web page          %s/ui/   (sign in with one of the tokens above)
   OpAMP gateway     %s   (agent token %s)
-  Step Functions    %s   (aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s)
+  Step Functions    %s   (state machine %s)
+                    AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s
   DynamoDB Local    %s
-`, s.APIURL, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.GatewayURL, s.AgentToken, s.SFNURL, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+`, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.AdminToken, s.APIURL, s.GatewayURL, s.AgentToken,
+		s.SFNURL, s.StateMachineArn, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
 }

@@ -304,6 +304,7 @@ func (a *agent) report(change func(), parts part) {
 	if parts&withDescription != 0 {
 		a.warn("description", a.client.SetAgentDescription(desc))
 	}
+	a.persist()
 	a.changes.notify()
 }
 
@@ -314,6 +315,7 @@ func (a *agent) reportConfig(status protobufs.RemoteConfigStatuses, hash []byte,
 	a.remote = rcs
 	a.mu.Unlock()
 	a.warn("remote config status", a.client.SetRemoteConfigStatus(proto.Clone(rcs).(*protobufs.RemoteConfigStatus)))
+	a.persist()
 	a.changes.notify()
 }
 

@@ -65,6 +65,11 @@ type Config struct {
 	HealthCheck    bool          // each agent serves a health_check at its ProbeAttribute address
 	ExportFailure  ExportFailure // exports that a marked configuration breaks
 
+	// StateDir, if set, keeps each collector's version, effective
+	// configuration and last remote configuration status across runs, as
+	// the OpAMP supervisor's storage directory does (a file per agent).
+	StateDir string
+
 	Clock  Clock        // nil means RealClock()
 	Logger *slog.Logger // nil discards
 }

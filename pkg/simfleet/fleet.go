@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -55,11 +56,20 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.StateDir != "" {
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Fleet{cancel: cancel, changes: newChanges()}
 	for n := 1; n <= cfg.N; n++ {
 		a := newAgent(cfg, n)
 		a.changes = f.changes
+		if err := a.restore(); err != nil {
+			f.Stop()
+			return nil, err
+		}
 		if err := a.start(ctx); err != nil {
 			f.Stop()
 			return nil, err

@@ -60,7 +60,7 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.Agents, s.GatewayURL, s.AgentToken, o.Speed
-	cfg.Zones = demoZones
+	cfg.Zones = DemoZones
 	cfg.MetricsAddr = o.MetricsAddr
 	cfg.ExportFailure = simfleet.ExportFailure{Marker: demoExportFailMarker, Where: demoFailZone, Fraction: 0.5}
 	fleet, err := simfleet.Start(ctx, cfg)
@@ -158,9 +158,8 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	}
 	sum.RolloutsRolledBack++
 	say("the gate of the stage that reached %s turned red and rollback-wave returned that stage; the stages before it keep the change", demoFailZone)
+	// The command prints the summary, once.
 	sum.Wall = s.clock().Sub(start)
-	say("done: %d rollouts completed, %d targets succeeded, %d rollout stopped by a red gate and rolled back, in %s",
-		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.RolloutsRolledBack, sum.Wall.Round(time.Second))
 	return sum, nil
 }
 
@@ -184,9 +183,9 @@ func gateSummary(r rolloutView) string {
 // demoHealthWait is the healthWait line of the demo policies.
 var demoHealthWait = regexp.MustCompile(`healthWait: [0-9]+s`)
 
-// demoZones are the regions and zones of the simulated collectors, as their
+// DemoZones are the regions and zones of the simulated collectors, as their
 // cloud.region and cloud.availability_zone attributes.
-var demoZones = []string{"eu-west-1/eu-west-1a", "eu-west-1/eu-west-1b", "us-east-1/us-east-1a", "us-east-1/us-east-1b"}
+var DemoZones = []string{"eu-west-1/eu-west-1a", "eu-west-1/eu-west-1b", "us-east-1/us-east-1a", "us-east-1/us-east-1b"}
 
 func allOn(ok func(simfleet.AgentState) bool) func([]simfleet.AgentState) bool {
 	return func(states []simfleet.AgentState) bool {

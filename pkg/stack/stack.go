@@ -66,6 +66,50 @@ type Options struct {
 	// EventsWebhook receives every rollout notification as a POST (default:
 	// MYRIARCH_EVENTS_WEBHOOK, else none).
 	EventsWebhook string
+	// Tokens are the bearer tokens of the three roles and of the agents;
+	// those left empty are minted. A stack that keeps its state passes the
+	// tokens of its last run, so that they keep working.
+	Tokens Tokens
+	// KeepState keeps the tables of an earlier run (DynamoDB Local started
+	// on disk) instead of starting empty; the watchdog then resumes the
+	// rollouts that were running, whose executions the new Step Functions
+	// endpoint does not know.
+	KeepState bool
+	// WatchdogEvery is how often the watchdog looks for rollouts without a
+	// running execution (default 1m); it also runs once at start.
+	WatchdogEvery time.Duration
+}
+
+// Tokens are the local stack's bearer tokens.
+type Tokens struct {
+	Admin    string `json:"admin"`
+	Operator string `json:"operator"` // approves what the admin applied
+	Viewer   string `json:"viewer"`   // reads only
+	Agent    string `json:"agent"`    // the OpAMP gateway's agent token
+}
+
+// ListenError is an address a service of the stack could not listen on,
+// so that the command can name the flag that moves it.
+type ListenError struct {
+	Service string // "api", "gateway" or "sfn"
+	Addr    string
+	Err     error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("%s cannot listen on %s: %v", serviceNames[e.Service], e.Addr, errors.Unwrap(e.Err))
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+var serviceNames = map[string]string{"api": "the REST API", "gateway": "the OpAMP gateway", "sfn": "the Step Functions endpoint"}
+
+func listen(service, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &ListenError{Service: service, Addr: addr, Err: err}
+	}
+	return ln, nil
 }
 
 // Stack is a running local stack.
@@ -126,7 +170,10 @@ func withDefaults(o Options) Options {
 		o.Releases = []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0"}
 	}
 	if o.AgentToken == "" {
-		o.AgentToken = randomToken()
+		o.AgentToken = cmp.Or(o.Tokens.Agent, randomToken())
+	}
+	if o.WatchdogEvery == 0 {
+		o.WatchdogEvery = time.Minute
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -157,7 +204,7 @@ func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := s.tables(ctx, d, o.TablePrefix); err != nil {
+	if err := s.tables(ctx, d, o.TablePrefix, o.KeepState); err != nil {
 		return err
 	}
 	if err := s.stepFunctions(ctx, &d, o); err != nil {
@@ -177,12 +224,20 @@ func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 		return err
 	}
 	s.schedule(runCtx, d, o.PlannerEvery)
+	s.watchdog(runCtx, d, o.WatchdogEvery)
 	return nil
 }
 
-// tables creates the tables afresh: a local stack starts empty.
-func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string) error {
+// tables creates the tables afresh, for a local stack that starts empty,
+// or only those missing, for one that keeps its state.
+func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string, keep bool) error {
 	client := localDynamo(d)
+	if keep {
+		if err := store.CreateTables(ctx, client, prefix); err != nil {
+			return fmt.Errorf("create tables: %w", err)
+		}
+		return store.EnableTimeToLive(ctx, client, prefix)
+	}
 	if err := store.DeleteTables(ctx, client, prefix); err != nil {
 		return fmt.Errorf("delete old tables: %w", err)
 	}
@@ -197,9 +252,9 @@ func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string) error {
 // engine's ARN as the CDK app's DefinitionSubstitutions do.
 func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) error {
 	s.sfnSrv = sfnlocal.New(sfnlocal.Options{Logger: o.Log})
-	url, err := s.serve(o.SFNAddr, s.sfnSrv)
+	url, err := s.serve("sfn", o.SFNAddr, s.sfnSrv)
 	if err != nil {
-		return fmt.Errorf("step functions endpoint: %w", err)
+		return err
 	}
 	s.SFNURL = url
 	d.SFN = sfn.NewFromConfig(d.AWS, func(opt *sfn.Options) { opt.BaseEndpoint = aws.String(url) })
@@ -238,15 +293,15 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	// Two people: the admin applies revisions, and since nobody approves a
 	// rollout they started, the operator approves them; and a viewer, who
 	// only reads.
-	token, entry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000001", DisplayName: "local admin", Role: api.RoleAdmin})
+	token, entry, err := localToken(o.Tokens.Admin, api.Principal{Actor: "user:00000000-0000-4000-8000-000000000001", DisplayName: "local admin", Role: api.RoleAdmin})
 	if err != nil {
 		return err
 	}
-	opToken, opEntry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000002", DisplayName: "local operator", Role: api.RoleOperator})
+	opToken, opEntry, err := localToken(o.Tokens.Operator, api.Principal{Actor: "user:00000000-0000-4000-8000-000000000002", DisplayName: "local operator", Role: api.RoleOperator})
 	if err != nil {
 		return err
 	}
-	viewToken, viewEntry, err := api.MintToken(api.Principal{Actor: "user:00000000-0000-4000-8000-000000000003", DisplayName: "local viewer", Role: api.RoleViewer})
+	viewToken, viewEntry, err := localToken(o.Tokens.Viewer, api.Principal{Actor: "user:00000000-0000-4000-8000-000000000003", DisplayName: "local viewer", Role: api.RoleViewer})
 	if err != nil {
 		return err
 	}
@@ -264,7 +319,7 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.APIURL, err = s.serve(o.APIAddr, h)
+	s.APIURL, err = s.serve("api", o.APIAddr, h)
 	return err
 }
 
@@ -293,9 +348,9 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/opamp", h)
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("gateway", addr)
 	if err != nil {
-		return "", fmt.Errorf("gateway: %w", err)
+		return "", err
 	}
 	srv := &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
@@ -364,8 +419,32 @@ func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Durati
 	})
 }
 
-func (s *Stack) serve(addr string, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", addr)
+// watchdog resumes the rollouts whose executions are missing or ended, at
+// once (after a restart, the endpoint knows none of them) and then at a
+// fixed interval, as the scheduled watchdog function does in the cloud.
+func (s *Stack) watchdog(runCtx context.Context, d setup.Deps, every time.Duration) {
+	w := d.Watchdog()
+	run := func() {
+		// The watchdog logs each rollout it resumes or cannot check.
+		_, _ = w.Run(runCtx)
+	}
+	s.goRun(func() {
+		run()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				run()
+			}
+		}
+	})
+}
+
+func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
+	ln, err := listen(service, addr)
 	if err != nil {
 		return "", err
 	}
@@ -400,6 +479,19 @@ func (s *Stack) Stop() {
 		s.sfnSrv.Close()
 	}
 	s.wg.Wait()
+}
+
+// localToken is the given token of a principal, or a minted one.
+func localToken(given string, p api.Principal) (string, api.TokenEntry, error) {
+	if given == "" {
+		return api.MintToken(p)
+	}
+	return given, api.TokenEntry{TokenSHA256: api.HashToken(given), Actor: p.Actor, DisplayName: p.DisplayName, Role: p.Role}, nil
+}
+
+// Tokens are the stack's tokens, to be kept for its next run.
+func (s *Stack) Tokens() Tokens {
+	return Tokens{Admin: s.AdminToken, Operator: s.OperatorToken, Viewer: s.ViewerToken, Agent: s.AgentToken}
 }
 
 func randomToken() string {
