@@ -113,6 +113,7 @@ func (a *agent) start(ctx context.Context) (err error) {
 	}
 	a.mu.Lock()
 	desc, h, pkgs := a.descriptionLocked(), health(a.health, a.update), packageStatuses(a.pkg)
+	remote := proto.Clone(a.remote).(*protobufs.RemoteConfigStatus) // kept from an earlier run (StateDir), else nil
 	a.mu.Unlock()
 	for _, err := range []error{a.client.SetAgentDescription(desc), a.client.SetHealth(h)} {
 		if err != nil {
@@ -145,6 +146,10 @@ func (a *agent) start(ctx context.Context) (err error) {
 	}
 	if err := a.client.Start(ctx, settings); err != nil {
 		return fmt.Errorf("start agent %s: %w", HostName(a.n), err)
+	}
+	// The client takes the status only once Start has set the capabilities.
+	if remote != nil {
+		a.warn("remote config status", a.client.SetRemoteConfigStatus(remote))
 	}
 	go a.work(ctx)
 	return nil
