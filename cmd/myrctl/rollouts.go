@@ -31,6 +31,7 @@ func rolloutsCmd(g *globals) *cobra.Command {
 func rolloutsListCmd(g *globals) *cobra.Command {
 	var fleet, kind, status string
 	var limit int
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List rollouts, newest first (every page unless --limit)",
@@ -54,9 +55,17 @@ func rolloutsListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return g.failed(err)
 			}
+			if quiet {
+				// Ids only, one per line, for the shell: ROLLOUT=$(myrctl rollouts list -q --limit 1 ...)
+				for _, r := range rs {
+					fmt.Fprintln(g.stdout, r.ID)
+				}
+				return nil
+			}
 			return g.show(client.Page[client.Rollout]{Items: rs}, func() { printRollouts(g, rs) })
 		},
 	}
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the rollout ids, newest first")
 	cmd.Flags().StringVar(&fleet, "fleet", "", "only rollouts of this fleet")
 	cmd.Flags().StringVar(&kind, "kind", "", "only config or version rollouts")
 	cmd.Flags().StringVar(&status, "status", "", "only rollouts in these statuses (comma-separated)")

@@ -107,3 +107,15 @@ func TestRolloutsTargets_AllPages(t *testing.T) {
 		t.Fatalf("%d lines, want a header and 501 targets", strings.Count(out, "\n"))
 	}
 }
+
+// TestRolloutsList_Quiet: -q prints the ids alone, for a shell variable.
+func TestRolloutsList_Quiet(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(3)
+	if r := c.run(clienttest.ViewerToken, "rollouts", "list", "-q", "--fleet", "edge").ok(t); r.stdout != id+"\n" {
+		t.Errorf("stdout %q, want the id alone", r.stdout)
+	}
+	if r := c.run(clienttest.ViewerToken, "rollouts", "list", "-q", "--fleet", "core").ok(t); r.stdout != "" {
+		t.Errorf("stdout %q, want nothing for no rollouts", r.stdout)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 func watchCmd(g *globals) *cobra.Command {
 	var interval time.Duration
 	var perGroup int
+	var until string
 	cmd := &cobra.Command{
 		Use:   "watch ROLLOUT",
 		Short: "Show a rollout's live progress until it ends",
@@ -37,7 +39,9 @@ With --output json every refresh prints one JSON object on one line.
 Watch ends when the rollout reaches a final status or failed (which waits for
 a person): exit status 0 for completed; 1 for failed, aborted, rolled_back
 and superseded, or when the API refuses; 130 on Ctrl-C. A paused rollout or
-one that waits for approval is watched on.`,
+one that waits for approval is watched on, unless --until names its status:
+watch then ends there with exit status 0 (--until waiting_approval stops
+when a wave waits for your approval).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client()
@@ -50,10 +54,15 @@ one that waits for approval is watched on.`,
 			if perGroup < 1 {
 				return fmt.Errorf("--per-group must be 1 or more, not %d", perGroup)
 			}
-			w := watcher{g: g, c: c, id: args[0], interval: interval, perGroup: perGroup}
+			stops, err := parseList("--until", until, rolloutStatuses)
+			if err != nil {
+				return err
+			}
+			w := watcher{g: g, c: c, id: args[0], interval: interval, perGroup: perGroup, until: stops}
 			return w.run(cmd.Context())
 		},
 	}
+	cmd.Flags().StringVar(&until, "until", "", "also end, with exit status 0, when the rollout reaches one of these statuses (comma-separated)")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "time between two refreshes")
 	cmd.Flags().IntVar(&perGroup, "per-group", 10, "targets shown per status group (the rest is counted)")
 	return cmd
@@ -65,6 +74,7 @@ type watcher struct {
 	id       string
 	interval time.Duration
 	perGroup int
+	until    []rollout.Status // statuses that end the watch as well, with 0
 }
 
 // watchRecord is one refresh in --output json: the API's rollout and
@@ -98,6 +108,10 @@ func (w watcher) run(ctx context.Context) error {
 			w.showError(err)
 		default:
 			w.show(r, ts)
+			if slices.Contains(w.until, r.Status) {
+				w.sayEnd(r)
+				return nil
+			}
 			if final, code := ended(r.Status); final {
 				w.sayEnd(r)
 				return exitOf(code)

@@ -337,3 +337,15 @@ func TestWatch_JSONErrorLines(t *testing.T) {
 		t.Errorf("a record without health waits must still list them (empty): %s", lines[2])
 	}
 }
+
+// TestWatch_Until: --until ends the watch with 0 at a status that is not
+// final; an unknown status is a usage error.
+func TestWatch_Until(t *testing.T) {
+	c := newCLI(t)
+	id := c.waitingApproval(3)
+	r := c.run(clienttest.ViewerToken, "watch", id, "--until", "paused,waiting_approval").ok(t)
+	if fs := frames(r.stdout); len(fs) != 1 || !strings.Contains(r.stdout, "\nrollout "+id+" waiting_approval: wave 1 \"rest\" waits for approval\n") {
+		t.Fatalf("want one frame and the closing line:\n%s", r.stdout)
+	}
+	c.run(clienttest.ViewerToken, "watch", id, "--until", "approved").usage(t, `--until "approved" is not one of`)
+}
