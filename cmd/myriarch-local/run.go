@@ -52,6 +52,7 @@ func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.
 	} else if o.tokensFile != "" {
 		fmt.Fprintf(stdout, "  Tokens            in %s\n", o.tokensFile)
 	}
+	fmt.Fprintf(stdout, "Paste this line into another terminal to use myrctl there (README: Explore it):\n%s\n", exportLine(s))
 	fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "Stopping.")
