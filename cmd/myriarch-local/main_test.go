@@ -13,7 +13,7 @@ import (
 // move the service, for each of the three addresses.
 func TestRun_AddressInUseNamesTheFlag(t *testing.T) {
 	storetest.Client(t) // the stack needs DynamoDB Local before it listens
-	t.Chdir("../..")     // the state machine file, as make run finds it
+	t.Chdir("../..")    // the state machine file, as make run finds it
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
