@@ -77,7 +77,7 @@ var functionSpecs = []functionSpec{
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true, // the read-gates task
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
-	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
+	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts
 		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
 			tables.Audit.Name: write, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
