@@ -89,3 +89,11 @@ func TestParse_Issues(t *testing.T) {
 		})
 	}
 }
+
+// Aliases are refused: a small document cannot expand into a large one.
+func TestParse_AliasRefused(t *testing.T) {
+	_, issues := parse(executortest.Alias)
+	if len(issues) != 1 || issues[0].Code != executorobject.CodeYAMLInvalid || issues[0].Path != "spec.awx.extraVars.b" {
+		t.Fatalf("issues %v, want one yaml_invalid for the alias", issues)
+	}
+}

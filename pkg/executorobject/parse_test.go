@@ -23,14 +23,6 @@ func TestParse_ReadFailureReportedOnce(t *testing.T) {
 	}
 }
 
-// Aliases are refused: a small document cannot expand into a large one.
-func TestParse_AliasRefused(t *testing.T) {
-	_, issues := Parse(doc("type: awx\nawx:\n  url: &u https://a.example\n  jobTemplateId: 1\n  credentialRef: t\n  extraVars: {a: [x, x], b: *u}"))
-	if len(issues) != 1 || issues[0].Code != CodeYAMLInvalid || issues[0].Path != "spec.awx.extraVars.b" {
-		t.Fatalf("issues %v, want one yaml_invalid for the alias", issues)
-	}
-}
-
 func TestValidSecretRef(t *testing.T) {
 	for name, want := range map[string]bool{
 		"edge-hook": true, "webhooks/edge": true, "a.b_c+d=e@f": true,

@@ -55,6 +55,10 @@ awx:
 	MinimalAWX = "type: awx\nawx: {url: https://awx.example.com, jobTemplateId: 1, credentialRef: t}"
 )
 
+// Alias is an object that would be valid but for an alias (*u), which the
+// parser refuses: one yaml_invalid at spec.awx.extraVars.b.
+const Alias = "type: awx\nawx:\n  url: &u https://a.example\n  jobTemplateId: 1\n  credentialRef: t\n  extraVars: {a: [x, x], b: *u}"
+
 // Issue is a document with a problem: among its issues is one with Code at
 // Path, a warning when Warn (the object stays valid), else an error.
 type Issue struct {
@@ -144,7 +148,7 @@ type Case struct{ Name, Doc string }
 func All() []Case {
 	out := []Case{
 		{"MinimalWebhook", Doc(MinimalWebhook)}, {"Webhook", Doc(Webhook)}, {"CancelWebhook", Doc(CancelWebhook)},
-		{"AWX", Doc(AWX)}, {"MinimalAWX", Doc(MinimalAWX)},
+		{"AWX", Doc(AWX)}, {"MinimalAWX", Doc(MinimalAWX)}, {"Alias", Doc(Alias)},
 	}
 	for i, c := range Issues {
 		out = append(out, Case{"Issues[" + strconv.Itoa(i) + "] " + c.Name, c.Data})

@@ -145,6 +145,7 @@ var SpecIssues = []SpecIssue{
 	{"waves: [{name: '', percent: 10}]", policy.CodeWaveNameInvalid, "spec.waves[0].name", "has no name"},                                                                                             // empty name
 	{"waves: [{name: a, percent: 10}, {name: a, percent: 20}]", policy.CodeWaveNameInvalid, "spec.waves[1].name", `wave name "a" is already used by spec.waves[0]`},                                   // duplicate
 	{"waves: [{name: rest, percent: 10}, {name: b, percent: 20}]", policy.CodeWaveNameInvalid, "spec.waves[0].name", "reserved for the last wave"},                                                    // rest not last
+	{"waves: [{name: rest, percent: 100}, {name: b, selector: {}}]", policy.CodeWaveNameInvalid, "spec.waves[0].name", "reserved for the last wave"},                                                  // rest not last, though of 100 percent
 	{"waves: [{name: a, percent: 10}, {name: rest, percent: 50}]", policy.CodeWaveNameInvalid, "spec.waves[1].name", "must have percent: 100"},                                                        // rest below 100
 	{"waves: [{name: a, percent: 10}, {name: rest, selector: {}}]", policy.CodeWaveNameInvalid, "spec.waves[1].name", "must have percent: 100"},                                                       // rest as selector wave
 	{"maxConcurrent: -1", policy.CodeValueInvalid, "spec.maxConcurrent", "0 (unlimited) or more, got -1"},                                                                                             // negative
