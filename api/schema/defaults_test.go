@@ -101,7 +101,7 @@ func TestDefaults_Fleet(t *testing.T) {
 	}
 	checkDocumented(t, FleetFile, []documented{
 		{"/$defs/update/properties/executor/default", f.UpdateExecutor()},
-		{"/$defs/update/properties/executor/enum", append(slices.Clone(fleet.Executors), "<nil>")}, // and null: left out
+		{"/$defs/update/properties/executor/enum", append(slices.Clone(fleet.Executors), "", "<nil>")}, // and "" and null: left out
 		{"/properties/spec/properties/rollout/properties/configPolicy/default", f.ConfigPolicyName()},
 		{"/properties/spec/properties/rollout/properties/versionPolicy/default", f.VersionPolicyName()},
 		{"/$defs/selection/properties/enabled/default", f.Update.Selection.Enabled},
