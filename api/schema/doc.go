@@ -8,6 +8,9 @@
 //
 //	# yaml-language-server: $schema=../../../api/schema/rolloutpolicy.schema.json
 //
+// Beside the keywords of the draft, the patterns carry patternErrorMessage,
+// which the YAML language server shows instead of the regular expression.
+//
 // The schemas check the structure of an object; the parsers (pkg/policy,
 // pkg/fleet, pkg/executorobject) remain the authority. The test of this
 // package proves that they agree: every document a parser accepts, the
