@@ -89,13 +89,15 @@ demo: bin/myriarch-local
 # DATA=dir keeps the state (DynamoDB Local on disk, the tokens) for the next
 # run; AGENTS=0 starts no simulated fleet.
 run: bin/myriarch-local
-	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS)
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS)
 
 # The addresses of the local stack: make run API=127.0.0.1:9080 ...
 API ?= 127.0.0.1:8080
 GATEWAY ?= 127.0.0.1:4320
 SFN ?= 127.0.0.1:8083
 AGENTS ?= 20
+# METRICS: where the simulated fleet serves the metrics Prometheus scrapes.
+METRICS ?= 127.0.0.1:9464
 LOCAL_ADDRS = -api $(API) -gateway $(GATEWAY) -sfn $(SFN)
 # DATA: the scripts and the stack read it as MYRIARCH_DATA.
 ifneq ($(DATA),)
