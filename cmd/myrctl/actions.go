@@ -17,7 +17,7 @@ func actionCmds(g *globals) []*cobra.Command {
 		{client.ActionPause, "Stop starting new targets"},
 		{client.ActionAbort, "Stop the rollout; targets that have not started are cancelled"},
 		{client.ActionRollback, "Return started targets to their starting state"},
-		{client.ActionRetryFailed, "Reset failed targets and run them again"},
+		{client.ActionRetryFailed, "Reset failed targets and run them again (refused with nothing_to_retry when nothing failed)"},
 	}
 	var cmds []*cobra.Command
 	for _, a := range simple {

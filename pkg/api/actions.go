@@ -136,7 +136,7 @@ func actionProblem(id string, err error) *Problem {
 		case engine.CodeUnknownAction:
 			return problem(http.StatusNotFound, CodeActionUnknown, refused.Message)
 		}
-		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, wave_not_waiting_approval, wave_already_approved, self_approval, approval_expired
+		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, nothing_to_retry, wave_not_waiting_approval, wave_already_approved, self_approval, approval_expired
 	case errors.Is(err, rollout.ErrConflict):
 		return problem(http.StatusConflict, CodeConflict, fmt.Sprintf("rollout %s kept changing while the action was applied; read it again and retry", id))
 	}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -70,11 +72,10 @@ func TestActions_EachTakesEffectAtOnce(t *testing.T) {
 		from   rollout.Status
 		want   rollout.Status
 	}{
-		{"pause", rollout.Running, rollout.Paused},                // stops new starts
-		{"resume", rollout.Paused, rollout.WaitingApproval},       // continues; evaluated at once: wave 1 waits for approval
-		{"abort", rollout.WaitingApproval, rollout.Aborted},       // stops the rollout
-		{"rollback", rollout.Running, rollout.RollingBack},        // returns started targets
-		{"retry-failed", rollout.Failed, rollout.WaitingApproval}, // runs again; evaluated at once: wave 1 waits for approval
+		{"pause", rollout.Running, rollout.Paused},          // stops new starts
+		{"resume", rollout.Paused, rollout.WaitingApproval}, // continues; evaluated at once: wave 1 waits for approval
+		{"abort", rollout.WaitingApproval, rollout.Aborted}, // stops the rollout
+		{"rollback", rollout.Running, rollout.RollingBack},  // returns started targets
 	}
 	for _, c := range cases {
 		t.Run(c.action, func(t *testing.T) {
@@ -118,6 +119,7 @@ func TestActions_RefusalsAreProblemsAuditedAndChangeNothing(t *testing.T) {
 		{"resume a running rollout", "resume", "", 409, CodeActionNotAllowed, true},
 		{"approve a completed wave", "approve", `{"wave": 0}`, 409, CodeWaveNotApprovable, true},
 		{"approve a wave that does not exist", "approve", `{"wave": 7}`, 422, CodeWaveNotFound, true},
+		{"retry-failed with nothing failed", "retry-failed", "", 409, CodeNothingToRetry, true},
 		{"an action that does not exist", "explode", "", 404, CodeActionUnknown, false},
 	}
 	for _, c := range cases {
@@ -301,5 +303,54 @@ func TestApprove_ConcurrentApprovals_OneSuccess(t *testing.T) {
 	}
 	if successes != 1 {
 		t.Fatalf("%d audited approval successes, want 1", successes)
+	}
+}
+
+// failConfig makes an agent report that it could not apply its desired
+// configuration.
+func (h *harness) failConfig(id string) {
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	a := h.store.agents[id]
+	a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigFailed, Since: h.now, Error: "bad exporter"}
+	h.store.agents[id] = a
+}
+
+// retry-failed runs the failed targets again; with nothing failed it is a
+// 409 nothing_to_retry that changes nothing: a paused rollout stays
+// paused, rather than being resumed under another name.
+func TestRetryFailed_RunsTheFailedAgain_NothingFailedIs409(t *testing.T) {
+	h := newHarness(t)
+	id := h.applyFixture()
+	h.pass(id) // the canary e1 starts
+	h.failConfig("e1")
+	h.pass(id) // e1 fails: the threshold (1) pauses the rollout
+	if r := h.rollout(id); r.Status != rollout.Paused {
+		t.Fatalf("rollout is %s (%s), want paused by the failure", r.Status, r.StatusReason)
+	}
+	h.advance(time.Minute)
+	v := decode[rolloutView](t, h.do(post("/api/v1/rollouts/"+id+"/actions/retry-failed", RoleOperator, "")))
+	if v.Status != rollout.Running || v.TargetCounts == nil || v.TargetCounts.InProgress != 1 || v.TargetCounts.Failed != 0 {
+		t.Fatalf("after retry-failed: %s %+v; want running with e1 in progress again", v.Status, v.TargetCounts)
+	}
+	if e := h.store.lastAudit(); e.Action != "rollout.retry-failed" || e.Result != audit.ResultSuccess {
+		t.Errorf("audit %+v, want a successful retry-failed", e)
+	}
+
+	// e1 applies this time; nothing failed now: pause, then retry-failed is
+	// refused.
+	h.advance(time.Minute)
+	h.applyConfig("e1")
+	wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")))
+	before, audits := h.store.snapshot(), h.store.auditLen()
+	p := wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/retry-failed", RoleOperator, "")), http.StatusConflict, CodeNothingToRetry)
+	if want := "rollout " + id + " has no failed targets, waves or stages to retry; it is paused; resume continues it"; p.Detail != want {
+		t.Errorf("detail %q, want %q", p.Detail, want)
+	}
+	if h.store.snapshot() != before || h.rollout(id).Status != rollout.Paused {
+		t.Errorf("a refused retry-failed changed the rollout (now %s)", h.rollout(id).Status)
+	}
+	if e := h.store.lastAudit(); h.store.auditLen() != audits+1 || e.Action != "rollout.retry-failed" || e.Result != audit.ResultFailure || e.Details["code"] != CodeNothingToRetry {
+		t.Errorf("audit %+v, want a failed retry-failed with code nothing_to_retry", e)
 	}
 }

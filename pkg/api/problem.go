@@ -26,6 +26,7 @@ const (
 	CodeActionUnknown        = engine.CodeUnknownAction     // 404: no such action
 	CodeMethodNotAllowed     = "method_not_allowed"         // 405
 	CodeActionNotAllowed     = engine.CodeNotAllowed        // 409
+	CodeNothingToRetry       = engine.CodeNothingToRetry    // 409: retry-failed with nothing failed
 	CodeWaveNotApprovable    = engine.CodeWaveNotApprovable // 409
 	CodeWaveApproved         = engine.CodeWaveApproved      // 409: released already, or approved by the same actor
 	CodeSelfApproval         = engine.CodeSelfApproval      // 409: approve by the rollout's creator
@@ -58,6 +59,7 @@ var titles = map[string]string{
 	CodeActionUnknown:                     "The action does not exist",
 	CodeMethodNotAllowed:                  "The method is not allowed",
 	CodeActionNotAllowed:                  "The action is not allowed now",
+	CodeNothingToRetry:                    "Nothing failed to retry",
 	CodeWaveNotApprovable:                 "The wave does not wait for approval",
 	CodeWaveApproved:                      "The wave is already approved",
 	CodeSelfApproval:                      "The rollout's creator cannot approve it",

@@ -127,6 +127,8 @@ type ResumeRequest struct {
 
 // Act applies an action that takes no options (pause, resume, abort,
 // rollback, retry-failed) and returns the rollout as the action left it.
+// retry-failed on a rollout with nothing failed is refused
+// (409 nothing_to_retry) and changes nothing.
 func (c *Client) Act(ctx context.Context, id, action string) (Rollout, error) {
 	return c.act(ctx, id, action, nil)
 }
