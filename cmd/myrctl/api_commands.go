@@ -38,7 +38,7 @@ func (g *globals) client() (*client.Client, error) {
 	if g.output != "text" && g.output != "json" {
 		return nil, fmt.Errorf("--output must be text or json, not %q", g.output)
 	}
-	c := client.New(g.api, g.token)
+	c := client.New(g.apiURL(), g.bearer())
 	c.UserAgent = "myrctl"
 	return c, nil
 }
