@@ -32,15 +32,66 @@ func TestExitStatus_Usage(t *testing.T) {
 	}
 }
 
-// TestExitStatus_Unreachable: an API that cannot be reached fails with 1.
+// TestExitStatus_Unreachable: an API that cannot be reached fails with 1
+// and says which URL was tried and how to change it.
 func TestExitStatus_Unreachable(t *testing.T) {
 	c := newCLI(t)
 	gone := httptest.NewServer(nil)
 	gone.Close()
-	c.srv.URL = gone.URL
+	c.srv.URL = gone.URL + "/api/v1"
 	r := c.run(clienttest.ViewerToken, "me")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "myrctl: GET /api/v1/me: ") {
-		t.Fatalf("exit %d stderr %q, want 1 naming the request", r.code, r.stderr)
+	want := "myrctl: cannot reach the API at " + gone.URL + " (connection refused): start it with make run, or set --api / MYRIARCH_API\n"
+	if r.code != 1 || r.stderr != want || r.stdout != "" {
+		t.Fatalf("exit %d stdout %q stderr %q, want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// TestReachHint: make run is the hint for this machine's API only.
+func TestReachHint(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8080":                                "start it with make run, or set --api / MYRIARCH_API",
+		"http://localhost:18080":                               "start it with make run, or set --api / MYRIARCH_API",
+		"http://[::1]:8080":                                    "start it with make run, or set --api / MYRIARCH_API",
+		"https://abc.execute-api.eu-west-1.amazonaws.com/prod": "check the URL and the network, or set --api / MYRIARCH_API",
+	} {
+		if got := reachHint(base); got != want {
+			t.Errorf("reachHint(%s) = %q, want %q", base, got, want)
+		}
+	}
+}
+
+// TestAPIURL_WithOrWithoutAPIPrefix: the URL the local stack prints
+// (http://127.0.0.1:8080/api/v1) works as well as the bare base URL; one
+// that no request could use is a usage error; one with a path the API does
+// not have says to check --api.
+func TestAPIURL_WithOrWithoutAPIPrefix(t *testing.T) {
+	c := newCLI(t)
+	base := c.srv.URL
+	for _, api := range []string{base, base + "/", base + "/api/v1", base + "/api/v1/"} {
+		c.srv.URL = api
+		c.run(clienttest.ViewerToken, "me").ok(t).has(t, "Vera Viewer")
+		c.run(clienttest.ViewerToken, "rollouts", "list").ok(t).has(t, "no rollouts")
+	}
+	for _, api := range []string{"127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1", "http://", "http://127.0.0.1:8080?x=1"} {
+		c.srv.URL = api
+		c.run(clienttest.ViewerToken, "me").usage(t, "--api / MYRIARCH_API must be the API's http or https URL")
+	}
+	c.srv.URL = base + "/v1"
+	r := c.run(clienttest.ViewerToken, "me")
+	if r.code != 1 || !strings.Contains(r.stderr, "myrctl: 404 not_found: ") || !strings.Contains(r.stderr, "  is "+base+"/v1 the API's base URL? set --api / MYRIARCH_API\n") {
+		t.Fatalf("exit %d stderr %q, want 1 with the hint to check --api", r.code, r.stderr)
+	}
+	// API Gateway answers a path without a route with a 403.
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"Missing Authentication Token"}`))
+	}))
+	defer gw.Close()
+	c.srv.URL = gw.URL
+	r = c.run(clienttest.ViewerToken, "me")
+	if r.code != 1 || r.stderr != "myrctl: 403 forbidden: Missing Authentication Token\n  is "+gw.URL+" the API's base URL? set --api / MYRIARCH_API\n" {
+		t.Fatalf("exit %d stderr %q, want 1 with the hint to check --api", r.code, r.stderr)
 	}
 }
 

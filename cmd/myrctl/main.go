@@ -92,7 +92,7 @@ func newRoot(g *globals) *cobra.Command {
 	root.SetErr(g.stderr)
 	// The defaults are read when a command runs, not shown in the help: the
 	// help must not print the token of the environment.
-	root.PersistentFlags().StringVar(&g.api, "api", "", "base URL of the Myriarch API (env MYRIARCH_API; default "+defaultAPI+")")
+	root.PersistentFlags().StringVar(&g.api, "api", "", "base URL of the Myriarch API, with or without /api/v1 (env MYRIARCH_API; default "+defaultAPI+")")
 	root.PersistentFlags().StringVar(&g.token, "token", "", "bearer token (env MYRIARCH_TOKEN); never printed")
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	root.AddCommand(validateCmd(g))

@@ -424,3 +424,32 @@ func TestTypes_MirrorTheServer_StagesAndGates(t *testing.T) {
 		t.Fatalf("stage gate %+v, policy %+v, override %+v", g, r.Policy, r.FreezeOverride)
 	}
 }
+
+// TestBase: the URL the local stack prints (…/api/v1) is the same API as
+// the bare base URL; an API Gateway stage keeps its path.
+func TestBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8080":          "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/":         "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/api/v1":   "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/api/v1/":  "http://127.0.0.1:8080",
+		"https://x.example/prod/api/v1":  "https://x.example/prod",
+		"https://x.example/prod":         "https://x.example/prod",
+		"https://x.example/prod/api/v12": "https://x.example/prod/api/v12",
+	} {
+		if got := client.Base(in); got != want {
+			t.Errorf("Base(%s) = %s, want %s", in, got, want)
+		}
+	}
+	s := clienttest.Start(t, t0)
+	for _, base := range []string{s.URL + "/api/v1", s.URL + "/api/v1/"} {
+		if me, err := client.New(base, clienttest.ViewerToken).Me(t.Context()); err != nil || me.DisplayName != "Vera Viewer" {
+			t.Errorf("%s: %+v, %v", base, me, err)
+		}
+		// A Client built without New resolves the same way.
+		c := &client.Client{BaseURL: base, Token: clienttest.ViewerToken}
+		if _, err := c.Me(t.Context()); err != nil {
+			t.Errorf("Client{BaseURL: %s}: %v", base, err)
+		}
+	}
+}
