@@ -16,6 +16,7 @@ import (
 // of pkg/engine.
 const (
 	CodeRequestInvalid       = selection.CodeRequestInvalid // 400
+	CodeWaveNameUnknown      = "wave_name_unknown"          // 400: a wave by a name the rollout does not have
 	CodeUnauthenticated      = "unauthenticated"            // 401
 	CodeForbidden            = "forbidden"                  // 403
 	CodeRolloutNotFound      = "rollout_not_found"          // 404
@@ -48,6 +49,7 @@ const (
 // titles are the short summaries of the problem types.
 var titles = map[string]string{
 	CodeRequestInvalid:                    "The request is malformed",
+	CodeWaveNameUnknown:                   "The rollout has no wave of that name",
 	CodeUnauthenticated:                   "Authentication is required",
 	CodeForbidden:                         "A permission is missing",
 	CodeRolloutNotFound:                   "The rollout does not exist",
@@ -90,6 +92,9 @@ type Problem struct {
 	Code       string     `json:"code"`
 	Permission Permission `json:"permission,omitempty"`
 	Issues     issue.List `json:"issues,omitempty"`
+	// Waves are the names of the rollout's waves, in index order, when a
+	// request named a wave the rollout does not have (wave_name_unknown).
+	Waves []string `json:"waves,omitempty"`
 }
 
 // Error makes a Problem an error that handlers return.
