@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload demo run bench-assign screenshot
+.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -73,6 +73,15 @@ bench:
 # agent reports, measured against DynamoDB Local (examples/storeload).
 storeload:
 	$(WITH_DYNAMODB) $(GO) run ./examples/storeload
+
+# gatewayload: memory, CPU and DynamoDB calls per idle agent of the gateway
+# and of a baseline opamp-go server, 1,000 to 10,000 agents, and the push of
+# a configuration to 1,000 agents (examples/gatewayload, docs/scale.md);
+# about 15 minutes. GATEWAYLOAD_FLAGS=-quick for a run of a minute.
+GATEWAYLOAD_FLAGS ?=
+gatewayload:
+	$(GO) build -o bin/gatewayload ./examples/gatewayload
+	$(WITH_DYNAMODB) bin/gatewayload $(GATEWAYLOAD_FLAGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/policy
