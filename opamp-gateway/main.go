@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -66,7 +67,7 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("AWS configuration: %w", err)
 	}
-	st := store.New(dynamodb.NewFromConfig(cfg), store.TablesWithPrefix(o.tablePrefix))
+	st := store.New(dynamodb.NewFromConfig(cfg, withIdleConns), store.TablesWithPrefix(o.tablePrefix))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	reload := make(chan struct{}, 1)
@@ -78,11 +79,28 @@ func run(o options, log *slog.Logger) error {
 	return serve(ctx, o, st, log, reload, nil)
 }
 
+// withIdleConns keeps as many idle connections to DynamoDB as the gateway
+// has store calls in flight (its messages, the poll and its pushes): the
+// SDK's default of 10 per host closes and opens connections all the time
+// when more calls run at once.
+func withIdleConns(o *dynamodb.Options) {
+	o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = 2 * gateway.DefaultMaxConcurrentMessages
+	})
+}
+
 // stores is what the gateway needs of pkg/store.
 type stores interface {
 	gateway.Agents
 	gateway.Configs
 }
+
+// The store offers what the gateway uses when a store has it: push
+// acknowledgements and batch reads of a lagging page.
+var (
+	_ gateway.PushAcker   = (*store.Store)(nil)
+	_ gateway.BatchReader = (*store.Store)(nil)
+)
 
 // serve runs the gateway until ctx ends, then drains: the health endpoint
 // answers 503, the OpAMP listener closes, open connections are closed (the

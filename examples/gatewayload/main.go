@@ -173,16 +173,19 @@ type result struct {
 	cpuPer1000PerHeartbeat        float64 // CPU seconds
 	heartbeats                    float64 // agent heartbeats in the window
 	connectUsage, windowUsage     store.Usage
+	mem                           struct{ HeapInuse, StackInuse, Goroutines int64 } // after runtime.GC
 	wave                          int
 	waveWrite, wavePush, p50, p95 time.Duration
 }
 
 func (r result) print() {
 	perAgent := func(b int64) float64 { return float64(b) / float64(r.n) / 1024 }
-	fmt.Printf("%-8s N=%-6d connect %6.1fs  RSS/agent %5.1f KB (after GC %5.1f KB; idle %5.1f MB)  CPU %.4f s/1000 agents/heartbeat",
+	fmt.Printf("%-8s N=%-6d connect %6.1fs  RSS/agent %5.1f KB (after GC %5.1f KB; idle %5.1f MB)  CPU %.4f s/1000 agents/heartbeat\n",
 		r.role, r.n, r.connect.Seconds(), perAgent(r.rss-r.idleRSS), perAgent(r.rssGC-r.idleRSS), float64(r.idleRSS)/(1<<20), r.cpuPer1000PerHeartbeat)
+	fmt.Printf("         after GC: heap %.1f KB, stacks %.1f KB per agent, %.2f goroutines per agent",
+		perAgent(r.mem.HeapInuse), perAgent(r.mem.StackInuse), float64(r.mem.Goroutines)/float64(r.n))
 	if r.role == "gateway" {
-		fmt.Printf("\n         connect: %.2f reads %.2f writes per agent; idle: %.3f reads %.3f writes per heartbeat (%.0f heartbeats, %s)",
+		fmt.Printf("\n         connect: %.2f requests %.2f reads %.2f writes per agent; idle: %.3f reads %.3f writes per heartbeat (%.0f heartbeats, %s)",
 			float64(r.connectUsage.Requests)/float64(r.n), float64(r.connectUsage.ItemsRead)/float64(r.n), float64(r.connectUsage.ItemsWritten)/float64(r.n),
 			float64(r.windowUsage.ItemsRead)/r.heartbeats, float64(r.windowUsage.ItemsWritten)/r.heartbeats, r.heartbeats, r.windowUsage)
 		if r.wave > 0 {
@@ -243,7 +246,11 @@ func measure(ctx context.Context, o options, role, prefix string, n int, prof pr
 			return r, err
 		}
 	}
-	if err := srv.get("/debug/gc", io.Discard); err != nil {
+	var gc strings.Builder
+	if err := srv.get("/debug/gc", &gc); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal([]byte(gc.String()), &r.mem); err != nil {
 		return r, err
 	}
 	if r.rssGC, err = rssBytes(srv.pid); err != nil {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -91,7 +92,13 @@ func openStore(ctx context.Context, prefix string) (*store.Store, error) {
 		return nil, err
 	}
 	// DynamoDB Local omits x-amz-crc32 on error responses (aws-sdk-go-v2 #3545).
-	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
+	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.DisableValidateResponseChecksum = true
+		// As opamp-gateway's withIdleConns.
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConnsPerHost = 2 * gateway.DefaultMaxConcurrentMessages
+		})
+	})
 	return store.New(client, store.TablesWithPrefix(prefix)), nil
 }
 
@@ -107,8 +114,8 @@ func debugMux(usage func() store.Usage) http.Handler {
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		_ = json.NewEncoder(w).Encode(map[string]uint64{"heapInuse": ms.HeapInuse, "stackInuse": ms.StackInuse,
-			"goroutines": uint64(runtime.NumGoroutine())})
+		_ = json.NewEncoder(w).Encode(map[string]uint64{"HeapInuse": ms.HeapInuse, "StackInuse": ms.StackInuse,
+			"Goroutines": uint64(runtime.NumGoroutine())})
 	})
 	return mux
 }

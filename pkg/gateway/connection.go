@@ -42,9 +42,32 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 	}
 }
 
-// message handles one AgentToServer. Whatever it cannot use is dropped with
-// a log line; nothing in it may crash the task.
+// message handles one AgentToServer on a goroutine of its own and waits for
+// it. opamp-go calls it on the connection's goroutine, which lives as long as
+// the agent stays connected and keeps most of the largest stack it grew
+// (the GC halves an idle stack at most once per cycle); the store calls
+// (AWS SDK) grow a stack to tens of KiB. A short-lived goroutine takes that
+// growth with it, so that an idle connection holds a small stack.
+//
+// At most Config.MaxConcurrentMessages are handled at once; the others wait
+// on their connection. Without a bound, thousands of agents connecting
+// together start as many store calls, each with its own HTTP connection to
+// DynamoDB and its buffers, and the calls only queue at the other end.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
+	l.g.handling <- struct{}{}
+	defer func() { <-l.g.handling }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp = l.handle(ctx, msg)
+	}()
+	<-done
+	return resp
+}
+
+// handle handles one AgentToServer. Whatever it cannot use is dropped with
+// a log line; nothing in it may crash the task.
+func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
 	defer l.g.recoverIn("OnMessage")
 	g := l.g
 	if n := proto.Size(msg); n > g.cfg.MaxMessageBytes {

@@ -76,6 +76,13 @@ type PushAcker interface {
 	AckPush(ctx context.Context, id, hash, offer string) error
 }
 
+// BatchReader is implemented by stores that read many agents in one call
+// with strongly consistent reads; Poll reads the held agents of a lagging
+// page again with it before it pushes. Missing agents are absent.
+type BatchReader interface {
+	AgentsConsistent(ctx context.Context, ids []string) (map[string]agent.Agent, error)
+}
+
 // Configs serves rendered configurations by their hash.
 type Configs interface {
 	ConfigByHash(ctx context.Context, hash string) (body []byte, contentType string, err error)
@@ -102,9 +109,18 @@ type Config struct {
 	// DownloadURL is the template of package URLs; {version} is replaced
 	// [DefaultDownloadURL].
 	DownloadURL     string
-	MaxMessageBytes int           // larger messages are dropped [1 MiB]
-	StoreTimeout    time.Duration // per store call [5 s]
+	MaxMessageBytes int // larger messages are dropped [1 MiB]
+	// MaxConcurrentMessages bounds the messages handled at once, and so the
+	// store calls in flight for them; size the store client's idle
+	// connections to it [DefaultMaxConcurrentMessages].
+	MaxConcurrentMessages int
+	StoreTimeout          time.Duration // per store call [5 s]
 }
+
+// DefaultMaxConcurrentMessages is Config.MaxConcurrentMessages unless set:
+// enough to keep DynamoDB's ~5–10 ms calls busy at thousands of messages a
+// second.
+const DefaultMaxConcurrentMessages = 64
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
@@ -122,6 +138,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.PollPageSize = orDefault(c.PollPageSize, 500)
 	c.DownloadURL = orDefault(c.DownloadURL, DefaultDownloadURL)
 	c.MaxMessageBytes = orDefault(c.MaxMessageBytes, 1<<20)
+	c.MaxConcurrentMessages = orDefault(c.MaxConcurrentMessages, DefaultMaxConcurrentMessages)
 	c.StoreTimeout = orDefault(c.StoreTimeout, 5*time.Second)
 	return c, nil
 }
@@ -150,6 +167,7 @@ type Gateway struct {
 	links    linkSet
 	cache    configCache
 	draining atomic.Bool
+	handling chan struct{} // a slot per message being handled (MaxConcurrentMessages)
 }
 
 // New builds a gateway task over a store of agents and configurations.
@@ -164,6 +182,7 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		sessions:      registry{byID: make(map[string]*session)},
 		links:         linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
 		cache:         configCache{byHash: make(map[string]cachedConfig)},
+		handling:      make(chan struct{}, cfg.MaxConcurrentMessages),
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err
@@ -205,12 +224,16 @@ func (r *registry) remove(s *session) {
 	}
 }
 
-func (r *registry) all() []*session {
+// plainHTTP are the sessions without a WebSocket (s.conn never changes):
+// the sweep's, every poll interval, without a copy of all the others.
+func (r *registry) plainHTTP() []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]*session, 0, len(r.byID))
+	var out []*session
 	for _, s := range r.byID {
-		out = append(out, s)
+		if s.conn == nil {
+			out = append(out, s)
+		}
 	}
 	return out
 }

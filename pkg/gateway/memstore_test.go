@@ -24,8 +24,9 @@ type memAgents struct {
 }
 
 var (
-	_ Agents    = (*memAgents)(nil)
-	_ PushAcker = (*memAgents)(nil)
+	_ Agents      = (*memAgents)(nil)
+	_ PushAcker   = (*memAgents)(nil)
+	_ BatchReader = (*memAgents)(nil)
 )
 
 func newMemAgents() *memAgents { return &memAgents{byID: make(map[string]agent.Agent)} }
@@ -35,6 +36,18 @@ func (m *memAgents) GetAgent(_ context.Context, id string) (agent.Agent, bool, e
 	defer m.mu.Unlock()
 	a, ok := m.byID[id]
 	return a, ok, nil
+}
+
+func (m *memAgents) AgentsConsistent(_ context.Context, ids []string) (map[string]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]agent.Agent, len(ids))
+	for _, id := range ids {
+		if a, ok := m.byID[id]; ok {
+			out[id] = a
+		}
+	}
+	return out, nil
 }
 
 func (m *memAgents) RecordAgent(_ context.Context, a agent.Agent) error {

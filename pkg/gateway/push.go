@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/pkg/agent"
 )
 
 // Run polls the lagging index every PollInterval until ctx ends: the agents
@@ -41,25 +43,67 @@ func (g *Gateway) Poll(ctx context.Context) {
 			g.log.Warn("read lagging agents", "error", err)
 			return
 		}
-		for _, a := range page {
-			s := g.sessions.get(a.ID)
-			if s == nil {
-				continue // held by another task
-			}
-			s.mu.Lock()
-			looksChanged := s.view.DesiredHash != a.DesiredHash || s.view.PackageOffer != a.PackageOffer
-			s.mu.Unlock()
-			if looksChanged {
-				g.refresh(ctx, s)
-			}
-			if s.conn != nil { // plain HTTP agents get theirs in the response to their next poll
-				g.push(ctx, s)
-			}
-		}
+		g.pushPage(ctx, page)
 		if next == "" {
 			return
 		}
 		token = next
+	}
+}
+
+// pushPage pushes to the agents of one page of the lagging index held here.
+// The held agents whose desired state looks changed are read again first, in
+// one batch when the store can (a wave starts hundreds at once); the sends
+// then go out concurrently (push).
+func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) {
+	var held, changed []*session
+	for _, a := range page {
+		s := g.sessions.get(a.ID)
+		if s == nil {
+			continue // held by another task
+		}
+		held = append(held, s)
+		s.mu.Lock()
+		looksChanged := s.view.DesiredHash != a.DesiredHash || s.view.PackageOffer != a.PackageOffer
+		s.mu.Unlock()
+		if looksChanged {
+			changed = append(changed, s)
+		}
+	}
+	g.refreshAll(ctx, changed)
+	for _, s := range held {
+		if s.conn != nil { // plain HTTP agents get theirs in the response to their next poll
+			g.push(ctx, s)
+		}
+	}
+}
+
+// refreshAll reads the agents of ss again to take their current desired
+// state: in one consistent batch read when the store offers it, else one
+// by one.
+func (g *Gateway) refreshAll(ctx context.Context, ss []*session) {
+	br, ok := g.agents.(BatchReader)
+	if !ok || len(ss) < 2 {
+		for _, s := range ss {
+			g.refresh(ctx, s)
+		}
+		return
+	}
+	ids := make([]string, len(ss))
+	for i, s := range ss {
+		ids[i] = s.id
+	}
+	sctx, cancel := g.storeCtx(ctx)
+	defer cancel()
+	got, err := br.AgentsConsistent(sctx, ids)
+	if err != nil {
+		g.log.Warn("read lagging agents again", "agents", len(ids), "error", err)
+		return
+	}
+	for _, s := range ss {
+		if a, found := got[s.id]; found {
+			s.setDesired(a)
+		}
 	}
 }
 
@@ -164,10 +208,7 @@ func (g *Gateway) remoteConfig(ctx context.Context, hash string) (*protobufs.Age
 // and writes them offline (WebSocket sessions end with their connection).
 func (g *Gateway) sweep() {
 	now := g.now()
-	for _, s := range g.sessions.all() {
-		if s.conn != nil {
-			continue
-		}
+	for _, s := range g.sessions.plainHTTP() {
 		s.mu.Lock()
 		a := s.view
 		s.mu.Unlock()

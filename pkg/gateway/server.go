@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -29,9 +30,47 @@ func (g *Gateway) Attach() (http.Handler, func(context.Context, net.Conn) contex
 		// Plain HTTP bodies are bounded before opamp-go reads them; a
 		// WebSocket message is bounded after decoding, in message.
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if isWebSocket(r) {
+			w = smallBuffers{w}
+		}
 		handle(w, r)
 	})
 	return h, connContext, nil
+}
+
+// A WebSocket keeps the buffers of the HTTP connection it was upgraded from
+// for its life (gorilla/websocket reuses the hijacked bufio.Reader and
+// bufio.Writer, 4 KiB each, and opamp-go v0.23.0 offers no Upgrader
+// settings). An idle agent sends a few dozen bytes per heartbeat and is sent
+// as few, so smaller buffers save ~6 KiB per connection; a larger message
+// takes more reads, or is written as several frames of one message.
+const (
+	wsReadBufferBytes  = 1024 // gorilla reuses a hijacked reader above 256 bytes
+	wsWriteBufferBytes = 1024 // and a writer from 270 bytes (frame header + 256)
+)
+
+// smallBuffers hands gorilla/websocket smaller buffers than net/http's on
+// Hijack, when no byte is buffered yet (gorilla refuses a client that sent
+// data before the handshake completed anyway).
+type smallBuffers struct{ http.ResponseWriter }
+
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("gateway: the response writer cannot be hijacked")
+	}
+	conn, brw, err := h.Hijack()
+	if err != nil || brw.Reader.Buffered() > 0 || brw.Writer.Buffered() > 0 {
+		return conn, brw, err
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, wsReadBufferBytes), bufio.NewWriterSize(conn, wsWriteBufferBytes)), nil
+}
+
+func (w smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// isWebSocket is whether r asks for a WebSocket upgrade (RFC 6455 §4.1).
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // Drain ends this task's WebSocket connections for a shutdown: new
@@ -109,10 +148,15 @@ func bearer(r *http.Request) string {
 // itself, and opamp-go's view of the same events would only repeat them.
 type opampLogger struct{ log *slog.Logger }
 
+// Lines of a disabled level are not formatted.
 func (l opampLogger) Debugf(ctx context.Context, format string, v ...any) {
-	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+	if l.log.Enabled(ctx, slog.LevelDebug) {
+		l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+	}
 }
 
 func (l opampLogger) Errorf(ctx context.Context, format string, v ...any) {
-	l.log.InfoContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+	if l.log.Enabled(ctx, slog.LevelInfo) {
+		l.log.InfoContext(ctx, fmt.Sprintf(format, v...), "source", "opamp-go")
+	}
 }

@@ -143,6 +143,18 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) (map[string]agent.
 	return out, err
 }
 
+// AgentsConsistent reads agents with strongly consistent reads, in batches
+// (gateway.BatchReader: the gateway checks a page of the eventually
+// consistent lagging index before it pushes). Missing agents are absent.
+func (s *Store) AgentsConsistent(ctx context.Context, ids []string) (map[string]agent.Agent, error) {
+	recs, err := s.agentRecords(ctx, ids, true)
+	out := make(map[string]agent.Agent, len(recs))
+	for id, r := range recs {
+		out[id] = r.Agent
+	}
+	return out, err
+}
+
 func (s *Store) agentRecords(ctx context.Context, ids []string, consistent bool) (map[string]AgentRecord, error) {
 	keys := make([]map[string]types.AttributeValue, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
