@@ -73,7 +73,7 @@ func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*Age
 	for _, r := range recs {
 		list = append(list, r)
 	}
-	return forEach(ctx, len(list), workers, func(ctx context.Context, i int) error {
+	return forEach(ctx, len(list), agentWriteWorkers, func(ctx context.Context, i int) error {
 		_, err := s.updateAgent(ctx, list[i].ID, &list[i], change)
 		return err
 	})

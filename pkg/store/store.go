@@ -160,3 +160,9 @@ func forEach(ctx context.Context, n, workers int, fn func(ctx context.Context, i
 // workers bounds the concurrent requests of one call: enough to hide the
 // round trip, few enough not to starve the other callers of a Lambda.
 const workers = 8
+
+// agentWriteWorkers bounds the conditional writes of one updateAgents call
+// (SetDesiredHash for the targets a pass starts, target versions): a wave
+// of 1,000 targets is 1,000 single-item writes, which at 8 in flight take
+// 125 round trips end to end before the gateways can push.
+const agentWriteWorkers = 32
