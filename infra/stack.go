@@ -37,11 +37,12 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	}
 	smArn := rolloutStateMachineArn(stack, c)
 	bus := newNotificationsBus(stack, c)
-	grantFunctions(c, fns, ts, smArn, bus)
+	grantFunctions(c, fns, ts, smArn, rolloutExecutionsArn(stack, c), bus)
 	dlq := connectAgentEvents(stack, fns, ts)
 	notifyDLQ := connectNotifications(stack, fns, ts)
 	topic := newNotificationsExample(stack, c, bus)
 	schedulePlanner(stack, fns)
+	scheduleWatchdog(stack, fns)
 	scheduleReleaseRefresh(stack, c, fns)
 	api := newAPI(stack, c, fns)
 	var gw *Gateway
