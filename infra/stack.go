@@ -78,6 +78,9 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		outputs = append(outputs,
 			output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
 			output{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
+			// For aws ecs update-service --cluster ... --service ... (a token rotation).
+			output{"GatewayClusterName", gw.Cluster.ClusterName()},
+			output{"GatewayServiceName", gw.Service.ServiceName()},
 			output{"AgentTokenSecretArn", gw.TokenSecret.SecretArn()})
 	}
 	if net != nil && net.created != nil {

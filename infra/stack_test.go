@@ -81,6 +81,36 @@ func TestOutputs_WhereAgentsAndOperatorsConnect(t *testing.T) {
 	}
 }
 
+// The gateway's cluster and service, by the names the ECS CLI wants
+// (aws ecs update-service --cluster <GatewayClusterName> --service
+// <GatewayServiceName>, docs/deploy.md): the cluster's Ref is its name, the
+// service's GetAtt Name.
+func TestOutputs_GatewayClusterAndService(t *testing.T) {
+	s := synthesized(t, nil)
+	var cluster, service string
+	for id := range s.ofType("AWS::ECS::Cluster") {
+		cluster = id
+	}
+	for id, svc := range s.ofType("AWS::ECS::Service") {
+		service = id
+		if refs(svc.Properties["Cluster"])[0] != cluster {
+			t.Errorf("service %s runs in %v, not the cluster %s", id, svc.Properties["Cluster"], cluster)
+		}
+	}
+	must(t, "output GatewayClusterName", func() {
+		s.template.HasOutput(jsii.String("GatewayClusterName"), map[string]any{"Value": map[string]any{"Ref": cluster}})
+	})
+	must(t, "output GatewayServiceName", func() {
+		s.template.HasOutput(jsii.String("GatewayServiceName"), map[string]any{"Value": map[string]any{"Fn::GetAtt": []any{service, "Name"}}})
+	})
+	without := synthesized(t, map[string]string{"gateway": "false", "deletionProtection": "false"})
+	for _, name := range []string{"GatewayClusterName", "GatewayServiceName"} {
+		if out := without.template.FindOutputs(jsii.String(name), nil); len(*out) != 0 {
+			t.Errorf("output %s without the gateway", name)
+		}
+	}
+}
+
 // variant overrides every setting that changes the template's shape.
 var variant = map[string]string{
 	"stage":              testStage,
