@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet asl unit integration synth bench fuzz storeload demo run bench-assign screenshot
+.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload demo run bench-assign screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -20,15 +20,23 @@ WITH_GATES := scripts/with-gate-servers.sh
 # (installed by the script as root when missing; each test starts its own,
 # headless, through chromedp).
 WITH_CHROMIUM := scripts/with-chromium.sh
+# With the AWS CLI, which the README's walk-through calls and its test runs
+# (installed by the script as root when missing: Debian's awscli).
+WITH_AWSCLI := scripts/with-aws-cli.sh
 
 # test: the checks, then every test of the module in one run, the DynamoDB
 # integration tests (pkg/store) and the web page's tests in Chromium
 # included, against a DynamoDB Local started for it.
 test: check
-	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
+	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
 
-check: fmt vet asl
+check: fmt vet tidy asl
+
+# tidy: go.mod and go.sum of both modules are what `go mod tidy` makes them.
+tidy:
+	$(GO) mod tidy -diff
+	cd infra && $(GO) mod tidy -diff
 
 # asl: the state machines through asl-validator (what AWS would refuse).
 asl: node_modules/.bin/asl-validator
@@ -81,13 +89,15 @@ demo: bin/myriarch-local
 # DATA=dir keeps the state (DynamoDB Local on disk, the tokens) for the next
 # run; AGENTS=0 starts no simulated fleet.
 run: bin/myriarch-local
-	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS)
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS)
 
 # The addresses of the local stack: make run API=127.0.0.1:9080 ...
 API ?= 127.0.0.1:8080
 GATEWAY ?= 127.0.0.1:4320
 SFN ?= 127.0.0.1:8083
 AGENTS ?= 20
+# METRICS: where the simulated fleet serves the metrics Prometheus scrapes.
+METRICS ?= 127.0.0.1:9464
 LOCAL_ADDRS = -api $(API) -gateway $(GATEWAY) -sfn $(SFN)
 # DATA: the scripts and the stack read it as MYRIARCH_DATA.
 ifneq ($(DATA),)

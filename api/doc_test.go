@@ -105,7 +105,7 @@ func TestDocument_OperationIDs(t *testing.T) {
 	}
 }
 
-// TestDocument_FleetStatusRequiresVersionTarget is the spec's required field.
+// TestDocument_FleetStatusRequiresVersionTarget is a required field of the fleet status.
 func TestDocument_RequiredFieldsOfTheSpec(t *testing.T) {
 	doc := load(t)
 	cases := []struct{ schema, field string }{

@@ -35,7 +35,7 @@ type Config struct {
 	AlarmTopicArn      string        // SNS topic that alarms notify; empty: alarms without actions
 	ApprovalWaitAlarm  time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
 	APITokens          string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
-	DefaultTimezone    string        // IANA zone of maintenance windows that name none (the spec's server timezone); empty: UTC
+	DefaultTimezone    string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
 	ReconnectGrace     string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
 	Releases           string        // comma-separated collector releases the API offers as versions
 	Platforms          string        // comma-separated platforms of those releases

@@ -51,7 +51,7 @@ func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Functi
 	return dlq
 }
 
-// schedulePlanner runs the planner every minute, the spec's planner tick.
+// schedulePlanner runs the planner every minute (docs/rollouts.md, "When rollouts arise").
 // A missed tick is not retried: the next one comes a minute later.
 func schedulePlanner(scope constructs.Construct, fns Functions) awsevents.Rule {
 	return awsevents.NewRule(scope, jsii.String("PlannerSchedule"), &awsevents.RuleProps{

@@ -61,7 +61,7 @@ var functionSpecs = []functionSpec{
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true, // the read-gates task
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
-	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the spec's single writer of rollouts
+	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
 		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,

@@ -452,7 +452,7 @@ func TestIAM_EachFunctionGetsExactlyWhatItsSpecLists(t *testing.T) {
 	}
 }
 
-// Rules the spec tables must keep, whatever they say in detail.
+// Rules functionSpecs and functionTables must keep, whatever they say in detail.
 func TestIAM_Invariants(t *testing.T) {
 	if len(functionTables[fnAuthorizer]) != 0 {
 		t.Errorf("the authorizer uses tables %v: it only checks tokens against its environment", functionTables[fnAuthorizer])

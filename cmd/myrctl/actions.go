@@ -9,7 +9,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/client"
 )
 
-// actionCmds are the operator actions of the spec, one command each:
+// actionCmds are the operator actions (docs/rollouts.md), one command each:
 // POST /api/v1/rollouts/{id}/actions/<action>. They need the permission
 // rollouts:operate (roles operator and admin).
 func actionCmds(g *globals) []*cobra.Command {

@@ -33,7 +33,7 @@ type healthWait struct {
 // evaluated reports whether the engine evaluates a rollout in the status,
 // so that the health waits of its targets count down. It does not for
 // failed, rolling_back and the final statuses; the page shows no remaining
-// time for them (spec rollouts.md, "Health wait").
+// time for them (docs/rollouts.md, "The health wait").
 func evaluated(s rollout.Status) bool {
 	switch s {
 	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:

@@ -90,7 +90,7 @@ func shortDuration(d time.Duration) string {
 }
 
 // statusOrder is the order in which the rollout page lists targets
-// (spec rollouts.md, "Live progress per target"): running work first.
+// (docs/rollouts.md, "Live progress of a version target"): running work first.
 var statusOrder = []rollout.TargetStatus{
 	rollout.TargetInProgress, rollout.TargetVerifying, rollout.TargetWaitingWindow,
 	rollout.TargetFailed, rollout.TargetRolledBack, rollout.TargetPending,

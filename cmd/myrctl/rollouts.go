@@ -13,7 +13,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// The statuses the filters accept, in the spec's order.
+// The statuses the filters accept, in the order of docs/rollouts.md.
 var (
 	rolloutStatuses = rollout.Statuses
 	targetStatuses  = []rollout.TargetStatus{rollout.TargetPending, rollout.TargetWaitingWindow, rollout.TargetInProgress,

@@ -141,7 +141,7 @@ func keepState(o *stack.Options, data string) error {
 	if err != nil {
 		return err
 	}
-	if db := os.Getenv("DYNAMODB_LOCAL_DB_PATH"); db != filepath.Join(abs, "dynamodb") {
+	if !sameDir(os.Getenv("DYNAMODB_LOCAL_DB_PATH"), filepath.Join(abs, "dynamodb")) {
 		return fmt.Errorf("-data %s needs DynamoDB Local on disk in %s: start it with make run DATA=%s (or %s=%s scripts/with-dynamodb-local.sh …)",
 			data, filepath.Join(abs, "dynamodb"), data, envData, data)
 	}
@@ -150,6 +150,17 @@ func keepState(o *stack.Options, data string) error {
 	}
 	o.KeepState = true
 	return nil
+}
+
+// sameDir reports whether both name the same existing directory, however
+// each spells it (symbolic links, relative paths).
+func sameDir(a, b string) bool {
+	if a == "" {
+		return false
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {
@@ -171,12 +182,18 @@ func printEndpoints(w io.Writer, s *stack.Stack) {
   Admin token       %s   (applies revisions)
   Operator token    %s   (approves rollouts: nobody approves a rollout they started)
   Viewer token      %s   (reads only)
-                    export MYRIARCH_API=%s MYRIARCH_TOKEN=%s
   Web page          %s/ui/   (sign in with one of the tokens above)
   OpAMP gateway     %s   (agent token %s)
   Step Functions    %s   (state machine %s)
-                    AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --endpoint-url %s stepfunctions list-executions --state-machine-arn %s
   DynamoDB Local    %s
-`, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.AdminToken, s.APIURL, s.GatewayURL, s.AgentToken,
-		s.SFNURL, s.StateMachineArn, s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+`, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.GatewayURL, s.AgentToken,
+		s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+}
+
+// exportLine sets, for a shell, what the README's walk-through uses: the
+// API and the admin token for myrctl, the other roles' tokens, the agent
+// token, and the Step Functions endpoint with the rollout state machine.
+func exportLine(s *stack.Stack) string {
+	return fmt.Sprintf("export MYRIARCH_API=%s MYRIARCH_TOKEN=%s MYRIARCH_OPERATOR_TOKEN=%s MYRIARCH_VIEWER_TOKEN=%s MYRIARCH_AGENT_TOKEN=%s MYRIARCH_GATEWAY=%s MYRIARCH_SFN=%s MYRIARCH_STATE_MACHINE=%s",
+		s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.AgentToken, s.GatewayURL, s.SFNURL, s.StateMachineArn)
 }

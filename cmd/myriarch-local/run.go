@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -37,6 +38,11 @@ func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.
 			cfg.StateDir = filepath.Join(o.data, "fleet")
 		}
 		fleet, err := simfleet.Start(ctx, cfg)
+		var listen *net.OpError
+		if errors.As(err, &listen) && listen.Op == "listen" {
+			fmt.Fprintf(stderr, "myriarch-local: start the simulated fleet: %v: choose another address with -metrics-target ADDR (make run METRICS=ADDR), or start no fleet with -agents 0 (make run AGENTS=0)\n", err)
+			return 1
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "myriarch-local: start the simulated fleet:", err)
 			return 1
@@ -52,6 +58,7 @@ func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.
 	} else if o.tokensFile != "" {
 		fmt.Fprintf(stdout, "  Tokens            in %s\n", o.tokensFile)
 	}
+	fmt.Fprintf(stdout, "Paste this line into another terminal to use myrctl there (README: Explore it):\n%s\n", exportLine(s))
 	fmt.Fprintln(stdout, "Running; Ctrl-C stops the stack.")
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "Stopping.")

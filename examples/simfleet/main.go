@@ -73,7 +73,9 @@ func parse(args []string, stderr io.Writer) (simfleet.Config, options, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.N, "n", cfg.N, "number of agents")
 	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "OpAMP endpoint: ws://, wss://, http:// or https://")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("MYRIARCH_AGENT_TOKEN"), "bearer token (default $MYRIARCH_AGENT_TOKEN)")
+	// The token's default is read after parsing, so that -help never prints it.
+	fs.StringVar(&cfg.Token, "token", "", "bearer token (default $MYRIARCH_AGENT_TOKEN)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "keep each collector's configuration and version here across runs, as the OpAMP supervisor does")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of instance UIDs, delays and failure draws")
 	fs.StringVar(&cfg.StartVersion, "version", cfg.StartVersion, "collector version at start (service.version)")
 	fs.StringVar(&cfg.ServiceName, "service-name", cfg.ServiceName, "service.name")
@@ -107,6 +109,9 @@ func parse(args []string, stderr io.Writer) (simfleet.Config, options, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, opts, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.Token == "" {
+		cfg.Token = os.Getenv("MYRIARCH_AGENT_TOKEN")
 	}
 	cfg.Timezones = list(*timezones)
 	cfg.Zones = list(*zones)

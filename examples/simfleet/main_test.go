@@ -93,3 +93,17 @@ func TestRun_StopsOnInterrupt(t *testing.T) {
 		t.Errorf("final summary %q", out.String())
 	}
 }
+
+// The agent token comes from the environment when -token is not given, and
+// -help never prints it.
+func TestParse_TokenFromEnvironmentNeverPrinted(t *testing.T) {
+	t.Setenv("MYRIARCH_AGENT_TOKEN", "sentinel-agent-token")
+	var help strings.Builder
+	if _, _, err := parse([]string{"-help"}, &help); err == nil || strings.Contains(help.String(), "sentinel-agent-token") {
+		t.Fatalf("-help: %v, printed the token or no usage:\n%s", err, help.String())
+	}
+	cfg, _, err := parse([]string{"-state-dir", "state"}, io.Discard)
+	if err != nil || cfg.Token != "sentinel-agent-token" || cfg.StateDir != "state" {
+		t.Fatalf("%v: token %q, state dir %q", err, cfg.Token, cfg.StateDir)
+	}
+}

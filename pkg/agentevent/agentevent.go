@@ -1,7 +1,7 @@
 // Package agentevent reacts to what agents report: for every change of an
 // agent item that can move a target (not a coalesced heartbeat), it runs an
 // evaluation pass of the active rollouts of the agent's fleet at once, so
-// that the engine reacts within about a second (spec rollouts.md). The
+// that the engine reacts within about a second (docs/engine.md). The
 // DynamoDB stream of the agents table delivers the changes: the agent-event
 // Lambda in the cloud, a stream poller in the local stack.
 package agentevent

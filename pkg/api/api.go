@@ -53,7 +53,7 @@ type Deps struct {
 	// inventory shows (online, gone); the zero value trusts the stored
 	// connection state and calls no agent gone.
 	Liveness agent.Liveness
-	// ServerTimezone is rollouts.defaultTimezone ("" = UTC), as the engine
+	// ServerTimezone is MYRIARCH_DEFAULT_TIMEZONE ("" = UTC), as the engine
 	// has it: the predictions evaluate maintenance windows with it.
 	ServerTimezone string
 }

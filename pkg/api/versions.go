@@ -27,8 +27,8 @@ type selectResponse struct {
 }
 
 // selectFleetVersion stores an operator's choice, audits it and asks the
-// planner to plan the fleet (spec version-selection.md, "Flow of a
-// selection"). The decision is pkg/selection's; this carries it out.
+// planner to plan the fleet (docs/version-selection.md, "Choosing a
+// version"). The decision is pkg/selection's; this carries it out.
 func (s *server) selectFleetVersion(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr

@@ -203,7 +203,7 @@ func ackedFailures(m map[int][]string) []schema.AckedFailures {
 func newPolicyView(s policy.Snapshot) schema.PolicySnapshot {
 	hw := s.HealthWait
 	if hw <= 0 {
-		hw = policy.DefaultHealthWait // the rule of the spec for a snapshot without a value
+		hw = policy.DefaultHealthWait // the rule for a snapshot without a value (docs/rollouts.md)
 	}
 	waves := s.Waves
 	if waves == nil {
@@ -231,7 +231,7 @@ func newPolicyView(s policy.Snapshot) schema.PolicySnapshot {
 }
 
 // policySource is the line the rollout page shows where a health wait comes
-// from (spec rollouts.md, "Health wait"):
+// from (docs/ui.md, "Pages"):
 //
 //	Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17
 //	Policy default · healthWait 1m · built-in policy

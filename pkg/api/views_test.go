@@ -17,7 +17,7 @@ func TestPolicySource(t *testing.T) {
 		s    policy.Snapshot
 		want string
 	}{
-		{snap("canary-then-all", "policies/canary-then-all.yaml", "9f3c2a17", 5*time.Minute), "Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17"}, // the spec's example
+		{snap("canary-then-all", "policies/canary-then-all.yaml", "9f3c2a17", 5*time.Minute), "Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17"}, // the example policy of docs/policy.md
 		{snap("p", "policies/p.yaml", strings.Repeat("ab", 20), 30*time.Second), "Policy p · healthWait 30s · policies/p.yaml@abababab"},                                         // a full commit id is shortened
 		{snap("p", "policies/p.yaml", "", 90*time.Second), "Policy p · healthWait 1m30s · policies/p.yaml"},                                                                      // no commit
 		{builtIn, "Policy default · healthWait 1m · built-in policy"},                                                                                                            // the built-in policy has no file

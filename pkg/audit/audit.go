@@ -5,7 +5,7 @@ package audit
 
 import "time"
 
-// Actions of the version selection (spec/version-selection.md, "Audit events").
+// Actions of the version selection (docs/version-selection.md, "Audit").
 const (
 	ActionVersionSelect      = "fleet.version.select"
 	ActionVersionClear       = "fleet.version.clear"

@@ -24,7 +24,7 @@ const (
 	ActionReject Action = "reject"
 )
 
-// Actions lists every action in the order of the spec's table.
+// Actions lists every operator action (docs/rollouts.md, "Operator actions").
 var Actions = []Action{ActionPause, ActionResume, ActionApprove, ActionAbort, ActionRollback, ActionRetryFailed, ActionReject}
 
 // Request is one operator action. Wave is the wave index for approve and

@@ -17,7 +17,7 @@ type Input struct {
 	Targets []rollout.Target       // every target of the rollout
 	Agents  map[string]agent.Agent // the agents of those targets, by id; a missing agent was deleted
 	Now     time.Time
-	// ServerTimezone is the deployment's rollouts.defaultTimezone ("" = UTC).
+	// ServerTimezone is the deployment's default zone, MYRIARCH_DEFAULT_TIMEZONE ("" = UTC).
 	ServerTimezone string
 	// Liveness says which agents count as online; the zero value trusts
 	// each agent's stored connection state.

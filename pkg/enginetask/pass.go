@@ -34,7 +34,7 @@ type Passer struct {
 	Store     Store
 	Executors executor.Registry
 	Clock     func() time.Time
-	// ServerTimezone is rollouts.defaultTimezone ("" = UTC).
+	// ServerTimezone is the deployment's default zone, MYRIARCH_DEFAULT_TIMEZONE ("" = UTC).
 	ServerTimezone string
 	// Liveness says which agents count as online: silent beyond
 	// Liveness.Silence (a multiple of the gateway's heartbeat) is offline,

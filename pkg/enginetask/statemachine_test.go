@@ -29,7 +29,7 @@ func canaryAttrs(i int) map[string]string {
 	return map[string]string{"labels.wave": "rest"}
 }
 
-// canaryThenAll is the spec's example policy without its windows.
+// canaryThenAll is the example policy of docs/policy.md without its windows.
 func canaryThenAll() policy.Spec {
 	five := 5
 	return policy.Spec{

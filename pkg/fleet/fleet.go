@@ -1,8 +1,8 @@
 // Package fleet is the `kind: Fleet` object: which agents belong to a fleet,
 // the configuration and collector version Git declares for them, the update
 // executor, the policies its rollouts use and the frame inside which an
-// operator may choose the version (spec/version-selection.md, "The frame in
-// Git"). Parse reads the YAML, Validate applies the spec's rules; both return
+// operator may choose the version (docs/version-selection.md, "The
+// frame"). Parse reads the YAML, Validate applies the rules; both return
 // issues and never panic.
 package fleet
 

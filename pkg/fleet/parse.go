@@ -9,9 +9,9 @@ import (
 	"github.com/myriarch/myriarch/pkg/issue"
 )
 
-// Issue codes of Parse and Validate. selection_invalid, executor_invalid,
-// policy_not_found and unknown_field are the spec's; the others name the
-// structural problems the spec leaves to us.
+// Issue codes of Parse and Validate (docs/version-selection.md,
+// "Validation"): selection_invalid, executor_invalid, policy_not_found and
+// unknown_field for the rules; the others name structural problems.
 const (
 	CodeYAMLInvalid      = "yaml_invalid"      // not YAML, or not a mapping at the top
 	CodeFieldInvalid     = "field_invalid"     // wrong type or value, or a key listed twice
@@ -26,7 +26,7 @@ const (
 
 // Parse reads one Fleet document. Structural problems (YAML syntax, types,
 // unknown or repeated keys, apiVersion and kind) are issues with the field
-// path; the rules of the spec are Validate's. collector.version is stored
+// path; the rules of the frame are Validate's. collector.version is stored
 // normalized and a missing executor is none. Parse never panics: whatever it
 // could read is in the returned Fleet.
 func Parse(data []byte) (Fleet, issue.List) {

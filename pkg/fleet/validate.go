@@ -9,7 +9,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
-// Validate applies the rules of spec/version-selection.md ("Validation rules")
+// Validate applies the rules of docs/version-selection.md ("Validation")
 // and the executor and policy references. policyExists answers whether a
 // RolloutPolicy object of that name exists in the same revision; nil skips
 // the policy checks. A reference to "default" never fails: without that

@@ -166,8 +166,8 @@ func (p Plan) wait(reason string, seconds int, detail string) Plan {
 }
 
 // updatesFrom: the statuses in which a new host joins the rollout as a
-// straggler on the old version (the spec's pending, running and
-// waiting_approval). A paused, failed or rolling-back rollout takes no
+// straggler on the old version (pending, running and waiting_approval;
+// docs/version-selection.md, "Installing a new host"). A paused, failed or rolling-back rollout takes no
 // stragglers the same way, so the host gets the effective target.
 func updatesFrom(s rollout.Status) bool {
 	return s == rollout.Pending || s == rollout.Running || s == rollout.WaitingApproval

@@ -1,6 +1,6 @@
 // Package planner decides, per fleet and kind, whether a rollout must start,
-// be superseded or receive stragglers (spec rollouts.md, "When do rollouts
-// arise?"). Decide is pure; Run loads its input through a small Store and
+// be superseded or receive stragglers (docs/rollouts.md, "When rollouts
+// arise"). Decide is pure; Run loads its input through a small Store and
 // carries the decision out.
 package planner
 

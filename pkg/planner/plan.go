@@ -21,7 +21,8 @@ const (
 	CodeSuperseded     = "superseded"
 )
 
-// Decide runs the procedure of the spec for one fleet and kind:
+// Decide runs the planner for one fleet and kind (docs/rollouts.md, "A run,
+// step by step"):
 //  1. reconcile the UI selection with Git (version runs) and write the
 //     effective target version to the member agents;
 //  2. supersede an active rollout whose open targets have another target

@@ -99,7 +99,8 @@ func (p Planner) load(ctx context.Context, fleetName string, k policy.Kind) (Inp
 	return in, err
 }
 
-// apply writes the decision in the order of the spec: the selection and the
+// apply writes the decision in the order of a run (docs/rollouts.md, "A run,
+// step by step"): the selection and the
 // agents' target versions first, then the ended rollout, then stragglers or
 // the new rollout, the selection's plannedAt, and the audit entries last.
 func (p Planner) apply(ctx context.Context, in Input, d Decision) error {

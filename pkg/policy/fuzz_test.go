@@ -1,4 +1,4 @@
-package policy
+package policy_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/policy/policytest"
 )
 
 // FuzzParse: any input yields a policy and issues, never a panic; every issue
@@ -24,29 +26,28 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	for _, spec := range fuzzSeeds {
-		f.Add(doc(spec))
+		f.Add([]byte(policytest.Doc(spec)))
 	}
-	f.Add([]byte(""))
-	f.Add([]byte("- a\n"))
-	f.Add([]byte("a: [\n"))
-	f.Add([]byte(aliasBomb()))
+	for _, c := range policytest.All() {
+		f.Add([]byte(c.Doc))
+	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, issues := Parse(data)
+		p, issues := policy.Parse(data)
 		checkIssues(t, issues)
 		if issues.HasErrors() {
 			return
 		}
-		if again := Validate(p); len(again) != 0 {
+		if again := policy.Validate(p); len(again) != 0 {
 			t.Fatalf("Parse found no issue but Validate did: %v", again)
 		}
-		for _, k := range []Kind{KindConfig, KindVersion} {
+		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 			s := p.Snapshot(k)
 			out, err := json.Marshal(s)
 			if err != nil {
 				t.Fatalf("marshal snapshot: %v", err)
 			}
-			var back Snapshot
+			var back policy.Snapshot
 			if err := json.Unmarshal(out, &back); err != nil {
 				t.Fatalf("unmarshal snapshot %s: %v", out, err)
 			}
@@ -60,7 +61,7 @@ func FuzzParse(f *testing.F) {
 func checkIssues(t *testing.T, issues issue.List) {
 	t.Helper()
 	for _, is := range issues {
-		if !slices.Contains(Codes, is.Code) || is.Severity != issue.Error || is.Message == "" {
+		if !slices.Contains(policy.Codes, is.Code) || is.Severity != issue.Error || is.Message == "" {
 			t.Fatalf("bad issue %#v", is)
 		}
 	}

@@ -42,7 +42,7 @@ const (
 	OnFailureRollbackAll OnFailure = "rollback-all"
 )
 
-// Defaults of the spec. DefaultName is the policy a fleet uses without a reference.
+// Defaults of a policy (docs/policy.md). DefaultName is the policy a fleet uses without a reference.
 const (
 	DefaultName                = "default"
 	DefaultMaxConcurrent       = 50

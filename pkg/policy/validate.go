@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/windows"
 )
 
-// Validate checks the rules of the spec on a policy, whether read from YAML or
+// Validate checks the rules of docs/policy.md on a policy, whether read from YAML or
 // built in code. Its paths are those of the YAML document (spec.waves[1].percent).
 func Validate(p Policy) issue.List {
 	var l issue.List

@@ -6,7 +6,8 @@
 // The package does not import pkg/rollout, which stores a *TargetProgress:
 // the caller adapts a rollout.Target into TargetFacts.
 //
-// The updater protocol (updater-protocol.md) is not in the repository. This
+// The updater's reporting protocol is not specified in this repository
+// beyond docs/rollouts.md ("Live progress of a version target"). This
 // package assumes that the component's status is one of the phase names
 // (offered, downloading, verifying, installing, restarting, health_check,
 // rolling_back) or an end of the attempt (succeeded, failed, rolled_back), and

@@ -1,7 +1,8 @@
 // Package revision is a GitOps snapshot: the fleets, rollout policies,
 // executor objects and rendered configurations of one commit. It loads them from files (a
 // directory or the files an API request carries), validates every object
-// with the issue codes of the specs, and assigns agents to fleets.
+// with the issue codes of docs/policy.md, docs/version-selection.md and
+// docs/executors.md, and assigns agents to fleets.
 //
 // Layout of a revision, by path:
 //

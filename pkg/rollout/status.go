@@ -1,5 +1,5 @@
 // Package rollout is the state of a rollout, its waves and its targets, with
-// the statuses of the spec and the operator actions as pure transitions.
+// the statuses of docs/rollouts.md and the operator actions as pure transitions.
 package rollout
 
 import "errors"
@@ -23,7 +23,7 @@ const (
 	Superseded  Status = "superseded"
 )
 
-// Statuses lists every rollout status, in the order of the spec.
+// Statuses lists every rollout status, in the order of docs/rollouts.md.
 var Statuses = []Status{Pending, Running, WaitingApproval, Paused, Frozen, Completed, Failed, Aborted, RollingBack, RolledBack, Superseded}
 
 // Final reports whether no transition leaves the status. failed is not final:
@@ -67,7 +67,7 @@ const (
 	TargetRolledBack    TargetStatus = "rolled_back"
 )
 
-// TargetStatuses lists every target status in the order of the spec.
+// TargetStatuses lists every target status in the order of docs/rollouts.md.
 var TargetStatuses = []TargetStatus{TargetPending, TargetWaitingWindow, TargetInProgress, TargetVerifying, TargetSucceeded,
 	TargetFailed, TargetSkipped, TargetCancelled, TargetRolledBack}
 

@@ -26,7 +26,7 @@ type ClearDecision struct {
 
 // DecideClear decides clearFleetVersionSelection, allowed even when the frame
 // is disabled and while a version rollout is failed or rolling_back (clearing
-// is the way out the spec names after a rollback). It clears the stored
+// is a way out after a rollback, docs/version-selection.md "Downgrades"). It clears the stored
 // selection even when Git already superseded it and the planner has not yet
 // deleted it: the end state is the same and the operator's intent is audited.
 // The checks in order:

@@ -1,5 +1,5 @@
 // Package selection is the version an operator chooses for a fleet inside
-// the frame Git declares (spec/version-selection.md): the stored choice, the
+// the frame Git declares (docs/version-selection.md): the stored choice, the
 // resolver of the effective target, the conflict rules that reconcile a
 // choice with Git, the version options the UI offers, and the select and
 // clear operations as pure decisions. Nothing here stores, reads a clock or

@@ -75,7 +75,10 @@ type rolloutView struct {
 	} `json:"waves"`
 	TargetCounts map[string]int `json:"targetCounts"`
 	Progress     string         `json:"progress"`
-	Stages       []struct {
+	Policy       struct {
+		HealthWait string `json:"healthWait"`
+	} `json:"policy"`
+	Stages []struct {
 		Name    string `json:"name"`
 		Status  string `json:"status"`
 		LastRed string `json:"lastRed"`
@@ -112,6 +115,42 @@ func (r rolloutView) line() string {
 		s += " — " + r.StatusReason
 	}
 	return s
+}
+
+// inHealthWait counts the targets of the rollout in their health wait.
+func (r rolloutView) inHealthWait() int {
+	n := 0
+	for _, w := range r.Waves {
+		n += w.InHealthWait
+	}
+	return n
+}
+
+// healthWaitLine is the countdown of the health waits in progress: how
+// many targets wait and when the last wait ends, from their verifiedAt and
+// the policy's healthWait, as the page and myrctl watch count them.
+func healthWaitLine(verifiedAt []time.Time, healthWait time.Duration, now time.Time) string {
+	if len(verifiedAt) == 0 {
+		return ""
+	}
+	last := verifiedAt[0]
+	for _, v := range verifiedAt[1:] {
+		if v.After(last) {
+			last = v
+		}
+	}
+	left := last.Add(healthWait).Sub(now)
+	if left <= 0 {
+		return fmt.Sprintf("  health wait: %d %s, finishing…", len(verifiedAt), plural(len(verifiedAt), "target"))
+	}
+	return fmt.Sprintf("  health wait: %d %s, the last ends in %s", len(verifiedAt), plural(len(verifiedAt), "target"), left.Round(time.Second))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func short(ref string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
 )
@@ -274,6 +275,7 @@ func textFiles(files map[string][]byte) map[string]string {
 // reaches want; a final status other than want is an error.
 func (s *Stack) watch(ctx context.Context, c client, id string, say func(string, ...any), want string) (rolloutView, error) {
 	last := ""
+	var lastWait time.Time
 	for {
 		var r rolloutView
 		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+id, nil, &r); err != nil {
@@ -282,6 +284,9 @@ func (s *Stack) watch(ctx context.Context, c client, id string, say func(string,
 		if l := r.line(); l != last {
 			say("%s", l)
 			last = l
+		}
+		if r.inHealthWait() > 0 {
+			lastWait = s.sayHealthWait(ctx, c, r, say, lastWait)
 		}
 		switch r.Status {
 		case want:
@@ -295,6 +300,40 @@ func (s *Stack) watch(ctx context.Context, c client, id string, say func(string,
 			return r, fmt.Errorf("rollout %s did not reach %s: %w", id, want, err)
 		}
 	}
+}
+
+// countdownEvery is how often the demo repeats the health-wait countdown.
+const countdownEvery = 5 * time.Second
+
+// sayHealthWait prints the countdown of the rollout's health waits, at most
+// every countdownEvery; it returns when it last printed.
+func (s *Stack) sayHealthWait(ctx context.Context, c client, r rolloutView, say func(string, ...any), printed time.Time) time.Time {
+	now := s.clock()
+	if now.Sub(printed) < countdownEvery {
+		return printed
+	}
+	var page struct {
+		Items []struct {
+			VerifiedAt *time.Time `json:"verifiedAt"`
+		} `json:"items"`
+	}
+	if err := c.do(ctx, "GET", "/api/v1/rollouts/"+r.ID+"/targets?status=verifying&limit=500", nil, &page); err != nil {
+		return printed // the next refresh tries again
+	}
+	var at []time.Time
+	for _, t := range page.Items {
+		if t.VerifiedAt != nil {
+			at = append(at, *t.VerifiedAt)
+		}
+	}
+	hw, err := time.ParseDuration(r.Policy.HealthWait)
+	if err != nil || hw <= 0 {
+		hw = policy.DefaultHealthWait
+	}
+	if l := healthWaitLine(at, hw, now); l != "" {
+		say("%s", l)
+	}
+	return now
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -155,7 +155,7 @@ func sel(version string, rev int64) *selection.Selection {
 	return &selection.Selection{Fleet: "edge", Version: version, State: selection.Active, SelectedBy: "user:bob", SelectedAt: t0, UpdatedAt: t0, Revision: rev}
 }
 
-// The selection is a compare-and-set on its revision (the spec's 409).
+// The selection is a compare-and-set on its revision (a 409 for a stale view).
 func TestSelection_CompareAndSet(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)

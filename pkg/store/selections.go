@@ -31,7 +31,7 @@ func (s *Store) Selection(ctx context.Context, fleetName string) (*selection.Sel
 // SaveSelection stores (or, with next nil, deletes) the selection of a fleet
 // on the condition that the stored revision is still previousRevision (0:
 // none is stored). A new selection carries previousRevision+1. A lost race
-// returns ErrConflict: the spec's 409 when an operator acted on a stale view.
+// returns ErrConflict: the API's 409 when an operator acted on a stale view.
 func (s *Store) SaveSelection(ctx context.Context, fleetName string, next *selection.Selection, previousRevision int64) error {
 	key := objKey(pkSelection, fleetName)
 	names := map[string]string{"#rev": attrRevision, "#pk": tables.AttrPK}

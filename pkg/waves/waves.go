@@ -1,5 +1,5 @@
 // Package waves distributes the targets of a new rollout over the waves of
-// its policy (spec rollouts.md, "Waves"). The distribution is a snapshot taken
+// its policy (docs/policy.md, "Waves"). The distribution is a snapshot taken
 // once, when the rollout is created; it is pure and needs no clock.
 package waves
 
@@ -152,8 +152,8 @@ func group(order, waveOf []int32, candidates []Candidate, waves int) [][]string 
 }
 
 // LastWave is the index of the wave that receives stragglers: agents that
-// became relevant after the rollout was created join the last wave (spec
-// rollouts.md, planner step 3). After Assign it is always len(ws)-1 ≥ 0,
+// became relevant after the rollout was created join the last wave
+// (docs/rollouts.md, "A run, step by step"). After Assign it is always len(ws)-1 ≥ 0,
 // because the rest wave guarantees at least one wave; -1 for no waves.
 func LastWave(ws []rollout.Wave) int { return len(ws) - 1 }
 

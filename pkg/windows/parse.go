@@ -75,7 +75,7 @@ func (t *TimeOfDay) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// weekdayNames are the only spellings the spec accepts, indexed by time.Weekday.
+// weekdayNames are the only spellings a policy accepts, indexed by time.Weekday.
 var weekdayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
 
 // ParseWeekday reads exactly one of Mon Tue Wed Thu Fri Sat Sun.
@@ -88,7 +88,7 @@ func ParseWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("weekday %q: want one of Mon, Tue, Wed, Thu, Fri, Sat, Sun", s)
 }
 
-// WeekdayName is the spec's spelling of d ("Mon"); an out-of-range value
+// WeekdayName is the policy's spelling of d ("Mon"); an out-of-range value
 // shows as "invalid(n)".
 func WeekdayName(d time.Weekday) string {
 	if d < time.Sunday || d > time.Saturday {

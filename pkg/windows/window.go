@@ -33,5 +33,5 @@ const AgentZone = "agent"
 type Zones struct {
 	Attribute     string // timezoneAttribute of the policy (default site.timezone)
 	PolicyDefault string // defaultTimezone of the policy
-	ServerDefault string // rollouts.defaultTimezone of the deployment
+	ServerDefault string // the deployment's default zone (MYRIARCH_DEFAULT_TIMEZONE)
 }

@@ -161,7 +161,7 @@ type PolicySnapshot struct {
 }
 
 // EffectiveHealthWait is the health wait of the snapshot with the rule of
-// the spec (rollouts.md, "Health wait"): a snapshot without a value, or 0,
+// docs/rollouts.md ("The health wait"): a snapshot without a value, or 0,
 // waits 60 seconds. healthWait is read first (it keeps fractions of a
 // second), then healthWaitSeconds.
 func (p PolicySnapshot) EffectiveHealthWait() time.Duration {

@@ -1,5 +1,5 @@
-// The order in which the rollout page lists targets (spec rollouts.md,
-// "Live progress per target"): running work first, as myrctl watch does.
+// The order in which the rollout page lists targets (docs/rollouts.md,
+// "Live progress of a version target"): running work first, as myrctl watch does.
 
 export const STATUS_ORDER = [
   'in_progress', 'verifying', 'waiting_window', 'failed', 'rolled_back', 'pending', 'succeeded', 'skipped', 'cancelled',

@@ -1,8 +1,8 @@
 // Time arithmetic of the page, pure: every function takes `now` (ms since
 // the epoch) rather than reading the clock, as the engine does.
 
-// DEFAULT_HEALTH_WAIT_SECONDS is the rule of the spec for a snapshot
-// without a value, or 0 (rollouts.md, "Health wait").
+// DEFAULT_HEALTH_WAIT_SECONDS is the rule for a snapshot without a value,
+// or 0 (docs/rollouts.md, "The health wait").
 export const DEFAULT_HEALTH_WAIT_SECONDS = 60;
 
 // evaluated reports whether the engine evaluates a rollout in this status,

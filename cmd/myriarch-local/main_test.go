@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+// An address in use is refused with the flag and the make variable that
+// move the service, for each of the three addresses.
+func TestRun_AddressInUseNamesTheFlag(t *testing.T) {
+	storetest.Client(t) // the stack needs DynamoDB Local before it listens
+	t.Chdir("../..")    // the state machine file, as make run finds it
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	for _, c := range []struct{ flag, want string }{
+		{"-sfn", "the Step Functions endpoint cannot listen on " + addr + ": bind: address already in use: choose another address with -sfn ADDR (make run SFN=ADDR)"},
+		{"-api", "the REST API cannot listen on " + addr + ": bind: address already in use: choose another address with -api ADDR (make run API=ADDR)"},
+		{"-gateway", "the OpAMP gateway cannot listen on " + addr + ": bind: address already in use: choose another address with -gateway ADDR (make run GATEWAY=ADDR)"},
+	} {
+		args := map[string]string{"-api": "127.0.0.1:0", "-gateway": "127.0.0.1:0", "-sfn": "127.0.0.1:0"}
+		args[c.flag] = addr
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"run", "-agents", "0", "-api", args["-api"], "-gateway", args["-gateway"], "-sfn", args["-sfn"]}, &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%s in use: exit %d, stderr:\n%s\nwant %q", c.flag, code, stderr.String(), c.want)
+		}
+	}
+}
+
+// -data without DynamoDB Local on disk in that directory is refused: the
+// state would not survive the restart it promises.
+func TestRun_DataNeedsDynamoDBOnDisk(t *testing.T) {
+	t.Setenv("DYNAMODB_LOCAL_DB_PATH", "")
+	var stdout, stderr bytes.Buffer
+	dir := t.TempDir()
+	if code := run([]string{"run", "-data", dir}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "needs DynamoDB Local on disk") {
+		t.Errorf("exit %d, stderr %s", code, stderr.String())
+	}
+}
