@@ -17,7 +17,7 @@ func actionCmds(g *globals) []*cobra.Command {
 		{client.ActionPause, "Stop starting new targets"},
 		{client.ActionAbort, "Stop the rollout; targets that have not started are cancelled"},
 		{client.ActionRollback, "Return started targets to their starting state"},
-		{client.ActionRetryFailed, "Reset failed targets and run them again"},
+		{client.ActionRetryFailed, "Reset failed targets and run them again (refused with nothing_to_retry when nothing failed)"},
 	}
 	var cmds []*cobra.Command
 	for _, a := range simple {
@@ -73,7 +73,7 @@ and why (--reason) is kept on the rollout and in the audit log.`,
 func approveCmd(g *globals) *cobra.Command {
 	var req client.ApproveRequest
 	cmd := waveCmd(g, &cobra.Command{
-		Use:   "approve ID --wave N [--reason R] [--freeze-override]",
+		Use:   "approve ID --wave NAME|N [--reason R] [--freeze-override]",
 		Short: "Approve a wave that waits for approval",
 		Long: `Approve records your approval of a wave that waits for it. The wave starts
 once the policy's approvals.required distinct operators approved it (1 unless
@@ -93,7 +93,7 @@ the rest of the rollout.`,
 func rejectCmd(g *globals) *cobra.Command {
 	var req client.RejectRequest
 	cmd := waveCmd(g, &cobra.Command{
-		Use:   "reject ID --wave N [--reason R]",
+		Use:   "reject ID --wave NAME|N [--reason R]",
 		Short: "Refuse the approval a wave waits for; the wave stops and the policy's onFailure applies",
 		Long: `Reject stops a wave that waits for approval: nothing of it starts, and the
 policy's onFailure applies (pause, or a rollback of what ran before it).
@@ -106,23 +106,52 @@ Resuming the paused rollout asks for the wave's approval again.`,
 }
 
 // waveCmd completes a command that decides on one wave of a rollout (ID
-// and the required --wave N, stored in wave) and reports what act left.
-func waveCmd(g *globals, cmd *cobra.Command, wave *int, act func(ctx context.Context, c *client.Client, id string) (client.Rollout, error)) *cobra.Command {
+// and the required --wave, the wave's index or name, stored in wave) and
+// reports what act left.
+func waveCmd(g *globals, cmd *cobra.Command, wave *client.WaveRef, act func(ctx context.Context, c *client.Client, id string) (client.Rollout, error)) *cobra.Command {
+	var flag string
 	cmd.Args = cobra.ExactArgs(1)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := g.client()
 		if err != nil {
 			return err
 		}
-		if *wave < 0 {
-			return fmt.Errorf("--wave must be a wave index from 0, not %d", *wave)
+		if *wave, err = waveFlag(flag); err != nil {
+			return err
 		}
 		r, err := act(cmd.Context(), c, args[0])
-		return g.acted(r, fmt.Sprintf("%s wave %d", cmd.Name(), *wave), err)
+		return g.acted(r, cmd.Name()+" "+waveTitle(r, *wave), err)
 	}
-	cmd.Flags().IntVar(wave, "wave", 0, "the index of the wave to "+cmd.Name()+" (from 0)")
+	cmd.Flags().StringVar(&flag, "wave", "", "the wave to "+cmd.Name()+": its name (canary) or its index from 0")
 	_ = cmd.MarkFlagRequired("wave")
 	return cmd
+}
+
+// waveFlag reads --wave: a wave's index from 0 or its name, which the API
+// resolves against the rollout's waves.
+func waveFlag(s string) (client.WaveRef, error) {
+	if s == "" {
+		return "", fmt.Errorf("--wave must be a wave's name or its index from 0, not empty")
+	}
+	w := client.WaveRef(s)
+	if n, ok := w.Index(); ok && n < 0 {
+		return "", fmt.Errorf("--wave must be a wave's name or its index from 0, not %d", n)
+	}
+	return w, nil
+}
+
+// waveTitle names the wave as the rollout has it: `wave 1 "rest"`; the
+// reference as given when the rollout does not have it.
+func waveTitle(r client.Rollout, ref client.WaveRef) string {
+	for _, w := range r.Waves {
+		if n, ok := ref.Index(); (ok && w.Index == n) || (!ok && w.Name == string(ref)) {
+			return fmt.Sprintf("wave %d %q", w.Index, w.Name)
+		}
+	}
+	if _, ok := ref.Index(); ok {
+		return "wave " + string(ref)
+	}
+	return fmt.Sprintf("wave %q", string(ref))
 }
 
 // acted reports the rollout as the action left it: its status and reason,

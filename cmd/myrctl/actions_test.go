@@ -28,18 +28,21 @@ func TestActions(t *testing.T) {
 		code   int
 		out    string // on stdout (exit 0) or stderr (exit 1, 2)
 	}{
-		{nil, clienttest.ViewerToken, []string{"pause", id}, 1, "myrctl: 403 forbidden: the role viewer lacks the permission rollouts:operate\n  missing permission: rollouts:operate"}, // a viewer reads only
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "9"}, 1, "myrctl: 422 wave_not_found: "},                                                                      // no such wave
-		{nil, clienttest.OperatorToken, []string{"approve", id}, 2, `required flag(s) "wave" not set`},                                                                                  // the wave is required
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 0, "approve wave 1: rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},             // released
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_already_approved: wave 1 \"rest\" is already approved"},                            // twice
-		{nil, clienttest.OperatorToken, []string{"pause", id}, 0, "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                     // paused with the reason
-		{nil, clienttest.OperatorToken, []string{"resume", id}, 0, "resume: rollout " + id + " is running"},                                                                             // and on again
-		{fail, clienttest.OperatorToken, []string{"retry-failed", id}, 0, "retry-failed: rollout " + id + " is running"},                                                                // the failed target runs again
-		{fail, clienttest.OperatorToken, []string{"rollback", id}, 0, "rollback: rollout " + id + " is rolling_back"},                                                                   // started targets go back
-		{nil, clienttest.OperatorToken, []string{"resume", id}, 1, "myrctl: 409 action_not_allowed: "},                                                                                  // not while rolling back
-		{nil, clienttest.OperatorToken, []string{"abort", "r-nope"}, 1, "myrctl: 404 rollout_not_found: rollout r-nope does not exist"},                                                 // no such rollout
-		{nil, clienttest.OperatorToken, []string{"frobnicate", id}, 2, `unknown command "frobnicate"`},                                                                                  // no such action
+		{nil, clienttest.ViewerToken, []string{"pause", id}, 1, "myrctl: 403 forbidden: the role viewer lacks the permission rollouts:operate\n  missing permission: rollouts:operate"},                   // a viewer reads only
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "9"}, 1, "myrctl: 422 wave_not_found: "},                                                                                        // no such wave
+		{nil, clienttest.OperatorToken, []string{"approve", id}, 2, `required flag(s) "wave" not set`},                                                                                                    // the wave is required
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "canry"}, 1, `myrctl: 400 wave_name_unknown: rollout ` + id + ` has no wave named "canry"; its waves are 0 "canary", 1 "rest"`}, // a name it lacks
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "-1"}, 2, "--wave must be a wave's name or its index from 0, not -1"},                                                           // before anything is sent
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "rest"}, 0, "approve wave 1 \"rest\": rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},                   // released, by name
+		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_already_approved: wave 1 \"rest\" is already approved"},                                              // twice
+		{nil, clienttest.OperatorToken, []string{"pause", id}, 0, "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                                       // paused with the reason
+		{nil, clienttest.OperatorToken, []string{"resume", id}, 0, "resume: rollout " + id + " is running"},                                                                                               // and on again
+		{nil, clienttest.OperatorToken, []string{"retry-failed", id}, 1, "myrctl: 409 nothing_to_retry: rollout " + id + " has no failed targets, waves or stages to retry; it is running\n"},             // nothing failed yet
+		{fail, clienttest.OperatorToken, []string{"retry-failed", id}, 0, "retry-failed: rollout " + id + " is running"},                                                                                  // the failed target runs again
+		{fail, clienttest.OperatorToken, []string{"rollback", id}, 0, "rollback: rollout " + id + " is rolling_back"},                                                                                     // started targets go back
+		{nil, clienttest.OperatorToken, []string{"resume", id}, 1, "myrctl: 409 action_not_allowed: "},                                                                                                    // not while rolling back
+		{nil, clienttest.OperatorToken, []string{"abort", "r-nope"}, 1, "myrctl: 404 rollout_not_found: rollout r-nope does not exist"},                                                                   // no such rollout
+		{nil, clienttest.OperatorToken, []string{"frobnicate", id}, 2, `unknown command "frobnicate"`},                                                                                                    // no such action
 	}
 	for i, s := range steps {
 		if s.before != nil {
@@ -55,10 +58,11 @@ func TestActions(t *testing.T) {
 		}
 	}
 	entries, err := c.srv.Client(clienttest.ViewerToken).AllAudit(t.Context(), "rollout", id, 0)
-	// rollout.create and every decided action, refusals included; none for the
-	// 403, the usage errors or r-nope
-	if err != nil || len(entries) != 9 {
-		t.Fatalf("%d audit entries, %v: want 9", len(entries), err)
+	// rollout.create and every decided action, refusals included (the
+	// unknown wave name and nothing_to_retry too); none for the 403, the
+	// usage errors or r-nope
+	if err != nil || len(entries) != 11 {
+		t.Fatalf("%d audit entries, %v: want 11", len(entries), err)
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 
 	"github.com/spf13/cobra"
 
@@ -32,15 +35,33 @@ func group(use, short string) *cobra.Command {
 	}
 }
 
-// client checks the output format and returns a client of the API; a bad
-// format is a usage error.
+// client checks the output format and the API's URL and returns a client
+// of the API; a bad format or URL is a usage error.
 func (g *globals) client() (*client.Client, error) {
 	if g.output != "text" && g.output != "json" {
 		return nil, fmt.Errorf("--output must be text or json, not %q", g.output)
 	}
-	c := client.New(g.api, g.token)
+	api := g.apiURL()
+	if err := checkAPIURL(api); err != nil {
+		return nil, err
+	}
+	c := client.New(api, g.bearer())
 	c.UserAgent = "myrctl"
 	return c, nil
+}
+
+// checkAPIURL refuses an API URL that no request could use, such as
+// 127.0.0.1:8080 without its scheme, before anything is sent.
+func checkAPIURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" && u.Fragment == "" {
+		return nil
+	}
+	shown := raw
+	if err == nil {
+		shown = u.Redacted()
+	}
+	return fmt.Errorf("--api / MYRIARCH_API must be the API's http or https URL, such as %s or %s/api/v1, not %q", defaultAPI, defaultAPI, shown)
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -65,8 +86,16 @@ func (g *globals) show(v any, text func()) error {
 // failed reports an error of the API and ends the command with status 1:
 // "myrctl: <status> <code>: <detail>" and the problem's issues on stderr;
 // with --output json the problem document is also printed on stdout.
+//
+// An API that cannot be reached is "myrctl: cannot reach the API at <url>
+// (<reason>): ..." with how to start it or point myrctl elsewhere.
 func (g *globals) failed(err error) error {
 	var p *client.Problem
+	var unreachable *client.UnreachableError
+	if errors.As(err, &unreachable) {
+		fmt.Fprintf(g.stderr, "myrctl: %s: %s\n", unreachable.Error(), reachHint(unreachable.BaseURL))
+		return exitError{code: 1}
+	}
 	if !errors.As(err, &p) {
 		fmt.Fprintln(g.stderr, "myrctl:", err)
 		return exitError{code: 1}
@@ -78,8 +107,38 @@ func (g *globals) failed(err error) error {
 	for _, is := range p.Issues {
 		fmt.Fprintln(g.stderr, " ", is.String())
 	}
+	if noSuchPath(p) {
+		fmt.Fprintf(g.stderr, "  is %s the API's base URL? set --api / MYRIARCH_API\n", client.Base(g.apiURL()))
+	}
 	if g.json() {
 		_ = g.printJSON(p)
 	}
 	return exitError{code: 1}
+}
+
+// reachHint says what to do about an API that cannot be reached: start the
+// local stack when the URL is this machine's, and in any case how to point
+// myrctl at another API.
+func reachHint(base string) string {
+	if u, err := url.Parse(base); err == nil {
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return "start it with make run, or set --api / MYRIARCH_API"
+		}
+	}
+	return "check the URL and the network, or set --api / MYRIARCH_API"
+}
+
+// noSuchPath reports whether the answer says the path does not exist: the
+// API's 404 not_found, anything's 404 that is no problem document, or API
+// Gateway's 403 for a path without a route. Most often the --api URL has a
+// path the API does not have.
+func noSuchPath(p *client.Problem) bool {
+	switch {
+	case p.Status == http.StatusNotFound:
+		return p.Code == "" || p.Code == "not_found"
+	case p.Status == http.StatusForbidden && p.Code == "":
+		return p.Detail == "Missing Authentication Token"
+	}
+	return false
 }

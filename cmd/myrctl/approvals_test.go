@@ -39,20 +39,20 @@ func TestApprovals(t *testing.T) {
 		out   []string // in order, on stdout (exit 0) or stderr
 	}{
 		{clienttest.OperatorToken, []string{"approve", id, "--wave", "1", "--reason", "canary green"}, 0, []string{
-			"approve wave 1: rollout " + id + " is waiting_approval", `wave 1 "rest" waits for approval (1 of 2)`,
+			"approve wave 1 \"rest\": rollout " + id + " is waiting_approval", `wave 1 "rest" waits for approval (1 of 2)`,
 			"wave 1 approvals 1/2 (Dana Operator) · expires in 24h", "targets: pending 2 · succeeded 1"}}, // one of two
 		{clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, []string{"myrctl: 409 wave_already_approved: "}},                      // nobody counts twice
 		{clienttest.AdminToken, []string{"approve", id, "--wave", "1"}, 1, []string{"myrctl: 409 self_approval: CI pipeline created this rollout"}}, // the applier of the revision
 		{clienttest.ReviewerToken, []string{"reject", id}, 2, []string{`required flag(s) "wave" not set`}},                                          // the wave is required
 		{clienttest.ReviewerToken, []string{"reject", id, "--wave", "1", "--freeze-override"}, 2, []string{"unknown flag: --freeze-override"}},      // reject bypasses nothing
-		{clienttest.ReviewerToken, []string{"reject", id, "--wave", "1", "--reason", "not during the sale"}, 0, []string{
-			"reject wave 1: rollout " + id + " is paused", `wave 1 "rest" rejected by Sam Reviewer: not during the sale`}}, // stopped, onFailure pause
+		{clienttest.ReviewerToken, []string{"reject", id, "--wave", "rest", "--reason", "not during the sale"}, 0, []string{
+			"reject wave 1 \"rest\": rollout " + id + " is paused", `wave 1 "rest" rejected by Sam Reviewer: not during the sale`}}, // stopped, onFailure pause
 		{clienttest.ViewerToken, []string{"get", id}, 0, []string{
 			"1 rest    failed", "wave 1 rejected by Sam Reviewer at 2026-11-30T09:05:00Z: not during the sale · resume asks for its approval again"}},
 		{clienttest.OperatorToken, []string{"resume", id}, 0, []string{
 			"resume: rollout " + id + " is waiting_approval", "wave 1 approvals 0/2 · expires in 24h"}}, // asked again
 		{clienttest.ReviewerToken, []string{"approve", id, "--wave", "1", "--freeze-override", "--reason", "hotfix"}, 0, []string{
-			"approve wave 1: rollout " + id + " is waiting_approval", "wave 1 approvals 1/2 (Sam Reviewer)",
+			"approve wave 1 \"rest\": rollout " + id + " is waiting_approval", "wave 1 approvals 1/2 (Sam Reviewer)",
 			"freezes bypassed by Sam Reviewer at 2026-11-30T09:05:00Z: hotfix"}},
 	}
 	for i, s := range steps {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/client/clienttest"
 )
@@ -28,15 +32,118 @@ func TestExitStatus_Usage(t *testing.T) {
 	}
 }
 
-// TestExitStatus_Unreachable: an API that cannot be reached fails with 1.
+// TestExitStatus_Unreachable: an API that cannot be reached fails with 1
+// and says which URL was tried and how to change it.
 func TestExitStatus_Unreachable(t *testing.T) {
 	c := newCLI(t)
 	gone := httptest.NewServer(nil)
 	gone.Close()
-	c.srv.URL = gone.URL
+	c.srv.URL = gone.URL + "/api/v1"
 	r := c.run(clienttest.ViewerToken, "me")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "myrctl: GET /api/v1/me: ") {
-		t.Fatalf("exit %d stderr %q, want 1 naming the request", r.code, r.stderr)
+	want := "myrctl: cannot reach the API at " + gone.URL + " (connection refused): start it with make run, or set --api / MYRIARCH_API\n"
+	if r.code != 1 || r.stderr != want || r.stdout != "" {
+		t.Fatalf("exit %d stdout %q stderr %q, want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// TestReachHint: make run is the hint for this machine's API only.
+func TestReachHint(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8080":                                "start it with make run, or set --api / MYRIARCH_API",
+		"http://localhost:18080":                               "start it with make run, or set --api / MYRIARCH_API",
+		"http://[::1]:8080":                                    "start it with make run, or set --api / MYRIARCH_API",
+		"https://abc.execute-api.eu-west-1.amazonaws.com/prod": "check the URL and the network, or set --api / MYRIARCH_API",
+	} {
+		if got := reachHint(base); got != want {
+			t.Errorf("reachHint(%s) = %q, want %q", base, got, want)
+		}
+	}
+}
+
+// TestAPIURL_WithOrWithoutAPIPrefix: the URL the local stack prints
+// (http://127.0.0.1:8080/api/v1) works as well as the bare base URL; one
+// that no request could use is a usage error; one with a path the API does
+// not have says to check --api.
+func TestAPIURL_WithOrWithoutAPIPrefix(t *testing.T) {
+	c := newCLI(t)
+	base := c.srv.URL
+	for _, api := range []string{base, base + "/", base + "/api/v1", base + "/api/v1/"} {
+		c.srv.URL = api
+		c.run(clienttest.ViewerToken, "me").ok(t).has(t, "Vera Viewer")
+		c.run(clienttest.ViewerToken, "rollouts", "list").ok(t).has(t, "no rollouts")
+	}
+	for _, api := range []string{"127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1", "http://", "http://127.0.0.1:8080?x=1"} {
+		c.srv.URL = api
+		c.run(clienttest.ViewerToken, "me").usage(t, "--api / MYRIARCH_API must be the API's http or https URL")
+	}
+	c.srv.URL = base + "/v1"
+	r := c.run(clienttest.ViewerToken, "me")
+	if r.code != 1 || !strings.Contains(r.stderr, "myrctl: 404 not_found: ") || !strings.Contains(r.stderr, "  is "+base+"/v1 the API's base URL? set --api / MYRIARCH_API\n") {
+		t.Fatalf("exit %d stderr %q, want 1 with the hint to check --api", r.code, r.stderr)
+	}
+	// API Gateway answers a path without a route with a 403.
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"message":"Missing Authentication Token"}`))
+	}))
+	defer gw.Close()
+	c.srv.URL = gw.URL
+	r = c.run(clienttest.ViewerToken, "me")
+	if r.code != 1 || r.stderr != "myrctl: 403 forbidden: Missing Authentication Token\n  is "+gw.URL+" the API's base URL? set --api / MYRIARCH_API\n" {
+		t.Fatalf("exit %d stderr %q, want 1 with the hint to check --api", r.code, r.stderr)
+	}
+}
+
+// TestToken_NeverPrinted: with the token in MYRIARCH_TOKEN (or --token),
+// neither the help nor a usage error nor a refusal nor an unreachable API
+// prints it, on stdout or stderr.
+func TestToken_NeverPrinted(t *testing.T) {
+	const sentinel = "SENTINEL-0c5e1d2b-token-that-must-not-leak"
+	c := newCLI(t)
+	t.Setenv("MYRIARCH_TOKEN", sentinel)
+	gone := httptest.NewServer(nil)
+	gone.Close()
+	// A server that echoes the Authorization header in its answer: myrctl
+	// still does not print it.
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "denied for "+r.Header.Get("Authorization"), http.StatusBadGateway)
+	}))
+	defer echo.Close()
+	runs := []struct {
+		api  string
+		args []string
+	}{
+		{c.srv.URL, []string{"--help"}},
+		{c.srv.URL, []string{"rollouts", "--help"}},
+		{c.srv.URL, []string{"rollouts", "approve", "--help"}},
+		{c.srv.URL, []string{"help", "watch"}},
+		{c.srv.URL, []string{"me", "--nope"}},                                              // usage error
+		{c.srv.URL, []string{"rollouts", "approve", "r-1"}},                                // a required flag missing
+		{c.srv.URL, []string{"frobnicate"}},                                                // unknown command
+		{c.srv.URL, []string{"me"}},                                                        // 401: the server does not know the token
+		{c.srv.URL, []string{"me", "-o", "json"}},                                          // the problem on stdout
+		{c.srv.URL, []string{"me", "--token", sentinel + "-flag"}},                         // given as a flag
+		{c.srv.URL, []string{"rollouts", "get", "r-1", "--token", clienttest.ViewerToken}}, // 404
+		{gone.URL, []string{"me"}},                                                         // unreachable
+		{gone.URL, []string{"watch", "r-1"}},                                               // unreachable, watch
+		{"127.0.0.1:1", []string{"me"}},                                                    // a bad --api
+		{echo.URL, []string{"me"}},                                                         // an answer that echoes it
+		{echo.URL, []string{"me", "-o", "json"}},
+	}
+	for _, run := range runs {
+		var out, errOut bytes.Buffer
+		g := newGlobals(&out, &errOut)
+		g.sleep = func(context.Context, time.Duration) error { return context.Canceled }
+		code := runContext(t.Context(), g, append([]string{"--api", run.api}, run.args...))
+		for name, text := range map[string]string{"stdout": out.String(), "stderr": errOut.String()} {
+			if strings.Contains(text, "SENTINEL") {
+				t.Errorf("myrctl %v (exit %d) prints the token on %s:\n%s", run.args, code, name, text)
+			}
+		}
+		if run.args[0] == "--help" && !strings.Contains(out.String(), "bearer token (env MYRIARCH_TOKEN)") {
+			t.Errorf("the help does not describe --token:\n%s", out.String())
+		}
 	}
 }
 

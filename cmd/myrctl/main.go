@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runContext executes myrctl with the globals' streams and clocks.
 func runContext(ctx context.Context, g *globals, args []string) int {
+	// Nothing myrctl writes carries the bearer token: not the help, not an
+	// error, not an answer of the API that echoes it.
+	g.stdout = redactor{w: g.stdout, secret: g.bearer}
+	g.stderr = redactor{w: g.stderr, secret: g.bearer}
 	root := newRoot(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -85,12 +90,34 @@ func newRoot(g *globals) *cobra.Command {
 	}
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
-	root.PersistentFlags().StringVar(&g.api, "api", envOr("MYRIARCH_API", "http://127.0.0.1:8080"), "base URL of the Myriarch API (env MYRIARCH_API)")
-	root.PersistentFlags().StringVar(&g.token, "token", os.Getenv("MYRIARCH_TOKEN"), "bearer token (env MYRIARCH_TOKEN)")
+	// The defaults are read when a command runs, not shown in the help: the
+	// help must not print the token of the environment.
+	root.PersistentFlags().StringVar(&g.api, "api", "", "base URL of the Myriarch API, with or without /api/v1 (env MYRIARCH_API; default "+defaultAPI+")")
+	root.PersistentFlags().StringVar(&g.token, "token", "", "bearer token (env MYRIARCH_TOKEN); never printed")
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	root.AddCommand(validateCmd(g))
 	addAPICommands(root, g)
 	return root
+}
+
+// defaultAPI is the API of the local stack (make run).
+const defaultAPI = "http://127.0.0.1:8080"
+
+// apiURL is the API's base URL: --api, else MYRIARCH_API, else the local
+// stack's.
+func (g *globals) apiURL() string {
+	if g.api != "" {
+		return g.api
+	}
+	return envOr("MYRIARCH_API", defaultAPI)
+}
+
+// bearer is the token: --token, else MYRIARCH_TOKEN.
+func (g *globals) bearer() string {
+	if g.token != "" {
+		return g.token
+	}
+	return os.Getenv("MYRIARCH_TOKEN")
 }
 
 func envOr(name, def string) string {
@@ -98,6 +125,24 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// redactor writes what w would, with the secret (if any) replaced by
+// <token>.
+type redactor struct {
+	w      io.Writer
+	secret func() string
+}
+
+func (r redactor) Write(p []byte) (int, error) {
+	s := r.secret()
+	if s == "" || !bytes.Contains(p, []byte(s)) {
+		return r.w.Write(p)
+	}
+	if _, err := r.w.Write(bytes.ReplaceAll(p, []byte(s), []byte("<token>"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // sleep waits d or until ctx ends.

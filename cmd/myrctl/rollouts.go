@@ -143,8 +143,8 @@ func printRollout(g *globals, r client.Rollout) {
 }
 
 func rolloutsTargetsCmd(g *globals) *cobra.Command {
-	var wave, limit int
-	var status string
+	var limit int
+	var wave, status string
 	cmd := &cobra.Command{
 		Use:   "targets ID",
 		Short: "List a rollout's targets with their status and progress (every page unless --limit)",
@@ -156,10 +156,9 @@ func rolloutsTargetsCmd(g *globals) *cobra.Command {
 			}
 			f := client.TargetFilter{}
 			if cmd.Flags().Changed("wave") {
-				if wave < 0 {
-					return fmt.Errorf("--wave must be a wave index from 0, not %d", wave)
+				if f.Wave, err = waveFlag(wave); err != nil {
+					return err
 				}
-				f.Wave = &wave
 			}
 			if f.Statuses, err = parseStatuses(status, targetStatuses); err != nil {
 				return err
@@ -179,7 +178,7 @@ func rolloutsTargetsCmd(g *globals) *cobra.Command {
 			return g.show(client.Page[client.Target]{Items: ts}, func() { printTargets(g, r, ts) })
 		},
 	}
-	cmd.Flags().IntVar(&wave, "wave", 0, "only targets of this wave (index from 0)")
+	cmd.Flags().StringVar(&wave, "wave", "", "only targets of this wave: its name (canary) or its index from 0")
 	cmd.Flags().StringVar(&status, "status", "", "only targets in these statuses (comma-separated)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many targets (0: all)")
 	return cmd

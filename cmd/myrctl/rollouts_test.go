@@ -92,6 +92,13 @@ func TestRolloutsTargets(t *testing.T) {
 	}
 	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--status", "verified").usage(t, "--status")
 	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "-1").usage(t, "--wave")
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "canary").ok(t).has(t, "e01    0     verifying")
+	byName := decodeOut[client.Page[client.Target]](t, c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "rest", "-o", "json").ok(t))
+	if len(byName.Items) != 2 || byName.Items[0].AgentID != "e02" {
+		t.Fatalf("targets of wave rest: %+v, want those of wave 1", byName)
+	}
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "all").refused(t,
+		`400 wave_name_unknown: rollout `+id+` has no wave named "all"; its waves are 0 "canary", 1 "rest"`)
 	c.run(clienttest.ViewerToken, "rollouts", "targets", "r-nope").refused(t, "404 rollout_not_found")
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,13 +37,25 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 	if _, pr := newQuery(r); pr != nil {
 		return 0, nil, pr
 	}
-	req, pr := actionRequest(r, action)
+	req, wave, pr := actionRequest(r, action)
 	if pr != nil {
 		return 0, nil, pr
 	}
 	req.Actor = p.DisplayName // the engine writes it into reasons people read: "paused by Dana Operator"
 	req.ActorID = p.Actor
 	id := chi.URLParam(r, "id")
+	if wave.name != "" {
+		ro, err := s.Store.GetRollout(r.Context(), id)
+		if err != nil {
+			return 0, nil, rolloutError(id, err)
+		}
+		if req.Wave, pr = wave.resolve(ro); pr != nil {
+			e := actionEntry(s.Clock(), p, id, req, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail})
+			e.Details["wave"] = clip(wave.name, maxWaveNameChars)
+			s.audit(r.Context(), e)
+			return 0, nil, pr
+		}
+	}
 	if action == engine.ActionApprove {
 		req.Creators = s.creatorsOf(r.Context(), id)
 	}
@@ -66,46 +79,50 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 	return http.StatusOK, newRolloutDetail(ro, passed.Targets, s.Names), nil
 }
 
-// actionRequest reads the body: approve and reject need {"wave": n} and
-// take a reason; resume and approve take freezeOverride (with a reason);
-// the other actions take no body or an empty object.
-func actionRequest(r *http.Request, action engine.Action) (engine.Request, *Problem) {
+// actionRequest reads the body: approve and reject need {"wave": ...}, the
+// wave's index or its name (returned as wave, for the caller to resolve
+// against the rollout), and take a reason; resume and approve take
+// freezeOverride (with a reason); the other actions take no body or an
+// empty object.
+func actionRequest(r *http.Request, action engine.Action) (engine.Request, waveRef, *Problem) {
 	req := engine.Request{Action: action}
 	var body struct {
-		Wave           *int   `json:"wave"`
-		Reason         string `json:"reason"`
-		FreezeOverride bool   `json:"freezeOverride"`
+		Wave           json.RawMessage `json:"wave"`
+		Reason         string          `json:"reason"`
+		FreezeOverride bool            `json:"freezeOverride"`
 	}
 	switch action {
 	case engine.ActionApprove, engine.ActionReject, engine.ActionResume:
 	default:
 		var none struct{}
-		return req, decodeBody(r, &none, MaxBodyBytes, true)
+		return req, waveRef{}, decodeBody(r, &none, MaxBodyBytes, true)
 	}
 	if pr := decodeBody(r, &body, MaxBodyBytes, action == engine.ActionResume); pr != nil {
-		return req, pr
+		return req, waveRef{}, pr
 	}
 	if utf8.RuneCountInString(body.Reason) > selection.MaxReasonChars {
-		return req, badRequest("reason is longer than %d characters", selection.MaxReasonChars)
+		return req, waveRef{}, badRequest("reason is longer than %d characters", selection.MaxReasonChars)
 	}
 	req.Reason, req.FreezeOverride = body.Reason, body.FreezeOverride
 	if action == engine.ActionReject && body.FreezeOverride {
-		return req, badRequest("freezeOverride goes with resume or approve, not reject")
+		return req, waveRef{}, badRequest("freezeOverride goes with resume or approve, not reject")
 	}
+	given := len(body.Wave) > 0 && string(body.Wave) != "null"
 	if action == engine.ActionResume {
-		if body.Wave != nil {
-			return req, badRequest("resume takes no wave")
+		if given {
+			return req, waveRef{}, badRequest("resume takes no wave")
 		}
-		return req, nil
+		return req, waveRef{}, nil
 	}
-	switch {
-	case body.Wave == nil:
-		return req, badRequest("wave is required: the index of the wave to %s, from 0", action)
-	case *body.Wave < 0:
-		return req, badRequest("wave must be 0 or more, not %d", *body.Wave)
+	if !given {
+		return req, waveRef{}, badRequest("wave is required: the index of the wave to %s (from 0) or its name", action)
 	}
-	req.Wave = *body.Wave
-	return req, nil
+	wave, pr := parseWaveJSON("wave", body.Wave)
+	if pr != nil {
+		return req, waveRef{}, pr
+	}
+	req.Wave = wave.index
+	return req, wave, nil
 }
 
 // creatorsOf are who count as the creators of a rollout for the rule of no
@@ -136,7 +153,7 @@ func actionProblem(id string, err error) *Problem {
 		case engine.CodeUnknownAction:
 			return problem(http.StatusNotFound, CodeActionUnknown, refused.Message)
 		}
-		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, wave_not_waiting_approval, wave_already_approved, self_approval, approval_expired
+		return problem(http.StatusConflict, refused.Code, refused.Message) // action_not_allowed, nothing_to_retry, wave_not_waiting_approval, wave_already_approved, self_approval, approval_expired
 	case errors.Is(err, rollout.ErrConflict):
 		return problem(http.StatusConflict, CodeConflict, fmt.Sprintf("rollout %s kept changing while the action was applied; read it again and retry", id))
 	}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -70,11 +72,10 @@ func TestActions_EachTakesEffectAtOnce(t *testing.T) {
 		from   rollout.Status
 		want   rollout.Status
 	}{
-		{"pause", rollout.Running, rollout.Paused},                // stops new starts
-		{"resume", rollout.Paused, rollout.WaitingApproval},       // continues; evaluated at once: wave 1 waits for approval
-		{"abort", rollout.WaitingApproval, rollout.Aborted},       // stops the rollout
-		{"rollback", rollout.Running, rollout.RollingBack},        // returns started targets
-		{"retry-failed", rollout.Failed, rollout.WaitingApproval}, // runs again; evaluated at once: wave 1 waits for approval
+		{"pause", rollout.Running, rollout.Paused},          // stops new starts
+		{"resume", rollout.Paused, rollout.WaitingApproval}, // continues; evaluated at once: wave 1 waits for approval
+		{"abort", rollout.WaitingApproval, rollout.Aborted}, // stops the rollout
+		{"rollback", rollout.Running, rollout.RollingBack},  // returns started targets
 	}
 	for _, c := range cases {
 		t.Run(c.action, func(t *testing.T) {
@@ -118,6 +119,10 @@ func TestActions_RefusalsAreProblemsAuditedAndChangeNothing(t *testing.T) {
 		{"resume a running rollout", "resume", "", 409, CodeActionNotAllowed, true},
 		{"approve a completed wave", "approve", `{"wave": 0}`, 409, CodeWaveNotApprovable, true},
 		{"approve a wave that does not exist", "approve", `{"wave": 7}`, 422, CodeWaveNotFound, true},
+		{"approve a wave by a name the rollout does not have", "approve", `{"wave": "canry"}`, 400, CodeWaveNameUnknown, true},
+		{"reject a wave by a name the rollout does not have", "reject", `{"wave": "Rest"}`, 400, CodeWaveNameUnknown, true},
+		{"approve a completed wave by its name", "approve", `{"wave": "canary"}`, 409, CodeWaveNotApprovable, true},
+		{"retry-failed with nothing failed", "retry-failed", "", 409, CodeNothingToRetry, true},
 		{"an action that does not exist", "explode", "", 404, CodeActionUnknown, false},
 	}
 	for _, c := range cases {
@@ -140,6 +145,9 @@ func TestActions_RefusalsAreProblemsAuditedAndChangeNothing(t *testing.T) {
 			}
 			if c.status == 422 && (len(p.Issues) != 1 || p.Issues[0].Code != CodeWaveNotFound || p.Issues[0].Path != "wave") {
 				t.Errorf("issues %+v, want wave_not_found at wave", p.Issues)
+			}
+			if c.code == CodeWaveNameUnknown && (strings.Join(p.Waves, ",") != "canary,rest" || !strings.Contains(p.Detail, `its waves are 0 "canary", 1 "rest"`)) {
+				t.Errorf("waves %v, detail %q: want the rollout's waves listed", p.Waves, p.Detail)
 			}
 		})
 	}
@@ -228,8 +236,13 @@ func TestActionBodies_AreStrict(t *testing.T) {
 	}{
 		{"no body", "approve", "", "", 400, CodeRequestInvalid},
 		{"no wave", "approve", `{}`, "", 400, CodeRequestInvalid},
-		{"wave as a string", "approve", `{"wave": "1"}`, "", 400, CodeRequestInvalid},
+		{"wave as a boolean", "approve", `{"wave": true}`, "", 400, CodeRequestInvalid},
+		{"wave as an object", "approve", `{"wave": {"name": "rest"}}`, "", 400, CodeRequestInvalid},
+		{"wave null", "approve", `{"wave": null}`, "", 400, CodeRequestInvalid},
+		{"wave as an empty name", "approve", `{"wave": ""}`, "", 400, CodeRequestInvalid},
+		{"wave as a fraction", "approve", `{"wave": 1.5}`, "", 400, CodeRequestInvalid},
 		{"negative wave", "approve", `{"wave": -1}`, "", 400, CodeRequestInvalid},
+		{"negative wave as a string", "approve", `{"wave": "-1"}`, "", 400, CodeRequestInvalid},
 		{"unknown field", "approve", `{"wave": 1, "force": true}`, "", 400, CodeRequestInvalid},
 		{"two values", "approve", `{"wave": 1} {"wave": 2}`, "", 400, CodeRequestInvalid},
 		{"malformed", "approve", `{"wave": `, "", 400, CodeRequestInvalid},
@@ -241,6 +254,7 @@ func TestActionBodies_AreStrict(t *testing.T) {
 		{"reject with a negative wave", "reject", `{"wave": -1}`, "", 400, CodeRequestInvalid},
 		{"reject with a reason over 500 characters", "reject", `{"wave": 1, "reason": "` + strings.Repeat("x", 501) + `"}`, "", 400, CodeRequestInvalid},
 		{"resume with a wave", "resume", `{"wave": 1}`, "", 400, CodeRequestInvalid},
+		{"resume with a wave by name", "resume", `{"wave": "rest"}`, "", 400, CodeRequestInvalid},
 		{"resume with an unknown field", "resume", `{"freezeOverride": true, "force": true}`, "", 400, CodeRequestInvalid},
 		{"freezeOverride as a string", "resume", `{"freezeOverride": "yes"}`, "", 400, CodeRequestInvalid},
 	}
@@ -301,5 +315,88 @@ func TestApprove_ConcurrentApprovals_OneSuccess(t *testing.T) {
 	}
 	if successes != 1 {
 		t.Fatalf("%d audited approval successes, want 1", successes)
+	}
+}
+
+// A wave is named by its index or by its name: {"wave": "rest"} and
+// {"wave": "1"} are {"wave": 1}.
+func TestApproveAndReject_TakeTheWavesName(t *testing.T) {
+	for _, body := range []string{`{"wave": "rest"}`, `{"wave": "1"}`, `{"wave": 1}`} {
+		t.Run("approve "+body, func(t *testing.T) {
+			h := newHarness(t)
+			id := h.waitingApproval()
+			v := decode[rolloutView](t, h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, body)))
+			if v.Status != rollout.Running || !v.Waves[1].Approved {
+				t.Errorf("after approve: %s, wave 1 approved %v; want running, true", v.Status, v.Waves[1].Approved)
+			}
+			if e := h.store.lastAudit(); e.Action != "rollout.approve" || e.Result != audit.ResultSuccess || e.Details["wave"] != float64(1) {
+				t.Errorf("audit %+v, want a successful approve of wave 1", e)
+			}
+		})
+	}
+	h := newHarness(t)
+	id := h.waitingApproval()
+	v := decode[rolloutView](t, h.do(post("/api/v1/rollouts/"+id+"/actions/reject", RoleOperator, `{"wave": "rest", "reason": "not today"}`)))
+	if v.Status != rollout.Paused || v.Waves[1].Rejected == nil || v.StatusReason != `wave 1 "rest" rejected by Dana Operator: not today` {
+		t.Errorf("after reject: %s (%s); want paused with the rejection", v.Status, v.StatusReason)
+	}
+}
+
+// TestActions_WaveNameOfAMissingRolloutIs404: the name is resolved against
+// the rollout, so a rollout that does not exist is a 404 first.
+func TestActions_WaveNameOfAMissingRolloutIs404(t *testing.T) {
+	h := newHarness(t)
+	wantProblem(t, h.do(post("/api/v1/rollouts/r-404/actions/approve", RoleOperator, `{"wave": "rest"}`)), http.StatusNotFound, CodeRolloutNotFound)
+	if n := h.store.auditLen(); n != 0 {
+		t.Errorf("%d audit entries for a rollout that does not exist", n)
+	}
+}
+
+// failConfig makes an agent report that it could not apply its desired
+// configuration.
+func (h *harness) failConfig(id string) {
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	a := h.store.agents[id]
+	a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigFailed, Since: h.now, Error: "bad exporter"}
+	h.store.agents[id] = a
+}
+
+// retry-failed runs the failed targets again; with nothing failed it is a
+// 409 nothing_to_retry that changes nothing: a paused rollout stays
+// paused, rather than being resumed under another name.
+func TestRetryFailed_RunsTheFailedAgain_NothingFailedIs409(t *testing.T) {
+	h := newHarness(t)
+	id := h.applyFixture()
+	h.pass(id) // the canary e1 starts
+	h.failConfig("e1")
+	h.pass(id) // e1 fails: the threshold (1) pauses the rollout
+	if r := h.rollout(id); r.Status != rollout.Paused {
+		t.Fatalf("rollout is %s (%s), want paused by the failure", r.Status, r.StatusReason)
+	}
+	h.advance(time.Minute)
+	v := decode[rolloutView](t, h.do(post("/api/v1/rollouts/"+id+"/actions/retry-failed", RoleOperator, "")))
+	if v.Status != rollout.Running || v.TargetCounts == nil || v.TargetCounts.InProgress != 1 || v.TargetCounts.Failed != 0 {
+		t.Fatalf("after retry-failed: %s %+v; want running with e1 in progress again", v.Status, v.TargetCounts)
+	}
+	if e := h.store.lastAudit(); e.Action != "rollout.retry-failed" || e.Result != audit.ResultSuccess {
+		t.Errorf("audit %+v, want a successful retry-failed", e)
+	}
+
+	// e1 applies this time; nothing failed now: pause, then retry-failed is
+	// refused.
+	h.advance(time.Minute)
+	h.applyConfig("e1")
+	wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")))
+	before, audits := h.store.snapshot(), h.store.auditLen()
+	p := wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/retry-failed", RoleOperator, "")), http.StatusConflict, CodeNothingToRetry)
+	if want := "rollout " + id + " has no failed targets, waves or stages to retry; it is paused; resume continues it"; p.Detail != want {
+		t.Errorf("detail %q, want %q", p.Detail, want)
+	}
+	if h.store.snapshot() != before || h.rollout(id).Status != rollout.Paused {
+		t.Errorf("a refused retry-failed changed the rollout (now %s)", h.rollout(id).Status)
+	}
+	if e := h.store.lastAudit(); h.store.auditLen() != audits+1 || e.Action != "rollout.retry-failed" || e.Result != audit.ResultFailure || e.Details["code"] != CodeNothingToRetry {
+		t.Errorf("audit %+v, want a failed retry-failed with code nothing_to_retry", e)
 	}
 }

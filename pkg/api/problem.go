@@ -16,6 +16,7 @@ import (
 // of pkg/engine.
 const (
 	CodeRequestInvalid       = selection.CodeRequestInvalid // 400
+	CodeWaveNameUnknown      = "wave_name_unknown"          // 400: a wave by a name the rollout does not have
 	CodeUnauthenticated      = "unauthenticated"            // 401
 	CodeForbidden            = "forbidden"                  // 403
 	CodeRolloutNotFound      = "rollout_not_found"          // 404
@@ -26,6 +27,7 @@ const (
 	CodeActionUnknown        = engine.CodeUnknownAction     // 404: no such action
 	CodeMethodNotAllowed     = "method_not_allowed"         // 405
 	CodeActionNotAllowed     = engine.CodeNotAllowed        // 409
+	CodeNothingToRetry       = engine.CodeNothingToRetry    // 409: retry-failed with nothing failed
 	CodeWaveNotApprovable    = engine.CodeWaveNotApprovable // 409
 	CodeWaveApproved         = engine.CodeWaveApproved      // 409: released already, or approved by the same actor
 	CodeSelfApproval         = engine.CodeSelfApproval      // 409: approve by the rollout's creator
@@ -47,6 +49,7 @@ const (
 // titles are the short summaries of the problem types.
 var titles = map[string]string{
 	CodeRequestInvalid:                    "The request is malformed",
+	CodeWaveNameUnknown:                   "The rollout has no wave of that name",
 	CodeUnauthenticated:                   "Authentication is required",
 	CodeForbidden:                         "A permission is missing",
 	CodeRolloutNotFound:                   "The rollout does not exist",
@@ -58,6 +61,7 @@ var titles = map[string]string{
 	CodeActionUnknown:                     "The action does not exist",
 	CodeMethodNotAllowed:                  "The method is not allowed",
 	CodeActionNotAllowed:                  "The action is not allowed now",
+	CodeNothingToRetry:                    "Nothing failed to retry",
 	CodeWaveNotApprovable:                 "The wave does not wait for approval",
 	CodeWaveApproved:                      "The wave is already approved",
 	CodeSelfApproval:                      "The rollout's creator cannot approve it",
@@ -88,6 +92,9 @@ type Problem struct {
 	Code       string     `json:"code"`
 	Permission Permission `json:"permission,omitempty"`
 	Issues     issue.List `json:"issues,omitempty"`
+	// Waves are the names of the rollout's waves, in index order, when a
+	// request named a wave the rollout does not have (wave_name_unknown).
+	Waves []string `json:"waves,omitempty"`
 }
 
 // Error makes a Problem an error that handlers return.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -92,13 +91,13 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 	if p != nil {
 		return 0, nil, p
 	}
-	wave := AllWaves
-	if w := q.get("wave"); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil || n < 0 {
-			return 0, nil, badRequest("wave must be a wave index (a whole number from 0), not %q", w)
+	var ref *waveRef
+	if s := q.get("wave"); s != "" {
+		w, p := parseWaveText("wave", s)
+		if p != nil {
+			return 0, nil, p
 		}
-		wave = n
+		ref = &w
 	}
 	statuses, p := q.list("status", func(v string) bool { return slices.Contains(targetStatuses, rollout.TargetStatus(v)) })
 	if p != nil {
@@ -109,8 +108,15 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 		return 0, nil, p
 	}
 	id := chi.URLParam(r, "id")
-	if _, err := s.Store.GetRollout(r.Context(), id); err != nil {
+	ro, err := s.Store.GetRollout(r.Context(), id)
+	if err != nil {
 		return 0, nil, rolloutError(id, err)
+	}
+	wave := AllWaves
+	if ref != nil {
+		if wave, p = ref.resolve(ro); p != nil {
+			return 0, nil, p
+		}
 	}
 	page, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
 	if err != nil {

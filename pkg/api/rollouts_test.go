@@ -172,6 +172,9 @@ func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
 		{"?status=verifying,pending", "e1,e3"}, // the page's running work first
 		{"?wave=0&status=pending", ""},         // both filters
 		{"?wave=7", ""},                        // a wave the rollout lacks lists nothing
+		{"?wave=early", "e1,e2"},               // a wave by its name
+		{"?wave=rest&status=pending", "e3"},    // by name, with a status
+		{"?wave=", "e1,e2,e3"},                 // empty: no filter, as for status
 	}
 	for _, c := range cases {
 		got := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets"+c.query, RoleViewer)))
@@ -184,6 +187,19 @@ func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
 	if agents(p1.Items) != "e1,e2" || agents(p2.Items) != "e3" || p2.NextPageToken != "" {
 		t.Errorf("pages %s | %s (next %q)", agents(p1.Items), agents(p2.Items), p2.NextPageToken)
 	}
+}
+
+// TestListRolloutTargets_UnknownWaveNameIs400: a name the rollout does not
+// have lists its waves, rather than an empty page that would look like a
+// wave without targets.
+func TestListRolloutTargets_UnknownWaveNameIs400(t *testing.T) {
+	h := newHarness(t)
+	seedVersionRollout(h, "v-1")
+	p := wantProblem(t, h.do(get("/api/v1/rollouts/v-1/targets?wave=canary", RoleViewer)), http.StatusBadRequest, CodeWaveNameUnknown)
+	if want := `rollout v-1 has no wave named "canary"; its waves are 0 "early", 1 "rest"`; p.Detail != want || join(p.Waves) != "early,rest" {
+		t.Errorf("detail %q, waves %v; want %q and [early rest]", p.Detail, p.Waves, want)
+	}
+	wantProblem(t, h.do(get("/api/v1/rollouts/r-404/targets?wave=canary", RoleViewer)), http.StatusNotFound, CodeRolloutNotFound)
 }
 
 func TestRolloutReads_MissingRolloutIs404(t *testing.T) {

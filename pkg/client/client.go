@@ -23,7 +23,9 @@ import (
 const MaxResponseBytes = 64 << 20
 
 // Client calls the API at BaseURL (for example http://127.0.0.1:8080, or an
-// API Gateway stage URL) with a bearer token.
+// API Gateway stage URL) with a bearer token. A BaseURL that ends in /api/v1
+// (as the local stack prints it) works too: the paths of the API start with
+// /api/v1 and it is not sent twice.
 type Client struct {
 	BaseURL   string
 	Token     string
@@ -33,13 +35,29 @@ type Client struct {
 
 // New returns a client of the API at baseURL.
 func New(baseURL, token string) *Client {
-	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, UserAgent: "myriarch-client"}
+	return &Client{BaseURL: Base(baseURL), Token: token, UserAgent: "myriarch-client"}
+}
+
+// apiPrefix starts every path of the API.
+const apiPrefix = "/api/v1"
+
+// Base is the API's base URL as the client uses it: without trailing
+// slashes and without a trailing /api/v1, so that
+// http://127.0.0.1:8080/api/v1/ and http://127.0.0.1:8080 are the same API.
+func Base(u string) string {
+	u = strings.TrimRight(u, "/")
+	if strings.HasSuffix(u, apiPrefix) {
+		u = strings.TrimRight(strings.TrimSuffix(u, apiPrefix), "/")
+	}
+	return u
 }
 
 // Do sends one request: in (if not nil) as the JSON body, out (if not nil)
 // filled from the JSON answer; out may be a *json.RawMessage to keep the
-// API's bytes. path starts with /api/v1. A refusal is a *Problem; a failure
-// to reach the API is wrapped as it came.
+// API's bytes. path starts with /api/v1. A refusal is a *Problem; a request
+// that got no answer (connection refused, a host name that does not
+// resolve, a timeout, TLS) is an *UnreachableError; the end of ctx is
+// wrapped as it came.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	req, err := c.newRequest(ctx, method, path, query, in)
 	if err != nil {
@@ -51,7 +69,10 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		return &UnreachableError{BaseURL: redacted(Base(c.BaseURL)), Method: method, Path: path, Reason: unreachableReason(err), Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
@@ -71,7 +92,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 }
 
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values, in any) (*http.Request, error) {
-	u := c.BaseURL + path
+	u := Base(c.BaseURL) + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}

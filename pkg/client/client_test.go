@@ -184,8 +184,7 @@ func TestRolloutsAndActions(t *testing.T) {
 	if r, err = op.Act(ctx, id, client.ActionPause); err != nil || r.Status != rollout.Paused {
 		t.Fatalf("pause: %s, %v", r.Status, err)
 	}
-	wave := 1
-	ts, err := op.AllTargets(ctx, id, client.TargetFilter{Wave: &wave}, 0)
+	ts, err := op.AllTargets(ctx, id, client.TargetFilter{Wave: client.WaveIndex(1)}, 0)
 	if err != nil || len(ts) != 2 || ts[0].AgentID != "e02" {
 		t.Fatalf("targets of wave 1: %+v, %v", ts, err)
 	}
@@ -354,7 +353,7 @@ func TestApprovalActions(t *testing.T) {
 	id := waitingApproval(t, s, clienttest.CanaryPolicy+"  approvals: {required: 2, expiry: 24h}\n")
 	ctx := t.Context()
 	op, reviewer := s.Client(clienttest.OperatorToken), s.Client(clienttest.ReviewerToken)
-	r, err := op.ApproveWith(ctx, id, client.ApproveRequest{Wave: 1, Reason: "canary green"})
+	r, err := op.ApproveWith(ctx, id, client.ApproveRequest{Wave: "1", Reason: "canary green"})
 	if w := r.Waves[1]; err != nil || r.Status != rollout.WaitingApproval || len(w.Approvals) != 1 || w.Approvals[0].Reason != "canary green" ||
 		w.ApprovalsRequired != 2 || !w.ApprovalExpiresAt.Equal(t0.Add(5*time.Minute+24*time.Hour)) {
 		t.Fatalf("first approval: %+v, %v", w, err)
@@ -365,7 +364,7 @@ func TestApprovalActions(t *testing.T) {
 	if _, err := s.Client(clienttest.AdminToken).Approve(ctx, id, 1); !client.IsCode(err, "self_approval") {
 		t.Errorf("the applier of the revision: %v", err)
 	}
-	r, err = reviewer.Reject(ctx, id, client.RejectRequest{Wave: 1, Reason: "not during the sale"})
+	r, err = reviewer.Reject(ctx, id, client.RejectRequest{Wave: "1", Reason: "not during the sale"})
 	if err != nil || r.Status != rollout.Paused || r.Waves[1].Rejected == nil || r.Waves[1].Rejected.By != "Sam Reviewer" ||
 		r.Waves[1].Rejected.Reason != "not during the sale" {
 		t.Fatalf("reject: %s %+v, %v", r.Status, r.Waves[1].Rejected, err)
@@ -380,7 +379,7 @@ func TestApprovalActions(t *testing.T) {
 	if !client.IsCode(err, "action_not_allowed") {
 		t.Errorf("resume with freezeOverride while waiting for approval: %v (approve carries it then)", err)
 	}
-	r, err = op.ApproveWith(ctx, id, client.ApproveRequest{Wave: 1, FreezeOverride: true, Reason: "hotfix"})
+	r, err = op.ApproveWith(ctx, id, client.ApproveRequest{Wave: "1", FreezeOverride: true, Reason: "hotfix"})
 	if err != nil || r.FreezeOverride == nil || r.FreezeOverride.By != "Dana Operator" || r.FreezeOverride.Reason != "hotfix" {
 		t.Fatalf("approve with freezeOverride: %+v, %v", r.FreezeOverride, err)
 	}
@@ -422,5 +421,65 @@ func TestTypes_MirrorTheServer_StagesAndGates(t *testing.T) {
 	if g == nil || g.Readings != 1 || len(g.Recent) != 1 || len(g.Recent[0].Results) == 0 || g.Recent[0].Results[0].Error == "" ||
 		r.Policy.Health == nil || len(r.Policy.Freezes) != 1 || r.FreezeOverride == nil {
 		t.Fatalf("stage gate %+v, policy %+v, override %+v", g, r.Policy, r.FreezeOverride)
+	}
+}
+
+// TestBase: the URL the local stack prints (…/api/v1) is the same API as
+// the bare base URL; an API Gateway stage keeps its path.
+func TestBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8080":          "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/":         "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/api/v1":   "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/api/v1/":  "http://127.0.0.1:8080",
+		"https://x.example/prod/api/v1":  "https://x.example/prod",
+		"https://x.example/prod":         "https://x.example/prod",
+		"https://x.example/prod/api/v12": "https://x.example/prod/api/v12",
+	} {
+		if got := client.Base(in); got != want {
+			t.Errorf("Base(%s) = %s, want %s", in, got, want)
+		}
+	}
+	s := clienttest.Start(t, t0)
+	for _, base := range []string{s.URL + "/api/v1", s.URL + "/api/v1/"} {
+		if me, err := client.New(base, clienttest.ViewerToken).Me(t.Context()); err != nil || me.DisplayName != "Vera Viewer" {
+			t.Errorf("%s: %+v, %v", base, me, err)
+		}
+		// A Client built without New resolves the same way.
+		c := &client.Client{BaseURL: base, Token: clienttest.ViewerToken}
+		if _, err := c.Me(t.Context()); err != nil {
+			t.Errorf("Client{BaseURL: %s}: %v", base, err)
+		}
+	}
+}
+
+// TestWaveRef: an index goes as a JSON number, a name as a string; the API
+// takes either.
+func TestWaveRef(t *testing.T) {
+	for ref, want := range map[client.WaveRef]string{"1": `{"wave":1}`, "rest": `{"wave":"rest"}`, client.WaveIndex(0): `{"wave":0}`, "2a": `{"wave":"2a"}`} {
+		b, err := json.Marshal(client.RejectRequest{Wave: ref})
+		if err != nil || string(b) != want {
+			t.Errorf("%q: %s, %v; want %s", ref, b, err, want)
+		}
+	}
+	s := clienttest.Start(t, t0)
+	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
+	s.Pass(id)
+	s.ApplyConfig("e01")
+	s.Pass(id)
+	s.Advance(5 * time.Minute)
+	s.Pass(id)
+	op := s.Client(clienttest.OperatorToken)
+	ts, err := op.AllTargets(t.Context(), id, client.TargetFilter{Wave: "rest"}, 0)
+	if err != nil || len(ts) != 2 || ts[0].Wave != 1 {
+		t.Fatalf("targets of wave rest: %+v, %v", ts, err)
+	}
+	_, err = op.ApproveWith(t.Context(), id, client.ApproveRequest{Wave: "canry"})
+	var p *client.Problem
+	if !errors.As(err, &p) || p.Code != "wave_name_unknown" || strings.Join(p.Waves, ",") != "canary,rest" {
+		t.Fatalf("approve of an unknown name: %v (%+v), want wave_name_unknown listing canary, rest", err, p)
+	}
+	if r, err := op.ApproveWith(t.Context(), id, client.ApproveRequest{Wave: "rest"}); err != nil || !r.Waves[1].Approved {
+		t.Fatalf("approve rest: %v", err)
 	}
 }

@@ -23,6 +23,9 @@ type Problem struct {
 	Code       string     `json:"code"`
 	Permission string     `json:"permission,omitempty"`
 	Issues     issue.List `json:"issues,omitempty"`
+	// Waves are the rollout's wave names, in index order, of a
+	// wave_name_unknown.
+	Waves []string `json:"waves,omitempty"`
 }
 
 // Error is "<status> <code>: <detail>".

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,18 +67,42 @@ func (c *Client) GetRollout(ctx context.Context, id string) (Rollout, error) {
 	return r, c.get(ctx, "/api/v1/rollouts/"+escape(id), nil, &r)
 }
 
-// TargetFilter narrows listRolloutTargets; Wave nil lists every wave.
+// TargetFilter narrows listRolloutTargets; Wave "" lists every wave.
 type TargetFilter struct {
-	Wave     *int
+	Wave     WaveRef
 	Statuses []rollout.TargetStatus
+}
+
+// WaveRef is a wave of a rollout as the API takes it: its index from 0
+// ("1") or its name ("canary"); a whole number is an index. The API
+// resolves a name against the rollout's waves and refuses one it does not
+// have (400 wave_name_unknown, the detail lists the waves).
+type WaveRef string
+
+// WaveIndex is the wave with index i.
+func WaveIndex(i int) WaveRef { return WaveRef(strconv.Itoa(i)) }
+
+// Index is the wave's index and true when w is a whole number (the API
+// refuses a negative one).
+func (w WaveRef) Index() (int, bool) {
+	n, err := strconv.Atoi(string(w))
+	return n, err == nil
+}
+
+// MarshalJSON sends an index as a JSON number, a name as a string.
+func (w WaveRef) MarshalJSON() ([]byte, error) {
+	if n, ok := w.Index(); ok {
+		return json.Marshal(n)
+	}
+	return json.Marshal(string(w))
 }
 
 // ListTargets reads one page of a rollout's targets in wave order, then by
 // agent id.
 func (c *Client) ListTargets(ctx context.Context, id string, f TargetFilter, limit int, pageToken string) (Page[Target], error) {
 	q := url.Values{}
-	if f.Wave != nil {
-		q.Set("wave", strconv.Itoa(*f.Wave))
+	if f.Wave != "" {
+		q.Set("wave", string(f.Wave))
 	}
 	if len(f.Statuses) > 0 {
 		q.Set("status", joined(f.Statuses))
@@ -104,18 +129,19 @@ const (
 	ActionRetryFailed = "retry-failed"
 )
 
-// ApproveRequest is the schema ApproveRequest: the wave, why, and whether
-// to bypass every freeze for the rest of the rollout.
+// ApproveRequest is the schema ApproveRequest: the wave (index or name),
+// why, and whether to bypass every freeze for the rest of the rollout.
 type ApproveRequest struct {
-	Wave           int    `json:"wave"`
-	Reason         string `json:"reason,omitempty"`
-	FreezeOverride bool   `json:"freezeOverride,omitempty"`
+	Wave           WaveRef `json:"wave"`
+	Reason         string  `json:"reason,omitempty"`
+	FreezeOverride bool    `json:"freezeOverride,omitempty"`
 }
 
-// RejectRequest is the schema RejectRequest.
+// RejectRequest is the schema RejectRequest: the wave (index or name) and
+// why.
 type RejectRequest struct {
-	Wave   int    `json:"wave"`
-	Reason string `json:"reason,omitempty"`
+	Wave   WaveRef `json:"wave"`
+	Reason string  `json:"reason,omitempty"`
 }
 
 // ResumeRequest is the schema ResumeRequest; the zero value is a plain
@@ -127,13 +153,15 @@ type ResumeRequest struct {
 
 // Act applies an action that takes no options (pause, resume, abort,
 // rollback, retry-failed) and returns the rollout as the action left it.
+// retry-failed on a rollout with nothing failed is refused
+// (409 nothing_to_retry) and changes nothing.
 func (c *Client) Act(ctx context.Context, id, action string) (Rollout, error) {
 	return c.act(ctx, id, action, nil)
 }
 
 // Approve approves a wave that waits for approval, without a reason.
 func (c *Client) Approve(ctx context.Context, id string, wave int) (Rollout, error) {
-	return c.ApproveWith(ctx, id, ApproveRequest{Wave: wave})
+	return c.ApproveWith(ctx, id, ApproveRequest{Wave: WaveIndex(wave)})
 }
 
 // ApproveWith approves a wave with the options of req. The rollout's

@@ -50,6 +50,7 @@ type Request struct {
 const (
 	CodeUnknownAction     = "action_unknown"
 	CodeNotAllowed        = "action_not_allowed"
+	CodeNothingToRetry    = "nothing_to_retry"
 	CodeWaveNotFound      = "wave_not_found"
 	CodeWaveNotApprovable = "wave_not_waiting_approval"
 	CodeWaveApproved      = "wave_already_approved"
@@ -126,6 +127,10 @@ func Apply(in Input, req Request) (Result, error) {
 	case ActionRollback:
 		p.startRollback("rollback requested by " + actorOr(req.Actor))
 	case ActionRetryFailed:
+		if !p.anythingFailed() {
+			return Result{}, refuse(CodeNothingToRetry, "rollout %s has no failed targets, waves or stages to retry; it is %s%s",
+				p.r.ID, p.r.Status, nothingToRetryHint(p.r.Status))
+		}
 		p.retryFailed()
 		p.emit("rollout.retried", "failed targets retried by "+actorOr(req.Actor))
 	}
@@ -323,6 +328,41 @@ func (p *pass) abort(actor string) {
 	p.r.FinishedAt = timePtr(p.now)
 	p.r.EndOpenWaves(p.now)
 	p.emit("rollout.aborted", p.r.StatusReason)
+}
+
+// anythingFailed reports whether retry-failed has something to run again:
+// a failed target, or a failed wave or stage (a rejected approval, a red
+// gate), which fail without a failed target. Without one, retry-failed
+// would only change the rollout's status, a resume under another name.
+func (p *pass) anythingFailed() bool {
+	for _, t := range p.ts {
+		if t.Status == rollout.TargetFailed {
+			return true
+		}
+	}
+	for _, w := range p.r.Waves {
+		if w.Status == rollout.WaveFailed {
+			return true
+		}
+	}
+	for _, st := range p.r.Stages {
+		if st.Status == rollout.StageFailed {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingToRetryHint names the action that does what the operator may have
+// meant instead.
+func nothingToRetryHint(s rollout.Status) string {
+	switch s {
+	case rollout.Paused:
+		return "; resume continues it"
+	case rollout.Failed:
+		return "; rollback or abort ends it"
+	}
+	return ""
 }
 
 // retryFailed resets failed targets to pending with the next attempt, so a

@@ -312,3 +312,57 @@ func TestApply_ApproveTwice_SecondRefused(t *testing.T) {
 		t.Fatalf("second approval: %v, want %s", err, CodeWaveApproved)
 	}
 }
+
+// TestApply_RetryFailed_NothingFailedIsRefused: retry-failed needs a failed
+// target, wave or stage; without one it is refused and changes nothing, so
+// that it never resumes a paused rollout under another name.
+func TestApply_RetryFailed_NothingFailedIsRefused(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a", "b"})
+	f.tick()
+	if err := f.act(Request{Action: ActionPause, Actor: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.r
+	err := f.act(Request{Action: ActionRetryFailed, Actor: "alice"})
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Code != CodeNothingToRetry {
+		t.Fatalf("retry-failed with nothing failed: %v, want %s", err, CodeNothingToRetry)
+	}
+	if want := "rollout " + f.r.ID + " has no failed targets, waves or stages to retry; it is paused; resume continues it"; re.Message != want {
+		t.Errorf("message %q, want %q", re.Message, want)
+	}
+	f.wantRollout(rollout.Paused)
+	if f.r.StatusReason != before.StatusReason {
+		t.Errorf("reason %q, want %q kept", f.r.StatusReason, before.StatusReason)
+	}
+}
+
+// TestApply_RetryFailed_FailedWaveOrStageWithoutFailedTargets: a red gate
+// fails a stage and a rejection fails a wave, without any failed target;
+// both are something to retry.
+func TestApply_RetryFailed_FailedWaveOrStageWithoutFailedTargets(t *testing.T) {
+	t.Run("red gate", func(t *testing.T) {
+		f := gatedFixture(t, nil)
+		f.tick()
+		f.settle()
+		f.toNext()
+		f.read(true)
+		f.wantRollout(rollout.Paused)
+		if err := f.act(Request{Action: ActionRetryFailed, Actor: "user:bob"}); err != nil {
+			t.Fatalf("retry-failed after a red gate: %v", err)
+		}
+		f.wantRollout(rollout.Running)
+	})
+	t.Run("rejected approval", func(t *testing.T) {
+		f := approvalFixture(t, 1)
+		f.toApproval()
+		if err := f.act(Request{Action: ActionReject, Wave: 1, Actor: "user:bob"}); err != nil {
+			t.Fatal(err)
+		}
+		f.wantRollout(rollout.Paused)
+		if err := f.act(Request{Action: ActionRetryFailed, Actor: "user:bob"}); err != nil {
+			t.Fatalf("retry-failed after a rejection: %v", err)
+		}
+		f.wantWave(1, rollout.WavePending) // it asks for the approval again
+	})
+}

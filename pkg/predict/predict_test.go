@@ -440,3 +440,26 @@ func TestPlan_ShortHealthWait_StateMachineCadence(t *testing.T) {
 	p := planOf(t, "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 3\n  healthWait: 2s\n", edgeAgents(9, nil), fixed(time.Second))
 	wantFinish(t, p, at(30*time.Second), at(30*time.Second))
 }
+
+// A target in progress whose agent applied the change and is restarting
+// (unhealthy, no status yet) is assumed to come up healthy: the prediction
+// does not let its start-up limit pass and fail the rollout.
+func TestLive_AppliedAndRestarting(t *testing.T) {
+	as := edgeAgents(2, nil)
+	d := plannerDecision(t, "  waves: [{name: all, percent: 100}]\n  healthWait: 60s\n  failureThreshold: {maxFailed: 0}\n", as)
+	r, ts := d.Created.Rollout, d.Created.Targets
+	started, applied := t0, t0.Add(10*time.Second)
+	r.Status, r.StartedAt = rollout.Running, &started
+	r.Waves[0].Status, r.Waves[0].StartedAt = rollout.WaveRunning, &started
+	agents := map[string]agent.Agent{}
+	for i, a := range as {
+		ts[i].Status, ts[i].StartedAt = rollout.TargetInProgress, &started
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h2", Status: agent.ConfigApplied, Since: applied}
+		a.Health = agent.Health{Healthy: false, StartTime: applied, ReportedAt: applied}
+		agents[a.ID] = a
+	}
+	pred := Live(LiveInput{Rollout: r, Targets: ts, Agents: agents, Now: t0.Add(12 * time.Second), Apply: fixed(10 * time.Second)})
+	if pred == nil || !pred.Complete {
+		t.Fatalf("prediction %+v, want a complete one", pred)
+	}
+}

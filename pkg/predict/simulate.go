@@ -172,6 +172,9 @@ func (s *run) inFlight() {
 		switch t.Status {
 		case rollout.TargetInProgress:
 			if a, ok := s.agents[t.AgentID]; ok && reports(s.r.Kind, t, a) {
+				// It applied the change and restarts: the run assumes the
+				// new process comes up healthy, as for a target verifying.
+				s.agents[t.AgentID] = healthyAfter(a, t)
 				continue
 			}
 			due := t.StartedAt.Add(s.apply)
@@ -184,15 +187,21 @@ func (s *run) inFlight() {
 			if !ok {
 				continue
 			}
-			at := a.Health.ReportedAt
-			if t.ReportedAt != nil && at.Before(*t.ReportedAt) {
-				at = *t.ReportedAt // a report of the new process
-			}
-			a.Health = agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: a.Health.StartTime, ReportedAt: at}
-			s.agents[t.AgentID] = a
+			s.agents[t.AgentID] = healthyAfter(a, t)
 		}
 	}
 	slices.SortStableFunc(s.queue, func(a, b report) int { return a.due.Compare(b.due) })
+}
+
+// healthyAfter is agent a healthy from its last report on, a report of
+// the process that runs target t's change.
+func healthyAfter(a agent.Agent, t rollout.Target) agent.Agent {
+	at := a.Health.ReportedAt
+	if t.ReportedAt != nil && at.Before(*t.ReportedAt) {
+		at = *t.ReportedAt // a report of the new process
+	}
+	a.Health = agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: a.Health.StartTime, ReportedAt: at}
+	return a
 }
 
 // reports says whether agent a reports target t's change already.
