@@ -85,6 +85,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 		return Deps{}, fmt.Errorf("AWS configuration: %w", err)
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg, localChecksums(getenv)), store.TablesWithPrefix(prefix))
+	live.Source = Leases(st, clock)
 	gates, err := gate.ReaderFromEnv(getenv, &cfg, clock, log)
 	if err != nil {
 		return Deps{}, err
@@ -108,6 +109,18 @@ func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offer
 		executorobject.TypeWebhook: webhook.Executor{HTTP: &http.Client{}, Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
 		executorobject.TypeAWX:     awx.Executor{Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
 	}
+}
+
+// LeaseCacheTTL is how long a reader uses the gateway leases it read: far
+// below the liveness timeout, so a dead task's agents go offline at most
+// that much late, and one lease read serves the many requests and passes
+// of those seconds.
+const LeaseCacheTTL = 2 * time.Second
+
+// Leases is the lease source of readers (Liveness.Source): the store's
+// leases, cached for LeaseCacheTTL.
+func Leases(st *store.Store, clock func() time.Time) agent.LeaseSource {
+	return agent.CachedLeases(st, LeaseCacheTTL, clock)
 }
 
 // LivenessFromEnv reads the liveness rule of rollouts: how long an agent may
