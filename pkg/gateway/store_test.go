@@ -62,24 +62,24 @@ func TestGateway_WithStore(t *testing.T) {
 	must(t, a.stop())
 	h.eventually("offline in the store", func() bool { return !get().Online })
 
-	// Reports that change nothing cost no write until lastSeen needs one.
+	// Reports that change nothing cost nothing: no read, no write, ever.
 	uid2 := bytes.Repeat([]byte{2}, 16)
 	as2 := func(m *protobufs.AgentToServer) *protobufs.AgentToServer { m.InstanceUid = uid2; return m }
 	w, _, err := h.dialWS(token)
 	must(t, err)
 	w.send(as2(msg(withVersion("0.110.0"))))
 	st.ResetUsage()
-	for range 4 {
-		h.clock.advance(10 * time.Second)
+	for range 20 {
+		h.clock.advance(30 * time.Second)
 		w.send(as2(msg()))
 	}
-	if u := st.Usage(); u.ItemsWritten != 0 {
-		t.Errorf("4 quiet heartbeats wrote %d items, want none", u.ItemsWritten)
+	if u := st.Usage(); u.ItemsWritten != 0 || u.ItemsRead != 0 {
+		t.Errorf("20 quiet heartbeats cost %s, want nothing", u)
 	}
-	h.clock.advance(10 * time.Second) // lastSeen 50 s old: written
-	w.send(as2(msg()))
-	if u := st.Usage(); u.ItemsWritten != 1 {
-		t.Errorf("the heartbeat past the coalescing window wrote %d items, want 1", u.ItemsWritten)
+	// A changed report is one write on the version the session holds.
+	w.send(as2(msg(withVersion("0.111.0"))))
+	if u := st.Usage(); u.ItemsWritten != 1 || u.ItemsRead != 0 {
+		t.Errorf("a changed report cost %s, want 1 write and no read", u)
 	}
 }
 
