@@ -236,7 +236,17 @@ func (l Liveness) Gone(a Agent, now time.Time) bool {
 		return false
 	}
 	online, _ := l.Online(a, now)
-	return !online && now.Sub(a.LastSeen) > l.Retention
+	if online {
+		return false
+	}
+	// Offline since its connection closed (lastSeen) or, still connected
+	// as stored, since its task's lease ended; lastSeen when the lease is
+	// no longer known (its item expired, after longer than the retention).
+	since := a.LastSeen
+	if lease, ok := l.Leases[a.Task]; ok && a.Online && a.Task != "" && lease.Until.After(since) {
+		since = lease.Until
+	}
+	return now.Sub(since) > l.Retention
 }
 
 // Online reports whether the agent counts as online at now and, while it

@@ -37,6 +37,21 @@ func TestLiveness_Leases(t *testing.T) {
 	}
 }
 
+// An agent left connected on a dead task is offline since the lease ended,
+// and gone a retention after that, not after its (old) lastSeen.
+func TestLiveness_GoneAfterLeaseEnd(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	l := Liveness{Retention: 7 * day, Leases: Leases{"dead": {Until: t0}}}
+	a := Agent{Online: true, Task: "dead", LastSeen: t0.Add(-30 * day)}
+	if l.Gone(a, t0.Add(time.Hour)) {
+		t.Error("gone an hour after its task died")
+	}
+	if !l.Gone(a, t0.Add(7*day+time.Second)) {
+		t.Error("not gone a retention after its task died")
+	}
+}
+
 type countingSource struct{ reads int }
 
 func (c *countingSource) Leases(context.Context) (Leases, error) {

@@ -68,16 +68,23 @@ func (g *Gateway) Poll(ctx context.Context) {
 	}
 }
 
-// refresh reads the agent to take its current desired state.
+// refresh reads the agent to take its current desired state, and its
+// version when no write is in flight, so that the session's next write
+// needs no read either.
 func (g *Gateway) refresh(ctx context.Context, s *session) {
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
-	a, found, err := g.agents.GetAgent(sctx, s.id)
+	a, found, version, err := g.agents.LoadAgent(sctx, s.id)
 	if err != nil || !found {
 		g.log.Warn("read agent", "agent", s.id, "found", found, "error", err)
 		return
 	}
 	s.setDesired(a)
+	s.mu.Lock()
+	if !s.writing && sameFacts(s.view, a) {
+		s.stored = version // what this session wrote, with the new desired state
+	}
+	s.mu.Unlock()
 }
 
 // push sends a WebSocket agent what it lacks, if anything.

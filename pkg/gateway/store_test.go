@@ -110,3 +110,45 @@ func TestGateway_SeveralTasks(t *testing.T) {
 		t.Fatal("the task that does not hold the agent pushed to it")
 	}
 }
+
+// TestGateway_MovedAgentAndDeadTask runs two tasks over DynamoDB Local: the
+// agent moves from the first task to the second before its old connection
+// is seen to close, and that late close does not take it offline; then the
+// second task dies (no renewal, no drain) and the readers' rule over the
+// stored leases takes the agent offline when the lease runs out.
+func TestGateway_MovedAgentAndDeadTask(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	first, second := startHarness(t, st), startHarness(t, st)
+	first.g.RenewLease(ctx)
+	second.g.RenewLease(ctx)
+	old, _, err := first.dialWS(token)
+	must(t, err)
+	old.send(msg(withVersion("1.0")))
+	second.clock.advance(time.Second)
+	moved, _, err := second.dialWS(token)
+	must(t, err)
+	moved.send(msg(withVersion("1.0")))
+	_ = old.conn.Close()
+	first.eventually("the old connection closed", func() bool { return first.g.Len() == 0 })
+	first.g.waitWrites(ctx)
+	got, _, err := st.GetAgent(ctx, id1)
+	must(t, err)
+	if !got.Online || got.Task != second.g.Task() {
+		t.Fatalf("after the late close of the old connection: online %v on %q, want online on %q", got.Online, got.Task, second.g.Task())
+	}
+	live := agent.Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second, Source: st}
+	judge := func(at time.Time) bool {
+		l, err := live.Snapshot(ctx)
+		must(t, err)
+		online, _ := l.Online(got, at)
+		return online
+	}
+	// second renewed at t0: its lease runs until t0 + 90 s.
+	if !judge(t0.Add(90 * time.Second)) {
+		t.Error("offline while its task's lease lives")
+	}
+	if judge(t0.Add(90*time.Second + time.Millisecond)) {
+		t.Error("online after its task's lease ran out")
+	}
+}

@@ -20,9 +20,11 @@ const (
 )
 
 // leaseRetention is how long after its end a lease item stays before the
-// table's TTL removes it: long enough that every agent it held has been
-// written offline or connected elsewhere, or is judged by its absence.
-const leaseRetention = 24 * time.Hour
+// table's TTL removes it: longer than the agent retention (7 days), so that
+// an agent left connected on a dead task is known to be offline since the
+// lease ended, and gone only a retention after that. The table holds about
+// one item per task started in that time.
+const leaseRetention = 8 * 24 * time.Hour
 
 // RenewLease writes the lease of a gateway task: alive until until. started
 // names this process of the task; the write is conditional on the lease

@@ -186,8 +186,9 @@ var Events = Table{
 // of the liveness timeout and read whole by everyone who judges whether an
 // agent is online (an agent counts as connected while the lease of the task
 // holding it is alive). A task that ends writes its lease ended; items
-// expire a day after their lease (TTL on expiresAt), so the table holds
-// about as many items as tasks run.
+// expire eight days after their lease (TTL on expiresAt, longer than the
+// agent retention), so the table holds about one item per task started in
+// that time.
 var Gateways = Table{Name: tableGateways, PartitionKey: str(AttrTask), TTL: AttrExpiresAt}
 
 // All lists every table.
