@@ -123,8 +123,9 @@ func Leases(st *store.Store, clock func() time.Time) agent.LeaseSource {
 	return agent.CachedLeases(st, LeaseCacheTTL, clock)
 }
 
-// LivenessFromEnv reads the liveness rule of rollouts: how long an agent may
-// stay silent ([EnvOfflineAfter], 90s) and how long a closed connection
+// LivenessFromEnv reads the liveness rule of rollouts: how long an agent of
+// a record without a gateway task may stay silent ([EnvOfflineAfter], 90s;
+// records with a task are judged by its lease, Deps.Liveness.Source) and how long a closed connection
 // still counts as online ([EnvReconnectGrace], 10s) and after how long
 // offline an agent is gone ([EnvAgentRetention], 7 days).
 func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
