@@ -32,6 +32,11 @@ package main
 //   - AppendAudit is a PutItem per entry on the condition that its key is
 //     free: the audit log is append-only, and no role may update, delete or
 //     batch-write it (iam_test.go checks every role of the stack).
+//   - Leases (gateways) is a Scan of the gateway tasks' leases: everyone who
+//     judges whether an agent is online (agent.Liveness) reads them, the
+//     engine's and the api's passes, the planner, the api's inventory and
+//     fleet counts. RenewLease and EndLease, the gateway's, are a
+//     conditional PutItem of its own lease.
 //
 // Stream reads (DescribeStream, GetRecords, GetShardIterator, ListStreams)
 // are not here: the event source mappings of the functions fed by a stream
@@ -88,6 +93,7 @@ var functionTables = map[string]map[string]tableAccess{
 		tables.Targets.Name:  on(query, putItem), // LoadRollout; SavePass
 		tables.Events.Name:   on(putItem),        // SavePass, RecordFailure: the outbox
 		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
+		tables.Gateways.Name: on(scan),           // Leases: which agents are online
 	},
 	// The single writer of rollouts: the scheduled run (assignment backstop,
 	// then every fleet) and the api's "plan this fleet now".
@@ -110,9 +116,10 @@ var functionTables = map[string]map[string]tableAccess{
 			QueryIndexes: []string{tables.IndexByAgentKind}},
 		// CurrentRevision, Fleet, Fleets, Policies, ExecutorObjects,
 		// AppliedFleets, Selection; SaveSelection (put, or delete a cleared one).
-		tables.Objects.Name: on(getItem, query, putItem, deleteItem),
-		tables.Events.Name:  on(putItem), // SavePass through EndRollout: the outbox
-		tables.Audit.Name:   on(putItem), // AppendAudit: the decisions' entries
+		tables.Objects.Name:  on(getItem, query, putItem, deleteItem),
+		tables.Events.Name:   on(putItem), // SavePass through EndRollout: the outbox
+		tables.Audit.Name:    on(putItem), // AppendAudit: the decisions' entries
+		tables.Gateways.Name: on(scan),    // Leases: gone agents get no targets
 	},
 	// The agents table's stream: assignment, then a pass of every active
 	// rollout of the agent's fleets (the planner runs through its Lambda).
@@ -125,6 +132,7 @@ var functionTables = map[string]map[string]tableAccess{
 		tables.Objects.Name:  on(getItem, query), // AppliedFleets (CurrentRevision, the fleets)
 		tables.Events.Name:   on(putItem),        // SavePass: the outbox
 		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
+		tables.Gateways.Name: on(scan),           // Leases: the pass's liveness
 	},
 	// The REST API: reads for the operators, actions (evaluation passes),
 	// selections, revisions, the release catalogue. Planning runs in the
@@ -155,7 +163,8 @@ var functionTables = map[string]map[string]tableAccess{
 		// fleet's (feedByFleet); the actions' SavePass: the outbox.
 		tables.Events.Name: {Actions: []dynamoAction{query, putItem},
 			QueryIndexes: []string{tables.IndexFeed, tables.IndexFeedByFleet}},
-		tables.Audit.Name: on(query, putItem), // AuditOf; AppendAudit
+		tables.Audit.Name:    on(query, putItem), // AuditOf; AppendAudit
+		tables.Gateways.Name: on(scan),           // Leases: online in the inventory, fleet counts, passes, plans
 	},
 	// The daily release refresh: ReleasesOf (Query), PutRelease.
 	fnReleases: {
@@ -170,13 +179,16 @@ var functionTables = map[string]map[string]tableAccess{
 	},
 }
 
-// gatewayTables is what the gateway's task may do: GetAgent, RecordAgent,
-// MarkOffline and AckPush (a GetItem and a conditional PutItem of one
-// agent), LaggingAgents (Query of lagging); ConfigByHash (the
-// configuration or its manifest, then a Query of its chunks).
+// gatewayTables is what the gateway's task may do: GetAgent, LoadAgent,
+// SaveAgent, DisconnectAgent and AckPush (a GetItem and a conditional
+// PutItem of one agent; SaveAgent and DisconnectAgent read only after a
+// lost race), LaggingAgents (Query of lagging); ConfigByHash (the
+// configuration or its manifest, then a Query of its chunks); RenewLease
+// and EndLease (a conditional PutItem of its lease; it never reads leases).
 var gatewayTables = map[string]tableAccess{
-	tables.Agents.Name:  {Actions: []dynamoAction{getItem, putItem}, QueryIndexes: []string{tables.IndexLagging}},
-	tables.Objects.Name: on(getItem, query),
+	tables.Agents.Name:   {Actions: []dynamoAction{getItem, putItem}, QueryIndexes: []string{tables.IndexLagging}},
+	tables.Objects.Name:  on(getItem, query),
+	tables.Gateways.Name: on(putItem),
 }
 
 // grantTables lets grantee do what want lists: one statement per table

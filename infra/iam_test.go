@@ -231,6 +231,7 @@ var wantDynamoDB = map[string][]string{
 		"targets: PutItem Query",
 		"events: PutItem",
 		"audit: PutItem",
+		"gateways: Scan",
 	},
 	fnPlanner: {
 		"agents: BatchGetItem GetItem PutItem",
@@ -242,6 +243,7 @@ var wantDynamoDB = map[string][]string{
 		"objects: DeleteItem GetItem PutItem Query",
 		"events: PutItem",
 		"audit: PutItem",
+		"gateways: Scan",
 	},
 	fnAgentEvent: {
 		"agents stream: DescribeStream GetRecords GetShardIterator",
@@ -252,6 +254,7 @@ var wantDynamoDB = map[string][]string{
 		"objects: GetItem Query",
 		"events: PutItem",
 		"audit: PutItem",
+		"gateways: Scan",
 	},
 	fnAPI: {
 		"agents: BatchGetItem GetItem PutItem Scan",
@@ -268,6 +271,7 @@ var wantDynamoDB = map[string][]string{
 		"events/index/feed: Query",
 		"events/index/feedByFleet: Query",
 		"audit: PutItem Query",
+		"gateways: Scan",
 	},
 	fnReleases: {
 		"objects: PutItem Query",
@@ -287,6 +291,7 @@ var wantGatewayDynamoDB = []string{
 	"agents: GetItem PutItem",
 	"agents/index/lagging: Query",
 	"objects: GetItem Query",
+	"gateways: PutItem",
 }
 
 func sorted(s []string) []string {
