@@ -20,27 +20,28 @@ import (
 // context (`cdk deploy -c key=value` or cdk.json), else from an environment
 // variable, else from its default; docs/deploy.md lists them.
 type Config struct {
-	Stage              string // names the stack and its resources: Myriarch-<stage>
-	DomainName         string // the gateway's public host name; empty: the load balancer's DNS name
-	CertificateArn     string // ACM certificate of the gateway's TLS listener; empty: a stack parameter
-	AgentTokenSecret   string // Secrets Manager secret (name or ARN) holding the agents' bearer tokens; empty: created
-	Gateway            bool   // run the gateway on Fargate; false: run it elsewhere (LocalStack without ECS)
-	GatewayImage       string // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
-	GatewayArch        string // arm64 or x86_64: the CPU of the gateway tasks and its image
-	GatewayTasks       int    // gateway tasks behind the load balancer, at least 2
-	NatGateways        int    // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
-	DeletionProtection bool   // DynamoDB deletion protection and retained tables
-	APIRateLimit       int    // API Gateway steady-state requests per second
-	APIBurstLimit      int    // API Gateway burst
-	AlarmTopicArn      string // SNS topic that alarms notify; empty: alarms without actions
-	APITokens          string // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
-	DefaultTimezone    string // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
-	ReconnectGrace     string // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
-	Releases           string // comma-separated collector releases the API offers as versions
-	Platforms          string // comma-separated platforms of those releases
-	ReleaseRefresh     string // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
-	ReleaseSourceURL   string // the GitHub REST API the refresh asks; empty: https://api.github.com
-	NotificationsTopic bool   // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
+	Stage              string        // names the stack and its resources: Myriarch-<stage>
+	DomainName         string        // the gateway's public host name; empty: the load balancer's DNS name
+	CertificateArn     string        // ACM certificate of the gateway's TLS listener; empty: a stack parameter
+	AgentTokenSecret   string        // Secrets Manager secret (name or ARN) holding the agents' bearer tokens; empty: created
+	Gateway            bool          // run the gateway on Fargate; false: run it elsewhere (LocalStack without ECS)
+	GatewayImage       string        // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
+	GatewayArch        string        // arm64 or x86_64: the CPU of the gateway tasks and its image
+	GatewayTasks       int           // gateway tasks behind the load balancer, at least 2
+	NatGateways        int           // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
+	DeletionProtection bool          // DynamoDB deletion protection and retained tables
+	APIRateLimit       int           // API Gateway steady-state requests per second
+	APIBurstLimit      int           // API Gateway burst
+	AlarmTopicArn      string        // SNS topic that alarms notify; empty: alarms without actions
+	ApprovalWaitAlarm  time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
+	APITokens          string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	DefaultTimezone    string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
+	ReconnectGrace     string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
+	Releases           string        // comma-separated collector releases the API offers as versions
+	Platforms          string        // comma-separated platforms of those releases
+	ReleaseRefresh     string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
+	ReleaseSourceURL   string        // the GitHub REST API the refresh asks; empty: https://api.github.com
+	NotificationsTopic bool          // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
 	// The health gates the engine reads (gates.go).
 	PrometheusURL        string       // the root of Prometheus's HTTP API; with an AMP workspace and unset: the workspace's query URL
 	AMPWorkspace         ampWorkspace // Amazon Managed Service for Prometheus; zero: none
@@ -77,6 +78,7 @@ var settings = []setting{
 	{"apiRateLimit", "MYRIARCH_API_RATE_LIMIT", "50"},
 	{"apiBurstLimit", "MYRIARCH_API_BURST_LIMIT", "100"},
 	{"alarmTopicArn", "MYRIARCH_ALARM_TOPIC_ARN", ""},
+	{"approvalWaitAlarm", "MYRIARCH_APPROVAL_WAIT_ALARM", "24h"}, // a duration, at least the watchdog's 5 minutes
 	{"apiTokens", "MYRIARCH_API_TOKENS", ""},
 	{"apiTokensFile", "MYRIARCH_API_TOKENS_FILE", ""}, // read at synth; relative to repoRoot
 	{"defaultTimezone", "MYRIARCH_DEFAULT_TIMEZONE", ""},
@@ -176,6 +178,12 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		if d, err := time.ParseDuration(c.ReconnectGrace); err != nil || d < 0 {
 			errs = append(errs, fmt.Sprintf("reconnectGrace: %q is not a duration such as 10s", c.ReconnectGrace))
 		}
+	}
+	// The watchdog measures the wait every 5 minutes, in whole seconds.
+	if d, err := time.ParseDuration(v["approvalWaitAlarm"]); err != nil || d < watchdogEvery || d%time.Second != 0 {
+		errs = append(errs, fmt.Sprintf("approvalWaitAlarm: %q is not a duration of whole seconds, at least %v, such as 24h", v["approvalWaitAlarm"], watchdogEvery))
+	} else {
+		c.ApprovalWaitAlarm = d
 	}
 	if _, err := releases.ParseTargets(c.ReleaseRefresh); err != nil { // the function's own check, at synth
 		errs = append(errs, fmt.Sprintf("releaseRefresh: %v", err))

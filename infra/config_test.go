@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func lookup(m map[string]string) func(string) (string, bool) {
@@ -60,7 +61,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
-		APIRateLimit: 50, APIBurstLimit: 100, CloudWatchGates: true, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
+		APIRateLimit: 50, APIBurstLimit: 100, CloudWatchGates: true, ApprovalWaitAlarm: 24 * time.Hour, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
 	}
@@ -83,6 +84,9 @@ func TestLoadConfig_Refuses(t *testing.T) {
 		{"releaseRefresh", "acme-otelcol", "releaseRefresh"},              // a distribution without a known publisher names its repository
 		{"releaseRefresh", "Otelcol", "releaseRefresh"},                   // not a distribution name
 		{"releaseSourceUrl", "http://api.github.com", "releaseSourceUrl"}, // the refresh speaks https only
+		{"approvalWaitAlarm", "1d", "approvalWaitAlarm"},                  // Go durations: 24h
+		{"approvalWaitAlarm", "1m", "approvalWaitAlarm"},                  // shorter than the watchdog's 5 minutes between measurements
+		{"approvalWaitAlarm", "6h0m0.5s", "approvalWaitAlarm"},            // the metric is in whole seconds
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -91,6 +95,24 @@ func TestLoadConfig_Refuses(t *testing.T) {
 				t.Errorf("error %v, want one naming %s", err, tt.message)
 			}
 		})
+	}
+}
+
+func TestLoadConfig_ApprovalWaitAlarm(t *testing.T) {
+	tests := []struct {
+		context, env map[string]string
+		want         time.Duration
+	}{
+		{nil, nil, 24 * time.Hour}, // the default
+		{nil, map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, 8 * time.Hour},
+		{map[string]string{"approvalWaitAlarm": "90m"}, map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, 90 * time.Minute}, // context wins
+		{map[string]string{"approvalWaitAlarm": "5m"}, nil, 5 * time.Minute},                                                       // the shortest: one measurement
+	}
+	for _, tt := range tests {
+		c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
+		if err != nil || c.ApprovalWaitAlarm != tt.want {
+			t.Errorf("context %v env %v: %v %v, want %v", tt.context, tt.env, c.ApprovalWaitAlarm, err, tt.want)
+		}
 	}
 }
 

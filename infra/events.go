@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -58,6 +60,25 @@ func schedulePlanner(scope constructs.Construct, fns Functions) awsevents.Rule {
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fns[fnPlanner], &awseventstargets.LambdaFunctionProps{
 			RetryAttempts: jsii.Number(0),
 			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(1)),
+		})},
+	})
+}
+
+// watchdogEvery is how often the watchdog looks for stranded rollouts and
+// measures the longest approval wait: the alarms on its metrics read
+// periods of at least this length.
+const watchdogEvery = 5 * time.Minute
+
+// scheduleWatchdog runs the watchdog every watchdogEvery. A missed run is
+// not retried: the next one comes five minutes later, and it is the same
+// check.
+func scheduleWatchdog(scope constructs.Construct, fns Functions) awsevents.Rule {
+	return awsevents.NewRule(scope, jsii.String("WatchdogSchedule"), &awsevents.RuleProps{
+		Description: jsii.String("Myriarch watchdog: every 5 minutes"),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(watchdogEvery.Minutes()))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fns[fnWatchdog], &awseventstargets.LambdaFunctionProps{
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(watchdogEvery.Minutes())),
 		})},
 	})
 }

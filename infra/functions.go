@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -15,7 +16,6 @@ import (
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // The Lambdas, one main package each in functions/<name>. The list must
@@ -28,77 +28,57 @@ const (
 	fnAuthorizer = "authorizer"  // API Gateway's bearer-token authorizer
 	fnReleases   = "releases"    // the daily refresh of the release catalogue from the publishers' releases
 	fnNotify     = "notify"      // the events table's stream (the outbox): publishes rollout notifications on the bus
-)
-
-// access is what a function or the gateway may do with one table.
-type access int
-
-const (
-	read      access = 1            // GetItem, Query, BatchGetItem, ConditionCheckItem ... (grantReadData)
-	write     access = 2            // PutItem, UpdateItem, DeleteItem, BatchWriteItem (grantWriteData)
-	readWrite access = read | write // both (grantReadWriteData)
+	fnWatchdog   = "watchdog"    // every 5 minutes: a new execution for a stranded rollout; the approval-wait metric
 )
 
 // functionSpec is one Lambda and everything it is allowed to touch: IAM
-// grants are derived from these fields only, so this table is the
-// least-privilege policy in one place.
+// grants are derived from these fields and from its entry in
+// functionTables (access.go, its DynamoDB actions per table) only, so the
+// two are the least-privilege policy. Every function writes to its own log
+// group and nowhere else (functionRole).
 type functionSpec struct {
 	Name                string
 	MemoryMB            int
 	TimeoutSeconds      int
-	ReservedConcurrency int               // 0: none
-	Tables              map[string]access // base table name -> access
-	StartExecution      bool              // states:StartExecution on the rollout state machine
-	SendTaskResponse    bool              // states:SendTaskSuccess on the rollout state machine (wakes a parked execution)
-	InvokesPlanner      bool              // lambda:InvokeFunction on the planner
-	APITokens           bool              // the operators' token table (MYRIARCH_TOKENS)
-	Catalog             bool              // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
-	ServerTimezone      bool              // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
-	ReleaseRefresh      bool              // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
-	Gates               bool              // reads health gates: their settings, IAM and VPC (gates.go)
-	PublishesEvents     bool              // events:PutEvents on the notifications bus (MYRIARCH_EVENT_BUS)
+	ReservedConcurrency int  // 0: none
+	StartExecution      bool // states:StartExecution on the rollout state machine
+	SendTaskResponse    bool // states:SendTaskSuccess on the rollout state machine (wakes a parked execution)
+	DescribeExecutions  bool // states:DescribeExecution on the rollout state machine's executions
+	InvokesPlanner      bool // lambda:InvokeFunction on the planner
+	APITokens           bool // the operators' token table (MYRIARCH_TOKENS)
+	Catalog             bool // the collector releases and platforms (MYRIARCH_RELEASES, MYRIARCH_PLATFORMS)
+	ServerTimezone      bool // rollouts' default timezone for maintenance windows (MYRIARCH_DEFAULT_TIMEZONE)
+	ReleaseRefresh      bool // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
+	Gates               bool // reads health gates: their settings, IAM and VPC (gates.go)
+	PublishesEvents     bool // events:PutEvents on the notifications bus (MYRIARCH_EVENT_BUS)
 	// ExecutorSecrets: calls webhook and AWX executors, whose secrets it
 	// reads from Secrets Manager under the stage's prefix (secrets.go).
 	ExecutorSecrets bool
 }
 
-// The tables each function uses follow from the store methods it calls
-// (pkg/store; pkg/setup wires them): an evaluation pass (engine,
-// agent-event, the api's actions) reads and writes rollouts and targets,
-// writes agents (desired hash, package offer) and writes its notifications
-// into the events table (the outbox, in the pass's transaction); the
-// planner also reads the revision in objects, saves selections, appends
-// audit entries and notifies the rollouts it ends; the api reads the
-// events table for its feed. The notify function reads only the events
-// table's stream (its event source mapping's grant).
 var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
-		Tables:         map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true, // the read-gates task
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts
-		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
-			tables.Audit.Name: write, tables.Events.Name: write},
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
 		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
-		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: read,
-			tables.Events.Name: write},
-		InvokesPlanner: true,                         // assigns agents as they report (the applied fleets in objects) and has the planner plan the fleets they joined
+		InvokesPlanner: true,                         // has the planner plan the fleets that agents joined or left
 		ServerTimezone: true, ExecutorSecrets: true}, // its passes start targets
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
-		Tables: map[string]access{tables.Agents.Name: readWrite, tables.Rollouts.Name: readWrite, tables.Targets.Name: readWrite, tables.Objects.Name: readWrite,
-			tables.Audit.Name: readWrite, tables.Events.Name: readWrite}, // the feed reads the outbox
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
 		APITokens: true, Catalog: true, // display names of actors; version options
 		ServerTimezone: true, ExecutorSecrets: true}, // its actions run evaluation passes, as the engine does
 	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
-		Tables: map[string]access{}, APITokens: true},
+		APITokens: true},
 	{Name: fnReleases, MemoryMB: 128, TimeoutSeconds: 120, // a few GitHub pages per repository, then a write per new release
-		Tables: map[string]access{tables.Objects.Name: readWrite}, ReleaseRefresh: true}, // reads the catalogue, writes what changed
+		ReleaseRefresh: true},
 	{Name: fnNotify, MemoryMB: 128, TimeoutSeconds: 60, // a batch of the outbox's stream: PutEvents ten at a time
-		Tables: map[string]access{}, PublishesEvents: true},
+		PublishesEvents: true},
+	{Name: fnWatchdog, MemoryMB: 128, TimeoutSeconds: 120, // a few reads and a DescribeExecution per active rollout
+		StartExecution: true, DescribeExecutions: true}, // is each active rollout's execution running? if not, start the next
 }
 
 // Functions are the deployed Lambdas by name.
@@ -126,8 +106,8 @@ func checkBuilt(c Config) error {
 
 // newFunctions creates every Lambda: Go on provided.al2023 for arm64, JSON
 // logs kept a month, X-Ray tracing, the stage's table prefix in its
-// environment; the one that reads gates in the gate network, if any.
-// Grants come later, once the state machine exists.
+// environment, a role of its own; the one that reads gates in the gate
+// network, if any. Grants come later, once the state machine exists.
 func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functions {
 	out := Functions{}
 	for _, f := range functionSpecs {
@@ -136,7 +116,9 @@ func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functi
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
+		role := functionRole(scope, c, f, logs)
 		props := &awslambda.FunctionProps{
+			Role:          role,
 			FunctionName:  jsii.String(functionName(c, f.Name)),
 			Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
 			Architecture:  awslambda.Architecture_ARM_64(),
@@ -152,7 +134,7 @@ func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functi
 			props.ReservedConcurrentExecutions = jsii.Number(float64(f.ReservedConcurrency))
 		}
 		if f.Gates {
-			net.place(props)
+			net.place(props, role)
 		}
 		fn := awslambda.NewFunction(scope, jsii.String("Function-"+f.Name), props)
 		env := functionEnvironment(c, f)
@@ -162,6 +144,24 @@ func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functi
 		out[f.Name] = fn
 	}
 	return out
+}
+
+// functionRole is the function's own role, in place of the one CDK would
+// make with the AWS managed policy AWSLambdaBasicExecutionRole (logs on
+// every log group of the account): Lambda may assume it, and it may write
+// to the function's log group alone. The stack creates that group, with
+// its retention, so the role has no logs:CreateLogGroup. Everything else
+// the function may do is added by the grants.
+func functionRole(scope constructs.Construct, c Config, f functionSpec, logs awslogs.LogGroup) awsiam.Role {
+	role := awsiam.NewRole(scope, jsii.String("Role-"+f.Name), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Myriarch " + c.Stage + ": the " + f.Name + " function"),
+	})
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: &[]*string{logs.LogGroupArn()}, // arn:...:log-group:/aws/lambda/<function>:*, its streams
+	}))
+	return role
 }
 
 // functionEnvironment is what a function reads besides the ARNs granted

@@ -192,14 +192,29 @@ func acknowledge(c constructs.IConstruct, warning, why string) {
 	awscdk.Annotations_Of(c).AcknowledgeWarning(jsii.String(warning), jsii.String(why))
 }
 
-// place puts a function in the network (nothing without one). CDK then
-// attaches AWSLambdaVPCAccessExecutionRole to the function's role: Lambda
-// manages the function's network interfaces with it.
-func (n *gateNetwork) place(props *awslambda.FunctionProps) {
+// vpcAccessActions are what Lambda needs of a function's role to manage
+// the function's network interfaces in a VPC: the EC2 actions of the AWS
+// managed policy AWSLambdaVPCAccessExecutionRole, without its logs:* on
+// every log group. On "*", as there: DescribeNetworkInterfaces and
+// DescribeSubnets have no resource-level permissions, and the others act
+// on network interfaces that Lambda creates later, whose ids the stack
+// cannot know.
+var vpcAccessActions = []string{
+	"ec2:AssignPrivateIpAddresses", "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface",
+	"ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:UnassignPrivateIpAddresses",
+}
+
+// place puts a function in the network (nothing without one) and lets its
+// role manage the function's network interfaces (vpcAccessActions).
+func (n *gateNetwork) place(props *awslambda.FunctionProps, role awsiam.IRole) {
 	if n == nil {
 		return
 	}
 	props.Vpc = n.vpc
 	props.VpcSubnets = &awsec2.SubnetSelection{Subnets: &n.subnets}
 	props.SecurityGroups = &n.securityGroups
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(vpcAccessActions...),
+		Resources: jsii.Strings("*"),
+	}))
 }

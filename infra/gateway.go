@@ -12,8 +12,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-
-	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 const (
@@ -27,12 +25,9 @@ const (
 	gatewayStopSeconds = 30                         // SIGTERM drains connections before SIGKILL
 )
 
-// gatewayTables is what the gateway may do with each table: agents as it
-// records them and their pushes; the objects for rendered configurations.
-var gatewayTables = map[string]access{tables.Agents.Name: readWrite, tables.Objects.Name: read}
-
 // Gateway is the always-on OpAMP gateway and what agents connect to.
 type Gateway struct {
+	Cluster      awsecs.Cluster
 	Service      awsecs.FargateService
 	LoadBalancer awselasticloadbalancingv2.NetworkLoadBalancer
 	TargetGroup  awselasticloadbalancingv2.NetworkTargetGroup
@@ -146,7 +141,7 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		// connections by then, and agents reconnect to another task.
 		DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(gatewayStopSeconds)),
 	})
-	return &Gateway{Service: service, LoadBalancer: nlb, TargetGroup: tg, TokenSecret: secret}
+	return &Gateway{Cluster: cluster, Service: service, LoadBalancer: nlb, TargetGroup: tg, TokenSecret: secret}
 }
 
 // envAgentTokens carries the agents' bearer tokens into the gateway:

@@ -11,15 +11,21 @@ import (
 	"github.com/myriarch/myriarch/pkg/delivery"
 )
 
-// grantFunctions gives each function exactly what its functionSpec lists:
-// its tables (and their indexes) through the tables' grant methods, the
-// Step Functions actions on the rollout state machine only, the planner's
-// invocation, what the configured gates read, and events:PutEvents on the
-// notifications bus only. Nothing else is granted to a function role.
-func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string, bus awsevents.IEventBus) {
+// grantFunctions gives each function exactly what its functionSpec and its
+// functionTables entry list: its DynamoDB actions per table and index, the
+// Step Functions actions on the rollout state machine (and its executions)
+// only, the planner's invocation, what the configured gates read, and
+// events:PutEvents on the notifications bus only. Nothing else is granted
+// to a function role.
+func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn, executionsArn *string, bus awsevents.IEventBus) {
+	for name := range functionTables {
+		if _, ok := fns[name]; !ok {
+			panic(fmt.Sprintf("functionTables lists %s, which functionSpecs does not deploy", name))
+		}
+	}
 	for _, f := range functionSpecs {
 		fn := fns[f.Name]
-		grantTables(ts, f.Tables, fn)
+		grantTables(ts, functionTables[f.Name], fn)
 		var actions []*string
 		if f.StartExecution {
 			actions = append(actions, jsii.String("states:StartExecution"))
@@ -33,6 +39,15 @@ func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string,
 				Actions:   &actions,
 				Resources: &[]*string{stateMachineArn},
 			}))
+		}
+		if f.DescribeExecutions {
+			// The watchdog: is the execution a rollout recorded still running?
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings("states:DescribeExecution"),
+				Resources: &[]*string{executionsArn},
+			}))
+		}
+		if len(actions) > 0 || f.DescribeExecutions {
 			fn.AddEnvironment(jsii.String(envStateMachineArn), stateMachineArn, nil)
 		}
 		if f.InvokesPlanner {
@@ -49,23 +64,6 @@ func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn *string,
 		if f.PublishesEvents {
 			bus.GrantPutEventsTo(fn, nil)
 			fn.AddEnvironment(jsii.String(delivery.EnvEventBus), bus.EventBusName(), nil)
-		}
-	}
-}
-
-// grantTables grants each table's access to grantee, in name order so that
-// the synthesized policies do not change from one synth to the next.
-func grantTables(ts Tables, want map[string]access, grantee awsiam.IGrantable) {
-	for _, table := range sortedKeys(want) {
-		switch want[table] {
-		case read:
-			ts[table].GrantReadData(grantee)
-		case write:
-			ts[table].GrantWriteData(grantee)
-		case readWrite:
-			ts[table].GrantReadWriteData(grantee)
-		default:
-			panic(fmt.Sprintf("table %s: no access level %d", table, want[table]))
 		}
 	}
 }

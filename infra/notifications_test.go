@@ -99,8 +99,8 @@ func TestNotifications_LeastPrivilege(t *testing.T) {
 				}
 			}
 		}
-		if f.Name == fnNotify && len(f.Tables) != 0 {
-			t.Errorf("the notify function reads tables %v: the stream brings the items", f.Tables)
+		if f.Name == fnNotify && len(functionTables[f.Name]) != 0 {
+			t.Errorf("the notify function reads tables %v: the stream brings the items", functionTables[f.Name])
 		}
 	}
 }

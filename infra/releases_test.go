@@ -6,8 +6,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
-
-	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // The release refresh is deployed, but its daily schedule is off unless a
@@ -51,11 +49,12 @@ func TestReleaseRefresh_LeastPrivilege(t *testing.T) {
 	s := synthesized(t, nil)
 	_, fn := s.function(t, fnReleases)
 	g := s.granted(t, s.policies(t)[roleOf(fn, "Role")])
-	if want := map[string]access{tables.Objects.Name: readWrite}; !reflect.DeepEqual(g.tables, want) {
-		t.Errorf("tables %v, want %v", g.tables, want)
+	if want := []string{"objects: PutItem Query"}; !reflect.DeepEqual(g.dynamo, want) { // ReleasesOf; PutRelease
+		t.Errorf("DynamoDB %q, want %q", g.dynamo, want)
 	}
-	if len(g.states) != 0 || len(g.invokes) != 0 || !reflect.DeepEqual(g.other, []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}) {
-		t.Errorf("states %v invokes %v other %v, want only tracing", g.states, g.invokes, g.other)
+	want := []string{"logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTelemetryRecords", "xray:PutTraceSegments"}
+	if len(g.states) != 0 || len(g.invokes) != 0 || !reflect.DeepEqual(g.other, want) {
+		t.Errorf("states %v invokes %v other %v, want only its logs and tracing", g.states, g.invokes, g.other)
 	}
 	for _, f := range functionSpecs {
 		if f.Name == fnReleases && (f.APITokens || f.Catalog || f.StartExecution || f.SendTaskResponse || f.InvokesPlanner || f.ReservedConcurrency != 0) {

@@ -37,11 +37,12 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	}
 	smArn := rolloutStateMachineArn(stack, c)
 	bus := newNotificationsBus(stack, c)
-	grantFunctions(c, fns, ts, smArn, bus)
+	grantFunctions(c, fns, ts, smArn, rolloutExecutionsArn(stack, c), bus)
 	dlq := connectAgentEvents(stack, fns, ts)
 	notifyDLQ := connectNotifications(stack, fns, ts)
 	topic := newNotificationsExample(stack, c, bus)
 	schedulePlanner(stack, fns)
+	scheduleWatchdog(stack, fns)
 	scheduleReleaseRefresh(stack, c, fns)
 	api := newAPI(stack, c, fns)
 	var gw *Gateway
@@ -77,6 +78,9 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		outputs = append(outputs,
 			output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
 			output{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
+			// For aws ecs update-service --cluster ... --service ... (a token rotation).
+			output{"GatewayClusterName", gw.Cluster.ClusterName()},
+			output{"GatewayServiceName", gw.Service.ServiceName()},
 			output{"AgentTokenSecretArn", gw.TokenSecret.SecretArn()})
 	}
 	if net != nil && net.created != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,49 +10,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 )
-
-func TestAlarms_ErrorsThrottlesAndFailedExecutions(t *testing.T) {
-	s := synthesized(t, nil)
-	type key struct{ namespace, metric, dimension string }
-	got := map[key]bool{}
-	for _, a := range s.ofType("AWS::CloudWatch::Alarm") {
-		p := a.Properties
-		dims := ""
-		for _, d := range list(p["Dimensions"]) {
-			if m, ok := d.(map[string]any); ok {
-				dims += flatten(m["Value"])
-			}
-		}
-		got[key{fmt.Sprint(p["Namespace"]), fmt.Sprint(p["MetricName"]), dims}] = true
-		want := float64(1)
-		if plannerID, _ := s.function(t, fnPlanner); p["MetricName"] == "Throttles" && dims == "{"+plannerID+"}" {
-			want = plannerCollisions // the api's synchronous runs meet the scheduled one now and then
-		}
-		if p["MetricName"] == "IteratorAge" {
-			want = float64(notificationsLate.Milliseconds()) // the outbox's stream: late, not failed
-		}
-		if p["Threshold"] != want || p["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" {
-			t.Errorf("alarm on %v %s: threshold %v %v, want >= %v", p["MetricName"], dims, p["ComparisonOperator"], p["Threshold"], want)
-		}
-	}
-	smID := ""
-	for id := range s.ofType("AWS::StepFunctions::StateMachine") {
-		smID = id
-	}
-	var want []key
-	for _, f := range functionSpecs {
-		id, _ := s.function(t, f.Name)
-		want = append(want, key{"AWS/Lambda", "Errors", "{" + id + "}"}, key{"AWS/Lambda", "Throttles", "{" + id + "}"})
-	}
-	want = append(want, key{"AWS/States", "ExecutionsFailed", "{" + smID + "}"})
-	notifyID, _ := s.function(t, fnNotify)
-	want = append(want, key{"AWS/Lambda", "IteratorAge", "{" + notifyID + "}"})
-	for _, k := range want {
-		if !got[k] {
-			t.Errorf("no alarm on %s %s of %s", k.namespace, k.metric, k.dimension)
-		}
-	}
-}
 
 func TestAlarms_NotifyTheConfiguredTopic(t *testing.T) {
 	s := synthesized(t, variant)
@@ -78,6 +34,36 @@ func TestOutputs_WhereAgentsAndOperatorsConnect(t *testing.T) {
 	}
 	for _, name := range []string{"ApiUrl", "ApiId", "AgentTokenSecretArn", "RolloutStateMachineArn", "TablePrefix", "GatewayLoadBalancerDns", "EventBusName", "EventBusArn", "NotificationsTopicArn"} {
 		must(t, "output "+name, func() { s.template.HasOutput(jsii.String(name), map[string]any{"Value": assertions.Match_AnyValue()}) })
+	}
+}
+
+// The gateway's cluster and service, by the names the ECS CLI wants
+// (aws ecs update-service --cluster <GatewayClusterName> --service
+// <GatewayServiceName>, docs/deploy.md): the cluster's Ref is its name, the
+// service's GetAtt Name.
+func TestOutputs_GatewayClusterAndService(t *testing.T) {
+	s := synthesized(t, nil)
+	var cluster, service string
+	for id := range s.ofType("AWS::ECS::Cluster") {
+		cluster = id
+	}
+	for id, svc := range s.ofType("AWS::ECS::Service") {
+		service = id
+		if refs(svc.Properties["Cluster"])[0] != cluster {
+			t.Errorf("service %s runs in %v, not the cluster %s", id, svc.Properties["Cluster"], cluster)
+		}
+	}
+	must(t, "output GatewayClusterName", func() {
+		s.template.HasOutput(jsii.String("GatewayClusterName"), map[string]any{"Value": map[string]any{"Ref": cluster}})
+	})
+	must(t, "output GatewayServiceName", func() {
+		s.template.HasOutput(jsii.String("GatewayServiceName"), map[string]any{"Value": map[string]any{"Fn::GetAtt": []any{service, "Name"}}})
+	})
+	without := synthesized(t, map[string]string{"gateway": "false", "deletionProtection": "false"})
+	for _, name := range []string{"GatewayClusterName", "GatewayServiceName"} {
+		if out := without.template.FindOutputs(jsii.String(name), nil); len(*out) != 0 {
+			t.Errorf("output %s without the gateway", name)
+		}
 	}
 }
 

@@ -91,6 +91,17 @@ func rolloutStateMachineArn(scope constructs.Construct, c Config) *string {
 	})
 }
 
+// rolloutExecutionsArn covers every execution of the rollout state
+// machine: arn:<partition>:states:<region>:<account>:execution:myriarch-<stage>-rollout:*.
+func rolloutExecutionsArn(scope constructs.Construct, c Config) *string {
+	return awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("states"),
+		Resource:     jsii.String("execution"),
+		ResourceName: jsii.String(rolloutStateMachineName(c) + ":*"),
+		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
+	})
+}
+
 // newRolloutStateMachine deploys statemachines/rollout.asl.json as it is,
 // with each ${<Name>FunctionArn} replaced by that function's ARN, every
 // event logged with its data, and X-Ray tracing; it may invoke exactly the

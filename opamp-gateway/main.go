@@ -85,7 +85,7 @@ func run(o options, log *slog.Logger) error {
 // when more calls run at once.
 func withIdleConns(o *dynamodb.Options) {
 	o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-		t.MaxIdleConnsPerHost = 2 * gateway.DefaultMaxConcurrentMessages
+		t.MaxIdleConnsPerHost = 2 * gateway.DefaultStoreConcurrency
 	})
 }
 

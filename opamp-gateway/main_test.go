@@ -262,21 +262,29 @@ func (s *fakeStore) GetAgent(_ context.Context, id string) (agent.Agent, bool, e
 	return a, ok, nil
 }
 
-func (s *fakeStore) RecordAgent(_ context.Context, a agent.Agent) error {
+func (s *fakeStore) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, any, error) {
+	a, ok := s.get(id)
+	return a, ok, nil, nil
+}
+
+func (s *fakeStore) SaveAgent(_ context.Context, a agent.Agent, v any) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.agents[a.ID] = a
-	return nil
+	return v, nil
 }
 
-func (s *fakeStore) MarkOffline(_ context.Context, id string, _, at time.Time) error {
+func (s *fakeStore) DisconnectAgent(_ context.Context, a agent.Agent, v any) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.agents[id]
-	a.Online, a.LastSeen = false, at
-	s.agents[id] = a
-	return nil
+	stored := s.agents[a.ID]
+	stored.Online, stored.LastSeen = false, a.LastSeen
+	s.agents[a.ID] = stored
+	return v, nil
 }
+
+func (s *fakeStore) RenewLease(context.Context, string, time.Time, time.Time) error { return nil }
+func (s *fakeStore) EndLease(context.Context, string, time.Time, time.Time) error   { return nil }
 
 func (s *fakeStore) LaggingAgents(context.Context, string, int) ([]agent.Agent, string, error) {
 	return nil, "", nil

@@ -96,7 +96,7 @@ func openStore(ctx context.Context, prefix string) (*store.Store, error) {
 		o.DisableValidateResponseChecksum = true
 		// As opamp-gateway's withIdleConns.
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
-			t.MaxIdleConnsPerHost = 2 * gateway.DefaultMaxConcurrentMessages
+			t.MaxIdleConnsPerHost = 2 * gateway.DefaultStoreConcurrency
 		})
 	})
 	return store.New(client, store.TablesWithPrefix(prefix)), nil

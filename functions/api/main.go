@@ -71,18 +71,19 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg), store.TablesWithPrefix(prefix))
+	clock := func() time.Time { return time.Now().UTC() }
+	live.Source = setup.Leases(st, clock) // every reader judges agents by the gateway leases
 	sfnc := sfn.NewFromConfig(cfg)
 	tokens, err := tokenTable(getenv)
 	if err != nil {
 		return nil, err
 	}
-	clock := func() time.Time { return time.Now().UTC() }
 	executors := setup.Executors(getenv, cfg, st, clock, log)
 	var planning api.Planning
 	if fn := getenv("MYRIARCH_PLANNER_FUNCTION"); fn != "" {
 		planning = plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}
 	} else {
-		planning = &api.LocalPlanning{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID}, Executors: executors,
+		planning = &api.LocalPlanning{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID, Liveness: live}, Executors: executors,
 			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log}
 	}
 	return api.New(api.Deps{

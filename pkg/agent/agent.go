@@ -4,8 +4,10 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -41,9 +43,17 @@ type Agent struct {
 	// fleets select it (several equally specific ones); empty otherwise.
 	AssignmentError string `json:"assignmentError,omitempty"`
 
-	Online      bool      `json:"online"`
+	Online bool `json:"online"`
+	// LastSeen is when the gateway last stored a change of the agent: its
+	// (re)connection, a report that changed a fact, its disconnection.
+	// Heartbeats that change nothing do not move it (they are not written);
+	// a connected agent was heard from within the liveness timeout.
 	LastSeen    time.Time `json:"lastSeen"`
 	ConnectedAt time.Time `json:"connectedAt"` // the last (re)connection
+	// Task is the gateway task that holds (or last held) the connection;
+	// the agent counts as online only while that task's lease is alive.
+	// Empty on records written before tasks had leases.
+	Task string `json:"task,omitempty"`
 
 	Health         Health             `json:"health"`
 	RemoteConfig   RemoteConfigStatus `json:"remoteConfig"`
@@ -152,25 +162,69 @@ func (a Agent) Attr(name string) (string, bool) {
 	return v, ok
 }
 
-// OnlineAt is whether the agent counts as online at now: its connection is
-// open as last written and it was heard from within silence. The second
-// condition takes agents offline when the gateway task that held them died
-// without writing anything. silence 0 trusts Online alone.
+// OnlineAt is the liveness rule of records without a task (written before
+// gateway tasks had leases): the connection is open as last written and the
+// agent was heard from within silence. silence 0 trusts Online alone.
 func (a Agent) OnlineAt(now time.Time, silence time.Duration) bool {
 	return a.Online && (silence == 0 || !now.After(a.LastSeen.Add(silence)))
 }
 
-// Liveness is the rule by which rollouts judge whether an agent is online.
+// Lease is what a reader knows of one gateway task's lease.
+type Lease struct {
+	// Until is when the lease ends: the last renewal plus the liveness
+	// timeout, or the moment the task ended it when it drained.
+	Until time.Time
+	// Ended: the task ended the lease itself (a drain closed its
+	// connections), so its agents count as disconnected at Until and get
+	// the reconnect grace; a lease that merely ran out did not.
+	Ended bool
+}
+
+// Leases are the gateway tasks' leases by task id, as read at one moment.
+type Leases map[string]Lease
+
+// LeaseSource reads the leases of all gateway tasks (a few items).
+type LeaseSource interface {
+	Leases(ctx context.Context) (Leases, error)
+}
+
+// Liveness is the one rule by which everything (rollouts, the planner, the
+// API's inventory and fleet counts, predictions) judges whether an agent is
+// online.
 type Liveness struct {
-	// Silence: an open connection counts while the agent was heard from
-	// within it (0 trusts the stored connection state alone).
+	// Silence: a record without a task counts as connected while the agent
+	// was heard from (lastSeen) within it (0 trusts the stored connection
+	// state alone). Records with a task are judged by the task's lease.
 	Silence time.Duration
 	// ReconnectGrace: a connection that closed counts as open for this long
-	// after it closed (lastSeen), so that agents moving to another gateway
-	// task or through a load balancer blip are not offline for rollouts.
+	// after it closed (lastSeen, or the end of a drained task's lease), so
+	// that agents moving to another gateway task or through a load balancer
+	// blip are not offline for rollouts.
 	ReconnectGrace time.Duration
 	// Retention: an agent offline for longer is gone (0: never).
 	Retention time.Duration
+	// Source reads the leases for Snapshot; nil leaves Leases as they are.
+	Source LeaseSource
+	// Leases as read by Snapshot. While nil (no source), records with a
+	// task are judged by lastSeen like records without one.
+	Leases Leases
+}
+
+// Snapshot returns the rule with the leases read now from Source; every
+// reader takes one per decision (a pass, a plan, an API request).
+func (l Liveness) Snapshot(ctx context.Context) (Liveness, error) {
+	if l.Source == nil {
+		return l, nil
+	}
+	leases, err := l.Source.Leases(ctx)
+	if err != nil {
+		return l, fmt.Errorf("read gateway leases: %w", err)
+	}
+	if leases == nil {
+		leases = Leases{}
+	}
+	l.Leases = leases
+	return l, nil
 }
 
 // Gone reports whether the agent has been offline for longer than the
@@ -182,23 +236,87 @@ func (l Liveness) Gone(a Agent, now time.Time) bool {
 		return false
 	}
 	online, _ := l.Online(a, now)
-	return !online && now.Sub(a.LastSeen) > l.Retention
+	if online {
+		return false
+	}
+	// Offline since its connection closed (lastSeen) or, still connected
+	// as stored, since its task's lease ended; lastSeen when the lease is
+	// no longer known (its item expired, after longer than the retention).
+	since := a.LastSeen
+	if lease, ok := l.Leases[a.Task]; ok && a.Online && a.Task != "" && lease.Until.After(since) {
+		since = lease.Until
+	}
+	return now.Sub(since) > l.Retention
 }
 
 // Online reports whether the agent counts as online at now and, while it
 // counts as online only by the reconnect grace, when the grace ends: the
-// moment the answer changes without a new report. Example: closed at
-// 12:00:00 with a 10 s grace: online until 12:00:09.999…, offline from
-// 12:00:10, and graceEnd is 12:00:10.
+// moment the answer changes without a new report.
+//
+// A stored open connection counts while the lease of the task holding it
+// is alive (now ≤ Until). A drained task's agents count as disconnected at
+// the lease's end; a lease that ran out (the task died) or is missing
+// leaves them offline at once. A closed connection counts as open for the
+// reconnect grace after it closed. Example: closed at 12:00:00 with a 10 s
+// grace: online until 12:00:09.999…, offline from 12:00:10, and graceEnd is
+// 12:00:10.
 func (l Liveness) Online(a Agent, now time.Time) (online bool, graceEnd time.Time) {
+	closedAt := a.LastSeen
 	if a.Online {
-		return a.OnlineAt(now, l.Silence), time.Time{}
+		if a.Task == "" || l.Leases == nil {
+			if a.OnlineAt(now, l.Silence) {
+				return true, time.Time{}
+			}
+			return false, time.Time{}
+		}
+		lease, ok := l.Leases[a.Task]
+		if ok && !now.After(lease.Until) {
+			return true, time.Time{}
+		}
+		if !ok || !lease.Ended {
+			return false, time.Time{}
+		}
+		closedAt = lease.Until
 	}
-	end := a.LastSeen.Add(l.ReconnectGrace)
-	if l.ReconnectGrace > 0 && !a.LastSeen.IsZero() && now.Before(end) {
+	end := closedAt.Add(l.ReconnectGrace)
+	if l.ReconnectGrace > 0 && !closedAt.IsZero() && now.Before(end) {
 		return true, end
 	}
 	return false, time.Time{}
+}
+
+// CachedLeases serves the leases of src for ttl before reading them again,
+// so that a reader answering many requests reads the lease table at most
+// once per ttl. Safe for concurrent use.
+func CachedLeases(src LeaseSource, ttl time.Duration, now func() time.Time) LeaseSource {
+	return &leaseCache{src: src, ttl: ttl, now: now}
+}
+
+type leaseCache struct {
+	src  LeaseSource
+	ttl  time.Duration
+	now  func() time.Time
+	mu   sync.Mutex
+	at   time.Time
+	last Leases
+}
+
+func (c *leaseCache) Leases(ctx context.Context) (Leases, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.last != nil && now.Sub(c.at) < c.ttl && !now.Before(c.at) {
+		return c.last, nil
+	}
+	leases, err := c.src.Leases(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if leases == nil {
+		leases = Leases{}
+	}
+	c.last, c.at = leases, now
+	return leases, nil
 }
 
 // Attribute names the display name comes from, in order.

@@ -145,10 +145,14 @@ func (s *server) listAgents(_ http.ResponseWriter, r *http.Request, _ Principal)
 		return 0, nil, pageError(err)
 	}
 	out.NextPageToken = page.Next
+	live, err := s.liveness(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
 	now := s.Clock()
 	for _, a := range page.Items {
-		if f.keeps(a, s.Liveness, now) {
-			out.Items = append(out.Items, s.agentView(a, now))
+		if f.keeps(a, live, now) {
+			out.Items = append(out.Items, agentView(a, live, now))
 		}
 	}
 	return http.StatusOK, out, nil
@@ -184,7 +188,11 @@ func (s *server) getAgent(_ http.ResponseWriter, r *http.Request, _ Principal) (
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, schema.AgentDetail{Agent: s.agentView(a, s.Clock()), Targets: targets}, nil
+	live, err := s.liveness(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, schema.AgentDetail{Agent: agentView(a, live, s.Clock()), Targets: targets}, nil
 }
 
 // agentRef is the agent of the path, unescaped: chi matches the escaped
@@ -256,9 +264,23 @@ func (s *server) agentTargets(ctx context.Context, id string) ([]schema.AgentTar
 	return out, nil
 }
 
-// agentView is the agent as the inventory shows it at now.
-func (s *server) agentView(a agent.Agent, now time.Time) schema.Agent {
-	online, _ := s.Liveness.Online(a, now)
+// liveness is the rule of rollouts with the gateway tasks' leases as they
+// are now (read at most every few seconds: Deps.Liveness.Source caches).
+func (s *server) liveness(ctx context.Context) (agent.Liveness, error) {
+	return s.Liveness.Snapshot(ctx)
+}
+
+// agentView is the agent as the inventory shows it at now by the rule live.
+// An agent whose connection is open (not merely in its reconnect grace) was
+// heard from within the liveness timeout, or its task would have closed the
+// connection: its last seen is now. Otherwise it is the stored lastSeen:
+// when the connection closed, or the last stored change.
+func agentView(a agent.Agent, live agent.Liveness, now time.Time) schema.Agent {
+	online, graceEnd := live.Online(a, now)
+	lastSeen := a.LastSeen
+	if online && graceEnd.IsZero() && a.Online && a.Task != "" && live.Leases != nil {
+		lastSeen = now
+	}
 	v := schema.Agent{
 		ID: a.ID, DisplayName: a.DisplayName(), HostName: a.Attributes[agent.AttrHostName], Fleet: a.Fleet,
 		AssignmentError: a.AssignmentError, Attributes: make(map[string]string, len(a.Attributes)),
@@ -267,8 +289,8 @@ func (s *server) agentView(a agent.Agent, now time.Time) schema.Agent {
 			Error: a.RemoteConfig.Error, Drifted: drifted(a)},
 		Health:   schema.AgentHealth{Healthy: a.Health.Healthy, Status: a.Health.Status, LastError: a.Health.LastError},
 		Online:   online,
-		Gone:     s.Liveness.Gone(a, now),
-		LastSeen: timeOrNil(a.LastSeen), ConnectedAt: timeOrNil(a.ConnectedAt),
+		Gone:     live.Gone(a, now),
+		LastSeen: timeOrNil(lastSeen), ConnectedAt: timeOrNil(a.ConnectedAt),
 	}
 	for k, val := range a.Attributes {
 		v.Attributes[k] = val

@@ -105,7 +105,7 @@ func (st fleetState) activeVersion() *selection.RolloutSummary {
 	return &selection.RolloutSummary{ID: r.ID, Status: r.Status, Origin: r.Origin, ToRef: r.ToRef, CreatedBy: r.CreatedBy}
 }
 
-func (s *server) fleetView(st fleetState) schema.Fleet {
+func (s *server) fleetView(st fleetState, live agent.Liveness) schema.Fleet {
 	f := st.fleet
 	target := selection.ResolveVersionTarget(f, selection.Reconciled(f, st.selection))
 	v := schema.Fleet{
@@ -121,7 +121,7 @@ func (s *server) fleetView(st fleetState) schema.Fleet {
 			Reason: sel.Reason, RolloutID: sel.RolloutID, PlannedAt: utcPtr(sel.PlannedAt), UpdatedAt: sel.UpdatedAt.UTC(),
 		}
 	}
-	c := fleet.Count(*f, st.agents, st.errored, target.Version, s.Liveness, s.Clock().UTC())
+	c := fleet.Count(*f, st.agents, st.errored, target.Version, live, s.Clock().UTC())
 	v.Agents = schema.AgentCounts{Total: c.Total, Online: c.Online, OnTargetVersion: c.OnTargetVersion, OnConfigHash: c.OnConfigHash,
 		Drifted: c.Drifted, Gone: c.Gone, AssignmentErrors: c.AssignmentErrors}
 	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
@@ -150,13 +150,17 @@ func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal)
 		return 0, nil, err
 	}
 	sort.Slice(fleets, func(i, j int) bool { return fleets[i].Name < fleets[j].Name })
+	live, err := s.liveness(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
 	out := listPage[schema.Fleet]{Items: []schema.Fleet{}}
 	for i := from; i < len(fleets) && i < from+limit; i++ {
 		st := fleetState{name: fleets[i].Name, fleet: &fleets[i], commit: commit, active: map[policy.Kind]rollout.Rollout{}}
 		if err := s.loadFleetDetails(r.Context(), &st); err != nil {
 			return 0, nil, err
 		}
-		out.Items = append(out.Items, s.fleetView(st))
+		out.Items = append(out.Items, s.fleetView(st, live))
 	}
 	if from+limit < len(fleets) {
 		out.NextPageToken = encodeOffset(from + limit)
@@ -193,7 +197,11 @@ func (s *server) getFleet(_ http.ResponseWriter, r *http.Request, _ Principal) (
 	if st.fleet == nil {
 		return 0, nil, fleetMissing(name)
 	}
-	return http.StatusOK, s.fleetView(st), nil
+	live, err := s.liveness(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.fleetView(st, live), nil
 }
 
 func (s *server) getFleetVersionOptions(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {

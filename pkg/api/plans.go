@@ -104,11 +104,14 @@ func checkPlanRequest(req schema.PlanRequest) (string, *Problem) {
 // proposed one, whose assignment of agents to fleets it computes as an
 // apply would.
 func (s *server) plannerInput(ctx context.Context, req schema.PlanRequest, now time.Time) (planner.Input, *Problem, error) {
-	in := planner.Input{FleetName: req.Fleet, Kind: req.Kind, NewRolloutID: planRolloutID, Now: now, Liveness: s.Liveness}
+	live, err := s.liveness(ctx)
+	if err != nil {
+		return planner.Input{}, nil, err
+	}
+	in := planner.Input{FleetName: req.Fleet, Kind: req.Kind, NewRolloutID: planRolloutID, Now: now, Liveness: live}
 	if !fleet.ValidName(req.Fleet) {
 		return in, fleetMissing(req.Fleet), nil
 	}
-	var err error
 	if req.Revision == nil {
 		err = s.appliedInput(ctx, &in)
 	} else {
@@ -290,6 +293,11 @@ func (s *server) livePrediction(ctx context.Context, r rollout.Rollout, ts []rol
 			return nil
 		}
 	}
+	live, err := s.liveness(ctx)
+	if err != nil {
+		s.Log.WarnContext(ctx, "read gateway leases for a prediction", "rollout", r.ID, "error", err.Error())
+		return nil
+	}
 	return predict.Live(predict.LiveInput{Rollout: r, Targets: ts, Agents: agents, Now: s.Clock().UTC(),
-		ServerTimezone: s.ServerTimezone, Liveness: s.Liveness, Apply: s.applyTimes(ctx, r.Fleet, r.Kind, r.ID, ts)})
+		ServerTimezone: s.ServerTimezone, Liveness: live, Apply: s.applyTimes(ctx, r.Fleet, r.Kind, r.ID, ts)})
 }

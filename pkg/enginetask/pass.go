@@ -36,11 +36,12 @@ type Passer struct {
 	Clock     func() time.Time
 	// ServerTimezone is the deployment's default zone, MYRIARCH_DEFAULT_TIMEZONE ("" = UTC).
 	ServerTimezone string
-	// Liveness says which agents count as online: silent beyond
-	// Liveness.Silence (a multiple of the gateway's heartbeat) is offline,
-	// and a closed connection counts as open for Liveness.ReconnectGrace, so
-	// that a replaced gateway task or a load balancer blip does not fail the
-	// targets in their health wait. The zero value trusts the stored state.
+	// Liveness says which agents count as online: a connection counts while
+	// the lease of the gateway task holding it is alive (each pass reads the
+	// leases from Liveness.Source), and a closed connection counts as open
+	// for Liveness.ReconnectGrace, so that a replaced gateway task or a load
+	// balancer blip does not fail the targets in their health wait. The zero
+	// value trusts the stored state.
 	Liveness agent.Liveness
 	// Metrics receives the embedded-metric-format records of finished
 	// passes (stdout in Lambda, where CloudWatch Logs makes them metrics);
@@ -160,8 +161,12 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", id, err)
 	}
+	live, err := p.Liveness.Snapshot(ctx)
+	if err != nil {
+		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", id, err)
+	}
 	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone,
-		Liveness: p.Liveness}, nil
+		Liveness: live}, nil
 }
 
 // carryOutAndSettle performs the orders of a pass. When the adapter itself

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"github.com/open-telemetry/opamp-go/server/types"
@@ -48,14 +50,7 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // (the GC halves an idle stack at most once per cycle); the store calls
 // (AWS SDK) grow a stack to tens of KiB. A short-lived goroutine takes that
 // growth with it, so that an idle connection holds a small stack.
-//
-// At most Config.MaxConcurrentMessages are handled at once; the others wait
-// on their connection. Without a bound, thousands of agents connecting
-// together start as many store calls, each with its own HTTP connection to
-// DynamoDB and its buffers, and the calls only queue at the other end.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
-	l.g.handling <- struct{}{}
-	defer func() { <-l.g.handling }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -81,16 +76,20 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 	}
 	s, fresh, err := l.session(ctx, id, msg.GetInstanceUid())
 	if err != nil {
-		g.log.Error("read agent", "agent", id, "error", err)
-		return unavailable(msg)
+		level := slog.LevelWarn
+		if errors.Is(err, errBusy) {
+			level = slog.LevelDebug // backpressure: the agent tries again
+		}
+		g.log.Log(ctx, level, "read agent", "agent", id, "error", err)
+		return unavailable(msg, g.cfg.Heartbeat)
 	}
-	resp, write, push, err := g.report(s, msg, fresh)
+	resp, wrote, push, err := g.report(s, msg, fresh)
 	if err != nil {
 		g.log.Warn("dropped a malformed OpAMP message", "agent", id, "error", err)
 		return errorResponse(msg, err)
 	}
-	if write != nil {
-		g.record(ctx, s, *write)
+	if wrote {
+		g.await(s) // backpressure: the write goes on if this times out
 	}
 	if msg.GetAgentDisconnect() != nil {
 		l.said = true
@@ -127,8 +126,9 @@ func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, 
 // closed ends a WebSocket session. The agent is marked offline unless the
 // gateway itself closed the connection to drain: the agent reconnects to
 // another task at once, and marking it offline would fail the targets in
-// their health wait on every deploy; if it does not come back, its lastSeen
-// ages out. A plain HTTP request closing ends nothing.
+// their health wait on every deploy; if it does not come back, it counts as
+// disconnected when the drain ends the task's lease. A plain HTTP request
+// closing ends nothing.
 func (l *link) closed(types.Connection) {
 	defer l.g.recoverIn("OnConnectionClose")
 	g := l.g
@@ -198,9 +198,13 @@ func errorResponse(msg *protobufs.AgentToServer, err error) *protobufs.ServerToA
 	}}
 }
 
-func unavailable(msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+// unavailable answers a message whose agent could not be read: the agent
+// is to retry after retry (opamp-go v0.23's client only reports it, and its
+// next heartbeat tries again).
+func unavailable(msg *protobufs.AgentToServer, retry time.Duration) *protobufs.ServerToAgent {
 	return &protobufs.ServerToAgent{InstanceUid: msg.GetInstanceUid(), ErrorResponse: &protobufs.ServerErrorResponse{
 		Type: protobufs.ServerErrorResponseType_ServerErrorResponseType_Unavailable, ErrorMessage: "agent state unavailable, retry",
+		Details: &protobufs.ServerErrorResponse_RetryInfo{RetryInfo: &protobufs.RetryInfo{RetryAfterNanoseconds: uint64(retry)}},
 	}}
 }
 

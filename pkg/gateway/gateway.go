@@ -6,9 +6,13 @@
 //
 // A gateway task is stateless but for its connections (keystone 4): several
 // tasks run behind a load balancer, each polls the store's lagging index and
-// pushes to the agents it holds, and liveness comes from heartbeats
-// (lastSeen) so that a task that dies leaves no agent online for ever (see
-// EffectiveOnline).
+// pushes to the agents it holds. Each task holds a lease in the store,
+// renewed every third of the liveness timeout (Heartbeat × OfflineAfter) and
+// ended when it drains; an agent record names the task holding its
+// connection, and readers count the agent online only while that lease is
+// alive (agent.Liveness), so that a task that dies leaves no agent online
+// for longer than the timeout. Silence is tracked in memory: a session not
+// heard from for the timeout is closed and written offline.
 //
 // From the wire to agent.Agent (Translate):
 //   - ID: the 16-byte instance UID in UUID form; other lengths are dropped.
@@ -35,14 +39,23 @@
 // reports that version; each once per connection, on (re)connect and from
 // the poll of the lagging index.
 //
-// What it writes: a report is written when a fact other than lastSeen
-// changed, or when the written lastSeen is LastSeenEvery old; a closed
-// connection is written offline unless the gateway closed it to drain.
+// What it writes: a (re)connection, a report that changed a reported fact,
+// and a closed connection (offline, unless the gateway closed it to drain),
+// each as one conditional write on the version the session last read or
+// wrote; a heartbeat that changes nothing is not written. lastSeen is the
+// time of the last stored change. Writes go through a bounded writer
+// (StoreConcurrency calls at once) and are retried with backoff until
+// stored or the session ends; a message whose write is queued waits for it
+// up to WriteWait, which slows a storm of agents down to what the store
+// takes.
 package gateway
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -51,19 +64,27 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 )
 
-// Agents is the agent state the gateway reads and writes.
+// Agents is the agent state the gateway reads and writes. The version
+// values are the store's (opaque here): what a session last read or wrote,
+// so that its next write is one conditional write without a read.
 type Agents interface {
 	// GetAgent returns the stored agent; found is false for an unknown id.
 	GetAgent(ctx context.Context, id string) (a agent.Agent, found bool, err error)
-	// RecordAgent writes what the agent reported (attributes, connection,
-	// health, update component, remote config and package status) and its
-	// lastSeen. It leaves the desired state (DesiredHash, PackageOffer,
-	// TargetVersion) and the fleet as stored: those belong to others.
-	RecordAgent(ctx context.Context, a agent.Agent) error
-	// MarkOffline marks the agent offline as of at, unless it connected
-	// again after connectedAt: a newer connection, perhaps to another task,
-	// owns it then.
-	MarkOffline(ctx context.Context, id string, connectedAt, at time.Time) error
+	// LoadAgent is GetAgent with the version of what it read (nil when not
+	// found).
+	LoadAgent(ctx context.Context, id string) (a agent.Agent, found bool, version any, err error)
+	// SaveAgent writes what the agent reported (attributes, connection and
+	// task, health, update component, remote config and package status) and
+	// its lastSeen over version, and returns the version it wrote. It
+	// leaves the desired state (DesiredHash, PackageOffer, TargetVersion)
+	// and the fleet as stored: those belong to others.
+	SaveAgent(ctx context.Context, a agent.Agent, version any) (any, error)
+	// DisconnectAgent writes a (Online false) unless a newer connection
+	// owns the agent: another task, or a later connectedAt.
+	DisconnectAgent(ctx context.Context, a agent.Agent, version any) (any, error)
+	// RenewLease and EndLease write this task's lease (see the store).
+	RenewLease(ctx context.Context, task string, started, until time.Time) error
+	EndLease(ctx context.Context, task string, started, at time.Time) error
 	// LaggingAgents pages through the agents whose desired state is ahead of
 	// what they run: a desired hash or a package offer not yet acknowledged.
 	// An empty next token ends the listing.
@@ -78,9 +99,10 @@ type PushAcker interface {
 
 // BatchReader is implemented by stores that read many agents in one call
 // with strongly consistent reads; Poll reads the held agents of a lagging
-// page again with it before it pushes. Missing agents are absent.
+// page again with it before it pushes. Missing agents are absent from both
+// maps; versions are those LoadAgent returns.
 type BatchReader interface {
-	AgentsConsistent(ctx context.Context, ids []string) (map[string]agent.Agent, error)
+	LoadAgents(ctx context.Context, ids []string) (agents map[string]agent.Agent, versions map[string]any, err error)
 }
 
 // Configs serves rendered configurations by their hash.
@@ -109,18 +131,23 @@ type Config struct {
 	// DownloadURL is the template of package URLs; {version} is replaced
 	// [DefaultDownloadURL].
 	DownloadURL     string
-	MaxMessageBytes int // larger messages are dropped [1 MiB]
-	// MaxConcurrentMessages bounds the messages handled at once, and so the
-	// store calls in flight for them; size the store client's idle
-	// connections to it [DefaultMaxConcurrentMessages].
-	MaxConcurrentMessages int
-	StoreTimeout          time.Duration // per store call [5 s]
+	MaxMessageBytes int           // larger messages are dropped [1 MiB]
+	StoreTimeout    time.Duration // per store call [5 s]
+	// Task names this task in agent records and its lease [random].
+	Task string
+	// StoreConcurrency bounds the agent reads and writes in flight
+	// [DefaultStoreConcurrency].
+	StoreConcurrency int
+	// WriteWait is how long a message waits for its queued write before it
+	// is answered anyway (the write goes on) [StoreTimeout].
+	WriteWait time.Duration
+	// After is the timer of backoffs and waits [time.After].
+	After func(time.Duration) <-chan time.Time
 }
 
-// DefaultMaxConcurrentMessages is Config.MaxConcurrentMessages unless set:
-// enough to keep DynamoDB's ~5–10 ms calls busy at thousands of messages a
-// second.
-const DefaultMaxConcurrentMessages = 64
+// DefaultStoreConcurrency is Config.StoreConcurrency unless set; size the
+// store client's idle connections to it.
+const DefaultStoreConcurrency = 64
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
@@ -138,8 +165,19 @@ func (c Config) withDefaults() (Config, error) {
 	c.PollPageSize = orDefault(c.PollPageSize, 500)
 	c.DownloadURL = orDefault(c.DownloadURL, DefaultDownloadURL)
 	c.MaxMessageBytes = orDefault(c.MaxMessageBytes, 1<<20)
-	c.MaxConcurrentMessages = orDefault(c.MaxConcurrentMessages, DefaultMaxConcurrentMessages)
 	c.StoreTimeout = orDefault(c.StoreTimeout, 5*time.Second)
+	c.StoreConcurrency = orDefault(c.StoreConcurrency, DefaultStoreConcurrency)
+	c.WriteWait = orDefault(c.WriteWait, c.StoreTimeout)
+	if c.After == nil {
+		c.After = time.After
+	}
+	if c.Task == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return c, fmt.Errorf("gateway: task id: %w", err)
+		}
+		c.Task = "gw-" + hex.EncodeToString(b[:])
+	}
 	return c, nil
 }
 
@@ -155,19 +193,22 @@ func orDefault[T comparable](v, def T) T {
 // different connections and never concurrently for the same one; Run polls
 // in its own goroutine.
 type Gateway struct {
-	cfg           Config
-	agents        Agents
-	configs       Configs
-	log           *slog.Logger
-	now           func() time.Time
-	lastSeenEvery time.Duration
+	cfg     Config
+	agents  Agents
+	configs Configs
+	log     *slog.Logger
+	now     func() time.Time
+	timeout time.Duration // of silence: Heartbeat × OfflineAfter
+	started time.Time     // names this process in its lease
+	slots   chan struct{} // one per agent store call in flight
+	writes  sync.WaitGroup
+	ended   atomic.Bool // the lease was ended: renewals stop
 
 	tokens   atomic.Pointer[tokenSet]
 	sessions registry
 	links    linkSet
 	cache    configCache
 	draining atomic.Bool
-	handling chan struct{} // a slot per message being handled (MaxConcurrentMessages)
 }
 
 // New builds a gateway task over a store of agents and configurations.
@@ -178,11 +219,12 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, agents: agents, configs: configs, log: cfg.Logger, now: cfg.Now,
-		lastSeenEvery: LastSeenEvery(cfg.Heartbeat, cfg.OfflineAfter),
-		sessions:      registry{byID: make(map[string]*session)},
-		links:         linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
-		cache:         configCache{byHash: make(map[string]cachedConfig)},
-		handling:      make(chan struct{}, cfg.MaxConcurrentMessages),
+		timeout:  time.Duration(cfg.OfflineAfter) * cfg.Heartbeat,
+		started:  cfg.Now(),
+		slots:    make(chan struct{}, cfg.StoreConcurrency),
+		sessions: registry{byID: make(map[string]*session)},
+		links:    linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
+		cache:    configCache{byHash: make(map[string]cachedConfig)},
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err
@@ -195,6 +237,9 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 func (g *Gateway) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), g.cfg.StoreTimeout)
 }
+
+// Task is this task's id, as agent records and its lease name it.
+func (g *Gateway) Task() string { return g.cfg.Task }
 
 // registry holds the sessions of this task by agent id.
 type registry struct {
@@ -224,16 +269,12 @@ func (r *registry) remove(s *session) {
 	}
 }
 
-// plainHTTP are the sessions without a WebSocket (s.conn never changes):
-// the sweep's, every poll interval, without a copy of all the others.
-func (r *registry) plainHTTP() []*session {
+func (r *registry) all() []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var out []*session
+	out := make([]*session, 0, len(r.byID))
 	for _, s := range r.byID {
-		if s.conn == nil {
-			out = append(out, s)
-		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -190,14 +190,14 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		writes  int // total so far
 	}{
 		{"connect", 0, msg(withVersion("1.0"), withHealth(hl(true, "StatusOK", "", 1, nil))), 1},
-		{"heartbeat", 30 * time.Second, msg(), 1},                                      // nothing changed, lastSeen 30 s old
+		{"heartbeat", 30 * time.Second, msg(), 1},                                      // nothing changed
 		{"same health again", 0, msg(withHealth(hl(true, "StatusOK", "", 1, nil))), 1}, // repeated, not new
-		{"heartbeat past coalescing", 15 * time.Second, msg(), 2},                      // lastSeen 45 s old: refreshed
-		{"heartbeat", 30 * time.Second, msg(), 2},
-		{"health changed", 0, msg(withHealth(hl(false, "StatusRecoverableError", "boom", 1, nil))), 3},
-		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 4},
-		{"same description", 1 * time.Second, msg(withVersion("1.0")), 4},
-		{"new version", 1 * time.Second, msg(withVersion("1.1")), 5},
+		{"heartbeat", 30 * time.Second, msg(), 1},                                      // idle heartbeats never write
+		{"heartbeat", 30 * time.Second, msg(), 1},
+		{"health changed", 0, msg(withHealth(hl(false, "StatusRecoverableError", "boom", 1, nil))), 2},
+		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 3},
+		{"same description", 1 * time.Second, msg(withVersion("1.0")), 3},
+		{"new version", 1 * time.Second, msg(withVersion("1.1")), 4},
 	}
 	for _, s := range steps {
 		h.clock.advance(s.advance)

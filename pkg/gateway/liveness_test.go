@@ -7,58 +7,6 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 )
 
-func TestEffectiveOnline(t *testing.T) {
-	const hb = 30 * time.Second
-	tests := []struct {
-		name     string
-		online   bool
-		lastSeen int // seconds
-		now      int
-		multiple int
-		want     bool
-	}{
-		{"fresh", true, 0, 10, 3, true},                 // heard from 10 s ago
-		{"at the limit", true, 0, 90, 3, true},          // exactly 3 heartbeats: still online
-		{"past the limit", true, 0, 91, 3, false},       // the task holding it died
-		{"closed", false, 0, 1, 3, false},               // offline is offline, however fresh
-		{"multiple 2 past", true, 0, 61, 2, false},      // the multiple is honoured
-		{"clock behind lastSeen", true, 10, 0, 3, true}, // a reader's clock a little behind
-		{"never seen", true, -1_000_000, 0, 3, false},   // an item that only says online
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := agent.Agent{Online: tt.online, LastSeen: at(tt.lastSeen)}
-			if got := EffectiveOnline(a, at(tt.now), hb, tt.multiple); got != tt.want {
-				t.Errorf("EffectiveOnline = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestLastSeenEvery(t *testing.T) {
-	tests := []struct {
-		heartbeat time.Duration
-		multiple  int
-		want      time.Duration
-	}{
-		{30 * time.Second, 3, 45 * time.Second},  // every second idle heartbeat writes
-		{30 * time.Second, 2, 15 * time.Second},  // every idle heartbeat writes
-		{30 * time.Second, 5, 105 * time.Second}, // every fourth
-		{30 * time.Second, 1, 0},                 // no room: every report writes
-	}
-	for _, tt := range tests {
-		got := LastSeenEvery(tt.heartbeat, tt.multiple)
-		if got != tt.want {
-			t.Errorf("LastSeenEvery(%v, %d) = %v, want %v", tt.heartbeat, tt.multiple, got, tt.want)
-		}
-		// The written lastSeen is at most every+heartbeat old while the agent
-		// reports: that must stay within the liveness limit.
-		if limit := time.Duration(tt.multiple) * tt.heartbeat; tt.multiple > 1 && got+tt.heartbeat > limit {
-			t.Errorf("LastSeenEvery(%v, %d) = %v lets a live agent look offline", tt.heartbeat, tt.multiple, got)
-		}
-	}
-}
-
 func TestSameFacts(t *testing.T) {
 	base := agent.Agent{ID: id1, Attributes: map[string]string{"a": "1"}, Online: true, ConnectedAt: at(0), LastSeen: at(0),
 		Health: agent.Health{Healthy: true, ReportedAt: at(0)}, ServiceVersion: "1.0", VersionSince: at(0),
@@ -69,7 +17,8 @@ func TestSameFacts(t *testing.T) {
 		want   bool
 	}{
 		{"identical", func(*agent.Agent) {}, true},
-		{"lastSeen only", func(a *agent.Agent) { a.LastSeen = at(30) }, true},                                      // coalesced, not a fact
+		{"lastSeen only", func(a *agent.Agent) { a.LastSeen = at(30) }, true}, // moves with facts, not one
+		{"task", func(a *agent.Agent) { a.Task = "other" }, false},
 		{"desired state", func(a *agent.Agent) { a.DesiredHash, a.PackageOffer, a.Fleet = "h", "2.0", "f" }, true}, // not the gateway's
 		{"same instant other zone", func(a *agent.Agent) { a.ConnectedAt = at(0).In(time.FixedZone("X", 3600)) }, true},
 		{"attribute", func(a *agent.Agent) { a.Attributes = map[string]string{"a": "2"} }, false},

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -11,16 +12,18 @@ import (
 )
 
 // memAgents is an in-memory Agents with the semantics the gateway expects of
-// the DynamoDB store: RecordAgent keeps the desired state, MarkOffline yields
-// to a newer connection, and the lagging index lists agents whose desired
+// the DynamoDB store: SaveAgent keeps the desired state, DisconnectAgent
+// yields to a newer connection, and the lagging index lists agents whose desired
 // hash or package offer is not reported yet.
 type memAgents struct {
-	mu       sync.Mutex
-	byID     map[string]agent.Agent
-	writes   int // RecordAgent and MarkOffline calls that stored something
-	offlines int
-	acks     []string
-	panicOn  string // RecordAgent panics for this agent id
+	mu         sync.Mutex
+	byID       map[string]agent.Agent
+	writes     int // SaveAgent and DisconnectAgent calls that stored something
+	offlines   int
+	acks       []string
+	batchReads int    // LoadAgents calls
+	panicOn    string // SaveAgent panics for this agent id
+	leases     agent.Leases
 }
 
 var (
@@ -38,19 +41,25 @@ func (m *memAgents) GetAgent(_ context.Context, id string) (agent.Agent, bool, e
 	return a, ok, nil
 }
 
-func (m *memAgents) AgentsConsistent(_ context.Context, ids []string) (map[string]agent.Agent, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make(map[string]agent.Agent, len(ids))
+func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]agent.Agent, map[string]any, error) {
+	agents, versions := make(map[string]agent.Agent, len(ids)), make(map[string]any, len(ids))
 	for _, id := range ids {
-		if a, ok := m.byID[id]; ok {
-			out[id] = a
+		if a, ok, v, _ := m.LoadAgent(ctx, id); ok {
+			agents[id], versions[id] = a, v
 		}
 	}
-	return out, nil
+	m.mu.Lock()
+	m.batchReads++
+	m.mu.Unlock()
+	return agents, versions, nil
 }
 
-func (m *memAgents) RecordAgent(_ context.Context, a agent.Agent) error {
+func (m *memAgents) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, any, error) {
+	a, ok, err := m.GetAgent(ctx, id)
+	return a, ok, nil, err
+}
+
+func (m *memAgents) SaveAgent(_ context.Context, a agent.Agent, v any) (any, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if a.ID == m.panicOn {
@@ -60,21 +69,51 @@ func (m *memAgents) RecordAgent(_ context.Context, a agent.Agent) error {
 	a.Fleet, a.DesiredHash, a.PackageOffer, a.TargetVersion = old.Fleet, old.DesiredHash, old.PackageOffer, old.TargetVersion
 	m.byID[a.ID] = a
 	m.writes++
+	return v, nil
+}
+
+func (m *memAgents) DisconnectAgent(_ context.Context, a agent.Agent, v any) (any, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.byID[a.ID]
+	if !ok || !old.Online || old.Task != a.Task || old.ConnectedAt.After(a.ConnectedAt) {
+		return v, nil // a newer connection owns the agent
+	}
+	old.Online, old.LastSeen = false, a.LastSeen
+	m.byID[a.ID] = old
+	m.writes++
+	m.offlines++
+	return v, nil
+}
+
+func (m *memAgents) RenewLease(_ context.Context, task string, _, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.leases == nil {
+		m.leases = agent.Leases{}
+	}
+	if l, ok := m.leases[task]; ok && l.Ended {
+		return fmt.Errorf("lease of %s ended", task)
+	}
+	m.leases[task] = agent.Lease{Until: until}
 	return nil
 }
 
-func (m *memAgents) MarkOffline(_ context.Context, id string, connectedAt, at time.Time) error {
+func (m *memAgents) EndLease(_ context.Context, task string, _, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.byID[id]
-	if !ok || a.ConnectedAt.After(connectedAt) {
-		return nil // a newer connection owns the agent
+	if m.leases == nil {
+		m.leases = agent.Leases{}
 	}
-	a.Online, a.LastSeen = false, at
-	m.byID[id] = a
-	m.writes++
-	m.offlines++
+	m.leases[task] = agent.Lease{Until: at, Ended: true}
 	return nil
+}
+
+// Leases serves the leases as a reader would read them.
+func (m *memAgents) Leases(context.Context) (agent.Leases, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.leases), nil
 }
 
 func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([]agent.Agent, string, error) {

@@ -11,17 +11,22 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 )
 
-// Run polls the lagging index every PollInterval until ctx ends: the agents
-// this task holds get their pending pushes, plain HTTP sessions that fell
-// silent are closed. It is how an engine decision reaches an agent within a
+// Run renews the task's lease every RenewEvery and polls the lagging index
+// every PollInterval until ctx ends: the agents this task holds get their
+// pending pushes, sessions that fell silent are closed. It is how an engine decision reaches an agent within a
 // few seconds from whichever task holds it, without scanning the table.
 func (g *Gateway) Run(ctx context.Context) {
 	ticker := time.NewTicker(g.cfg.PollInterval)
 	defer ticker.Stop()
+	renew := time.NewTicker(g.RenewEvery())
+	defer renew.Stop()
+	g.RenewLease(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-renew.C:
+			g.RenewLease(ctx)
 		case <-ticker.C:
 			g.Poll(ctx)
 			g.sweep()
@@ -95,28 +100,41 @@ func (g *Gateway) refreshAll(ctx context.Context, ss []*session) {
 	}
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
-	got, err := br.AgentsConsistent(sctx, ids)
+	got, versions, err := br.LoadAgents(sctx, ids)
 	if err != nil {
 		g.log.Warn("read lagging agents again", "agents", len(ids), "error", err)
 		return
 	}
 	for _, s := range ss {
 		if a, found := got[s.id]; found {
-			s.setDesired(a)
+			s.took(a, versions[s.id])
 		}
 	}
 }
 
-// refresh reads the agent to take its current desired state.
+// refresh reads the agent to take its current desired state, and its
+// version when no write is in flight, so that the session's next write
+// needs no read either.
 func (g *Gateway) refresh(ctx context.Context, s *session) {
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
-	a, found, err := g.agents.GetAgent(sctx, s.id)
+	a, found, version, err := g.agents.LoadAgent(sctx, s.id)
 	if err != nil || !found {
 		g.log.Warn("read agent", "agent", s.id, "found", found, "error", err)
 		return
 	}
+	s.took(a, version)
+}
+
+// took takes the desired state of a fresh read of the agent, and its
+// version when no write is in flight.
+func (s *session) took(a agent.Agent, version any) {
 	s.setDesired(a)
+	s.mu.Lock()
+	if !s.writing && sameFacts(s.view, a) {
+		s.stored = version // what this session wrote, with the new desired state
+	}
+	s.mu.Unlock()
 }
 
 // push sends a WebSocket agent what it lacks, if anything.
@@ -204,19 +222,27 @@ func (g *Gateway) remoteConfig(ctx context.Context, hash string) (*protobufs.Age
 	return remoteConfigFor(hash, c.body, c.contentType)
 }
 
-// sweep ends plain HTTP sessions silent for longer than the liveness limit
-// and writes them offline (WebSocket sessions end with their connection).
+// sweep ends the sessions not heard from for the liveness timeout
+// (Heartbeat × OfflineAfter, judged in memory: heartbeats are not written):
+// a WebSocket connection is closed, whose close callback writes the agent
+// offline; a plain HTTP session is ended and written offline here.
 func (g *Gateway) sweep() {
 	now := g.now()
-	for _, s := range g.sessions.plainHTTP() {
+	for _, s := range g.sessions.all() {
 		s.mu.Lock()
-		a := s.view
+		silent := now.Sub(s.heard) > g.timeout
 		s.mu.Unlock()
-		if !EffectiveOnline(a, now, g.cfg.Heartbeat, g.cfg.OfflineAfter) {
-			g.sessions.remove(s)
-			g.log.Debug("plain HTTP agent fell silent", "agent", s.id)
-			g.markOffline(s, "silent")
+		if !silent {
+			continue
 		}
+		if s.conn != nil {
+			g.log.Debug("agent fell silent: closing its connection", "agent", s.id)
+			_ = s.conn.Disconnect() // an error means it is closed already
+			continue
+		}
+		g.sessions.remove(s)
+		g.log.Debug("plain HTTP agent fell silent", "agent", s.id)
+		g.markOffline(s, "silent")
 	}
 }
 

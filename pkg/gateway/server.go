@@ -76,10 +76,13 @@ func isWebSocket(r *http.Request) bool {
 // Drain ends this task's WebSocket connections for a shutdown: new
 // connections are refused with 503, open ones are closed (their agents
 // reconnect through the load balancer to another task) and Drain waits for
-// their close callbacks until ctx ends. Stop the http.Server first so that
+// their close callbacks and the writes still queued until ctx ends, then
+// ends the task's lease. Stop the http.Server first so that
 // no connection arrives meanwhile.
 func (g *Gateway) Drain(ctx context.Context) error {
 	g.draining.Store(true)
+	defer g.endLease()
+	defer g.waitWrites(ctx)
 	for {
 		open := g.links.snapshot()
 		if len(open) == 0 {

@@ -22,8 +22,13 @@ type session struct {
 
 	mu            sync.Mutex
 	view          agent.Agent // reported facts as last translated, desired state as last read
-	dirty         bool        // view has facts that no write has stored yet
-	writtenSeen   time.Time   // lastSeen of the last write
+	heard         time.Time   // the last message: silence is judged in memory, never written
+	gen           uint64      // changes of view that are to be stored
+	storedGen     uint64      // the last of them stored
+	stored        any         // the store's version of what was last read or written
+	writing       bool        // a writer goroutine stores view
+	idle          chan struct{}
+	abandoned     bool // writes stopped for good (the store panicked)
 	capabilities  uint64
 	heartbeatSent bool
 	sentHash      string // configuration sent on this session
@@ -67,36 +72,42 @@ func (s *session) setDesired(a agent.Agent) (changed bool) {
 // or of an agent unknown to this task (plain HTTP), seeded with the stored
 // agent so that dated facts keep their dates and the desired state is known.
 func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Connection) (*session, error) {
-	sctx, cancel := g.storeCtx(ctx)
-	defer cancel()
-	stored, found, err := g.agents.GetAgent(sctx, id)
+	stored, found, version, err := g.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		stored = agent.Agent{ID: id}
 	}
-	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: g.now(), view: stored}
+	now := g.now()
+	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, heard: now, view: stored, stored: version}
 	g.sessions.put(s)
 	return s, nil
 }
 
-// report folds a message into the session and decides the response; the
-// write, if any, is returned for the caller to do outside the lock.
-func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (resp *protobufs.ServerToAgent, write *agent.Agent, push [2]string, err error) {
+// report folds a message into the session and decides the response. A
+// message that changed a reported fact (the first of a connection always
+// does: its connection and task are new) is queued for writing; wrote
+// tells the caller to wait for it. A heartbeat that changes nothing writes
+// nothing: silence is tracked in memory (heard).
+func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (resp *protobufs.ServerToAgent, wrote bool, push [2]string, err error) {
 	now := g.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next, err := Translate(s.view, msg, now, g.cfg.PackageName)
 	if err != nil {
-		return nil, nil, push, err
+		return nil, false, push, err
 	}
 	bye := msg.GetAgentDisconnect() != nil
-	next.Online, next.ConnectedAt, next.LastSeen = !bye, s.connectedAt, now
-	if s.dirty || !sameFacts(s.view, next) || now.Sub(s.writtenSeen) >= g.lastSeenEvery {
-		s.dirty, write = true, &next
+	next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
+	s.heard = now
+	if !sameFacts(s.view, next) {
+		next.LastSeen, wrote = now, true
 	}
 	s.view = next
+	if wrote {
+		g.queueLocked(s)
+	}
 	if msg.GetCapabilities() != 0 {
 		s.capabilities = msg.GetCapabilities()
 	}
@@ -112,37 +123,21 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 	if !bye {
 		push[0], push[1] = s.takePush()
 	}
-	return resp, write, push, nil
+	return resp, wrote, push, nil
 }
 
-// record writes a view of the agent and notes that it is stored.
-func (g *Gateway) record(ctx context.Context, s *session, a agent.Agent) {
-	sctx, cancel := g.storeCtx(ctx)
-	defer cancel()
-	if err := g.agents.RecordAgent(sctx, a); err != nil {
-		g.log.Error("record agent", "agent", a.ID, "error", err)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writtenSeen = a.LastSeen
-	if s.view.LastSeen.Equal(a.LastSeen) {
-		s.dirty = false
-	}
-}
-
-// markOffline writes that the session's agent went offline, unless the
-// last write already said so.
+// markOffline queues the write that the session's agent went offline, unless
+// the view says so already, and waits for it up to WriteWait.
 func (g *Gateway) markOffline(s *session, reason string) {
 	s.mu.Lock()
-	stored := !s.view.Online && !s.dirty
-	s.mu.Unlock()
-	if stored {
+	if !s.view.Online {
+		s.mu.Unlock()
+		g.await(s)
 		return
 	}
-	ctx, cancel := g.storeCtx(context.Background())
-	defer cancel()
-	if err := g.agents.MarkOffline(ctx, s.id, s.connectedAt, g.now()); err != nil {
-		g.log.Error("mark agent offline", "agent", s.id, "reason", reason, "error", err)
-	}
+	s.view.Online, s.view.LastSeen = false, g.now()
+	g.queueLocked(s)
+	s.mu.Unlock()
+	g.log.Debug("agent offline", "agent", s.id, "reason", reason)
+	g.await(s)
 }

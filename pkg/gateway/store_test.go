@@ -62,24 +62,24 @@ func TestGateway_WithStore(t *testing.T) {
 	must(t, a.stop())
 	h.eventually("offline in the store", func() bool { return !get().Online })
 
-	// Reports that change nothing cost no write until lastSeen needs one.
+	// Reports that change nothing cost nothing: no read, no write, ever.
 	uid2 := bytes.Repeat([]byte{2}, 16)
 	as2 := func(m *protobufs.AgentToServer) *protobufs.AgentToServer { m.InstanceUid = uid2; return m }
 	w, _, err := h.dialWS(token)
 	must(t, err)
 	w.send(as2(msg(withVersion("0.110.0"))))
 	st.ResetUsage()
-	for range 4 {
-		h.clock.advance(10 * time.Second)
+	for range 20 {
+		h.clock.advance(30 * time.Second)
 		w.send(as2(msg()))
 	}
-	if u := st.Usage(); u.ItemsWritten != 0 {
-		t.Errorf("4 quiet heartbeats wrote %d items, want none", u.ItemsWritten)
+	if u := st.Usage(); u.ItemsWritten != 0 || u.ItemsRead != 0 {
+		t.Errorf("20 quiet heartbeats cost %s, want nothing", u)
 	}
-	h.clock.advance(10 * time.Second) // lastSeen 50 s old: written
-	w.send(as2(msg()))
-	if u := st.Usage(); u.ItemsWritten != 1 {
-		t.Errorf("the heartbeat past the coalescing window wrote %d items, want 1", u.ItemsWritten)
+	// A changed report is one write on the version the session holds.
+	w.send(as2(msg(withVersion("0.111.0"))))
+	if u := st.Usage(); u.ItemsWritten != 1 || u.ItemsRead != 0 {
+		t.Errorf("a changed report cost %s, want 1 write and no read", u)
 	}
 }
 
@@ -108,5 +108,47 @@ func TestGateway_SeveralTasks(t *testing.T) {
 	}
 	if first.logged("INFO", "push configuration") {
 		t.Fatal("the task that does not hold the agent pushed to it")
+	}
+}
+
+// TestGateway_MovedAgentAndDeadTask runs two tasks over DynamoDB Local: the
+// agent moves from the first task to the second before its old connection
+// is seen to close, and that late close does not take it offline; then the
+// second task dies (no renewal, no drain) and the readers' rule over the
+// stored leases takes the agent offline when the lease runs out.
+func TestGateway_MovedAgentAndDeadTask(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	first, second := startHarness(t, st), startHarness(t, st)
+	first.g.RenewLease(ctx)
+	second.g.RenewLease(ctx)
+	old, _, err := first.dialWS(token)
+	must(t, err)
+	old.send(msg(withVersion("1.0")))
+	second.clock.advance(time.Second)
+	moved, _, err := second.dialWS(token)
+	must(t, err)
+	moved.send(msg(withVersion("1.0")))
+	_ = old.conn.Close()
+	first.eventually("the old connection closed", func() bool { return first.g.Len() == 0 })
+	first.g.waitWrites(ctx)
+	got, _, err := st.GetAgent(ctx, id1)
+	must(t, err)
+	if !got.Online || got.Task != second.g.Task() {
+		t.Fatalf("after the late close of the old connection: online %v on %q, want online on %q", got.Online, got.Task, second.g.Task())
+	}
+	live := agent.Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second, Source: st}
+	judge := func(at time.Time) bool {
+		l, err := live.Snapshot(ctx)
+		must(t, err)
+		online, _ := l.Online(got, at)
+		return online
+	}
+	// second renewed at t0: its lease runs until t0 + 90 s.
+	if !judge(t0.Add(90 * time.Second)) {
+		t.Error("offline while its task's lease lives")
+	}
+	if judge(t0.Add(90*time.Second + time.Millisecond)) {
+		t.Error("online after its task's lease ran out")
 	}
 }

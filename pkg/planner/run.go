@@ -69,8 +69,11 @@ func (p Planner) Run(ctx context.Context, fleetName string, k policy.Kind) (Deci
 }
 
 func (p Planner) load(ctx context.Context, fleetName string, k policy.Kind) (Input, error) {
-	in := Input{FleetName: fleetName, Kind: k, Now: p.Clock(), NewRolloutID: p.NewID(), Liveness: p.Liveness}
-	var err error
+	live, err := p.Liveness.Snapshot(ctx)
+	if err != nil {
+		return Input{}, err
+	}
+	in := Input{FleetName: fleetName, Kind: k, Now: p.Clock(), NewRolloutID: p.NewID(), Liveness: live}
 	if in.Fleet, in.Commit, err = p.Store.Fleet(ctx, fleetName); err != nil {
 		return in, err
 	}

@@ -85,6 +85,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 		return Deps{}, fmt.Errorf("AWS configuration: %w", err)
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg, localChecksums(getenv)), store.TablesWithPrefix(prefix))
+	live.Source = Leases(st, clock)
 	gates, err := gate.ReaderFromEnv(getenv, &cfg, clock, log)
 	if err != nil {
 		return Deps{}, err
@@ -110,8 +111,21 @@ func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offer
 	}
 }
 
-// LivenessFromEnv reads the liveness rule of rollouts: how long an agent may
-// stay silent ([EnvOfflineAfter], 90s) and how long a closed connection
+// LeaseCacheTTL is how long a reader uses the gateway leases it read: far
+// below the liveness timeout, so a dead task's agents go offline at most
+// that much late, and one lease read serves the many requests and passes
+// of those seconds.
+const LeaseCacheTTL = 2 * time.Second
+
+// Leases is the lease source of readers (Liveness.Source): the store's
+// leases, cached for LeaseCacheTTL.
+func Leases(st *store.Store, clock func() time.Time) agent.LeaseSource {
+	return agent.CachedLeases(st, LeaseCacheTTL, clock)
+}
+
+// LivenessFromEnv reads the liveness rule of rollouts: how long an agent of
+// a record without a gateway task may stay silent ([EnvOfflineAfter], 90s;
+// records with a task are judged by its lease, Deps.Liveness.Source) and how long a closed connection
 // still counts as online ([EnvReconnectGrace], 10s) and after how long
 // offline an agent is gone ([EnvAgentRetention], 7 days).
 func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {

@@ -403,18 +403,9 @@ func (s *Stack) poll(ctx, runCtx context.Context, d setup.Deps, table, name stri
 // EventBridge rule in the cloud.
 func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Duration) {
 	planning := d.Planning(s.newRolloutID)
-	s.goRun(func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-				if _, err := d.Tick(runCtx, planning); err != nil && runCtx.Err() == nil {
-					s.log.Warn("scheduled planner run", "error", err.Error())
-				}
-			}
+	s.repeat(runCtx, every, false, func() {
+		if _, err := d.Tick(runCtx, planning); err != nil && runCtx.Err() == nil {
+			s.log.Warn("scheduled planner run", "error", err.Error())
 		}
 	})
 }
@@ -424,12 +415,17 @@ func (s *Stack) schedule(runCtx context.Context, d setup.Deps, every time.Durati
 // fixed interval, as the scheduled watchdog function does in the cloud.
 func (s *Stack) watchdog(runCtx context.Context, d setup.Deps, every time.Duration) {
 	w := d.Watchdog()
-	run := func() {
-		// The watchdog logs each rollout it resumes or cannot check.
-		_, _ = w.Run(runCtx)
-	}
+	// The watchdog logs each rollout it resumes or cannot check.
+	s.repeat(runCtx, every, true, func() { _, _ = w.Run(runCtx) })
+}
+
+// repeat runs f every interval (and once at start with now) until the
+// stack stops.
+func (s *Stack) repeat(runCtx context.Context, every time.Duration, now bool, f func()) {
 	s.goRun(func() {
-		run()
+		if now {
+			f()
+		}
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -437,7 +433,7 @@ func (s *Stack) watchdog(runCtx context.Context, d setup.Deps, every time.Durati
 			case <-runCtx.Done():
 				return
 			case <-t.C:
-				run()
+				f()
 			}
 		}
 	})

@@ -143,16 +143,16 @@ func (s *Store) AgentsByID(ctx context.Context, ids []string) (map[string]agent.
 	return out, err
 }
 
-// AgentsConsistent reads agents with strongly consistent reads, in batches
+// LoadAgents is LoadAgent for many agents, in consistent batch reads
 // (gateway.BatchReader: the gateway checks a page of the eventually
 // consistent lagging index before it pushes). Missing agents are absent.
-func (s *Store) AgentsConsistent(ctx context.Context, ids []string) (map[string]agent.Agent, error) {
+func (s *Store) LoadAgents(ctx context.Context, ids []string) (map[string]agent.Agent, map[string]any, error) {
 	recs, err := s.agentRecords(ctx, ids, true)
-	out := make(map[string]agent.Agent, len(recs))
+	agents, versions := make(map[string]agent.Agent, len(recs)), make(map[string]any, len(recs))
 	for id, r := range recs {
-		out[id] = r.Agent
+		agents[id], versions[id] = r.Agent, versionOf(r)
 	}
-	return out, err
+	return agents, versions, err
 }
 
 func (s *Store) agentRecords(ctx context.Context, ids []string, consistent bool) (map[string]AgentRecord, error) {

@@ -28,9 +28,15 @@ func auditID(e audit.Entry) (string, error) {
 }
 
 // AppendAudit stores audit entries, assigning the ids of those without one.
-// Entries are never changed afterwards, so plain batch writes suffice.
+// The log is append-only: each entry is a PutItem on the condition that no
+// entry has its key, so that nothing overwrites an entry, not even a caller
+// that repeats an id (the deployment lets writers PutItem on this table and
+// nothing else; BatchWriteItem takes no condition). An entry whose id is
+// taken is an error wrapping rollout.ErrConflict, and the stored entry stays
+// as it was.
 func (s *Store) AppendAudit(ctx context.Context, es []audit.Entry) error {
-	reqs := make([]types.WriteRequest, len(es))
+	ids := make([]string, len(es))
+	items := make([]item, len(es))
 	for i, e := range es {
 		if e.ID == "" {
 			id, err := auditID(e)
@@ -44,9 +50,14 @@ func (s *Store) AppendAudit(ctx context.Context, es []audit.Entry) error {
 		if err != nil {
 			return fmt.Errorf("audit entry %s: %w", e.ID, err)
 		}
-		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}
+		ids[i], items[i] = e.ID, it
 	}
-	return classify(s.batchWriteAll(ctx, s.names.Audit, reqs), "append audit entries")
+	return forEach(ctx, len(items), workers, func(ctx context.Context, i int) error {
+		err := s.putItem(ctx, &dynamodb.PutItemInput{TableName: &s.names.Audit, Item: items[i],
+			ConditionExpression:      aws.String("attribute_not_exists(#t)"),
+			ExpressionAttributeNames: map[string]string{"#t": tables.AttrAuditTarget}})
+		return classify(err, "append audit entry "+ids[i])
+	})
 }
 
 // AuditOf is one page of the audit entries of one object, newest first.

@@ -251,3 +251,39 @@ func TestAudit_NewestFirstPaged(t *testing.T) {
 		t.Fatalf("audit of edge: %v, want newest first 4,3,2,1,0", got)
 	}
 }
+
+// The audit log is append-only in the store as in IAM: an entry whose key
+// is taken is refused, whoever repeats the id, and the stored entry keeps
+// its content; entries without an id never collide.
+func TestAudit_AppendNeverOverwrites(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	first := audit.Entry{ID: "20260302T100000.000000000Z-0000000000000001", At: t0, Actor: "user:a", Action: "rollout.approve",
+		TargetType: "rollout", TargetID: "r-1", Result: audit.ResultSuccess, Details: map[string]any{"wave": "0"}}
+	must(t, s.AppendAudit(ctx, []audit.Entry{first}))
+
+	forged := first
+	forged.Actor, forged.Details = "user:b", map[string]any{"wave": "1"}
+	err := s.AppendAudit(ctx, []audit.Entry{forged})
+	if !errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("appending an entry with a taken id: %v, want ErrConflict", err)
+	}
+
+	twice := audit.Entry{At: t0, Actor: "system", Action: "rollout.approval_expire", TargetType: "rollout", TargetID: "r-1", Result: audit.ResultSuccess}
+	must(t, s.AppendAudit(ctx, []audit.Entry{twice, twice})) // same instant, no id: two entries
+
+	p, err := s.AuditOf(ctx, "rollout", "r-1", "", 10)
+	must(t, err)
+	if len(p.Items) != 3 {
+		t.Fatalf("%d entries, want the first and the two without an id: %+v", len(p.Items), p.Items)
+	}
+	var got *audit.Entry
+	for i, e := range p.Items {
+		if e.ID == first.ID {
+			got = &p.Items[i]
+		}
+	}
+	if got == nil || got.Actor != "user:a" || got.Details["wave"] != "0" {
+		t.Fatalf("entry %s is %+v, want it as first written", first.ID, got)
+	}
+}

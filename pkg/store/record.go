@@ -11,7 +11,9 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// RecordAgent is the gateway's write path for an agent report: it stores
+// RecordAgent writes an agent report after a read (tests, imports and load
+// programs; the gateway writes through LoadAgent, SaveAgent and
+// DisconnectAgent, which need no read per write): it stores
 // what the agent reported (attributes, connection, health, configuration
 // and package status) and keeps what others own: the desired hash and the
 // target version (planner, engine), the package offer (executor) and the

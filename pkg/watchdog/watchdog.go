@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/myriarch/myriarch/pkg/emf"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -186,41 +187,20 @@ func (w Watchdog) logger() *slog.Logger {
 // Metric names of the watchdog in CloudWatch (namespace Myriarch,
 // dimension Stage): the alarms of the deployment read them.
 const (
-	MetricNamespace       = "Myriarch"
-	MetricResumed         = "RolloutsResumed"
-	MetricOldestApproval  = "OldestApprovalWaitSeconds"
-	metricDimensionStage  = "Stage"
-	metricUnitCount       = "Count"
-	metricUnitSeconds     = "Seconds"
-	metricRecordSeparator = '\n'
+	MetricNamespace      = "Myriarch"
+	MetricResumed        = "RolloutsResumed"
+	MetricOldestApproval = "OldestApprovalWaitSeconds"
 )
 
 // WriteMetrics writes the run's metrics as one embedded-metric-format
-// record: CloudWatch Logs turns the log line into metric data, so the
-// function needs no PutMetricData call.
+// record (pkg/emf).
 func (rep Report) WriteMetrics(out io.Writer, stage string, at time.Time) error {
-	type metric struct{ Name, Unit string }
-	rec := map[string]any{
-		"_aws": map[string]any{
-			"Timestamp": at.UnixMilli(),
-			"CloudWatchMetrics": []map[string]any{{
-				"Namespace":  MetricNamespace,
-				"Dimensions": [][]string{{metricDimensionStage}},
-				"Metrics":    []metric{{MetricResumed, metricUnitCount}, {MetricOldestApproval, metricUnitSeconds}},
-			}},
-		},
-		metricDimensionStage: stage,
-		MetricResumed:        len(rep.Resumed),
-		MetricOldestApproval: rep.OldestApprovalWait.Seconds(),
-		"Checked":            rep.Checked,
-	}
+	values := map[string]any{"Stage": stage, MetricResumed: len(rep.Resumed), MetricOldestApproval: rep.OldestApprovalWait.Seconds(),
+		"Checked": rep.Checked}
 	if rep.OldestApprovalRollout != "" {
-		rec["OldestApprovalRollout"] = rep.OldestApprovalRollout
+		values["OldestApprovalRollout"] = rep.OldestApprovalRollout
 	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	_, err = out.Write(append(line, metricRecordSeparator))
-	return err
+	return emf.Record{Namespace: MetricNamespace, Dimensions: []string{"Stage"},
+		Metrics: []emf.Metric{{Name: MetricResumed, Unit: "Count"}, {Name: MetricOldestApproval, Unit: "Seconds"}},
+		Values:  values}.Write(out, at)
 }

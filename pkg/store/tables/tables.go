@@ -83,7 +83,8 @@ const (
 	AttrAuditID        = "id"               // audit: time-ordered entry id
 	AttrSeq            = "seq"              // events: <rollout version, 10 digits>#<index, 3 digits>
 	AttrFeed           = "feed"             // events: <time, sortable>#<rolloutId>#<seq>
-	AttrExpiresAt      = "expiresAt"        // events: epoch seconds, the table's TTL
+	AttrExpiresAt      = "expiresAt"        // events, gateways: epoch seconds, the table's TTL
+	AttrTask           = "task"             // gateways: the gateway task's id
 	IndexByFleet       = "byFleet"
 	IndexLagging       = "lagging"
 	IndexByName        = "byName"
@@ -99,6 +100,7 @@ const (
 	tableObjects       = "objects"
 	tableAudit         = "audit"
 	tableEvents        = "events"
+	tableGateways      = "gateways"
 )
 
 func str(name string) Key { return Key{Name: name, Type: String} }
@@ -180,12 +182,21 @@ var Events = Table{
 	},
 }
 
+// Gateways: one lease item per running gateway task, renewed every third
+// of the liveness timeout and read whole by everyone who judges whether an
+// agent is online (an agent counts as connected while the lease of the task
+// holding it is alive). A task that ends writes its lease ended; items
+// expire eight days after their lease (TTL on expiresAt, longer than the
+// agent retention), so the table holds about one item per task started in
+// that time.
+var Gateways = Table{Name: tableGateways, PartitionKey: str(AttrTask), TTL: AttrExpiresAt}
+
 // All lists every table.
-func All() []Table { return []Table{Agents, Rollouts, Targets, Objects, Audit, Events} }
+func All() []Table { return []Table{Agents, Rollouts, Targets, Objects, Audit, Events, Gateways} }
 
 // Names are the deployed names of the tables.
 type Names struct {
-	Agents, Rollouts, Targets, Objects, Audit, Events string
+	Agents, Rollouts, Targets, Objects, Audit, Events, Gateways string
 }
 
 // WithPrefix names every table prefix + base name, e.g. "myriarch-agents"
@@ -194,5 +205,6 @@ func WithPrefix(prefix string) Names {
 	return Names{
 		Agents: prefix + tableAgents, Rollouts: prefix + tableRollouts, Targets: prefix + tableTargets,
 		Objects: prefix + tableObjects, Audit: prefix + tableAudit, Events: prefix + tableEvents,
+		Gateways: prefix + tableGateways,
 	}
 }

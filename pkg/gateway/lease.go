@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"context"
+	"time"
+)
+
+// RenewEvery is how often the lease is renewed: a third of the liveness
+// timeout, so that two renewals may fail before readers take the task's
+// agents offline.
+func (g *Gateway) RenewEvery() time.Duration { return max(g.timeout/3, time.Millisecond) }
+
+// RenewLease writes this task's lease, alive until now + the liveness
+// timeout. A failure is logged: the lease lives on until it runs out, and
+// the next renewal tries again. Nothing is renewed once the lease ended.
+func (g *Gateway) RenewLease(ctx context.Context) {
+	if g.ended.Load() || g.draining.Load() {
+		return
+	}
+	sctx, cancel := g.storeCtx(ctx)
+	defer cancel()
+	if err := g.agents.RenewLease(sctx, g.cfg.Task, g.started, g.now().Add(g.timeout)); err != nil {
+		g.log.Error("renew gateway lease", "task", g.cfg.Task, "error", err)
+	}
+}
+
+// endLease writes the lease ended now: the agents this task still names
+// count as disconnected from now (with the reconnect grace). Called by Drain
+// once its connections are closed and their writes are done.
+func (g *Gateway) endLease() {
+	g.ended.Store(true)
+	ctx, cancel := g.storeCtx(context.Background())
+	defer cancel()
+	if err := g.agents.EndLease(ctx, g.cfg.Task, g.started, g.now()); err != nil {
+		g.log.Error("end gateway lease", "task", g.cfg.Task, "error", err)
+	}
+}
+
+// waitWrites waits for the queued writes until ctx ends.
+func (g *Gateway) waitWrites(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		g.writes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// AgentVersion is what a gateway session keeps of the stored agent it last
+// read or wrote, so that its next write needs no read: the item's counter
+// and the parts of the item that others own. The gateway hands it back
+// opaquely (as any).
+type AgentVersion struct {
+	version       int64
+	owned         agent.Agent // Fleet, AssignmentError and the desired state as stored
+	attributes    map[string]string
+	push          Push
+	assignPending bool
+	assignedRev   int64
+}
+
+func versionOf(r AgentRecord) *AgentVersion {
+	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, assignPending: r.AssignPending, assignedRev: r.AssignedRev,
+		owned: agent.Agent{Fleet: r.Fleet, AssignmentError: r.AssignmentError, DesiredHash: r.DesiredHash,
+			TargetVersion: r.TargetVersion, PackageOffer: r.PackageOffer}}
+}
+
+// LoadAgent reads one agent for a gateway session (strongly consistent) and
+// its version for SaveAgent; found is false for an unknown id, whose version
+// is nil.
+func (s *Store) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, any, error) {
+	r, err := s.GetAgentRecord(ctx, id)
+	if err != nil || r == nil {
+		return agent.Agent{}, false, nil, err
+	}
+	return r.Agent, true, versionOf(*r), nil
+}
+
+// SaveAgent is the gateway's write of a report that changed a fact, or of a
+// (re)connection: what the agent reported, its connection and its task,
+// with what others own kept as stored. Given the version the session last
+// read or wrote (v, from LoadAgent or SaveAgent), it is one write
+// conditional on that version; only when someone wrote the agent meanwhile
+// (the planner, an executor, another task) or without a version is the
+// agent read and the report merged over it. It returns the version it
+// wrote. The gateway calls it only for changes: heartbeats cost nothing.
+func (s *Store) SaveAgent(ctx context.Context, a agent.Agent, v any) (any, error) {
+	return s.saveAgent(ctx, a, v, nil)
+}
+
+// DisconnectAgent writes the agent offline as of a.LastSeen (a as the
+// session knows it, Online false), unless a newer connection owns it: the
+// stored record was written since v and names another task or a later
+// connection. It returns the version it wrote, or v when it wrote nothing.
+func (s *Store) DisconnectAgent(ctx context.Context, a agent.Agent, v any) (any, error) {
+	task, connectedAt := a.Task, a.ConnectedAt
+	return s.saveAgent(ctx, a, v, func(r AgentRecord) bool {
+		return r.Online && r.Task == task && !r.ConnectedAt.After(connectedAt)
+	})
+}
+
+func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(AgentRecord) bool) (any, error) {
+	if prev, ok := v.(*AgentVersion); ok && prev != nil {
+		r := AgentRecord{Agent: reported(a, prev.owned), Push: prev.push, AssignPending: prev.assignPending,
+			AssignedRev: prev.assignedRev, Version: prev.version}
+		if !maps.Equal(r.Attributes, prev.attributes) {
+			r.AssignPending = true
+		}
+		err := s.putAgent(ctx, r)
+		if err == nil {
+			r.Version++
+			return versionOf(r), nil
+		}
+		if !errors.Is(err, rollout.ErrConflict) {
+			return v, err
+		}
+		// Written meanwhile: read and merge below.
+	}
+	var wrote *AgentRecord
+	cur, err := s.GetAgentRecord(ctx, a.ID)
+	if err != nil {
+		return v, err
+	}
+	if cur == nil {
+		if guard != nil {
+			return v, nil // deleted: nothing to disconnect
+		}
+		r := AgentRecord{Agent: utcAgent(a), AssignPending: true}
+		err := s.putAgent(ctx, r)
+		if err == nil {
+			r.Version++
+			return versionOf(r), nil
+		}
+		if !errors.Is(err, rollout.ErrConflict) {
+			return v, err
+		}
+	}
+	_, err = s.updateAgent(ctx, a.ID, cur, func(r *AgentRecord) bool {
+		wrote = nil
+		if guard != nil && !guard(*r) {
+			return false
+		}
+		next := reported(a, r.Agent)
+		if next.LastSeen.Before(r.LastSeen) {
+			next.LastSeen = r.LastSeen
+		}
+		if !maps.Equal(next.Attributes, r.Attributes) {
+			r.AssignPending = true
+		}
+		r.Agent = next
+		w := *r
+		wrote = &w
+		return true
+	})
+	if err != nil || wrote == nil {
+		return v, err
+	}
+	wrote.Version++
+	return versionOf(*wrote), nil
+}

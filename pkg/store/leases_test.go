@@ -1,0 +1,122 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// A lease is renewed by its process only, ended by a drain, and read whole.
+func TestLeases_RenewEndRead(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	started := t0.Add(-time.Minute)
+	must(t, s.RenewLease(ctx, "task-a", started, t0.Add(90*time.Second)))
+	must(t, s.RenewLease(ctx, "task-a", started, t0.Add(120*time.Second)))
+	must(t, s.RenewLease(ctx, "task-b", started, t0.Add(30*time.Second)))
+	if err := s.RenewLease(ctx, "task-a", t0, t0.Add(time.Hour)); !errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("a second process of task-a renewed its lease: %v", err)
+	}
+	must(t, s.EndLease(ctx, "task-b", started, t0.Add(10*time.Second)))
+	if err := s.RenewLease(ctx, "task-b", started, t0.Add(time.Hour)); !errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("an ended lease was renewed: %v", err)
+	}
+	got, err := s.Leases(ctx)
+	must(t, err)
+	want := agent.Leases{"task-a": {Until: t0.Add(120 * time.Second)}, "task-b": {Until: t0.Add(10 * time.Second), Ended: true}}
+	if len(got) != len(want) || got["task-a"] != want["task-a"] || got["task-b"] != want["task-b"] {
+		t.Fatalf("Leases = %+v, want %+v", got, want)
+	}
+}
+
+// The gateway's writes: a connect of a known agent is one read (the session
+// opening) and one write, a change one write and no read; a stale
+// disconnect of the old task never overwrites the new task's connect.
+func TestSaveAgent_ConnectChangeDisconnect(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	seed(t, s, agentOf("a1", "edge"))
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h1"))
+
+	// Task A: the agent connects.
+	s.ResetUsage()
+	onA, found, vA, err := s.LoadAgent(ctx, "a1")
+	must(t, err)
+	if !found {
+		t.Fatal("a1 not found")
+	}
+	onA.Task, onA.Online, onA.ConnectedAt, onA.LastSeen = "A", true, t0.Add(time.Minute), t0.Add(time.Minute)
+	vA, err = s.SaveAgent(ctx, onA, vA)
+	must(t, err)
+	onA.Health.Status = "StatusRecovering"
+	onA.LastSeen = t0.Add(2 * time.Minute)
+	vA, err = s.SaveAgent(ctx, onA, vA)
+	must(t, err)
+	if u := s.Usage(); u.ItemsRead != 1 || u.ItemsWritten != 2 {
+		t.Fatalf("connect and one change: %s, want 1 read and 2 writes", u)
+	}
+
+	// The planner writes meanwhile: the next save reads once and keeps it.
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h2"))
+	onA.Health.Status = agent.StatusOK
+	vA, err = s.SaveAgent(ctx, onA, vA)
+	must(t, err)
+
+	// Task B: the agent moves there (task A's connection has not closed yet).
+	onB, _, vB, err := s.LoadAgent(ctx, "a1")
+	must(t, err)
+	onB.Task, onB.Online, onB.ConnectedAt, onB.LastSeen = "B", true, t0.Add(3*time.Minute), t0.Add(3*time.Minute)
+	_, err = s.SaveAgent(ctx, onB, vB)
+	must(t, err)
+
+	// Task A's connection closes late: its disconnect must not win.
+	onA.Online, onA.LastSeen = false, t0.Add(4*time.Minute)
+	_, err = s.DisconnectAgent(ctx, onA, vA)
+	must(t, err)
+	got, _, err := s.GetAgent(ctx, "a1")
+	must(t, err)
+	if !got.Online || got.Task != "B" || got.DesiredHash != "h2" || got.Fleet != "edge" || got.Health.Status != agent.StatusOK {
+		t.Fatalf("after a stale disconnect: online %v task %q desired %q fleet %q health %q; want online on B, h2, edge, StatusOK",
+			got.Online, got.Task, got.DesiredHash, got.Fleet, got.Health.Status)
+	}
+
+	// Task B's disconnect is written.
+	onB.Online, onB.LastSeen = false, t0.Add(5*time.Minute)
+	_, err = s.DisconnectAgent(ctx, onB, nil)
+	must(t, err)
+	got, _, err = s.GetAgent(ctx, "a1")
+	must(t, err)
+	if got.Online || got.Task != "B" || !got.LastSeen.Equal(t0.Add(5*time.Minute)) {
+		t.Fatalf("after B's disconnect: online %v task %q lastSeen %v", got.Online, got.Task, got.LastSeen)
+	}
+}
+
+// A new agent is created by its first save, pending assignment.
+func TestSaveAgent_CreatesNewAgent(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	a := agentOf("n1", "")
+	a.Task = "A"
+	_, found, v, err := s.LoadAgent(ctx, "n1")
+	must(t, err)
+	if found || v != nil {
+		t.Fatalf("unknown agent: found %v, version %v", found, v)
+	}
+	v, err = s.SaveAgent(ctx, a, v)
+	must(t, err)
+	a.Health.Status = "StatusRecovering"
+	s.ResetUsage()
+	_, err = s.SaveAgent(ctx, a, v)
+	must(t, err)
+	if u := s.Usage(); u.ItemsRead != 0 || u.ItemsWritten != 1 {
+		t.Fatalf("a change after creation: %s, want no read", u)
+	}
+	got, err := s.GetAgentRecord(ctx, "n1")
+	must(t, err)
+	if got == nil || !got.AssignPending || got.Task != "A" || got.Health.Status != "StatusRecovering" {
+		t.Fatalf("created agent %+v", got)
+	}
+}
