@@ -38,21 +38,32 @@ func (g *Gateway) Run(ctx context.Context) {
 // The index is eventually consistent, so a held agent whose desired state
 // looks changed is read again before anything is sent: a stale page must
 // not push an older configuration.
+//
+// The next page is read while the previous one is pushed (two pages ahead
+// at most), so that the pushes of a large wave, and the acknowledgements and
+// reports they cause, do not hold up the reading of the rest of the index.
 func (g *Gateway) Poll(ctx context.Context) {
-	token := ""
-	for {
-		sctx, cancel := g.storeCtx(ctx)
-		page, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
-		cancel()
-		if err != nil {
-			g.log.Warn("read lagging agents", "error", err)
-			return
+	pages := make(chan []agent.Agent, 2)
+	go func() {
+		defer close(pages)
+		token := ""
+		for {
+			sctx, cancel := g.storeCtx(ctx)
+			page, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
+			cancel()
+			if err != nil {
+				g.log.Warn("read lagging agents", "error", err)
+				return
+			}
+			pages <- page
+			if next == "" {
+				return
+			}
+			token = next
 		}
+	}()
+	for page := range pages {
 		g.pushPage(ctx, page)
-		if next == "" {
-			return
-		}
-		token = next
 	}
 }
 
