@@ -44,20 +44,57 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 	}
 }
 
-// message handles one AgentToServer on a goroutine of its own and waits for
-// it. opamp-go calls it on the connection's goroutine, which lives as long as
-// the agent stays connected and keeps most of the largest stack it grew
-// (the GC halves an idle stack at most once per cycle); the store calls
-// (AWS SDK) grow a stack to tens of KiB. A short-lived goroutine takes that
-// growth with it, so that an idle connection holds a small stack.
+// message handles one AgentToServer on another goroutine and waits for it.
+// opamp-go calls it on the connection's goroutine, which lives as long as
+// the agent stays connected and keeps most of the largest stack it grew (the
+// GC halves an idle stack at most once per cycle); handling a message, and
+// the store calls (AWS SDK) above all, grow a stack to tens of KiB. On a
+// handler goroutine (handlers) that growth stays off the 10,000 idle
+// connections.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resp = l.handle(ctx, msg)
-	}()
-	<-done
+	l.g.handlers.run(func() { resp = l.handle(ctx, msg) })
 	return resp
+}
+
+// handlers are long-lived goroutines that run message handlers, so that a
+// heartbeat neither starts a goroutine nor grows a fresh stack; when all are
+// busy (a connect storm, writes waiting for DynamoDB), a message gets a
+// goroutine of its own instead of waiting for one.
+type handlers struct{ jobs chan handlerJob }
+
+type handlerJob struct {
+	fn   func()
+	done chan struct{}
+}
+
+// handlerCount is how many handlers wait for messages: a few per core is
+// enough for heartbeats, which do not block.
+const handlerCount = 16
+
+func newHandlers() handlers {
+	h := handlers{jobs: make(chan handlerJob)}
+	for range handlerCount {
+		go func() {
+			for j := range h.jobs {
+				j.fn()
+				close(j.done)
+			}
+		}()
+	}
+	return h
+}
+
+func (h handlers) run(fn func()) {
+	j := handlerJob{fn: fn, done: make(chan struct{})}
+	select {
+	case h.jobs <- j:
+	default:
+		go func() {
+			fn()
+			close(j.done)
+		}()
+	}
+	<-j.done
 }
 
 // handle handles one AgentToServer. Whatever it cannot use is dropped with

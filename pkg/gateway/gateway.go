@@ -209,6 +209,7 @@ type Gateway struct {
 	links    linkSet
 	cache    configCache
 	draining atomic.Bool
+	handlers handlers
 }
 
 // New builds a gateway task over a store of agents and configurations.
@@ -225,6 +226,7 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		sessions: registry{byID: make(map[string]*session)},
 		links:    linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
 		cache:    configCache{byHash: make(map[string]cachedConfig)},
+		handlers: newHandlers(),
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err
