@@ -120,3 +120,31 @@ func TestSaveAgent_CreatesNewAgent(t *testing.T) {
 		t.Fatalf("created agent %+v", got)
 	}
 }
+
+// LoadAgents is LoadAgent for a page of the lagging index: one batch read,
+// the current desired state, and versions that SaveAgent takes without a
+// read.
+func TestLoadAgents_BatchWithVersions(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	seed(t, s, agentOf("b1", "edge"))
+	seed(t, s, agentOf("b2", "edge"))
+	must(t, s.SetDesiredHash(ctx, []string{"b1", "b2"}, "h1"))
+	s.ResetUsage()
+	agents, versions, err := s.LoadAgents(ctx, []string{"b1", "b2", "missing"})
+	must(t, err)
+	if u := s.Usage(); u.Requests != 1 || len(agents) != 2 || agents["b1"].DesiredHash != "h1" || agents["b2"].DesiredHash != "h1" {
+		t.Fatalf("LoadAgents = %d agents (%s), want b1 and b2 with h1 in one request", len(agents), u)
+	}
+	if _, found := agents["missing"]; found {
+		t.Error("a missing agent was found")
+	}
+	a := agents["b1"]
+	a.Health.Status = "StatusRecovering"
+	s.ResetUsage()
+	_, err = s.SaveAgent(ctx, a, versions["b1"])
+	must(t, err)
+	if u := s.Usage(); u.ItemsRead != 0 || u.ItemsWritten != 1 {
+		t.Errorf("save over a version of LoadAgents: %s, want 1 write and no read", u)
+	}
+}
