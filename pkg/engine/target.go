@@ -120,6 +120,9 @@ func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {
 
 // evaluateVerifying applies the health wait: the target succeeds when the agent
 // is online, still on the target, healthy, and now - verifiedAt >= healthWait.
+// An agent that does not declare ReportsHealth (the opamp-go example agent)
+// has no health to judge: it succeeds on its connection and reports alone,
+// online and still on the target through the health wait.
 func (p *pass) evaluateVerifying(i int) {
 	t := &p.ts[i]
 	a, ok := p.agent(t.AgentID)
@@ -134,7 +137,10 @@ func (p *pass) evaluateVerifying(i int) {
 		p.fail(i, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
 		return
 	}
-	h := p.judgeHealth(*t, a.Health)
+	h := healthJudgement{healthy: true}
+	if a.ReportsHealth() {
+		h = p.judgeHealth(*t, a.Health)
+	}
 	if h.failCode != "" {
 		p.fail(i, h.failCode, h.reason)
 		return
