@@ -140,17 +140,11 @@ func (p *GatewayProcess) signal(sig syscall.Signal, wait time.Duration) error {
 	return nil
 }
 
-// freeLoopbackAddr picks a free port on host, for an address the process
-// must keep across restarts ("127.0.0.1:0" would change with each).
-func freeLoopbackAddr(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	if port != "0" {
-		return addr, nil
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+// reserveAddr checks that addr is free and picks a port for ":0", for an
+// address the process must keep across restarts ("127.0.0.1:0" would
+// change with each).
+func reserveAddr(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
 	}

@@ -350,11 +350,11 @@ func (s *Stack) gateway(runCtx context.Context, d setup.Deps, o Options) error {
 // needs in its environment: the agent token (never a flag), DynamoDB Local,
 // and no instance metadata.
 func (s *Stack) gatewayProcess(ctx context.Context, o Options) error {
-	addr, err := freeLoopbackAddr(o.GatewayAddr)
+	addr, err := reserveAddr(o.GatewayAddr)
 	if err != nil {
 		return &ListenError{Service: "gateway", Addr: o.GatewayAddr, Err: err}
 	}
-	health, err := freeLoopbackAddr(cmp.Or(o.GatewayHealthAddr, "127.0.0.1:0"))
+	health, err := reserveAddr(cmp.Or(o.GatewayHealthAddr, "127.0.0.1:0"))
 	if err != nil {
 		return &ListenError{Service: "gateway", Addr: o.GatewayHealthAddr, Err: err}
 	}
