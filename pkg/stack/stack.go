@@ -4,7 +4,8 @@
 // endpoint runs statemachines/rollout.asl.json with the engine Lambda
 // registered in-process; the API, the OpAMP gateway, the planner schedule
 // and the delivery of the agents table's and the events table's streams
-// run as goroutines. Rollout notifications go to the log and, with
+// run as goroutines (the gateway, with Options.GatewayBinary, as a process
+// of its own). Rollout notifications go to the log and, with
 // MYRIARCH_EVENTS_WEBHOOK, to a webhook; the API's feed lists them.
 package stack
 
