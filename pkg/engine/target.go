@@ -76,9 +76,13 @@ func (p *pass) evaluateInProgress(i int) {
 }
 
 // successReported: APPLIED for the target hash, or service.version equal to
-// the target version. Success is never reported by an executor.
+// the target version (or, from an agent that reports no health, the target
+// version's package INSTALLED). Success is never reported by an executor.
 func successReported(k policy.Kind, t rollout.Target, a agent.Agent) (bool, time.Time) {
 	if k == policy.KindVersion {
+		if installedPackage(t, a) && a.ServiceVersion != t.ToRef {
+			return true, a.Package.Since
+		}
 		return a.ServiceVersion == t.ToRef, a.VersionSince
 	}
 	rc := a.RemoteConfig
@@ -166,9 +170,19 @@ func refNoun(k policy.Kind) string {
 
 func stillOnTarget(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	if k == policy.KindVersion {
-		return a.ServiceVersion == t.ToRef
+		return a.ServiceVersion == t.ToRef || installedPackage(t, a)
 	}
 	return a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status != agent.ConfigFailed
+}
+
+// installedPackage: an agent that reports no health reported the target
+// version's package INSTALLED. Such an agent (the opamp-go example agent)
+// may never describe itself with a new service.version, and its package
+// status is then all it says of the update. An agent that reports health
+// succeeds by its service.version alone: the package may be installed
+// without running.
+func installedPackage(t rollout.Target, a agent.Agent) bool {
+	return !a.ReportsHealth() && a.Package.Status == agent.PackageInstalled && a.Package.Version == t.ToRef
 }
 
 // healthJudgement is what the last health report means for a verifying target.

@@ -418,6 +418,18 @@ func TestTick_NoHealthReports(t *testing.T) {
 			f.tick()
 			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.160.0" })
 		}, want: rollout.TargetFailed, code: FailTargetLost},
+		{name: "version package INSTALLED, online through the wait", kind: policy.KindVersion, caps: noHealthCaps, act: installAndWait, want: rollout.TargetSucceeded},
+		{name: "version package INSTALLED, then another version installed", kind: policy.KindVersion, caps: noHealthCaps, act: func(f *fixture) {
+			installAndWait(f)
+			f.update("a", func(a *agent.Agent) { a.Package.Version = "0.160.0" })
+		}, want: rollout.TargetFailed, code: FailTargetLost},
+		{name: "with ReportsHealth: package INSTALLED is no success", kind: policy.KindVersion, caps: noHealthCaps | agent.CapabilityReportsHealth, act: func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstalled, Since: f.now}
+			})
+			f.tick()
+			f.advance(2 * time.Minute)
+		}, want: rollout.TargetInProgress},
 		{name: "with ReportsHealth: waits for health", kind: policy.KindVersion, caps: noHealthCaps | agent.CapabilityReportsHealth, act: applyAndWait, want: rollout.TargetVerifying},
 		{name: "unknown capabilities: waits for health", kind: policy.KindVersion, caps: 0, act: applyAndWait, want: rollout.TargetVerifying},
 		{name: "with ReportsHealth: unhealthy fails", kind: policy.KindConfig, caps: noHealthCaps | agent.CapabilityReportsHealth, act: applyUnhealthy, want: rollout.TargetFailed, code: FailUnhealthy},
@@ -442,6 +454,18 @@ func TestTick_NoHealthReports(t *testing.T) {
 func applyAndWait(f *fixture) {
 	f.advance(10 * time.Second)
 	f.apply("a")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(2 * time.Minute)
+}
+
+// installAndWait reports the target version's package INSTALLED (and no new
+// service.version) now and lets the health wait run out.
+func installAndWait(f *fixture) {
+	f.advance(10 * time.Second)
+	f.update("a", func(a *agent.Agent) {
+		a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstalled, Since: f.now}
+	})
 	f.tick()
 	f.wantTarget("a", rollout.TargetVerifying)
 	f.advance(2 * time.Minute)
