@@ -96,9 +96,13 @@ demo: bin/myriarch-local
 # run: the same stack with 20 simulated collectors, kept running for myrctl,
 # curl and the web page; Ctrl-C or SIGTERM stops the stack and DynamoDB Local.
 # DATA=dir keeps the state (DynamoDB Local on disk, the tokens) for the next
-# run; AGENTS=0 starts no simulated fleet.
-run: bin/myriarch-local
-	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS)
+# run; AGENTS=0 starts no simulated fleet. GATEWAY_PROCESS=1 runs the OpAMP
+# gateway as its own process (bin/opamp-gateway), to be killed and started
+# again on its own; the stack prints the command line that starts it.
+GATEWAY_PROCESS ?=
+GATEWAY_PROCESS_ON = $(filter 1 yes true,$(GATEWAY_PROCESS))
+run: bin/myriarch-local $(if $(GATEWAY_PROCESS_ON),bin/opamp-gateway)
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS) $(if $(GATEWAY_PROCESS_ON),-gateway-process)
 
 # The addresses of the local stack: make run API=127.0.0.1:9080 ...
 API ?= 127.0.0.1:8080
@@ -117,6 +121,9 @@ endif
 # not pass SIGTERM on to it.
 bin/myriarch-local: FORCE
 	$(GO) build -o $@ ./cmd/myriarch-local
+
+bin/opamp-gateway: FORCE
+	$(GO) build -o $@ ./opamp-gateway
 
 .PHONY: FORCE
 FORCE:

@@ -7,8 +7,8 @@
 //
 // Flags, each with an environment variable that sets its default:
 //
-//	-listen            MYRIARCH_GATEWAY_LISTEN         OpAMP address [:4320]
-//	-health-listen     MYRIARCH_GATEWAY_HEALTH_LISTEN  /healthz for the load balancer [:8080]
+//	-listen            MYRIARCH_GATEWAY_LISTEN         OpAMP address [127.0.0.1:4320]
+//	-health-listen     MYRIARCH_GATEWAY_HEALTH_LISTEN  /healthz for the load balancer [127.0.0.1:8080]
 //	-table-prefix      MYRIARCH_TABLE_PREFIX           DynamoDB table prefix (required)
 //	-tokens-file       MYRIARCH_AGENT_TOKENS_FILE      agent tokens, one a line; re-read on SIGHUP
 //	-tls-cert, -tls-key  MYRIARCH_GATEWAY_TLS_CERT, _KEY  serve TLS (in the cloud the load balancer does)
@@ -24,7 +24,15 @@
 // union of both sources is accepted, so a secret rotates by adding the new
 // one, rolling agents over, then removing the old one. Tokens are never
 // flags: a command line is visible to every user of the host.
-// AWS_ENDPOINT_URL_DYNAMODB points the store at DynamoDB Local.
+// AWS_ENDPOINT_URL_DYNAMODB points the store at DynamoDB Local; on a
+// loopback host it also keeps the SDK off the instance metadata endpoint,
+// with a region and dummy credentials unless the environment sets them
+// (store.AWSConfig).
+//
+// GET /healthz answers 503 with a short reason while draining, and while
+// the store cannot be read with the gateway's credentials (one read of the
+// agents table with a 2 s timeout, its answer cached for 5 s), so that the
+// load balancer takes the task out of service.
 package main
 
 import (
@@ -40,7 +48,6 @@ import (
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/myriarch/myriarch/pkg/gateway"
@@ -63,11 +70,12 @@ func main() {
 func run(o options, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := store.AWSConfig(ctx, os.Getenv)
 	if err != nil {
 		return fmt.Errorf("AWS configuration: %w", err)
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg, withIdleConns), store.TablesWithPrefix(o.tablePrefix))
+	check := storeCheck(cfg.Credentials, st)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	reload := make(chan struct{}, 1)
@@ -76,7 +84,7 @@ func run(o options, log *slog.Logger) error {
 			reload <- struct{}{}
 		}
 	}()
-	return serve(ctx, o, st, log, reload, nil)
+	return serve(ctx, o, st, check, log, reload, nil)
 }
 
 // withIdleConns keeps as many idle connections to DynamoDB as the gateway
@@ -103,16 +111,17 @@ var (
 )
 
 // serve runs the gateway until ctx ends, then drains: the health endpoint
-// answers 503, the OpAMP listener closes, open connections are closed (the
+// (which answers 503 too while check fails) answers 503, the OpAMP listener closes, open connections are closed (the
 // agents reconnect to another task) and serve waits for them up to the
 // drain timeout. ready, if set, learns the bound addresses.
-func serve(ctx context.Context, o options, st stores, log *slog.Logger, reload <-chan struct{}, ready func(opamp, health net.Addr)) error {
+func serve(ctx context.Context, o options, st stores, check func(context.Context) error, log *slog.Logger, reload <-chan struct{}, ready func(opamp, health net.Addr)) error {
 	tokens, err := o.loadTokens()
 	if err != nil {
 		return err
 	}
+	now := func() time.Time { return time.Now().UTC() }
 	g, err := gateway.New(gateway.Config{
-		Now: func() time.Time { return time.Now().UTC() }, Logger: log, Tokens: tokens,
+		Now: now, Logger: log, Tokens: tokens,
 		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
 		PackageName: o.packageName, DownloadURL: o.downloadURL,
 	}, st, st)
@@ -127,7 +136,7 @@ func serve(ctx context.Context, o options, st stores, log *slog.Logger, reload <
 	mux.Handle("/v1/opamp", handler)
 	opamp := &http.Server{Handler: mux, ConnContext: connContext, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	health := &http.Server{Handler: healthHandler(g), ReadHeaderTimeout: 5 * time.Second}
+	health := &http.Server{Handler: healthHandler(g, newReadiness(check, now, log)), ReadHeaderTimeout: 5 * time.Second}
 
 	opampLn, err := net.Listen("tcp", o.listen)
 	if err != nil {
@@ -204,20 +213,4 @@ func reloadTokens(g *gateway.Gateway, o options, log *slog.Logger) {
 		return
 	}
 	log.Info("agent tokens reloaded", "count", len(tokens))
-}
-
-// healthHandler answers the load balancer: 200 while serving, 503 once
-// draining so that no new agent is sent here.
-func healthHandler(g *gateway.Gateway) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if g.Draining() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "draining")
-			return
-		}
-		fmt.Fprintf(w, "ok %d agents\n", g.Len())
-	})
-	return mux
 }

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/gorilla/websocket"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
@@ -60,7 +61,7 @@ func TestParseOptions(t *testing.T) {
 		})
 	}
 	o, err := parseOptions(nil, func(k string) string { return base[k] })
-	if err != nil || o.listen != ":4320" || o.healthListen != ":8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
+	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
 		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo {
 		t.Errorf("defaults %+v, %v", o, err)
 	}
@@ -139,7 +140,7 @@ func startServe(t *testing.T, ctx context.Context, o options, reload chan struct
 	addrs := make(chan [2]net.Addr, 1)
 	done = make(chan error, 1)
 	go func() {
-		done <- serve(ctx, o, st, slog.New(slog.NewJSONHandler(io.Discard, nil)), reload, func(a, h net.Addr) { addrs <- [2]net.Addr{a, h} })
+		done <- serve(ctx, o, st, storeCheck(credentials.NewStaticCredentialsProvider("test", "test", ""), st), slog.New(slog.NewJSONHandler(io.Discard, nil)), reload, func(a, h net.Addr) { addrs <- [2]net.Addr{a, h} })
 	}()
 	select {
 	case a := <-addrs:
@@ -246,8 +247,21 @@ func must(t *testing.T, err error) {
 
 // fakeStore is the smallest store the gateway runs on.
 type fakeStore struct {
-	mu     sync.Mutex
-	agents map[string]agent.Agent
+	mu      sync.Mutex
+	agents  map[string]agent.Agent
+	pingErr error // what Ping answers
+}
+
+func (s *fakeStore) Ping(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pingErr
+}
+
+func (s *fakeStore) failPing(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingErr = err
 }
 
 func (s *fakeStore) get(id string) (agent.Agent, bool) {

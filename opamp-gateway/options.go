@@ -14,6 +14,14 @@ import (
 	"github.com/myriarch/myriarch/pkg/gateway"
 )
 
+// Default addresses: loopback, so that a gateway started by hand serves
+// nobody else. A container listens on every interface: the Dockerfile and
+// the task definition (infra/gateway.go) set ":4320" and ":8080".
+const (
+	DefaultListen       = "127.0.0.1:4320"
+	DefaultHealthListen = "127.0.0.1:8080"
+)
+
 // options are the gateway's settings from flags and the environment.
 type options struct {
 	listen, healthListen string
@@ -43,8 +51,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var poll, heartbeat, drainTimeout, offlineAfter, level string
 	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", ":4320"), "OpAMP address")
-	fs.StringVar(&o.healthListen, "health-listen", env("MYRIARCH_GATEWAY_HEALTH_LISTEN", ":8080"), "health check address")
+	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
+	fs.StringVar(&o.healthListen, "health-listen", env("MYRIARCH_GATEWAY_HEALTH_LISTEN", DefaultHealthListen), "health check address")
 	fs.StringVar(&o.tablePrefix, "table-prefix", env("MYRIARCH_TABLE_PREFIX", ""), "DynamoDB table prefix")
 	fs.StringVar(&o.tokensFile, "tokens-file", env("MYRIARCH_AGENT_TOKENS_FILE", ""), "file of agent tokens, one a line")
 	fs.StringVar(&o.tlsCert, "tls-cert", env("MYRIARCH_GATEWAY_TLS_CERT", ""), "TLS certificate (PEM)")

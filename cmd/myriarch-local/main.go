@@ -51,12 +51,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	data := fs.String("data", os.Getenv(envData), "run: keep the state in this directory across restarts (make run DATA=…; env "+envData+")")
 	tokensFile := fs.String("tokens", "", "run: read the tokens from this file, or write the minted ones to it (default <data>/tokens.json with -data)")
 	fs.StringVar(&o.EventsWebhook, "events-webhook", os.Getenv("MYRIARCH_EVENTS_WEBHOOK"), "a URL that receives every rollout notification as a POST (env MYRIARCH_EVENTS_WEBHOOK)")
+	gatewayProcess := fs.Bool("gateway-process", false, "run the OpAMP gateway as its own process (the opamp-gateway binary), which can be killed and started again on its own (make run GATEWAY_PROCESS=1)")
+	fs.StringVar(&o.GatewayBinary, "gateway-binary", "", "with -gateway-process: the opamp-gateway binary (default: opamp-gateway next to this binary, bin/opamp-gateway)")
 	verbose := fs.Bool("v", false, "log at info level (a line per rollout notification, among others)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	if *agents == 0 && !flagSet(fs, "agents") {
 		*agents = map[string]int{"run": 20, "demo": 50}[mode]
+	}
+	if *gatewayProcess && o.GatewayBinary == "" {
+		o.GatewayBinary = besideExecutable("opamp-gateway")
+	} else if !*gatewayProcess {
+		o.GatewayBinary = ""
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -111,6 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printEndpoints(stdout, s)
+	printGatewayProcess(stdout, s)
 	fmt.Fprintf(stdout, "  Prometheus        %s   (scrapes %s)\n  Alertmanager      %s\n", or(o.PrometheusURL, "not running"), target, or(o.AlertmanagerURL, "not running"))
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
@@ -188,6 +196,29 @@ func printEndpoints(w io.Writer, s *stack.Stack) {
   DynamoDB Local    %s
 `, s.APIURL, s.AdminToken, s.OperatorToken, s.ViewerToken, s.APIURL, s.GatewayURL, s.AgentToken,
 		s.SFNURL, s.StateMachineArn, os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+}
+
+// printGatewayProcess says what a standalone gateway needs: the exact
+// command line that starts one (this one again after a kill, or another
+// with other addresses).
+func printGatewayProcess(w io.Writer, s *stack.Stack) {
+	if s.Gateway == nil {
+		return
+	}
+	fmt.Fprintf(w, `  Gateway process   pid %d, /healthz on http://%s/healthz; kill it and start it again with:
+    %s
+`, s.Gateway.PID(), s.Gateway.HealthAddr, s.Gateway.Command())
+}
+
+// besideExecutable is name in the directory of the running binary (make
+// builds bin/myriarch-local and bin/opamp-gateway side by side), or name
+// looked up in PATH when that directory is unknown.
+func besideExecutable(name string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return name
+	}
+	return filepath.Join(filepath.Dir(exe), name)
 }
 
 // exportLine sets, for a shell, what the README's walk-through uses: the

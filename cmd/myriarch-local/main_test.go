@@ -45,3 +45,23 @@ func TestRun_DataNeedsDynamoDBOnDisk(t *testing.T) {
 		t.Errorf("exit %d, stderr %s", code, stderr.String())
 	}
 }
+
+// With -gateway-process the gateway's address is checked before the
+// process starts, and refused as the in-process gateway's is.
+func TestRun_GatewayProcessAddressInUseNamesTheFlag(t *testing.T) {
+	storetest.Client(t)
+	t.Chdir("../..")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "-agents", "0", "-api", "127.0.0.1:0", "-sfn", "127.0.0.1:0", "-gateway", addr,
+		"-gateway-process", "-gateway-binary", "/nonexistent/opamp-gateway"}, &stdout, &stderr)
+	want := "the OpAMP gateway cannot listen on " + addr + ": bind: address already in use: choose another address with -gateway ADDR (make run GATEWAY=ADDR)"
+	if code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr.String(), want)
+	}
+}

@@ -54,6 +54,9 @@ type Agent struct {
 	// the agent counts as online only while that task's lease is alive.
 	// Empty on records written before tasks had leases.
 	Task string `json:"task,omitempty"`
+	// Capabilities are the OpAMP AgentCapabilities bits the agent declared
+	// last; 0 when unknown (an agent recorded before they were stored).
+	Capabilities uint64 `json:"capabilities,omitempty"`
 
 	Health         Health             `json:"health"`
 	RemoteConfig   RemoteConfigStatus `json:"remoteConfig"`
@@ -140,6 +143,17 @@ type UpdateStep struct {
 	StartedAt  time.Time `json:"startedAt,omitempty"`
 	StatusTime time.Time `json:"statusTime,omitempty"`
 	LastError  string    `json:"lastError,omitempty"`
+}
+
+// CapabilityReportsHealth is OpAMP's AgentCapabilities_ReportsHealth bit.
+const CapabilityReportsHealth uint64 = 0x800
+
+// ReportsHealth reports whether the agent declared that it reports health
+// (the opamp-go example agent does not). Unknown capabilities count as
+// reporting health, so that agents recorded before capabilities were stored
+// are judged as before.
+func (a Agent) ReportsHealth() bool {
+	return a.Capabilities == 0 || a.Capabilities&CapabilityReportsHealth != 0
 }
 
 // StartupReport reports whether health is the normal start-up or shut-down of

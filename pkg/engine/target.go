@@ -76,9 +76,13 @@ func (p *pass) evaluateInProgress(i int) {
 }
 
 // successReported: APPLIED for the target hash, or service.version equal to
-// the target version. Success is never reported by an executor.
+// the target version (or, from an agent that reports no health, the target
+// version's package INSTALLED). Success is never reported by an executor.
 func successReported(k policy.Kind, t rollout.Target, a agent.Agent) (bool, time.Time) {
 	if k == policy.KindVersion {
+		if installedPackage(t, a) && a.ServiceVersion != t.ToRef {
+			return true, a.Package.Since
+		}
 		return a.ServiceVersion == t.ToRef, a.VersionSince
 	}
 	rc := a.RemoteConfig
@@ -120,6 +124,9 @@ func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {
 
 // evaluateVerifying applies the health wait: the target succeeds when the agent
 // is online, still on the target, healthy, and now - verifiedAt >= healthWait.
+// An agent that does not declare ReportsHealth (the opamp-go example agent)
+// has no health to judge: it succeeds on its connection and reports alone,
+// online and still on the target through the health wait.
 func (p *pass) evaluateVerifying(i int) {
 	t := &p.ts[i]
 	a, ok := p.agent(t.AgentID)
@@ -134,7 +141,10 @@ func (p *pass) evaluateVerifying(i int) {
 		p.fail(i, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
 		return
 	}
-	h := p.judgeHealth(*t, a.Health)
+	h := healthJudgement{healthy: true}
+	if a.ReportsHealth() {
+		h = p.judgeHealth(*t, a.Health)
+	}
 	if h.failCode != "" {
 		p.fail(i, h.failCode, h.reason)
 		return
@@ -160,9 +170,19 @@ func refNoun(k policy.Kind) string {
 
 func stillOnTarget(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	if k == policy.KindVersion {
-		return a.ServiceVersion == t.ToRef
+		return a.ServiceVersion == t.ToRef || installedPackage(t, a)
 	}
 	return a.RemoteConfig.Hash == t.ToRef && a.RemoteConfig.Status != agent.ConfigFailed
+}
+
+// installedPackage: an agent that reports no health reported the target
+// version's package INSTALLED. Such an agent (the opamp-go example agent)
+// may never describe itself with a new service.version, and its package
+// status is then all it says of the update. An agent that reports health
+// succeeds by its service.version alone: the package may be installed
+// without running.
+func installedPackage(t rollout.Target, a agent.Agent) bool {
+	return !a.ReportsHealth() && a.Package.Status == agent.PackageInstalled && a.Package.Version == t.ToRef
 }
 
 // healthJudgement is what the last health report means for a verifying target.

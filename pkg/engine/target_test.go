@@ -362,3 +362,121 @@ func TestTick_ReconnectGrace(t *testing.T) {
 		f.wantTarget("a", rollout.TargetFailed)
 	})
 }
+
+// noHealthCaps are the capabilities of the opamp-go example agent: it reports
+// status and remote configuration, but not health.
+const noHealthCaps = 0x1 | 0x2 | 0x4 | 0x8 // ReportsStatus, AcceptsRemoteConfig, ReportsEffectiveConfig, AcceptsPackages
+
+// TestTick_NoHealthReports: an agent without ReportsHealth is judged by its
+// connection and reports alone; its (never reported) health counts for
+// nothing. The rows with other capabilities show that the rule is what
+// decides: the same agent with ReportsHealth, or with unknown capabilities,
+// waits for a healthy report that never comes.
+func TestTick_NoHealthReports(t *testing.T) {
+	const healthWait = 2 * time.Minute
+	cases := []struct {
+		name string
+		kind policy.Kind
+		caps uint64
+		act  func(f *fixture) // after the target entered in_progress; the end is healthWait after verify
+		want rollout.TargetStatus
+		code string
+	}{
+		{name: "config APPLIED, online through the wait", kind: policy.KindConfig, caps: noHealthCaps, act: applyAndWait, want: rollout.TargetSucceeded},
+		{name: "version reported, online through the wait", kind: policy.KindVersion, caps: noHealthCaps, act: applyAndWait, want: rollout.TargetSucceeded},
+		{name: "config FAILED", kind: policy.KindConfig, caps: noHealthCaps, act: func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Error: "bad yaml", Since: f.now}
+			})
+		}, want: rollout.TargetFailed, code: FailApplyFailed},
+		{name: "INSTALL_FAILED", kind: policy.KindVersion, caps: noHealthCaps, act: func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed, Since: f.now}
+			})
+		}, want: rollout.TargetFailed, code: FailApplyFailed},
+		{name: "nothing reported within applyTimeout", kind: policy.KindConfig, caps: noHealthCaps, act: func(f *fixture) { f.advance(time.Hour) }, want: rollout.TargetFailed, code: FailApplyTimeout},
+		{name: "config offline in the wait", kind: policy.KindConfig, caps: noHealthCaps, act: func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Minute)
+			f.update("a", func(a *agent.Agent) { a.Online = false })
+		}, want: rollout.TargetFailed, code: FailOffline},
+		{name: "version offline in the wait", kind: policy.KindVersion, caps: noHealthCaps, act: func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Minute)
+			f.update("a", func(a *agent.Agent) { a.Online = false })
+		}, want: rollout.TargetFailed, code: FailOffline},
+		{name: "config FAILED in the wait", kind: policy.KindConfig, caps: noHealthCaps, act: func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.advance(time.Minute)
+			f.update("a", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigFailed })
+		}, want: rollout.TargetFailed, code: FailTargetLost},
+		{name: "version lost in the wait", kind: policy.KindVersion, caps: noHealthCaps, act: func(f *fixture) {
+			f.apply("a")
+			f.tick()
+			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.160.0" })
+		}, want: rollout.TargetFailed, code: FailTargetLost},
+		{name: "version package INSTALLED, online through the wait", kind: policy.KindVersion, caps: noHealthCaps, act: installAndWait, want: rollout.TargetSucceeded},
+		{name: "version package INSTALLED, then another version installed", kind: policy.KindVersion, caps: noHealthCaps, act: func(f *fixture) {
+			installAndWait(f)
+			f.update("a", func(a *agent.Agent) { a.Package.Version = "0.160.0" })
+		}, want: rollout.TargetFailed, code: FailTargetLost},
+		{name: "with ReportsHealth: package INSTALLED is no success", kind: policy.KindVersion, caps: noHealthCaps | agent.CapabilityReportsHealth, act: func(f *fixture) {
+			f.update("a", func(a *agent.Agent) {
+				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstalled, Since: f.now}
+			})
+			f.tick()
+			f.advance(2 * time.Minute)
+		}, want: rollout.TargetInProgress},
+		{name: "with ReportsHealth: waits for health", kind: policy.KindVersion, caps: noHealthCaps | agent.CapabilityReportsHealth, act: applyAndWait, want: rollout.TargetVerifying},
+		{name: "unknown capabilities: waits for health", kind: policy.KindVersion, caps: 0, act: applyAndWait, want: rollout.TargetVerifying},
+		{name: "with ReportsHealth: unhealthy fails", kind: policy.KindConfig, caps: noHealthCaps | agent.CapabilityReportsHealth, act: applyUnhealthy, want: rollout.TargetFailed, code: FailUnhealthy},
+		{name: "without ReportsHealth: a stray health report counts for nothing", kind: policy.KindConfig, caps: noHealthCaps, act: applyUnhealthy, want: rollout.TargetSucceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.kind, snap(c.kind, func(s *policy.Spec) { s.HealthWait = healthWait }), []string{"a"})
+			f.update("a", func(a *agent.Agent) { a.Capabilities, a.Health = c.caps, agent.Health{} })
+			f.tick()
+			c.act(f)
+			f.tick()
+			f.wantTarget("a", c.want)
+			if got := f.target("a").ReasonCode; got != c.code {
+				t.Fatalf("reason code %q, want %q", got, c.code)
+			}
+		})
+	}
+}
+
+// applyAndWait reports success now and lets the health wait run out.
+func applyAndWait(f *fixture) {
+	f.advance(10 * time.Second)
+	f.apply("a")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(2 * time.Minute)
+}
+
+// installAndWait reports the target version's package INSTALLED (and no new
+// service.version) now and lets the health wait run out.
+func installAndWait(f *fixture) {
+	f.advance(10 * time.Second)
+	f.update("a", func(a *agent.Agent) {
+		a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstalled, Since: f.now}
+	})
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.advance(2 * time.Minute)
+}
+
+// applyUnhealthy reports success, then an error status, then lets the wait run out.
+func applyUnhealthy(f *fixture) {
+	f.apply("a")
+	f.tick()
+	f.advance(time.Second)
+	f.health("a", false, "StatusPermanentError", "exporter failed")
+	f.tick()
+	f.advance(2 * time.Minute)
+}

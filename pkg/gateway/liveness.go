@@ -19,7 +19,7 @@ func sameFacts(a, b agent.Agent) bool {
 		a.RemoteConfig.Hash == b.RemoteConfig.Hash && a.RemoteConfig.Status == b.RemoteConfig.Status &&
 		a.RemoteConfig.Error == b.RemoteConfig.Error && a.RemoteConfig.Since.Equal(b.RemoteConfig.Since) &&
 		a.ServiceVersion == b.ServiceVersion && a.VersionSince.Equal(b.VersionSince) &&
-		a.Package == b.Package
+		a.Package == b.Package && a.Capabilities == b.Capabilities
 }
 
 func sameHealth(a, b agent.Health) bool {

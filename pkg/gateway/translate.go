@@ -53,6 +53,9 @@ func Translate(prev agent.Agent, msg *protobufs.AgentToServer, now time.Time, pa
 	}
 	next := prev
 	next.ID = id
+	if c := msg.GetCapabilities(); c != 0 { // 0: not sent, unchanged
+		next.Capabilities = c
+	}
 	if d := msg.GetAgentDescription(); d != nil {
 		next.Attributes = Attributes(d)
 		next.ServiceVersion = next.Attributes["service.version"]

@@ -361,3 +361,33 @@ func TestTranslate_ComponentChangeIsAFactNotANewReport(t *testing.T) {
 		t.Errorf("components %+v", c)
 	}
 }
+
+func TestTranslate_Capabilities(t *testing.T) {
+	if agent.CapabilityReportsHealth != uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth) {
+		t.Fatalf("agent.CapabilityReportsHealth %#x, want OpAMP's ReportsHealth %#x", agent.CapabilityReportsHealth, protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth)
+	}
+	noHealth := uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus | protobufs.AgentCapabilities_AgentCapabilities_AcceptsRemoteConfig)
+	steps := []struct {
+		caps              uint64 // 0: not sent
+		want              uint64
+		wantReportsHealth bool
+	}{
+		{0, 0, true},                // unknown: judged as reporting health
+		{noHealth, noHealth, false}, // the opamp-go example agent
+		{0, noHealth, false},        // a message without capabilities keeps them
+		{noHealth | agent.CapabilityReportsHealth, noHealth | agent.CapabilityReportsHealth, true},
+	}
+	prev := agent.Agent{ID: id1}
+	for i, s := range steps {
+		m := msg()
+		m.Capabilities = s.caps
+		next, err := Translate(prev, m, at(i), "")
+		if err != nil {
+			t.Fatalf("report %d: %v", i, err)
+		}
+		if next.Capabilities != s.want || next.ReportsHealth() != s.wantReportsHealth {
+			t.Errorf("report %d: capabilities %#x (reports health %v), want %#x (%v)", i, next.Capabilities, next.ReportsHealth(), s.want, s.wantReportsHealth)
+		}
+		prev = next
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
@@ -80,7 +79,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	if err != nil {
 		return Deps{}, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := store.AWSConfig(ctx, getenv)
 	if err != nil {
 		return Deps{}, fmt.Errorf("AWS configuration: %w", err)
 	}

@@ -115,7 +115,11 @@ func (a *agent) start(ctx context.Context) (err error) {
 	desc, h, pkgs := a.descriptionLocked(), health(a.health, a.update), packageStatuses(a.pkg)
 	remote := proto.Clone(a.remote).(*protobufs.RemoteConfigStatus) // kept from an earlier run (StateDir), else nil
 	a.mu.Unlock()
-	for _, err := range []error{a.client.SetAgentDescription(desc), a.client.SetHealth(h)} {
+	prepare := []error{a.client.SetAgentDescription(desc)}
+	if !a.cfg.NoHealthReports {
+		prepare = append(prepare, a.client.SetHealth(h))
+	}
+	for _, err := range prepare {
 		if err != nil {
 			return fmt.Errorf("prepare agent %s: %w", HostName(a.n), err)
 		}
@@ -133,7 +137,7 @@ func (a *agent) start(ctx context.Context) (err error) {
 		HeartbeatInterval:     &heartbeat,
 		// Deprecated in favour of SetCapabilities, which in v0.23 refuses the
 		// package capabilities before Start has set the PackagesStateProvider.
-		Capabilities: capabilities,
+		Capabilities: a.capabilities(),
 		Callbacks: types.Callbacks{
 			OnConnect:       func(context.Context) { a.setConnected(true) },
 			OnConnectFailed: func(_ context.Context, err error) { a.setConnected(false); a.log.Debug("connect failed", "err", err) },
@@ -153,6 +157,15 @@ func (a *agent) start(ctx context.Context) (err error) {
 	}
 	go a.work(ctx)
 	return nil
+}
+
+// capabilities are what the agent declares: without ReportsHealth when it
+// plays an agent that reports no health.
+func (a *agent) capabilities() protobufs.AgentCapabilities {
+	if a.cfg.NoHealthReports {
+		return capabilities &^ protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth
+	}
+	return capabilities
 }
 
 // stop waits for the worker (its context is already done), disconnects and
@@ -300,7 +313,7 @@ func (a *agent) report(change func(), parts part) {
 	h := health(a.health, a.update)
 	desc, pkgs := a.descriptionLocked(), packageStatuses(a.pkg)
 	a.mu.Unlock()
-	if parts&withHealth != 0 {
+	if parts&withHealth != 0 && !a.cfg.NoHealthReports {
 		a.warn("health", a.client.SetHealth(h))
 	}
 	if parts&withPackages != 0 {

@@ -49,3 +49,27 @@ func TestTake_DropsWorkAlreadyDone(t *testing.T) {
 		})
 	}
 }
+
+// With NoHealthReports an agent plays the opamp-go example agent: it
+// declares no ReportsHealth and sends no health, but everything else.
+func TestNoHealthReports_DeclaresAndSendsNoHealth(t *testing.T) {
+	srv := newTestServer(t, true)
+	cfg := DefaultConfig()
+	cfg.N, cfg.Endpoint, cfg.Token, cfg.Clock, cfg.Heartbeat = 1, srv.url, "sim-token", newFakeClock(), 0
+	cfg.NoHealthReports = true
+	f, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	uid := InstanceUID(cfg.Seed, 1)
+	srv.wait(t, uid, "the first report", func(a *seen) bool { return a.attrs != nil && a.caps != 0 })
+	a := srv.view(uid)
+	const reportsHealth = uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth)
+	if a.caps&reportsHealth != 0 || a.health != nil {
+		t.Errorf("capabilities %#x, health %v: want neither ReportsHealth nor a health report", a.caps, a.health)
+	}
+	if want := uint64(capabilities) &^ reportsHealth; a.caps != want {
+		t.Errorf("capabilities %#x, want the others %#x", a.caps, want)
+	}
+}

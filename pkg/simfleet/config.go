@@ -47,6 +47,10 @@ type Config struct {
 	// resource attributes that topology waves split by).
 	Zones       []string
 	PackageName string // OpAMP package name of the collector ("" = top-level)
+	// NoHealthReports makes the agents play the opamp-go example agent: they
+	// do not declare ReportsHealth and send no health, so rollouts judge them
+	// by their connection and their reports alone.
+	NoHealthReports bool
 
 	FailAgents      []int    // agent numbers that fail
 	FailProbability float64  // every other agent fails with this probability (0..1)

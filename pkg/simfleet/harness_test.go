@@ -191,7 +191,11 @@ func (s *testServer) receive(conn types.Connection, authz string, m *protobufs.A
 		for _, kv := range append(d.GetIdentifyingAttributes(), d.GetNonIdentifyingAttributes()...) {
 			a.attrs[kv.GetKey()] = kv.GetValue().GetStringValue()
 		}
-		a.versionLog = appendChanged(a.versionLog, a.attrs["service.version"]+" with "+a.healthLog[len(a.healthLog)-1])
+		lastHealth := "no health" // an agent without ReportsHealth
+		if len(a.healthLog) > 0 {
+			lastHealth = a.healthLog[len(a.healthLog)-1]
+		}
+		a.versionLog = appendChanged(a.versionLog, a.attrs["service.version"]+" with "+lastHealth)
 	}
 	if rc := m.GetRemoteConfigStatus(); rc != nil {
 		a.remote = rc

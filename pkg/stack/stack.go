@@ -4,7 +4,8 @@
 // endpoint runs statemachines/rollout.asl.json with the engine Lambda
 // registered in-process; the API, the OpAMP gateway, the planner schedule
 // and the delivery of the agents table's and the events table's streams
-// run as goroutines. Rollout notifications go to the log and, with
+// run as goroutines (the gateway, with Options.GatewayBinary, as a process
+// of its own). Rollout notifications go to the log and, with
 // MYRIARCH_EVENTS_WEBHOOK, to a webhook; the API's feed lists them.
 package stack
 
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -75,6 +77,16 @@ type Options struct {
 	// rollouts that were running, whose executions the new Step Functions
 	// endpoint does not know.
 	KeepState bool
+	// GatewayBinary, if set, runs the OpAMP gateway as a process of its own
+	// (the opamp-go gateway binary, bin/opamp-gateway), on GatewayAddr and
+	// GatewayHealthAddr, so that it can be killed and started again on its
+	// own (Stack.Gateway); empty runs it in-process.
+	GatewayBinary string
+	// GatewayHealthAddr is the process's /healthz (default: a free loopback
+	// port; the API has 8080, the binary's default).
+	GatewayHealthAddr string
+	// GatewayStderr receives the process's log (default os.Stderr).
+	GatewayStderr io.Writer
 	// WatchdogEvery is how often the watchdog looks for rollouts without a
 	// running execution (default 1m); it also runs once at start.
 	WatchdogEvery time.Duration
@@ -120,6 +132,8 @@ type Stack struct {
 	ViewerToken                string // reads only: the page shows it no actions
 	StateMachineArn            string
 	Deps                       setup.Deps
+	// Gateway is the gateway process with Options.GatewayBinary, else nil.
+	Gateway *GatewayProcess
 
 	sfnSrv  *sfnlocal.Server
 	mu      sync.Mutex // guards servers
@@ -325,9 +339,35 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 
 // gateway serves OpAMP at /v1/opamp and pushes from the lagging index.
 func (s *Stack) gateway(runCtx context.Context, d setup.Deps, o Options) error {
+	if o.GatewayBinary != "" {
+		return s.gatewayProcess(runCtx, o)
+	}
 	url, err := s.startGateway(runCtx, d, o.GatewayAddr, o.Log)
 	s.GatewayURL = url
 	return err
+}
+
+// gatewayProcess starts the gateway binary on fixed addresses, with what it
+// needs in its environment: the agent token (never a flag), DynamoDB Local,
+// and no instance metadata.
+func (s *Stack) gatewayProcess(ctx context.Context, o Options) error {
+	addr, err := reserveAddr(o.GatewayAddr)
+	if err != nil {
+		return &ListenError{Service: "gateway", Addr: o.GatewayAddr, Err: err}
+	}
+	health, err := reserveAddr(cmp.Or(o.GatewayHealthAddr, "127.0.0.1:0"))
+	if err != nil {
+		return &ListenError{Service: "gateway", Addr: o.GatewayHealthAddr, Err: err}
+	}
+	p := &GatewayProcess{
+		Binary: o.GatewayBinary, Addr: addr, HealthAddr: health, Stderr: cmp.Or[io.Writer](o.GatewayStderr, os.Stderr),
+		Env: []string{"MYRIARCH_AGENT_TOKENS=" + s.AgentToken, store.EnvDynamoDBEndpoint + "=" + os.Getenv(store.EnvDynamoDBEndpoint),
+			"AWS_EC2_METADATA_DISABLED=true"},
+		Args: []string{"-listen", addr, "-health-listen", health, "-table-prefix", o.TablePrefix, "-poll-interval", "500ms",
+			"-drain-timeout", "3s", "-log-level", "warn"},
+	}
+	s.Gateway, s.GatewayURL = p, "ws://"+addr+"/v1/opamp"
+	return p.Start(ctx)
 }
 
 // AddGateway starts another gateway task over the same store, as a second
@@ -462,6 +502,9 @@ func (s *Stack) goRun(f func()) {
 
 // Stop shuts everything down and waits for it.
 func (s *Stack) Stop() {
+	if s.Gateway != nil {
+		_ = s.Gateway.Stop(4 * time.Second)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.mu.Lock()

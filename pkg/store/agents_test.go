@@ -322,3 +322,20 @@ func TestAgents_ConcurrentWritersLoseNothing(t *testing.T) {
 		t.Fatalf("agent after concurrent writes %+v push %+v", got.Agent, got.Push)
 	}
 }
+
+// Ping succeeds on deployed tables and fails, naming the table, where there
+// are none (a wrong prefix); it creates nothing.
+func TestPing(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if as, err := s.AllAgents(ctx); err != nil || len(as) != 0 {
+		t.Fatalf("agents after a ping: %v, %v; want none", as, err)
+	}
+	missing := New(dynamo(t), TablesWithPrefix("no-such-prefix-"))
+	if err := missing.Ping(ctx); err == nil || !strings.Contains(err.Error(), "no-such-prefix-agents") {
+		t.Fatalf("ping without tables: %v, want an error naming the table", err)
+	}
+}

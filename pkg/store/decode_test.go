@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -161,4 +162,21 @@ func uniqueNames(ks []types.KeySchemaElement) map[string]bool {
 		out[*k.AttributeName] = true
 	}
 	return out
+}
+
+// The agent's capabilities survive the codec; an item without them (written
+// before they were stored) decodes as unknown, which counts as reporting health.
+func TestAgentCodec_Capabilities(t *testing.T) {
+	for _, caps := range []uint64{0, 0x1 | 0x2, 0x1 | 0x2 | agent.CapabilityReportsHealth} {
+		it, err := encodeAgent(AgentRecord{Agent: agent.Agent{ID: "a1", Capabilities: caps}}, 1)
+		must(t, err)
+		r, err := decodeAgent(it)
+		must(t, err)
+		if r.Capabilities != caps {
+			t.Errorf("capabilities %#x after the codec, want %#x", r.Capabilities, caps)
+		}
+		if want := caps == 0 || caps&agent.CapabilityReportsHealth != 0; r.ReportsHealth() != want {
+			t.Errorf("capabilities %#x: reports health %v, want %v", caps, r.ReportsHealth(), want)
+		}
+	}
 }

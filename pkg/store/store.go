@@ -166,3 +166,19 @@ const workers = 8
 // of 1,000 targets is 1,000 single-item writes, which at 8 in flight take
 // 125 round trips end to end before the gateways can push.
 const agentWriteWorkers = 32
+
+// pingKey is an agent id no agent has (instance UIDs are UUIDs).
+const pingKey = "#ping"
+
+// Ping reads one item that does not exist from the agents table: the
+// cheapest request that proves the table is reachable with the caller's
+// credentials and permissions along the gateway's own data path (half a
+// read capacity unit; DescribeTable would not see a data-plane outage). It
+// is not metered: health checks are no work of the store.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Agents, Key: agentKey(pingKey)})
+	if err != nil {
+		return fmt.Errorf("read table %s: %w", s.names.Agents, err)
+	}
+	return nil
+}

@@ -187,7 +187,9 @@ func TestPage_Countdown_RunsWhilePaused_FinishingUntilEvaluated(t *testing.T) {
 		t.Fatalf("countdown %q", eval[string](t, ctx, countdown))
 	}
 	n, _ := strconv.Atoi(first[1])
-	waitFor(t, ctx, "the countdown to decrease", fmt.Sprintf(`(() => { const m = %s.match(/^(\d+)s left$/); return m !== null && Number(m[1]) < %d; })()`, countdown, n))
+	// A countdown first read at "1s left" decreases to "finishing…": 0 is
+	// never shown as seconds.
+	waitFor(t, ctx, "the countdown to decrease", fmt.Sprintf(`(() => { const c = %s; const m = c.match(/^(\d+)s left$/); return (m !== null && Number(m[1]) < %d) || c === 'finishing…'; })()`, countdown, n))
 	waitFor(t, ctx, "finishing…", countdown+` === 'finishing…'`)
 	if card := eval[string](t, ctx, `document.querySelector('[data-wave="1"] .wait').textContent`); card != "2 in health wait · the last ends in 30s" &&
 		!strings.HasPrefix(card, "2 in health wait · the last ends in") {

@@ -93,6 +93,7 @@ func TestRunResumesStrandedRollouts(t *testing.T) {
 	ctx := context.Background()
 	running := start(t, c, sm, "r-running")
 	ended := start(t, c, ends, "r-ended")
+	waitEnded(t, c, ended)
 	// r-taken's next name is taken by an execution that ended before it
 	// recorded itself: the watchdog takes the one after.
 	taken := start(t, c, sm, "r-taken-2")
@@ -142,6 +143,23 @@ func TestRunResumesStrandedRollouts(t *testing.T) {
 	if got := resumed(rep); len(got) != 2 || got["r-ended"] != watchdog.ExecutionArn(sm, "r-ended-2") || got["r-unborn"] != watchdog.ExecutionArn(sm, "r-unborn") {
 		t.Fatalf("resumed %v, want r-ended as r-ended-2 and r-unborn as its first execution", got)
 	}
+}
+
+// waitEnded waits until the endpoint has run the execution to its end: it
+// runs on a goroutine of its own.
+func waitEnded(t *testing.T, c *sfn.Client, arn string) {
+	t.Helper()
+	for range 1000 {
+		out, err := c.DescribeExecution(context.Background(), &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != types.ExecutionStatusRunning {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%s never ended", arn)
 }
 
 func withExecution(r rollout.Rollout, arn string) rollout.Rollout {

@@ -1,0 +1,87 @@
+package stack
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/pkg/simfleet"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+// TestAgentsWithoutHealthReports_RolloutsComplete: agents that do not declare
+// ReportsHealth (like the opamp-go example agent) send no health at all. A
+// configuration rollout and a version rollout over them complete within a
+// few health waits, far inside applyTimeout (5 and 10 minutes), which is
+// where their targets ended as startup_timeout before such agents were
+// judged by their connection and reports alone.
+func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
+	storetest.Client(t) // fails, not skips, without DynamoDB Local
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
+		TablePrefix: "nohealth-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+
+	const n = 4
+	cfg := simfleet.DefaultConfig()
+	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = n, s.GatewayURL, s.AgentToken, 10
+	cfg.NoHealthReports = true
+	connectFleet(t, ctx, s, cfg)
+	agents, err := s.Deps.Store.AllAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range agents {
+		if a.ReportsHealth() {
+			t.Fatalf("agent %s recorded with capabilities %#x: want them without ReportsHealth", a.ID, a.Capabilities)
+		}
+	}
+	c := client{base: s.APIURL, token: s.AdminToken}
+	files, err := revision.ReadDir("../../examples/quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = withHealthWait(files, "3s")
+	files["policies/demo-config.yaml"] = []byte(strings.Replace(string(files["policies/demo-config.yaml"]), "requireApproval: true", "requireApproval: false", 1))
+	if err := s.apply(ctx, c, files, "nohealth-1"); err != nil {
+		t.Fatal(err)
+	}
+	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# nohealth-2\n")...)
+	id, err := s.applyForRollout(ctx, c, files, "nohealth-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCompleted(ctx, t, c, id, n)
+
+	var sel struct{ RolloutID string }
+	if err := c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": "0.162.0"}, &sel); err != nil || sel.RolloutID == "" {
+		t.Fatalf("select-version: %v (rollout %q)", err, sel.RolloutID)
+	}
+	waitCompleted(ctx, t, c, sel.RolloutID, n)
+}
+
+// waitCompleted waits for the rollout to end and fails unless it completed
+// with n targets succeeded.
+func waitCompleted(ctx context.Context, t *testing.T, c client, id string, n int) {
+	t.Helper()
+	var r rolloutView
+	waitFor(ctx, t, "rollout "+id+" to end", func() bool {
+		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+id, nil, &r); err != nil {
+			return false
+		}
+		switch r.Status {
+		case "completed", "paused", "failed", "rolling_back", "rolled_back", "aborted", "superseded":
+			return true
+		}
+		return false
+	})
+	if r.Status != "completed" || r.TargetCounts["succeeded"] != n {
+		t.Fatalf("%s rollout %s is %s (%s), targets %v: want completed with %d succeeded", r.Kind, r.ID, r.Status, r.StatusReason, r.TargetCounts, n)
+	}
+}
