@@ -8,7 +8,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
-	"github.com/myriarch/myriarch/pkg/storetest"
 )
 
 // TestAgentsWithoutHealthReports_RolloutsComplete: agents that do not declare
@@ -18,15 +17,9 @@ import (
 // where their targets ended as startup_timeout before such agents were
 // judged by their connection and reports alone.
 func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
-	storetest.Client(t) // fails, not skips, without DynamoDB Local
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: "nohealth-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startTestStack(t, ctx, "nohealth-test-", nil)
 
 	const n = 4
 	cfg := simfleet.DefaultConfig()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
-	"github.com/myriarch/myriarch/pkg/storetest"
 )
 
 // TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes: agents reach the
@@ -21,15 +20,9 @@ import (
 // agents to another gateway task over the same store. The task that lost them records them offline; within the
 // reconnect grace that is no failure, and the rollout completes.
 func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
-	storetest.Client(t) // fails, not skips, without DynamoDB Local
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: "blip-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startTestStack(t, ctx, "blip-test-", nil)
 	second, err := s.AddGateway("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
