@@ -85,7 +85,7 @@ func loadTokens(o *stack.Options, file string) error {
 	if t.Admin == "" || t.Operator == "" || t.Viewer == "" || t.Agent == "" {
 		return fmt.Errorf("tokens file %s: admin, operator, viewer and agent are all required", file)
 	}
-	o.Tokens, o.AgentToken = t, t.Agent
+	o.Tokens = t // the stack takes the agent token from it too
 	return nil
 }
 

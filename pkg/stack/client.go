@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/myriarch/myriarch/pkg/api/schema"
 )
 
 // client is the demo's view of the REST API: JSON in and out with the
@@ -73,12 +75,10 @@ type rolloutView struct {
 		Counts       map[string]int `json:"counts"`
 		InHealthWait int            `json:"inHealthWait"`
 	} `json:"waves"`
-	TargetCounts map[string]int `json:"targetCounts"`
-	Progress     string         `json:"progress"`
-	Policy       struct {
-		HealthWait string `json:"healthWait"`
-	} `json:"policy"`
-	Stages []struct {
+	TargetCounts map[string]int        `json:"targetCounts"`
+	Progress     string                `json:"progress"`
+	Policy       schema.PolicySnapshot `json:"policy"`
+	Stages       []struct {
 		Name    string `json:"name"`
 		Status  string `json:"status"`
 		LastRed string `json:"lastRed"`

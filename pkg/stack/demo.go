@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
 )
@@ -326,11 +325,7 @@ func (s *Stack) sayHealthWait(ctx context.Context, c client, r rolloutView, say 
 			at = append(at, *t.VerifiedAt)
 		}
 	}
-	hw, err := time.ParseDuration(r.Policy.HealthWait)
-	if err != nil || hw <= 0 {
-		hw = policy.DefaultHealthWait
-	}
-	if l := healthWaitLine(at, hw, now); l != "" {
+	if l := healthWaitLine(at, r.Policy.EffectiveHealthWait(), now); l != "" {
 		say("%s", l)
 	}
 	return now
