@@ -130,8 +130,9 @@ type Config struct {
 	PackageName string
 	// DownloadURL is the template of package URLs; {version} is replaced
 	// [DefaultDownloadURL].
-	DownloadURL     string
-	MaxMessageBytes int           // larger messages are dropped [1 MiB]
+	DownloadURL string
+	// MaxMessageBytes: larger messages are dropped [DefaultMaxMessageBytes].
+	MaxMessageBytes int
 	StoreTimeout    time.Duration // per store call [5 s]
 	// Task names this task in agent records and its lease [random].
 	Task string
@@ -149,6 +150,13 @@ type Config struct {
 // store client's idle connections to it.
 const DefaultStoreConcurrency = 64
 
+// DefaultMaxMessageBytes is Config.MaxMessageBytes unless set. An agent
+// reports its effective configuration back, which is at least the remote
+// configuration a revision may carry (4 MiB, revision.MaxConfigBytes) and a
+// supervisor adds its own pieces to it: a smaller bound would drop the
+// report that completes the target of a large configuration.
+const DefaultMaxMessageBytes = 8 << 20
+
 func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
 		return c, errors.New("gateway: a clock (Config.Now) is required")
@@ -164,7 +172,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.PollInterval = orDefault(c.PollInterval, time.Second)
 	c.PollPageSize = orDefault(c.PollPageSize, 500)
 	c.DownloadURL = orDefault(c.DownloadURL, DefaultDownloadURL)
-	c.MaxMessageBytes = orDefault(c.MaxMessageBytes, 1<<20)
+	c.MaxMessageBytes = orDefault(c.MaxMessageBytes, DefaultMaxMessageBytes)
 	c.StoreTimeout = orDefault(c.StoreTimeout, 5*time.Second)
 	c.StoreConcurrency = orDefault(c.StoreConcurrency, DefaultStoreConcurrency)
 	c.WriteWait = orDefault(c.WriteWait, c.StoreTimeout)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/revision"
 )
 
 var transports = []string{"ws", "http"}
@@ -337,4 +338,21 @@ func mustMarshal(t *testing.T, m *protobufs.AgentToServer) []byte {
 	b, err := proto.Marshal(m)
 	must(t, err)
 	return b
+}
+
+// An agent reports the largest configuration a revision may carry back as
+// its effective configuration, with room for what a supervisor adds: the
+// default bound must not drop that report (the stack test
+// TestLargeConfiguration_RolloutCompletes rolls one out end to end).
+func TestDefaultMaxMessageBytes_TakesTheLargestConfigurationBack(t *testing.T) {
+	if DefaultMaxMessageBytes < revision.MaxConfigBytes+1<<20 {
+		t.Fatalf("DefaultMaxMessageBytes %d: want at least revision.MaxConfigBytes (%d) + 1 MiB", DefaultMaxMessageBytes, revision.MaxConfigBytes)
+	}
+	cfg, err := Config{Now: time.Now, Tokens: []string{token}}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxMessageBytes != DefaultMaxMessageBytes {
+		t.Fatalf("default MaxMessageBytes %d, want %d", cfg.MaxMessageBytes, DefaultMaxMessageBytes)
+	}
 }

@@ -28,7 +28,41 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lb := newForwarder(t, hostOf(s.GatewayURL))
+	healthWaitSurvives(t, ctx, s, lb, "blip-1", func() { lb.switchTo(hostOf(second), 3*time.Second) })
+}
 
+// TestGatewayTaskKilled_DuringHealthWait_RolloutCompletes: the task holding
+// the agents is a gateway process killed with SIGKILL during the health
+// wait. It writes nothing more: its agents' records still name it and its
+// lease stays until it runs out. The agents reconnect through the balancer
+// to the other task, which takes their records over, and the rollout
+// completes.
+func TestGatewayTaskKilled_DuringHealthWait_RolloutCompletes(t *testing.T) {
+	bin := buildGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s := startTestStack(t, ctx, "kill-test-", func(o *Options) { o.GatewayBinary, o.GatewayStderr = bin, io.Discard })
+	if s.Gateway == nil || s.Gateway.PID() == 0 {
+		t.Fatal("no gateway process")
+	}
+	second, err := s.AddGateway("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := newForwarder(t, hostOf(s.GatewayURL))
+	healthWaitSurvives(t, ctx, s, lb, "kill-1", func() {
+		if err := s.Gateway.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		lb.switchTo(hostOf(second), 3*time.Second)
+	})
+}
+
+// healthWaitSurvives connects six agents through lb, starts a version
+// rollout with an 8 s health wait, calls disrupt while a target is in it,
+// and requires the rollout to complete with every target succeeded.
+func healthWaitSurvives(t *testing.T, ctx context.Context, s *Stack, lb *forwarder, commit string, disrupt func()) {
+	t.Helper()
 	const n = 6
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = n, "ws://"+lb.addr()+"/v1/opamp", s.AgentToken, 10
@@ -39,7 +73,7 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = withHealthWait(files, "8s")
-	if err := s.apply(ctx, c, files, "blip-1"); err != nil {
+	if err := s.apply(ctx, c, files, commit); err != nil {
 		t.Fatal(err)
 	}
 	var sel struct{ RolloutID string }
@@ -50,7 +84,7 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 		var r rolloutView
 		return c.do(ctx, "GET", "/api/v1/rollouts/"+sel.RolloutID, nil, &r) == nil && r.TargetCounts["verifying"] > 0
 	})
-	lb.switchTo(hostOf(second), 3*time.Second) // the first task is gone for its agents
+	disrupt()
 	var r rolloutView
 	waitFor(ctx, t, "the rollout to end", func() bool {
 		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+sel.RolloutID, nil, &r); err != nil {
