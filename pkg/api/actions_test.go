@@ -286,9 +286,15 @@ func TestApprove_ConcurrentApprovals_OneSuccess(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
+		// Two distinct approvers, so that a second approval is refused
+		// because the wave is approved, not because its approver repeats.
+		r := post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`)
+		if i%2 == 1 {
+			r = as(r, samToken)
+		}
 		go func() {
 			defer wg.Done()
-			codes <- h.do(post("/api/v1/rollouts/"+id+"/actions/approve", RoleOperator, `{"wave": 1}`)).status
+			codes <- h.do(r).status
 		}()
 	}
 	wg.Wait()

@@ -169,6 +169,11 @@ func TestApply_RollbackWithoutStartedTargets_RolledBackAtOnce(t *testing.T) {
 	}
 	f.wantTarget("a", rollout.TargetCancelled)
 	f.wantRollout(rollout.RolledBack)
+	// The wave that was running ends with the rollout.
+	f.wantWave(0, rollout.WaveFailed)
+	if f.r.Waves[0].FinishedAt == nil {
+		t.Fatal("the running wave of a rolled-back rollout has no finishedAt")
+	}
 }
 
 func TestMarkStartFailed_AllStartedFailInExecutor_RolloutFailed(t *testing.T) {

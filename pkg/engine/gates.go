@@ -64,8 +64,9 @@ func (p *pass) bake(s int) (passed bool) {
 // awaitReading asks for a reading now, or sets the deadline to the next one.
 func (p *pass) awaitReading(g gate.State, due GateDue) {
 	if g.Due(p.now) {
+		// The task reads it and evaluates again before it waits: no
+		// deadline, which could only lie in the past.
 		p.gatesDue = append(p.gatesDue, due)
-		p.dl.at(p.now)
 		return
 	}
 	if g.NextAt != nil {

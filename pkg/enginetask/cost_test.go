@@ -2,10 +2,9 @@ package enginetask_test
 
 import (
 	"testing"
-
-	"github.com/myriarch/myriarch/pkg/agent"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -45,28 +44,43 @@ func BenchmarkStateMachine_1000Agents3Waves(b *testing.B) {
 // agent's next report.
 func BenchmarkStateMachine_SlowStartingCollector(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		r := newRig(b)
-		ids := r.agents(1, nil)
-		r.behaviour[ids[0]] = "starting"
-		r.start("r-slow", policy.KindVersion, policy.Spec{HealthWait: time.Minute, ApplyTimeout: 30 * time.Minute}, ids, nil)
-		healthyAt := r.clk.Now().Add(21 * time.Minute)
-		r.run(func() bool { return !r.clk.Now().Before(healthyAt) })
-		a, err := r.st.AgentsByID(r.ctx, ids)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ag := a[ids[0]]
-		ag.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: r.clk.Now()}
-		if err := r.st.RecordAgent(r.ctx, ag); err != nil {
-			b.Fatal(err)
-		}
-		r.mu.Lock()
-		r.behaviour[ids[0]] = ""
-		r.mu.Unlock()
-		r.run(nil)
-		r.wantStatus("r-slow", rollout.Completed)
-		states, _ := r.history("r-slow")
-		b.ReportMetric(float64(r.evaluations.Load()), "evaluations")
-		b.ReportMetric(float64(len(states)), "transitions")
+		evaluations, transitions := slowStartingCollector(b)
+		b.ReportMetric(float64(evaluations), "evaluations")
+		b.ReportMetric(float64(transitions), "transitions")
 	}
+}
+
+// TestStateMachine_SlowStartingCollector_FewEvaluations: the 21 minutes of
+// a collector that is still starting cost a few dozen evaluations (about one
+// a minute, the state machine's longest wait), not a loop. 24 are measured;
+// the loop this guards against made thousands.
+func TestStateMachine_SlowStartingCollector_FewEvaluations(t *testing.T) {
+	if evaluations, _ := slowStartingCollector(t); evaluations > 40 {
+		t.Fatalf("%d evaluations for one collector starting for 21 minutes, want at most 40", evaluations)
+	}
+}
+
+func slowStartingCollector(tb testing.TB) (evaluations, transitions int) {
+	r := newRig(tb)
+	ids := r.agents(1, nil)
+	r.behaviour[ids[0]] = "starting"
+	r.start("r-slow", policy.KindVersion, policy.Spec{HealthWait: time.Minute, ApplyTimeout: 30 * time.Minute}, ids, nil)
+	healthyAt := r.clk.Now().Add(21 * time.Minute)
+	r.run(func() bool { return !r.clk.Now().Before(healthyAt) })
+	a, err := r.st.AgentsByID(r.ctx, ids)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ag := a[ids[0]]
+	ag.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: r.clk.Now()}
+	if err := r.st.RecordAgent(r.ctx, ag); err != nil {
+		tb.Fatal(err)
+	}
+	r.mu.Lock()
+	r.behaviour[ids[0]] = ""
+	r.mu.Unlock()
+	r.run(nil)
+	r.wantStatus("r-slow", rollout.Completed)
+	states, _ := r.history("r-slow")
+	return int(r.evaluations.Load()), len(states)
 }

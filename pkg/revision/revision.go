@@ -167,7 +167,8 @@ func (rev Revision) validate(fleetFiles []string) issue.List {
 		fleets[f.Name] = true
 		issues = append(issues, prefixed(where, fleet.Validate(f, func(n string) bool { return policies[n] }))...)
 		issues = append(issues, prefixed(where, executorRef(f, executors))...)
-		if _, ok := rev.Configs[f.Name]; !ok && f.Config.Hash == "" {
+		// A name that is refused names no file either: its error is enough.
+		if _, ok := rev.Configs[f.Name]; !ok && f.Config.Hash == "" && fleet.ValidName(f.Name) {
 			issues.Warnf(CodeConfigMissing, where, "fleet %q has no rendered configuration configs/%s.yaml: no configuration rollout arises for it", f.Name, f.Name)
 		}
 	}

@@ -91,6 +91,20 @@ func TestLoad_Issues(t *testing.T) {
 	}
 }
 
+// A fleet whose name is refused gets that error only, not also a warning
+// about a configuration file its name cannot be.
+func TestLoad_InvalidFleetName_NoConfigMissingWarning(t *testing.T) {
+	files := readDir(t, "../../examples/quickstart")
+	files["fleets/edge.yaml"] = []byte(strings.Replace(string(files["fleets/edge.yaml"]), "name: edge", "name: ../../x", 1))
+	_, issues := Load(files, "c4")
+	if len(issues.WithCode(fleet.CodeNameInvalid)) == 0 {
+		t.Fatalf("no %s issue in %v", fleet.CodeNameInvalid, issues)
+	}
+	if found := issues.WithCode(CodeConfigMissing); len(found) != 0 {
+		t.Fatalf("issues %v: want no %s for a refused name", found, CodeConfigMissing)
+	}
+}
+
 func TestAssign_MostSpecificFleetWins(t *testing.T) {
 	files := readDir(t, "../../examples/quickstart")
 	files["fleets/all.yaml"] = []byte("apiVersion: myriarch.dev/v1alpha1\nkind: Fleet\nmetadata: {name: all}\nspec: {}\n")
