@@ -44,12 +44,12 @@ type Store struct {
 	agents     map[string]agent.Agent
 	// sweep is the assignment sweep PutRevision records, at the
 	// revision pointer's counter (revision.Version).
-	sweep assignment.Sweep
-	rollouts   map[string]rollout.Rollout
-	targets    map[string][]rollout.Target
-	audit      []audit.Entry
-	auditSeq   int
-	events     notifytest.Feed
+	sweep    assignment.Sweep
+	rollouts map[string]rollout.Rollout
+	targets  map[string][]rollout.Target
+	audit    []audit.Entry
+	auditSeq int
+	events   notifytest.Feed
 	releaseCatalogue
 }
 
