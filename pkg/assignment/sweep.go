@@ -78,7 +78,7 @@ func (r SweepResult) Fields() []any {
 // advanced past it. A page whose cursor another sweeper advanced first is
 // not counted twice: the sweep goes on from the stored cursor. It costs
 // one read of the sweep when none is unfinished.
-func (r Runner) Sweep(ctx context.Context, until time.Time) (SweepResult, error) {
+func (r Runner) Sweep(ctx context.Context, until time.Time) (out SweepResult, err error) {
 	if r.Clock == nil {
 		return SweepResult{}, fmt.Errorf("assignment sweep: the runner has no clock")
 	}
@@ -87,7 +87,7 @@ func (r Runner) Sweep(ctx context.Context, until time.Time) (SweepResult, error)
 	if err != nil {
 		return SweepResult{}, fmt.Errorf("read the assignment sweep: %w", err)
 	}
-	out := SweepResult{Rev: sw.Rev, Done: sw.Done || sw.Rev == 0}
+	out = SweepResult{Rev: sw.Rev, Done: sw.Done || sw.Rev == 0}
 	if out.Done {
 		return out, nil
 	}
