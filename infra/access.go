@@ -99,10 +99,12 @@ var functionTables = map[string]map[string]tableAccess{
 	// then every fleet) and the api's "plan this fleet now".
 	fnPlanner: {
 		// FleetAgents (Query of byFleet, then BatchGetItem); PendingAssignments
-		// (Query of assignment) and AssignAgent (the backstop);
+		// (Query of assignment) and AssignAgent (the backstop); AssignPage
+		// (the assignment sweep an apply left unfinished: a Scan page, a
+		// conditional PutItem per changed agent);
 		// SetAgentTargetVersions, SetDesiredHash (bootstrap and catch-up),
 		// SetPackageOffer (cancelling a superseded rollout's updater targets).
-		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem},
+		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem, scan},
 			QueryIndexes: []string{tables.IndexByFleet, tables.IndexAssignment}},
 		// ActiveRollout (the lock, then LoadRollout), LastTargets (each last
 		// target's rollout), the read of ClearTaskToken; CreateRollout (lock
@@ -115,7 +117,8 @@ var functionTables = map[string]map[string]tableAccess{
 		tables.Targets.Name: {Actions: []dynamoAction{query, putItem, batchWriteItem},
 			QueryIndexes: []string{tables.IndexByAgentKind}},
 		// CurrentRevision, Fleet, Fleets, Policies, ExecutorObjects,
-		// AppliedFleets, Selection; SaveSelection (put, or delete a cleared one).
+		// AppliedFleets, Selection, CurrentSweep; SaveSelection (put, or
+		// delete a cleared one); AdvanceSweep (a conditional PutItem).
 		tables.Objects.Name:  on(getItem, query, putItem, deleteItem),
 		tables.Events.Name:   on(putItem), // SavePass through EndRollout: the outbox
 		tables.Audit.Name:    on(putItem), // AppendAudit: the decisions' entries
@@ -140,7 +143,9 @@ var functionTables = map[string]map[string]tableAccess{
 	fnAPI: {
 		// GetAgent, AgentsByID, AgentsPage (Scan), AgentsOfFleet and
 		// FleetAgents (byFleet), AgentsByName (byName), AgentsWithAssignmentError
-		// (assignment); applying a revision: AllAgents (Scan), AssignAgent;
+		// (assignment); applying a revision: the assignment sweep's AssignPage
+		// (Scan pages, a conditional PutItem per changed agent, AssignAgent
+		// after a lost race); AllAgents (Scan) for the plans;
 		// actions' passes: SetDesiredHash, SetPackageOffer.
 		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, scan, putItem},
 			QueryIndexes: []string{tables.IndexByFleet, tables.IndexByName, tables.IndexAssignment}},
@@ -156,7 +161,9 @@ var functionTables = map[string]map[string]tableAccess{
 		// CurrentRevision, Fleet(s), Policies, ExecutorObjects, Selection,
 		// ReleasesOf, GetRelease; SaveSelection, PutRelease, DeleteRelease;
 		// PutRevision (configurations and objects by BatchWriteItem, the
-		// pointer by PutItem, the objects of an older revision deleted by
+		// pointer and its assignment sweep by a transaction of two Puts;
+		// CurrentSweep; AdvanceSweep by PutItem; the objects of an older
+		// revision deleted by
 		// BatchWriteItem).
 		tables.Objects.Name: on(getItem, query, putItem, deleteItem, batchWriteItem),
 		// EventsPage: one rollout's events (the table), the feed (feed) and a

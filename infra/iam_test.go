@@ -234,7 +234,7 @@ var wantDynamoDB = map[string][]string{
 		"gateways: Scan",
 	},
 	fnPlanner: {
-		"agents: BatchGetItem GetItem PutItem",
+		"agents: BatchGetItem GetItem PutItem Scan",
 		"agents/index/byFleet: Query",
 		"agents/index/assignment: Query",
 		"rollouts: DeleteItem GetItem PutItem UpdateItem",

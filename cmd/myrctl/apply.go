@@ -128,6 +128,9 @@ func (g *globals) printApplied(res client.ApplyResult, how string) {
 	a := res.Agents
 	fmt.Fprintf(g.stdout, "applied revision %s (%s) at %s: %d agents, %d assigned, %d moved, %d unassigned\n",
 		shortRef(res.Commit), how, stamp(&res.AppliedAt), a.Total, a.Assigned, a.Moved, a.Unassigned)
+	if !a.Complete {
+		fmt.Fprintln(g.stdout, "  the agents beyond these are assigned by the planner's scheduled run (within a few minutes)")
+	}
 	for _, c := range a.Conflicts {
 		fmt.Fprintf(g.stdout, "  agent %s: %s\n", c.AgentID, c.Error)
 	}

@@ -28,6 +28,12 @@ import (
 // and applyRevision wait for the planner (spec: up to 10 seconds).
 const DefaultPlanTimeout = 10 * time.Second
 
+// DefaultAssignTimeout is how long applyRevision sweeps the agents into
+// their fleets before it plans; the planner's minute continues a sweep left
+// unfinished. With DefaultPlanTimeout it leaves room within API Gateway's
+// 29 s for storing the revision.
+const DefaultAssignTimeout = 8 * time.Second
+
 // Deps are what the API is built from.
 type Deps struct {
 	Store    Store
@@ -49,6 +55,9 @@ type Deps struct {
 	NewID       func() string // request ids (X-Request-Id, logs)
 	Log         *slog.Logger
 	PlanTimeout time.Duration // 0: DefaultPlanTimeout
+	// AssignTimeout bounds the assignment sweep of applyRevision (0:
+	// DefaultAssignTimeout; negative: none, the planner's minute sweeps).
+	AssignTimeout time.Duration
 	// Liveness is the rule by which rollouts judge agents, which the
 	// inventory shows (online, gone); the zero value trusts the stored
 	// connection state and calls no agent gone.
@@ -64,7 +73,7 @@ type server struct {
 }
 
 // New builds the handler. Every dependency but Catalog, Names, Trusted, Log,
-// PlanTimeout, Liveness and ServerTimezone is required.
+// PlanTimeout, AssignTimeout, Liveness and ServerTimezone is required.
 func New(d Deps) (http.Handler, error) {
 	if err := d.check(); err != nil {
 		return nil, err
@@ -80,6 +89,12 @@ func New(d Deps) (http.Handler, error) {
 	}
 	if d.PlanTimeout <= 0 {
 		d.PlanTimeout = DefaultPlanTimeout
+	}
+	switch {
+	case d.AssignTimeout == 0:
+		d.AssignTimeout = DefaultAssignTimeout
+	case d.AssignTimeout < 0:
+		d.AssignTimeout = 0
 	}
 	page, err := ui.New()
 	if err != nil {

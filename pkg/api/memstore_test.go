@@ -40,11 +40,14 @@ type memStore struct {
 	executors  map[string]executorobject.Object
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
-	rollouts   map[string]rollout.Rollout
-	targets    map[string][]rollout.Target
-	audit      []audit.Entry
-	auditSeq   int
-	events     notifytest.Feed
+	// sweep is the assignment sweep PutRevision records, at the
+	// revision pointer's counter (revision.Version).
+	sweep    assignment.Sweep
+	rollouts map[string]rollout.Rollout
+	targets  map[string][]rollout.Target
+	audit    []audit.Entry
+	auditSeq int
+	events   notifytest.Feed
 	memReleases
 	// fail makes the named method return the error.
 	fail map[string]error
@@ -525,7 +528,12 @@ func (m *memStore) PutRevision(_ context.Context, rev revision.Revision, at time
 	if err := m.failing("PutRevision"); err != nil {
 		return err
 	}
-	m.revision = &RevisionInfo{Commit: rev.Commit, AppliedAt: at}
+	var counter int64
+	if m.revision != nil {
+		counter = m.revision.Version
+	}
+	m.revision = &RevisionInfo{Commit: rev.Commit, AppliedAt: at, Version: counter + 1}
+	m.sweep = assignment.Sweep{Rev: counter + 1}
 	m.fleets, m.policies = map[string]fleet.Fleet{}, map[string]policy.Policy{}
 	for _, f := range rev.Fleets {
 		m.fleets[f.Name] = f
@@ -655,4 +663,66 @@ func (m *memStore) AuditPage(_ context.Context, typ, id, token string, limit int
 		}
 	}
 	return pageOf(out, token, limit)
+}
+
+// --- the assignment sweep, as the DynamoDB store keeps it (in id order)
+
+func (m *memStore) AppliedFleets(context.Context) ([]fleet.Fleet, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.revision == nil {
+		return nil, 0, nil
+	}
+	out := make([]fleet.Fleet, 0, len(m.fleets))
+	for _, f := range m.fleets {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, m.revision.Version, nil
+}
+
+func (m *memStore) PendingAssignments(context.Context) ([]string, error) { return nil, nil }
+
+func (m *memStore) CurrentSweep(context.Context) (assignment.Sweep, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sweep, nil
+}
+
+func (m *memStore) AssignPage(_ context.Context, _ int64, cursor string, limit int, decide func(agent.Agent) assignment.Outcome) ([]assignment.Swept, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("AssignPage"); err != nil {
+		return nil, "", err
+	}
+	ids := make([]string, 0, len(m.agents))
+	for id := range m.agents {
+		if id > cursor {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	next := ""
+	if len(ids) > limit {
+		ids, next = ids[:limit], ids[limit-1]
+	}
+	out := make([]assignment.Swept, 0, len(ids))
+	for _, id := range ids {
+		a := m.agents[id]
+		before := a
+		changed := decide(a).Apply(&a)
+		m.agents[id] = a
+		out = append(out, assignment.Swept{Before: before, After: a, Changed: changed})
+	}
+	return out, next, nil
+}
+
+func (m *memStore) AdvanceSweep(_ context.Context, rev int64, from, to string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sweep.Rev != rev || m.sweep.Done || m.sweep.Cursor != from {
+		return false, nil
+	}
+	m.sweep = assignment.Sweep{Rev: rev, Cursor: to, Done: to == ""}
+	return true, nil
 }

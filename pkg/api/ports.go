@@ -101,12 +101,12 @@ type Revisions interface {
 	ExecutorObjects(ctx context.Context) (map[string]executorobject.Object, error)
 }
 
-// AgentAssigner lists every agent, assigned or not, and stores an agent's
-// assignment as decide computes it from the stored agent, against revision
-// counter rev (assignment.Store's AssignAgent).
+// AgentAssigner lists every agent, assigned or not, and is the store of
+// the assignment runner: applying a revision runs the revision's
+// assignment sweep (assignment.Runner.Sweep) within AssignTimeout.
 type AgentAssigner interface {
 	AllAgents(ctx context.Context) ([]agent.Agent, error)
-	AssignAgent(ctx context.Context, id string, rev int64, decide func(agent.Agent) assignment.Outcome) (before, after agent.Agent, changed bool, err error)
+	assignment.Store
 }
 
 // AgentInventory reads the operators' inventory of agents. The three

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/audit"
@@ -78,7 +77,8 @@ func (s *server) validateRevision(_ http.ResponseWriter, r *http.Request, _ Prin
 }
 
 // applyRevision validates a snapshot and, without an error, stores it,
-// assigns the agents to fleets and plans every affected fleet for both
+// assigns the agents to fleets (within AssignTimeout; the planner's minute
+// assigns the rest) and plans every affected fleet for both
 // kinds (bootstrap included: the planner gives agents without a desired
 // hash the assigned one). With an error nothing is applied.
 func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
@@ -103,14 +103,11 @@ func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Princip
 		}
 		return 0, nil, err
 	}
-	agents, moved, err := s.assign(ctx, rev)
-	if err != nil {
-		return 0, nil, err
-	}
+	agents, moved := s.assign(ctx)
 	out := schema.ApplyResult{Commit: commit, AppliedAt: now, Agents: agents, Issues: nonNil(issues)}
 	out.Fleets = s.planAll(ctx, affected(rev, before, moved), rev)
 	s.audit(ctx, revisionEntry(now, p, commit, audit.ResultSuccess, map[string]any{
-		"fleets": fleetNames(rev), "policies": policyNames(rev.Policies), "moved": agents.Moved, "warnings": len(issues)}))
+		"fleets": fleetNames(rev), "policies": policyNames(rev.Policies), "moved": agents.Moved, "assignmentComplete": agents.Complete, "warnings": len(issues)}))
 	return http.StatusOK, out, nil
 }
 
@@ -119,47 +116,33 @@ func revisionEntry(now time.Time, p Principal, commit, result string, details ma
 		Result: result, Details: details}
 }
 
-// assign moves every agent to the fleet the revision assigns it, records
-// assignment errors, and gives agents without a desired hash their fleet's
-// configuration; only agents that change are written. It returns the
-// fleets agents left or joined. The assignments carry the revision
-// pointer's counter, so that one computed by the agent-event path against
-// the revision before is never written over this one.
-func (s *server) assign(ctx context.Context, rev revision.Revision) (schema.AgentAssignment, map[string]bool, error) {
-	cur, err := s.Store.CurrentRevision(ctx)
+// assign runs the assignment sweep that applying the revision recorded
+// (assignment.Runner.Sweep): every agent is moved to the fleet the
+// revision assigns it, assignment errors are recorded, and agents without
+// a desired hash get their fleet's configuration; only agents that change
+// are written, with the revision pointer's counter, so that an assignment
+// computed by the agent-event path against the revision before is never
+// written over this one. The sweep runs within AssignTimeout; what is left
+// (or what an error stopped) the planner's minute continues, and the
+// summary says it is partial (complete false). It returns the fleets
+// agents left or joined.
+func (s *server) assign(ctx context.Context) (schema.AgentAssignment, map[string]bool) {
+	runner := assignment.Runner{Store: s.Store, Log: s.Log, Clock: s.Clock}
+	res, err := runner.Sweep(ctx, s.Clock().Add(s.AssignTimeout))
 	if err != nil {
-		return schema.AgentAssignment{}, nil, err
+		s.Log.WarnContext(ctx, "assignment sweep of the applied revision stopped; the planner's minute continues it",
+			append(res.Fields(), "error", err.Error())...)
 	}
-	var counter int64
-	if cur != nil {
-		counter = cur.Version
+	out := schema.AgentAssignment{Total: res.Scanned, Assigned: res.Assigned, Moved: res.Moved, Unassigned: res.Unassigned,
+		Complete: err == nil && res.Done && res.Whole}
+	for _, c := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, schema.AgentConflict{AgentID: c.AgentID, Error: c.Error})
 	}
-	all, err := s.Store.AllAgents(ctx)
-	if err != nil {
-		return schema.AgentAssignment{}, nil, err
+	moved := map[string]bool{}
+	for _, f := range res.Touched {
+		moved[f] = true
 	}
-	out, moved := schema.AgentAssignment{Total: len(all)}, map[string]bool{}
-	decide := func(a agent.Agent) assignment.Outcome { return assignment.Decide(rev.Fleets, a) }
-	for _, a := range all {
-		before, after, _, err := s.Store.AssignAgent(ctx, a.ID, counter, decide)
-		if err != nil {
-			return out, nil, fmt.Errorf("assign agent %s: %w", a.ID, err)
-		}
-		if after.AssignmentError != "" {
-			out.Conflicts = append(out.Conflicts, schema.AgentConflict{AgentID: a.ID, Error: after.AssignmentError})
-		}
-		if after.Fleet == "" {
-			out.Unassigned++
-		} else {
-			out.Assigned++
-		}
-		if before.Fleet != after.Fleet {
-			out.Moved++
-			moved[before.Fleet], moved[after.Fleet] = true, true
-		}
-	}
-	delete(moved, "")
-	return out, moved, nil
+	return out, moved
 }
 
 // affected are the fleets to plan: those of the revision, those it

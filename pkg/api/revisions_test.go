@@ -1,12 +1,16 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -284,4 +288,62 @@ func hasIssue(l issue.List, code, path string) bool {
 		}
 	}
 	return false
+}
+
+// An apply that runs out of time before the sweep (a budget of zero) or
+// whose sweep a store error stops keeps the revision applied, says that its
+// summary is partial, and the sweep it recorded assigns the remaining
+// agents when the planner's minute continues it; the apply that swept
+// everyone says complete.
+func TestApplyRevision_InterruptedSweepIsPartialAndTheTickFinishesIt(t *testing.T) {
+	cases := []struct {
+		name     string
+		opt      func(*Deps)
+		failPage bool
+		total    int
+	}{
+		{name: "a budget of zero", opt: func(d *Deps) { d.AssignTimeout = -1 }, total: 0},
+		{name: "a store error on the first page", failPage: true, total: 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := []func(*Deps){}
+			if c.opt != nil {
+				opts = append(opts, c.opt)
+			}
+			h := newHarness(t, opts...)
+			h.seedAgents()
+			if c.failPage {
+				h.store.fail["AssignPage"] = errors.New("ProvisionedThroughputExceededException")
+			}
+			rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "9f3c2a17", fixtureFiles())))
+			wantOK(t, rep)
+			res := decode[applyResult](t, rep)
+			if res.Agents.Complete || res.Agents.Total != c.total {
+				t.Fatalf("agents %+v, want a partial summary (complete false) of %d agents", res.Agents, c.total)
+			}
+			if got := h.store.agents["e2"].Fleet; got != "" {
+				t.Fatalf("e2 in fleet %q before the tick, want none yet", got)
+			}
+			delete(h.store.fail, "AssignPage")
+			tick := assignment.Runner{Store: h.store, Clock: h.clock, PageSize: 2}
+			sw, err := tick.Sweep(context.Background(), h.clock().Add(time.Minute))
+			if err != nil || !sw.Done || sw.Scanned != 6 || sw.Moved != 5 {
+				t.Fatalf("the tick's sweep %+v (%v), want done over the 6 agents, 5 moved", sw, err)
+			}
+			if got := h.store.agents["e2"].Fleet; got != "edge" {
+				t.Errorf("e2 in fleet %q after the tick, want edge", got)
+			}
+			if sw, _ := tick.Sweep(context.Background(), h.clock().Add(time.Minute)); sw.Scanned != 0 || !sw.Done {
+				t.Errorf("a second tick swept %+v, want nothing: the sweep is done", sw)
+			}
+		})
+	}
+	h := newHarness(t)
+	h.seedAgents()
+	rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "9f3c2a17", fixtureFiles())))
+	wantOK(t, rep)
+	if res := decode[applyResult](t, rep); !res.Agents.Complete || res.Agents.Total != 6 {
+		t.Errorf("agents %+v, want complete over the 6 agents", res.Agents)
+	}
 }

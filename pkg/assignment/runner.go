@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/fleet"
@@ -24,12 +25,18 @@ type Store interface {
 	// PendingAssignments lists agents whose assignment is still to be
 	// computed (new, or their attributes changed): a sparse index.
 	PendingAssignments(ctx context.Context) ([]string, error)
+	SweepStore
 }
 
 // Runner assigns agents to fleets against the applied revision.
 type Runner struct {
 	Store Store
 	Log   *slog.Logger
+	// Clock bounds a Sweep by its budget (required for Sweep).
+	Clock func() time.Time
+	// PageSize is the number of agents a sweep page reads (0:
+	// DefaultSweepPage).
+	PageSize int
 }
 
 // Assign computes and stores the assignment of the agents ids. It returns

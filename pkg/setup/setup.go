@@ -173,7 +173,7 @@ func (d Deps) AgentEvents(planning agentevent.FleetPlanner) agentevent.Handler {
 
 // Assigner assigns agents to the fleets of the applied revision.
 func (d Deps) Assigner() assignment.Runner {
-	return assignment.Runner{Store: d.Store, Log: d.Log}
+	return assignment.Runner{Store: d.Store, Log: d.Log, Clock: d.Clock}
 }
 
 // localChecksums turns off response checksum validation against DynamoDB

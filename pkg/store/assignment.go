@@ -34,15 +34,9 @@ func (s *Store) AppliedFleets(ctx context.Context) ([]fleet.Fleet, int64, error)
 // in its error part. Nothing is written when nothing changes.
 func (s *Store) AssignAgent(ctx context.Context, id string, rev int64, decide func(agent.Agent) assignment.Outcome) (before, after agent.Agent, changed bool, err error) {
 	changed, err = s.updateAgent(ctx, id, nil, func(r *AgentRecord) bool {
-		before, after = r.Agent, r.Agent
-		if r.AssignedRev > rev {
-			return false
-		}
-		ch := decide(r.Agent).Apply(&r.Agent) || r.AssignPending
-		if ch {
-			r.AssignPending, r.AssignedRev = false, rev
-		}
-		after = r.Agent
+		before = r.Agent
+		next, ch := assignDecision(*r, rev, decide)
+		*r, after = next, next.Agent
 		return ch
 	})
 	return before, after, changed, err

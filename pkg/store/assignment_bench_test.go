@@ -66,3 +66,67 @@ type fixedFleets struct {
 func (f fixedFleets) AppliedFleets(context.Context) ([]fleet.Fleet, int64, error) {
 	return f.fleets, 1, nil
 }
+
+// BenchmarkSweep_100kAgents is the assignment sweep of a revision applied
+// over 100,000 agents of which 10,000 change fleet: what the whole sweep
+// reads and writes, and how long it takes, whoever runs its pages (the
+// apply request, then the planner's minutes). Run it once
+// (-benchtime=1x): the agents it moved stay moved. Seeding is not measured.
+func BenchmarkSweep_100kAgents(b *testing.B) {
+	s := newStore(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	const n, moving = 100_000, 10_000
+	reqs := make([]types.WriteRequest, 0, n)
+	for i := 0; i < n; i++ {
+		label := "edge"
+		if i%(n/moving) == 0 {
+			label = "lab" // a revision moved these from edge to lab
+		}
+		r := AgentRecord{Agent: agent.Agent{ID: fmt.Sprintf("a%06d", i), Fleet: "edge", Online: true, DesiredHash: "h-edge",
+			Attributes: map[string]string{"labels.fleet": label, "host.name": fmt.Sprintf("h%06d", i)}}, AssignedRev: 1}
+		it, err := encodeAgent(r, 1)
+		must(b, err)
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	const chunk = 2500
+	must(b, forEach(ctx, n/chunk, workers, func(ctx context.Context, i int) error {
+		return s.batchWriteAll(ctx, s.names.Agents, reqs[i*chunk:(i+1)*chunk])
+	}))
+	store := currentFleets{Store: s, fleets: sweepFleets()}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		must(b, s.PutRevision(ctx, rev(fmt.Sprintf("c%d", i)), time.Unix(0, 0)))
+		s.ResetUsage()
+		b.StartTimer()
+		start := time.Now()
+		res, err := assignment.Runner{Store: store, Clock: time.Now}.Sweep(ctx, time.Now().Add(time.Hour))
+		must(b, err)
+		elapsed := time.Since(start)
+		u := s.Usage()
+		if i == 0 && (!res.Done || res.Scanned != n || res.Moved != moving) {
+			b.Fatalf("sweep %+v, want done over %d agents, %d moved", res.Fields(), n, moving)
+		}
+		b.ReportMetric(float64(u.Requests), "requests")
+		b.ReportMetric(float64(u.ItemsRead), "items-read")
+		b.ReportMetric(float64(u.ItemsWritten), "items-written")
+		b.ReportMetric(u.ReadUnits, "RCU")
+		b.ReportMetric(u.WriteUnits, "WCU")
+		b.ReportMetric(elapsed.Seconds(), "s/sweep")
+		b.ReportMetric(float64(res.Scanned)/elapsed.Seconds(), "agents/s")
+	}
+}
+
+// currentFleets serves fixed fleets at the revision pointer's counter.
+type currentFleets struct {
+	*Store
+	fleets []fleet.Fleet
+}
+
+func (f currentFleets) AppliedFleets(ctx context.Context) ([]fleet.Fleet, int64, error) {
+	cur, err := f.CurrentRevision(ctx)
+	if err != nil || cur == nil {
+		return nil, 0, err
+	}
+	return f.fleets, cur.Version, nil
+}

@@ -85,7 +85,9 @@ func (s *Store) CurrentRevision(ctx context.Context) (*RevisionInfo, error) {
 // Two concurrent applies: one moves the pointer, the other gets ErrConflict.
 // The revision before the previous one is deleted afterwards; the previous
 // one stays for readers that read the pointer just before it moved.
-// Configurations are kept: agents may still run any of them.
+// Configurations are kept: agents may still run any of them. The pointer
+// moves in one transaction with the assignment sweep of the new counter
+// (CurrentSweep), which replaces an unfinished sweep of an older revision.
 func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error {
 	if rev.Commit == "" {
 		return fmt.Errorf("apply revision: the commit is empty")
@@ -108,8 +110,13 @@ func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedA
 	it := newItem().s(tables.AttrPK, pkRevision).s(tables.AttrSK, skCurrent).n(attrV, v+1).s(attrCommit, next.Commit).
 		sIf(attrPrevious, next.Previous).s(attrAppliedAt, next.AppliedAt.Format(time.RFC3339Nano))
 	cond, names, values := versionCondition(tables.AttrPK, v)
-	err = s.putItem(ctx, &dynamodb.PutItemInput{TableName: &s.names.Objects, Item: it,
-		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+	// The pointer and the sweep that re-assigns the agents against it move
+	// together: the sweep of counter v+1 replaces any older one.
+	err = s.transact(ctx, []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &s.names.Objects, Item: it,
+			ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}},
+		{Put: &types.Put{TableName: &s.names.Objects, Item: sweepItem(v+1, "", false)}},
+	})
 	if err != nil {
 		return classify(err, "apply revision "+rev.Commit+": move the current-revision pointer")
 	}

@@ -42,6 +42,9 @@ type AgentAssignment struct {
 	Moved      int             `json:"moved"`
 	Unassigned int             `json:"unassigned"`
 	Conflicts  []AgentConflict `json:"conflicts,omitempty"`
+	// Complete: every agent was swept within the request, so the counts
+	// are the whole fleet's; false: the planner's minute assigns the rest.
+	Complete bool `json:"complete"`
 }
 
 // AgentConflict is an agent that several fleets select.

@@ -42,11 +42,14 @@ type Store struct {
 	executors  map[string]executorobject.Object
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
-	rollouts   map[string]rollout.Rollout
-	targets    map[string][]rollout.Target
-	audit      []audit.Entry
-	auditSeq   int
-	events     notifytest.Feed
+	// sweep is the assignment sweep PutRevision records, at the
+	// revision pointer's counter (revision.Version).
+	sweep    assignment.Sweep
+	rollouts map[string]rollout.Rollout
+	targets  map[string][]rollout.Target
+	audit    []audit.Entry
+	auditSeq int
+	events   notifytest.Feed
 	releaseCatalogue
 }
 
@@ -421,7 +424,12 @@ func (m *Store) CurrentRevision(context.Context) (*api.RevisionInfo, error) {
 func (m *Store) PutRevision(_ context.Context, rev revision.Revision, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.revision = &api.RevisionInfo{Commit: rev.Commit, AppliedAt: at}
+	var counter int64
+	if m.revision != nil {
+		counter = m.revision.Version
+	}
+	m.revision = &api.RevisionInfo{Commit: rev.Commit, AppliedAt: at, Version: counter + 1}
+	m.sweep = assignment.Sweep{Rev: counter + 1}
 	m.fleets, m.policies = map[string]fleet.Fleet{}, map[string]policy.Policy{}
 	for _, f := range rev.Fleets {
 		m.fleets[f.Name] = f
@@ -536,4 +544,63 @@ func (m *Store) AuditPage(_ context.Context, typ, id, token string, limit int) (
 		}
 	}
 	return pageOf(out, token, limit)
+}
+
+// --- the assignment sweep, as the DynamoDB store keeps it (in id order)
+
+func (m *Store) AppliedFleets(context.Context) ([]fleet.Fleet, int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.revision == nil {
+		return nil, 0, nil
+	}
+	out := make([]fleet.Fleet, 0, len(m.fleets))
+	for _, f := range m.fleets {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, m.revision.Version, nil
+}
+
+func (m *Store) PendingAssignments(context.Context) ([]string, error) { return nil, nil }
+
+func (m *Store) CurrentSweep(context.Context) (assignment.Sweep, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sweep, nil
+}
+
+func (m *Store) AssignPage(_ context.Context, _ int64, cursor string, limit int, decide func(agent.Agent) assignment.Outcome) ([]assignment.Swept, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, len(m.agents))
+	for id := range m.agents {
+		if id > cursor {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	next := ""
+	if len(ids) > limit {
+		ids, next = ids[:limit], ids[limit-1]
+	}
+	out := make([]assignment.Swept, 0, len(ids))
+	for _, id := range ids {
+		a := m.agents[id]
+		before := a
+		changed := decide(a).Apply(&a)
+		m.agents[id] = a
+		out = append(out, assignment.Swept{Before: before, After: a, Changed: changed})
+	}
+	return out, next, nil
+}
+
+func (m *Store) AdvanceSweep(_ context.Context, rev int64, from, to string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sweep.Rev != rev || m.sweep.Done || m.sweep.Cursor != from {
+		return false, nil
+	}
+	m.sweep = assignment.Sweep{Rev: rev, Cursor: to, Done: to == ""}
+	return true, nil
 }
