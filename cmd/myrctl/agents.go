@@ -167,7 +167,8 @@ func printAgent(g *globals, a client.AgentDetail) {
 		version += " (target " + a.TargetVersion + ")"
 	}
 	fmt.Fprintf(w, "Version\t%s\n", version)
-	cfg := configText(a.Config) + " · desired " + orDash(shortRef(a.Config.DesiredHash)) + " · reported " + orDash(shortRef(a.Config.ReportedHash))
+	cfg := configText(a.Config) + " · desired " + orDash(shortRef(a.Config.DesiredHash)) + " · reported " + orDash(shortRef(a.Config.ReportedHash)) +
+		" · effective " + orDash(shortRef(a.Config.EffectiveHash))
 	if a.Config.Error != "" {
 		cfg += " · " + a.Config.Error
 	}
