@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -95,7 +96,7 @@ func parseSelector(s string) (selector.Selector, *Problem) {
 		if k, ok := strings.CutSuffix(part, "="); ok && !strings.ContainsAny(k, "!=()") {
 			key = strings.TrimSpace(k)
 			if key == "" {
-				return selector.Selector{}, badRequest("selector condition %d %q: the attribute name is empty", i+1, clip(part, 64))
+				return selector.Selector{}, badRequest("selector: condition %d %q: the attribute name is empty", i+1, clip(part, 64))
 			}
 			if sel.MatchAttributes == nil {
 				sel.MatchAttributes = map[string]string{}
@@ -103,8 +104,11 @@ func parseSelector(s string) (selector.Selector, *Problem) {
 			sel.MatchAttributes[key] = ""
 		} else {
 			cs, err := selector.ParseConditions(part)
+			if se, ok := errors.AsType[*selector.SyntaxError](err); ok {
+				se.Condition = i + 1 // of the whole selector, not of the part
+			}
 			if err != nil {
-				return selector.Selector{}, badRequest("selector condition %d: %v", i+1, err)
+				return selector.Selector{}, badRequest("selector: %v", err)
 			}
 			if cs[0].Op == selector.Equals {
 				key = cs[0].Key
