@@ -434,6 +434,19 @@ func TestDecide_GoneAgentReconnecting_GetsTargetsAgain(t *testing.T) {
 	}
 }
 
+// An agent that moved here while its target in its old fleet's rollout
+// runs is relevant in its new fleet: its started target there, toward
+// another hash, excludes nothing (the engine evaluates it to its end).
+func TestDecide_MovedAgentWithAStartedTargetElsewhere_IsRelevant(t *testing.T) {
+	in := input(policy.KindConfig, agents(1))
+	in.LastTargets = map[string]LastTarget{"a0": {Target: rollout.Target{RolloutID: "r-old-fleet", AgentID: "a0", FromRef: "h0", ToRef: "h-core",
+		Status: rollout.TargetInProgress}, RolloutStatus: rollout.Running}}
+	d := Decide(in)
+	if d.Created == nil || strings.Join(targetIDs(d.Created.Targets), ",") != "a0" || len(d.Excluded) != 0 {
+		t.Fatalf("created %+v, excluded %+v; want a target for a0", d.Created, d.Excluded)
+	}
+}
+
 // The decision counts the relevant agents and says why each one it keeps
 // out gets no target, for a plan to show.
 func TestDecide_ExclusionsAreRecorded(t *testing.T) {
