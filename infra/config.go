@@ -37,6 +37,7 @@ type Config struct {
 	APITokens          string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
 	DefaultTimezone    string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
 	ReconnectGrace     string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
+	AgentRetention     string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h
 	Releases           string        // comma-separated collector releases the API offers as versions
 	Platforms          string        // comma-separated platforms of those releases
 	ReleaseRefresh     string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
@@ -83,6 +84,7 @@ var settings = []setting{
 	{"apiTokensFile", "MYRIARCH_API_TOKENS_FILE", ""}, // read at synth; relative to repoRoot
 	{"defaultTimezone", "MYRIARCH_DEFAULT_TIMEZONE", ""},
 	{"reconnectGrace", "MYRIARCH_RECONNECT_GRACE", ""},
+	{"agentRetention", "MYRIARCH_AGENT_RETENTION", ""}, // empty: the functions' default, 7 days
 	{"releases", "MYRIARCH_RELEASES", ""},
 	{"platforms", "MYRIARCH_PLATFORMS", ""},
 	{"releaseRefresh", "MYRIARCH_RELEASE_REFRESH", ""},
@@ -98,6 +100,9 @@ var settings = []setting{
 	{"repoRoot", "MYRIARCH_REPO_ROOT", ""},                           // default: the nearest directory up from here with cdk.json
 	{"lambdaBuildDir", "MYRIARCH_LAMBDA_BUILD_DIR", ""},              // default: <repoRoot>/build/lambda
 }
+
+// minAgentRetention is the shortest agent retention but 0 (never gone).
+const minAgentRetention = time.Hour
 
 // LoadConfig resolves every setting: context wins over environment, which
 // wins over the default. context and env are lookups so that tests pass maps.
@@ -123,6 +128,7 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		APITokens:        v["apiTokens"],
 		DefaultTimezone:  v["defaultTimezone"],
 		ReconnectGrace:   v["reconnectGrace"],
+		AgentRetention:   v["agentRetention"],
 		Releases:         v["releases"],
 		Platforms:        v["platforms"],
 		ReleaseRefresh:   v["releaseRefresh"],
@@ -177,6 +183,14 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	if c.ReconnectGrace != "" {
 		if d, err := time.ParseDuration(c.ReconnectGrace); err != nil || d < 0 {
 			errs = append(errs, fmt.Sprintf("reconnectGrace: %q is not a duration such as 10s", c.ReconnectGrace))
+		}
+	}
+	// Shorter than an hour, a gateway deploy or a host's reboot would make
+	// agents gone (and drop them from their fleet's counts and from new
+	// rollouts) although they are merely restarting; 0 keeps them for ever.
+	if c.AgentRetention != "" {
+		if d, err := time.ParseDuration(c.AgentRetention); err != nil || d < 0 || (d > 0 && d < minAgentRetention) {
+			errs = append(errs, fmt.Sprintf("agentRetention: %q is not 0 or a duration of at least %v, such as 168h", c.AgentRetention, minAgentRetention))
 		}
 	}
 	// The watchdog measures the wait every 5 minutes, in whole seconds.

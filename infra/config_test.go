@@ -87,6 +87,9 @@ func TestLoadConfig_Refuses(t *testing.T) {
 		{"approvalWaitAlarm", "1d", "approvalWaitAlarm"},                  // Go durations: 24h
 		{"approvalWaitAlarm", "1m", "approvalWaitAlarm"},                  // shorter than the watchdog's 5 minutes between measurements
 		{"approvalWaitAlarm", "6h0m0.5s", "approvalWaitAlarm"},            // the metric is in whole seconds
+		{"agentRetention", "7d", "agentRetention"},                        // Go durations: 168h
+		{"agentRetention", "-1h", "agentRetention"},                       // negative
+		{"agentRetention", "10m", "agentRetention"},                       // minutes: a restart would make agents gone
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -112,6 +115,25 @@ func TestLoadConfig_ApprovalWaitAlarm(t *testing.T) {
 		c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
 		if err != nil || c.ApprovalWaitAlarm != tt.want {
 			t.Errorf("context %v env %v: %v %v, want %v", tt.context, tt.env, c.ApprovalWaitAlarm, err, tt.want)
+		}
+	}
+}
+
+func TestLoadConfig_AgentRetention(t *testing.T) {
+	tests := []struct {
+		context, env map[string]string
+		want         string
+	}{
+		{nil, nil, ""}, // the functions' default, 7 days
+		{nil, map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, "720h"},
+		{map[string]string{"agentRetention": "48h"}, map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, "48h"}, // context wins
+		{map[string]string{"agentRetention": "0"}, nil, "0"},                                                       // never gone
+		{map[string]string{"agentRetention": "1h"}, nil, "1h"},                                                     // the shortest
+	}
+	for _, tt := range tests {
+		c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
+		if err != nil || c.AgentRetention != tt.want {
+			t.Errorf("context %v env %v: %q %v, want %q", tt.context, tt.env, c.AgentRetention, err, tt.want)
 		}
 	}
 }

@@ -51,6 +51,9 @@ type functionSpec struct {
 	ReleaseRefresh      bool // what the release refresh imports, and from where (MYRIARCH_RELEASE_REFRESH, MYRIARCH_RELEASE_SOURCE_URL)
 	Gates               bool // reads health gates: their settings, IAM and VPC (gates.go)
 	PublishesEvents     bool // events:PutEvents on the notifications bus (MYRIARCH_EVENT_BUS)
+	// Liveness: judges whether agents are online or gone (passes, plans,
+	// the inventory and fleet counts): MYRIARCH_AGENT_RETENTION.
+	Liveness bool
 	// ExecutorSecrets: calls webhook and AWX executors, whose secrets it
 	// reads from Secrets Manager under the stage's prefix (secrets.go).
 	ExecutorSecrets bool
@@ -59,18 +62,19 @@ type functionSpec struct {
 var functionSpecs = []functionSpec{
 	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
-		ServerTimezone: true, Gates: true, // the read-gates task
+		ServerTimezone: true, Gates: true, Liveness: true, // the read-gates task; its passes judge liveness
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
 	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
+		Liveness:        true,  // gone agents get no targets
 		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
 	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
-		InvokesPlanner: true,                         // has the planner plan the fleets that agents joined or left
-		ServerTimezone: true, ExecutorSecrets: true}, // its passes start targets
+		InvokesPlanner: true,                                         // has the planner plan the fleets that agents joined or left
+		ServerTimezone: true, ExecutorSecrets: true, Liveness: true}, // its passes start targets
 	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
 		APITokens: true, Catalog: true, // display names of actors; version options
-		ServerTimezone: true, ExecutorSecrets: true}, // its actions run evaluation passes, as the engine does
+		ServerTimezone: true, ExecutorSecrets: true, Liveness: true}, // its actions run evaluation passes, as the engine does; the inventory's gone
 	{Name: fnAuthorizer, MemoryMB: 128, TimeoutSeconds: 10, // checks the bearer token against the hashed table in its environment
 		APITokens: true},
 	{Name: fnReleases, MemoryMB: 128, TimeoutSeconds: 120, // a few GitHub pages per repository, then a write per new release
@@ -179,6 +183,9 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	if f.ServerTimezone {
 		set(setup.EnvServerTimezone, c.DefaultTimezone)
 		set(setup.EnvReconnectGrace, c.ReconnectGrace)
+	}
+	if f.Liveness {
+		set(setup.EnvAgentRetention, c.AgentRetention)
 	}
 	if f.Catalog {
 		set("MYRIARCH_RELEASES", c.Releases)

@@ -83,6 +83,7 @@ var variant = map[string]string{
 	"releases":           "0.120.0,0.121.0",
 	"platforms":          "linux/amd64,linux/arm64",
 	"defaultTimezone":    "Europe/Berlin",
+	"agentRetention":     "720h",
 	"releaseRefresh":     "otelcol-contrib,acme-otelcol=acme/otelcol-releases",
 	"releaseSourceUrl":   "https://github.example.com/api/v3",
 	"notificationsTopic": "true",
@@ -143,6 +144,9 @@ func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
 		}
 		if (e["MYRIARCH_DEFAULT_TIMEZONE"] == "Europe/Berlin") != f.ServerTimezone {
 			t.Errorf("%s: default timezone %v, wants it: %v", f.Name, e["MYRIARCH_DEFAULT_TIMEZONE"], f.ServerTimezone)
+		}
+		if (e["MYRIARCH_AGENT_RETENTION"] == variant["agentRetention"]) != f.Liveness {
+			t.Errorf("%s: agent retention %v, wants it: %v", f.Name, e["MYRIARCH_AGENT_RETENTION"], f.Liveness)
 		}
 		if (e["MYRIARCH_RELEASES"] == variant["releases"] && e["MYRIARCH_PLATFORMS"] == variant["platforms"]) != f.Catalog {
 			t.Errorf("%s: releases %v platforms %v, catalog: %v", f.Name, e["MYRIARCH_RELEASES"], e["MYRIARCH_PLATFORMS"], f.Catalog)

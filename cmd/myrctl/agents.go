@@ -24,7 +24,7 @@ func agentsCmd(g *globals) *cobra.Command {
 
 func agentsListCmd(g *globals) *cobra.Command {
 	var f client.AgentFilter
-	var online, offline, assignmentErrors bool
+	var online, offline, assignmentErrors, unassigned bool
 	var configStatus string
 	var limit int
 	cmd := &cobra.Command{
@@ -49,6 +49,9 @@ passes all of them.`,
 			if assignmentErrors {
 				f.AssignmentError = &assignmentErrors
 			}
+			if unassigned {
+				f.Assigned = new(bool) // false: in no fleet
+			}
 			if f.ConfigStatuses, err = parseList("--config-status", configStatus, configStatuses); err != nil {
 				return err
 			}
@@ -67,8 +70,9 @@ passes all of them.`,
 	cmd.Flags().BoolVar(&offline, "offline", false, "only agents offline (gone ones included)")
 	cmd.Flags().StringVar(&f.Version, "version", "", "only agents that report this collector version")
 	cmd.Flags().StringVar(&configStatus, "config-status", "", "only agents whose configuration is APPLIED, APPLYING, FAILED or drifted (comma-separated: any of them)")
-	cmd.Flags().StringVar(&f.Selector, "selector", "", "only agents with these attributes: key=value, comma-separated")
+	cmd.Flags().StringVar(&f.Selector, "selector", "", "only agents whose attributes meet these conditions, comma-separated: key=value, key!=value, key in (a, b), key notin (a, b)")
 	cmd.Flags().BoolVar(&assignmentErrors, "assignment-errors", false, "only agents that fleets select but that belong to none")
+	cmd.Flags().BoolVar(&unassigned, "unassigned", false, "only agents that belong to no fleet (those with an assignment error included)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many agents (0: all)")
 	return cmd
 }
@@ -153,8 +157,11 @@ func printAgent(g *globals, a client.AgentDetail) {
 	fmt.Fprintf(w, "Agent\t%s\n", a.DisplayName)
 	fmt.Fprintf(w, "ID\t%s\n", a.ID)
 	fleet := orDash(a.Fleet)
-	if a.AssignmentError != "" {
+	switch {
+	case a.AssignmentError != "":
 		fleet += " (" + a.AssignmentError + ")"
+	case a.Fleet == "":
+		fleet += " (no fleet selects it)"
 	}
 	fmt.Fprintf(w, "Fleet\t%s\n", fleet)
 	fmt.Fprintf(w, "State\t%s · last seen %s · connected %s\n", stateText(a.Agent), stamp(a.LastSeen), stamp(a.ConnectedAt))
@@ -167,7 +174,8 @@ func printAgent(g *globals, a client.AgentDetail) {
 		version += " (target " + a.TargetVersion + ")"
 	}
 	fmt.Fprintf(w, "Version\t%s\n", version)
-	cfg := configText(a.Config) + " · desired " + orDash(shortRef(a.Config.DesiredHash)) + " · reported " + orDash(shortRef(a.Config.ReportedHash))
+	cfg := configText(a.Config) + " · desired " + orDash(shortRef(a.Config.DesiredHash)) + " · reported " + orDash(shortRef(a.Config.ReportedHash)) +
+		" · effective " + orDash(shortRef(a.Config.EffectiveHash))
 	if a.Config.Error != "" {
 		cfg += " · " + a.Config.Error
 	}

@@ -29,6 +29,7 @@ func inventory(t *testing.T) (*cli, string) {
 	c.srv.UpdateAgent("e02", func(a *agent.Agent) { a.LastSeen = t0.Add(-5 * time.Minute) })
 	c.srv.UpdateAgent("e03", func(a *agent.Agent) {
 		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "old", Status: agent.ConfigFailed, Error: "unknown receiver"}
+		a.EffectiveHash = "6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f"
 	})
 	both := clienttest.HealthyAgent("x01", map[string]string{"host.name": "edge-gw-01"}, "", t0)
 	both.AssignmentError = "selected by fleets core and edge"
@@ -52,13 +53,15 @@ func TestAgentsList(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "e01 e02 e03 x01 z01"},                          // everyone, the gone included
-		{[]string{"--fleet", "edge"}, "e01 e02 e03"},          // a fleet
-		{[]string{"--online"}, "e01 e03 x01"},                 // by the liveness rule: e02 is silent
-		{[]string{"--offline"}, "e02 z01"},                    // the gone are offline too
-		{[]string{"--version", "0.150.0"}, "z01"},             // the reported version
-		{[]string{"--selector", "labels.wave=canary"}, "e01"}, // attributes
-		{[]string{"--assignment-errors"}, "x01"},              // in no fleet although selected
+		{nil, "e01 e02 e03 x01 z01"},                                                                     // everyone, the gone included
+		{[]string{"--fleet", "edge"}, "e01 e02 e03"},                                                     // a fleet
+		{[]string{"--online"}, "e01 e03 x01"},                                                            // by the liveness rule: e02 is silent
+		{[]string{"--offline"}, "e02 z01"},                                                               // the gone are offline too
+		{[]string{"--version", "0.150.0"}, "z01"},                                                        // the reported version
+		{[]string{"--selector", "labels.wave=canary"}, "e01"},                                            // attributes
+		{[]string{"--assignment-errors"}, "x01"},                                                         // in no fleet although selected
+		{[]string{"--unassigned"}, "x01 z01"},                                                            // in no fleet, selected or not
+		{[]string{"--selector", "labels.wave!=canary,host.name in (edge-gw-02, edge-gw-03)"}, "e02 e03"}, // the forms of policies
 		{[]string{"--config-status", "FAILED,drifted"}, "e01 e03"},
 		{[]string{"--fleet", "edge", "--online", "--limit", "1"}, "e01"},
 	}
@@ -77,7 +80,7 @@ func TestAgentsList(t *testing.T) {
 	c.run(clienttest.ViewerToken, "agents", "list", "--online", "--offline").usage(t, "--online and --offline")
 	c.run(clienttest.ViewerToken, "agents", "list", "--config-status", "broken").usage(t, `--config-status "broken" is not one of APPLIED, APPLYING, FAILED, drifted`)
 	c.run(clienttest.ViewerToken, "agents", "list", "--limit", "-1").usage(t, "--limit")
-	c.run(clienttest.ViewerToken, "agents", "list", "--selector", "labels.wave").refused(t, `400 request_invalid: selector "labels.wave" is not key=value`)
+	c.run(clienttest.ViewerToken, "agents", "list", "--selector", "labels.wave").refused(t, `400 request_invalid: selector: condition 1 "labels.wave": expected key=value, key!=value, key in (a, b) or key notin (a, b)`)
 }
 
 func TestAgentsGet(t *testing.T) {
@@ -88,7 +91,7 @@ func TestAgentsGet(t *testing.T) {
 		"Fleet       edge\n",
 		"State       online · last seen 2026-11-30T09:00:00Z · connected 2026-11-30T09:00:00Z\n",
 		"Version     0.161.0 (the target)\n",
-		"Config      FAILED · desired old · reported old · unknown receiver\n",
+		"Config      FAILED · desired old · reported old · effective 6f1d0c3e9a2b · unknown receiver\n",
 		"Health      healthy · StatusOK\n",
 		"Components  none reported\n",
 		"Attributes\n",
@@ -99,11 +102,12 @@ func TestAgentsGet(t *testing.T) {
 		"  "+rollout+"   config  1     pending  0bbfc5ca6bc6  running\n")
 	c.run(clienttest.ViewerToken, "agents", "get", "e01").ok(t).has(t,
 		"Agent       edge-gw-01\n",
-		"Config      APPLIED, drifted · desired 0bbfc5ca6bc6 · reported old\n",
+		"Config      APPLIED, drifted · desired 0bbfc5ca6bc6 · reported old · effective -\n",
 		"Health      unhealthy (1/6 components) · StatusRecoverableError · exporter otlp: connection refused\n",
 		"Components  6, 1 unhealthy: pipeline:traces/exporter:otlp\n",
 		"  "+rollout+"   config  0     in_progress  0bbfc5ca6bc6  running\n")
-	c.run(clienttest.ViewerToken, "agents", "get", "retired-1").ok(t).has(t, "State       gone · last seen 2026-11-20T09:00:00Z", "Targets: none\n")
+	c.run(clienttest.ViewerToken, "agents", "get", "retired-1").ok(t).has(t, "Fleet       - (no fleet selects it)\n",
+		"State       gone · last seen 2026-11-20T09:00:00Z", "Targets: none\n")
 	c.run(clienttest.ViewerToken, "agents", "get", "x01").ok(t).has(t, "Fleet       - (selected by fleets core and edge)\n")
 	c.sameAsAPI(c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-03", "-o", "json").ok(t), "/api/v1/agents/e03")
 	c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-01").refused(t,

@@ -58,9 +58,15 @@ type Agent struct {
 	// last; 0 when unknown (an agent recorded before they were stored).
 	Capabilities uint64 `json:"capabilities,omitempty"`
 
-	Health         Health             `json:"health"`
-	RemoteConfig   RemoteConfigStatus `json:"remoteConfig"`
-	ServiceVersion string             `json:"serviceVersion,omitempty"` // normalized, no leading v
+	Health       Health             `json:"health"`
+	RemoteConfig RemoteConfigStatus `json:"remoteConfig"`
+	// EffectiveHash is the hash of the configuration the collector reports
+	// that it runs (OpAMP effective_config, see EffectiveConfigHash); empty
+	// before the agent reported one. Informational: nothing compares it,
+	// since a supervisor merges its own pieces into the remote
+	// configuration and the two need not be equal.
+	EffectiveHash  string `json:"effectiveHash,omitempty"`
+	ServiceVersion string `json:"serviceVersion,omitempty"` // normalized, no leading v
 	// VersionSince is when the agent first reported ServiceVersion; it tells
 	// a health report of the new process from one of the old.
 	VersionSince time.Time        `json:"versionSince,omitempty"`

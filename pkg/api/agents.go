@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,6 +36,7 @@ const maxNamesShown = 10
 // condition that is set must hold. nil booleans do not filter.
 type agentFilter struct {
 	online, gone, assignmentError *bool
+	assigned                      *bool    // a member of a fleet, or of none
 	version                       string   // normalized, no leading v
 	configStatuses                []string // any of them
 	selector                      selector.Selector
@@ -46,7 +48,7 @@ func parseAgentFilter(q query) (agentFilter, *Problem) {
 	for _, b := range []struct {
 		name string
 		dst  **bool
-	}{{"online", &f.online}, {"gone", &f.gone}, {"assignmentError", &f.assignmentError}} {
+	}{{"online", &f.online}, {"gone", &f.gone}, {"assignmentError", &f.assignmentError}, {"assigned", &f.assigned}} {
 		if *b.dst, p = q.boolean(b.name); p != nil {
 			return f, p
 		}
@@ -72,26 +74,53 @@ func (q query) boolean(k string) (*bool, *Problem) {
 	}
 }
 
-// parseSelector reads attribute conditions, comma-separated key=value
-// ("labels.env=prod,host.name=web-1"): every one must hold, as in a fleet's
-// matchAttributes. A value may be empty (the attribute is there, empty); a
-// key given twice is refused rather than one of its values ignored.
+// parseSelector reads attribute conditions, comma-separated, in the forms
+// of a policy's selector conditions (selector.ParseConditions): key=value,
+// key!=value, key in (a, b), key notin (a, b); every one must hold
+// ("labels.env=prod,canary!=true"). One more form than policies have:
+// key= (an empty value) is an attribute that is there, empty. The same key
+// in two equalities is refused rather than one of its values ignored.
 func parseSelector(s string) (selector.Selector, *Problem) {
 	if s == "" {
 		return selector.Selector{}, nil
 	}
-	m := map[string]string{}
-	for _, cond := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(cond, "=")
-		switch _, dup := m[k]; {
-		case !ok || k == "":
-			return selector.Selector{}, badRequest("selector %q is not key=value", clip(cond, 64))
-		case dup:
-			return selector.Selector{}, badRequest("selector names the attribute %q twice", clip(k, 64))
-		}
-		m[k] = v
+	parts, err := selector.SplitConditions(s)
+	if err != nil {
+		return selector.Selector{}, badRequest("selector: %v", err)
 	}
-	return selector.Selector{MatchAttributes: m}, nil
+	var sel selector.Selector
+	equal := map[string]bool{}
+	for i, part := range parts {
+		part = strings.TrimSpace(part)
+		var key string
+		if k, ok := strings.CutSuffix(part, "="); ok && !strings.ContainsAny(k, "!=()") {
+			key = strings.TrimSpace(k)
+			if key == "" {
+				return selector.Selector{}, badRequest("selector: condition %d %q: the attribute name is empty", i+1, clip(part, 64))
+			}
+			if sel.MatchAttributes == nil {
+				sel.MatchAttributes = map[string]string{}
+			}
+			sel.MatchAttributes[key] = ""
+		} else {
+			cs, err := selector.ParseConditions(part)
+			if se, ok := errors.AsType[*selector.SyntaxError](err); ok {
+				se.Condition = i + 1 // of the whole selector, not of the part
+			}
+			if err != nil {
+				return selector.Selector{}, badRequest("selector: %v", err)
+			}
+			if cs[0].Op == selector.Equals {
+				key = cs[0].Key
+			}
+			sel.MatchConditions = append(sel.MatchConditions, cs...)
+		}
+		if key != "" && equal[key] {
+			return selector.Selector{}, badRequest("selector names the attribute %q twice", clip(key, 64))
+		}
+		equal[key] = key != ""
+	}
+	return sel, nil
 }
 
 // keeps reports whether a passes every condition at now.
@@ -101,6 +130,7 @@ func (f agentFilter) keeps(a agent.Agent, live agent.Liveness, now time.Time) bo
 	case f.online != nil && *f.online != online,
 		f.gone != nil && *f.gone != live.Gone(a, now),
 		f.assignmentError != nil && *f.assignmentError != (a.AssignmentError != ""),
+		f.assigned != nil && *f.assigned != (a.Fleet != ""),
 		f.version != "" && a.ServiceVersion != f.version,
 		!f.selector.Matches(a):
 		return false
@@ -123,7 +153,7 @@ func drifted(a agent.Agent) bool {
 }
 
 func (s *server) listAgents(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
-	q, p := newQuery(r, "fleet", "online", "version", "configStatus", "assignmentError", "selector", "gone", "limit", "pageToken")
+	q, p := newQuery(r, "fleet", "online", "version", "configStatus", "assignmentError", "assigned", "selector", "gone", "limit", "pageToken")
 	if p != nil {
 		return 0, nil, p
 	}
@@ -285,7 +315,7 @@ func agentView(a agent.Agent, live agent.Liveness, now time.Time) schema.Agent {
 		ID: a.ID, DisplayName: a.DisplayName(), HostName: a.Attributes[agent.AttrHostName], Fleet: a.Fleet,
 		AssignmentError: a.AssignmentError, Attributes: make(map[string]string, len(a.Attributes)),
 		Version: a.ServiceVersion, TargetVersion: a.TargetVersion,
-		Config: schema.AgentConfig{DesiredHash: a.DesiredHash, ReportedHash: a.RemoteConfig.Hash, Status: a.RemoteConfig.Status,
+		Config: schema.AgentConfig{DesiredHash: a.DesiredHash, ReportedHash: a.RemoteConfig.Hash, EffectiveHash: a.EffectiveHash, Status: a.RemoteConfig.Status,
 			Error: a.RemoteConfig.Error, Drifted: drifted(a)},
 		Health:   schema.AgentHealth{Healthy: a.Health.Healthy, Status: a.Health.Status, LastError: a.Health.LastError},
 		Online:   online,

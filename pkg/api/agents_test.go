@@ -81,26 +81,34 @@ func TestListAgents_Filters(t *testing.T) {
 		want   string
 		source string
 	}{
-		{"", "a01,a02,a03,a04,a05,a06,a07,a08", "AgentsPage"},                      // gone agents are listed, flagged
-		{"?fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},                        // the fleet's index
-		{"?fleet=core&online=true", "a03,a07", "AgentsOfFleet"},                    // combined
-		{"?online=true", "a01,a03,a04,a07,a08", "AgentsPage"},                      // a05 is silent too long; a08 is in the grace
-		{"?online=false", "a02,a05,a06", "AgentsPage"},                             // the others
-		{"?version=0.162.0", "a03", "AgentsPage"},                                  // the reported version
-		{"?version=v0.162.0", "a03", "AgentsPage"},                                 // a leading v is no other version
-		{"?configStatus=FAILED", "a02", "AgentsPage"},                              // the reported status
-		{"?configStatus=APPLYING,FAILED", "a02,a07", "AgentsPage"},                 // any of them
-		{"?configStatus=drifted", "a03", "AgentsPage"},                             // desired h2, reported h1
-		{"?configStatus=APPLIED", "a01,a03,a04,a05,a06,a08", "AgentsPage"},         // drifted or not
-		{"?assignmentError=true", "a04", "AgentsWithAssignmentError"},              // the sparse index
-		{"?assignmentError=false&fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},  // the fleet wins as a source
-		{"?assignmentError=true&fleet=edge", "", "AgentsOfFleet"},                  // an agent with an error has no fleet
-		{"?selector=labels.env%3Dprod", "a03,a07", "AgentsPage"},                   // one condition
-		{"?selector=labels.env%3Dprod,host.name%3Dlocalhost", "a07", "AgentsPage"}, // every condition
-		{"?selector=labels.env%3D", "", "AgentsPage"},                              // present and empty: none is
-		{"?gone=false", "a01,a02,a03,a04,a05,a07,a08", "AgentsPage"},               // without the gone
-		{"?gone=true", "a06", "AgentsPage"},                                        // only the gone
-		{"?fleet=edge&online=false&gone=false", "a02,a05", "AgentsOfFleet"},        // offline but still counted
+		{"", "a01,a02,a03,a04,a05,a06,a07,a08", "AgentsPage"},                                                                    // gone agents are listed, flagged
+		{"?fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},                                                                      // the fleet's index
+		{"?fleet=core&online=true", "a03,a07", "AgentsOfFleet"},                                                                  // combined
+		{"?online=true", "a01,a03,a04,a07,a08", "AgentsPage"},                                                                    // a05 is silent too long; a08 is in the grace
+		{"?online=false", "a02,a05,a06", "AgentsPage"},                                                                           // the others
+		{"?version=0.162.0", "a03", "AgentsPage"},                                                                                // the reported version
+		{"?version=v0.162.0", "a03", "AgentsPage"},                                                                               // a leading v is no other version
+		{"?configStatus=FAILED", "a02", "AgentsPage"},                                                                            // the reported status
+		{"?configStatus=APPLYING,FAILED", "a02,a07", "AgentsPage"},                                                               // any of them
+		{"?configStatus=drifted", "a03", "AgentsPage"},                                                                           // desired h2, reported h1
+		{"?configStatus=APPLIED", "a01,a03,a04,a05,a06,a08", "AgentsPage"},                                                       // drifted or not
+		{"?assignmentError=true", "a04", "AgentsWithAssignmentError"},                                                            // the sparse index
+		{"?assignmentError=false&fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},                                                // the fleet wins as a source
+		{"?assignmentError=true&fleet=edge", "", "AgentsOfFleet"},                                                                // an agent with an error has no fleet
+		{"?selector=labels.env%3Dprod", "a03,a07", "AgentsPage"},                                                                 // one condition
+		{"?selector=labels.env%3Dprod,host.name%3Dlocalhost", "a07", "AgentsPage"},                                               // every condition
+		{"?selector=labels.env%3D", "", "AgentsPage"},                                                                            // present and empty: none is
+		{"?selector=" + url.QueryEscape("labels.env!=prod"), "a01,a02,a04,a05,a06,a08", "AgentsPage"},                            // missing counts as another value
+		{"?selector=" + url.QueryEscape("host.name in (web-1, web-2)"), "a01,a02", "AgentsPage"},                                 // a set
+		{"?selector=" + url.QueryEscape("host.name notin (web-1, localhost),labels.env!=prod"), "a02,a04,a05,a06", "AgentsPage"}, // every condition
+		{"?selector=" + url.QueryEscape("service.version in (0.162.0)"), "a03", "AgentsPage"},                                    // the reported version
+		{"?assigned=false", "a04,a08", "AgentsPage"},                                                                             // no fleet: with an assignment error or selected by none
+		{"?assigned=false&assignmentError=false", "a08", "AgentsPage"},                                                           // no fleet selects it
+		{"?assigned=true&online=false", "a02,a05,a06", "AgentsPage"},                                                             // members
+		{"?assigned=false&fleet=edge", "", "AgentsOfFleet"},                                                                      // a fleet's agents are assigned
+		{"?gone=false", "a01,a02,a03,a04,a05,a07,a08", "AgentsPage"},                                                             // without the gone
+		{"?gone=true", "a06", "AgentsPage"},                                                                                      // only the gone
+		{"?fleet=edge&online=false&gone=false", "a02,a05", "AgentsOfFleet"},                                                      // offline but still counted
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -151,7 +159,9 @@ func TestListAgents_BadFiltersAre400(t *testing.T) {
 	for _, q := range []string{
 		"?online=yes", "?gone=1", "?assignmentError=TRUE", "?configStatus=BROKEN", "?configStatus=applied",
 		"?selector=labels.env", "?selector=%3Dprod", "?selector=a%3D1,a%3D2", "?limit=0", "?pageToken=forged",
-		"?status=online", "?online=true&online=false",
+		"?status=online", "?online=true&online=false", "?assigned=no",
+		"?selector=" + url.QueryEscape("a in (b"), "?selector=" + url.QueryEscape("a==b"), "?selector=" + url.QueryEscape("a!="),
+		"?selector=" + url.QueryEscape("a in ()"), "?selector=" + url.QueryEscape("a=1,a="), "?selector=%3D",
 	} {
 		t.Run(q, func(t *testing.T) {
 			wantProblem(t, h.do(get("/api/v1/agents"+q, RoleViewer)), http.StatusBadRequest, CodeRequestInvalid)
@@ -237,6 +247,7 @@ func TestGetAgent_TheWholeView(t *testing.T) {
 	e1 := h.store.agents["e1"]
 	e1.Attributes["host.name"] = "edge-gw-01"
 	e1.TargetVersion = "0.162.0"
+	e1.EffectiveHash = "eff"
 	e1.Health = agent.Health{Healthy: false, Status: "StatusRecoverableError", LastError: "exporter otlp: connection refused",
 		Components: &agent.ComponentSummary{Total: 6, UnhealthyCount: 1, Unhealthy: []string{"pipeline:traces/exporter:otlp"}}}
 	h.store.agents["e1"] = e1
@@ -249,8 +260,8 @@ func TestGetAgent_TheWholeView(t *testing.T) {
 		a.Attributes["labels.wave"] != "canary" {
 		t.Errorf("agent %+v", a.Agent)
 	}
-	if c := a.Config; c.DesiredHash == "old" || c.ReportedHash != "old" || c.Status != agent.ConfigApplied || !c.Drifted {
-		t.Errorf("config %+v, want the new desired hash, old reported, drifted", c)
+	if c := a.Config; c.DesiredHash == "old" || c.ReportedHash != "old" || c.Status != agent.ConfigApplied || !c.Drifted || c.EffectiveHash != "eff" {
+		t.Errorf("config %+v, want the new desired hash, old reported, effective eff, drifted", c)
 	}
 	if hl := a.Health; hl.Healthy || hl.LastError == "" || hl.Components == nil || hl.Components.Total != 6 ||
 		strings.Join(hl.Components.Unhealthy, ",") != "pipeline:traces/exporter:otlp" {

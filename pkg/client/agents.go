@@ -27,7 +27,8 @@ type AgentFilter struct {
 	Version         string
 	ConfigStatuses  []string // APPLIED, APPLYING, FAILED, drifted: any of them
 	AssignmentError *bool
-	Selector        string // key=value conditions, comma-separated
+	Assigned        *bool  // true: members of a fleet; false: agents of none
+	Selector        string // conditions, comma-separated: key=value, key!=value, key in (a, b), key notin (a, b)
 	Gone            *bool  // nil: gone agents are listed, flagged
 }
 
@@ -48,6 +49,7 @@ func (f AgentFilter) query() url.Values {
 	set("version", f.Version)
 	set("configStatus", strings.Join(f.ConfigStatuses, ","))
 	flag("assignmentError", f.AssignmentError)
+	flag("assigned", f.Assigned)
 	set("selector", f.Selector)
 	flag("gone", f.Gone)
 	return q

@@ -101,6 +101,44 @@ func TestTick_AgentLeftFleet_Skipped(t *testing.T) {
 	f.wantTarget("gone", rollout.TargetSkipped)
 }
 
+// An agent that moves to another fleet after its target started is no
+// longer skipped: its target is evaluated to the end (docs/fleets.md, "An
+// agent that moves"); only a target that had not started is left_fleet.
+func TestTick_AgentMovedAfterStart_EvaluatedToTheEnd(t *testing.T) {
+	t.Run("succeeds", func(t *testing.T) {
+		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+			f := newFixture(t, k, snap(k, nil), []string{"moved"})
+			f.tick()
+			f.wantTarget("moved", rollout.TargetInProgress)
+			f.update("moved", func(a *agent.Agent) { a.Fleet = "other" })
+			f.tick()
+			f.wantTarget("moved", rollout.TargetInProgress) // not skipped: it started
+			f.apply("moved")
+			f.health("moved", true, agent.StatusOK, "")
+			f.advance(time.Second)
+			f.tick()
+			f.wantTarget("moved", rollout.TargetVerifying)
+			f.advance(f.r.Policy.HealthWait)
+			f.tick()
+			f.wantTarget("moved", rollout.TargetSucceeded)
+			f.wantRollout(rollout.Completed)
+		}
+	})
+	t.Run("fails", func(t *testing.T) {
+		f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"moved", "stays"})
+		f.tick()
+		f.update("moved", func(a *agent.Agent) {
+			a.Fleet = "other"
+			a.RemoteConfig = agent.RemoteConfigStatus{Hash: f.target("moved").ToRef, Status: agent.ConfigFailed, Error: "unknown receiver", Since: f.now}
+		})
+		f.tick()
+		f.wantTarget("moved", rollout.TargetFailed) // judged by what it reports, as any started target
+		if code := f.target("moved").ReasonCode; code == SkipLeftFleet {
+			t.Fatalf("reason code %q: a started target is evaluated, not left", code)
+		}
+	})
+}
+
 func TestTick_MaintenanceWindow_DelaysStart(t *testing.T) {
 	// Window 22:00-05:00 in the agent's zone Europe/Berlin; t0 is 13:00 there.
 	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) {

@@ -32,3 +32,21 @@ func TestCount(t *testing.T) {
 		t.Fatalf("Count = %+v, want %+v", got, want)
 	}
 }
+
+// A gone agent that reconnects counts again at once: gone is derived from
+// when it was last seen, not stored.
+func TestCount_GoneAgentReconnecting_CountsAgain(t *testing.T) {
+	now := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	live := agent.Liveness{Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second, Retention: 7 * 24 * time.Hour}
+	f := Fleet{Name: "edge", Config: Config{Hash: "h2"}}
+	applied := agent.RemoteConfigStatus{Hash: "h2", Status: agent.ConfigApplied}
+	member := agent.Agent{ID: "back", Online: false, LastSeen: now.Add(-8 * 24 * time.Hour), ServiceVersion: "0.162.0",
+		DesiredHash: "h2", RemoteConfig: applied}
+	if got, want := Count(f, []agent.Agent{member}, nil, "0.162.0", live, now), (Counts{Gone: 1}); got != want {
+		t.Fatalf("gone: Count = %+v, want %+v", got, want)
+	}
+	member.Online, member.LastSeen, member.ConnectedAt = true, now, now // it reconnects
+	if got, want := Count(f, []agent.Agent{member}, nil, "0.162.0", live, now), (Counts{Total: 1, Online: 1, OnTargetVersion: 1, OnConfigHash: 1}); got != want {
+		t.Fatalf("reconnected: Count = %+v, want %+v", got, want)
+	}
+}

@@ -199,6 +199,10 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 3},
 		{"same description", 1 * time.Second, msg(withVersion("1.0")), 3},
 		{"new version", 1 * time.Second, msg(withVersion("1.1")), 4},
+		{"effective config", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 1"})), 5},
+		{"same effective config", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 1"})), 5}, // reported again, unchanged
+		{"heartbeat", 30 * time.Second, msg(), 5},                                                        // absent: kept
+		{"effective config changed", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 2"})), 6},
 	}
 	for _, s := range steps {
 		h.clock.advance(s.advance)

@@ -57,6 +57,17 @@ func withRemoteConfig(hash []byte, status protobufs.RemoteConfigStatuses, errMsg
 	}
 }
 
+// withEffective reports an effective configuration of name → body files.
+func withEffective(files map[string]string) func(*protobufs.AgentToServer) {
+	return func(m *protobufs.AgentToServer) {
+		cm := &protobufs.AgentConfigMap{ConfigMap: map[string]*protobufs.AgentConfigFile{}}
+		for name, body := range files {
+			cm.ConfigMap[name] = &protobufs.AgentConfigFile{Body: []byte(body), ContentType: "text/yaml"}
+		}
+		m.EffectiveConfig = &protobufs.EffectiveConfig{ConfigMap: cm}
+	}
+}
+
 func withPackage(name string, p *protobufs.PackageStatus) func(*protobufs.AgentToServer) {
 	return func(m *protobufs.AgentToServer) {
 		m.PackageStatuses = &protobufs.PackageStatuses{Packages: map[string]*protobufs.PackageStatus{name: p}}

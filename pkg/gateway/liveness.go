@@ -18,6 +18,7 @@ func sameFacts(a, b agent.Agent) bool {
 		sameHealth(a.Health, b.Health) && sameUpdate(a.Update, b.Update) &&
 		a.RemoteConfig.Hash == b.RemoteConfig.Hash && a.RemoteConfig.Status == b.RemoteConfig.Status &&
 		a.RemoteConfig.Error == b.RemoteConfig.Error && a.RemoteConfig.Since.Equal(b.RemoteConfig.Since) &&
+		a.EffectiveHash == b.EffectiveHash &&
 		a.ServiceVersion == b.ServiceVersion && a.VersionSince.Equal(b.VersionSince) &&
 		a.Package == b.Package && a.Capabilities == b.Capabilities
 }

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -70,6 +72,9 @@ func Translate(prev agent.Agent, msg *protobufs.AgentToServer, now time.Time, pa
 	if rc := msg.GetRemoteConfigStatus(); rc != nil {
 		next.RemoteConfig = remoteConfig(prev.RemoteConfig, rc, now)
 	}
+	if ec := msg.GetEffectiveConfig(); ec != nil {
+		next.EffectiveHash = EffectiveConfigHash(ec.GetConfigMap())
+	}
 	if ps := msg.GetPackageStatuses(); ps != nil {
 		next.Package = packageStatus(ps.GetPackages()[packageName])
 		same := next.Package.Version == prev.Package.Version && next.Package.Status == prev.Package.Status
@@ -79,6 +84,40 @@ func Translate(prev agent.Agent, msg *protobufs.AgentToServer, now time.Time, pa
 		}
 	}
 	return next, nil
+}
+
+// EffectiveConfigHash is the identity of a reported effective
+// configuration, stable whatever order the agent sends its files in. One
+// file (the form in which the gateway sends a remote configuration) hashes
+// like a rendered configuration, hex sha256 of its body, whatever its name,
+// so that a collector that runs exactly what it was sent reports its
+// desired hash. Several files hash as hex sha256 of each file in name
+// order, as length-prefixed name, content type and body. No file gives "".
+// Example: {"": "receivers: ..."} → sha256("receivers: ...").
+func EffectiveConfigHash(m *protobufs.AgentConfigMap) string {
+	files := m.GetConfigMap()
+	switch len(files) {
+	case 0:
+		return ""
+	case 1:
+		for _, f := range files {
+			sum := sha256.Sum256(f.GetBody())
+			return hex.EncodeToString(sum[:])
+		}
+	}
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		field([]byte(name))
+		field([]byte(files[name].GetContentType()))
+		field(files[name].GetBody())
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // InstanceID is the agent id: the 16-byte instance UID in UUID form.

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -389,5 +391,67 @@ func TestTranslate_Capabilities(t *testing.T) {
 			t.Errorf("report %d: capabilities %#x (reports health %v), want %#x (%v)", i, next.Capabilities, next.ReportsHealth(), s.want, s.wantReportsHealth)
 		}
 		prev = next
+	}
+}
+
+func TestEffectiveConfigHash(t *testing.T) {
+	sum := func(s string) string {
+		b := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(b[:])
+	}
+	two := map[string]string{"base.yaml": "a: 1", "extra.yaml": "b: 2"}
+	cases := []struct {
+		name  string
+		files map[string]string // nil: no map
+		want  string            // "": none; "!" + other case: differs from it
+	}{
+		{name: "no map", files: nil, want: ""},
+		{name: "no file", files: map[string]string{}, want: ""},
+		{name: "one file: hashes like a rendered configuration", files: map[string]string{"": "a: 1"}, want: sum("a: 1")},
+		{name: "one named file: the name does not count", files: map[string]string{"collector.yaml": "a: 1"}, want: sum("a: 1")},
+	}
+	for _, c := range cases {
+		var m *protobufs.AgentConfigMap
+		if c.files != nil {
+			m = msg(withEffective(c.files)).EffectiveConfig.ConfigMap
+		}
+		if got := EffectiveConfigHash(m); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	h := EffectiveConfigHash(msg(withEffective(two)).EffectiveConfig.ConfigMap)
+	for range 20 { // map order varies from run to run
+		if again := EffectiveConfigHash(msg(withEffective(two)).EffectiveConfig.ConfigMap); again != h {
+			t.Fatalf("two files hash %q, then %q", h, again)
+		}
+	}
+	for _, other := range []map[string]string{
+		{"base.yaml": "a: 1", "extra.yaml": "b: 3"}, // a body changed
+		{"base.yaml": "a: 1", "other.yaml": "b: 2"}, // a name changed
+		{"base.yaml": "a: 1extra.yaml", "": "b: 2"}, // the same bytes cut elsewhere
+		{"base.yaml": "a: 1"},                       // a file less
+	} {
+		if got := EffectiveConfigHash(msg(withEffective(other)).EffectiveConfig.ConfigMap); got == h || got == "" {
+			t.Errorf("%v hashes %q, like %v", other, got, two)
+		}
+	}
+}
+
+func TestTranslate_EffectiveConfig(t *testing.T) {
+	first, _ := Translate(agent.Agent{ID: id1}, msg(withEffective(map[string]string{"": "a: 1"})), at(0), "")
+	if first.EffectiveHash == "" {
+		t.Fatal("no effective hash recorded")
+	}
+	kept, _ := Translate(first, msg(), at(30), "")
+	if kept.EffectiveHash != first.EffectiveHash || !sameFacts(first, kept) {
+		t.Errorf("a message without effective_config changed it: %q → %q", first.EffectiveHash, kept.EffectiveHash)
+	}
+	again, _ := Translate(kept, msg(withEffective(map[string]string{"": "a: 1"})), at(60), "")
+	if !sameFacts(kept, again) {
+		t.Error("the same effective configuration reported again is a change")
+	}
+	changed, _ := Translate(again, msg(withEffective(map[string]string{"": "a: 2"})), at(90), "")
+	if sameFacts(again, changed) || changed.EffectiveHash == again.EffectiveHash {
+		t.Error("a new effective configuration is no change")
 	}
 }

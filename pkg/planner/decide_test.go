@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -396,6 +397,53 @@ func TestDecide_GoneAgentsGetNoTarget(t *testing.T) {
 		if strings.Join(ids, ",") != "a1,a2" {
 			t.Fatalf("%s: created %+v, want targets a1 and a2 (a0 is gone)", k, d.Created)
 		}
+	}
+}
+
+// A gone agent that reconnects is back as itself at once: without an
+// active rollout it is a target of the new one; with one, it joins its last
+// wave as a straggler, like an agent that connected later.
+func TestDecide_GoneAgentReconnecting_GetsTargetsAgain(t *testing.T) {
+	back := t0.Add(time.Minute)
+	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+		as := agents(3)
+		as[0].Online, as[0].LastSeen = false, t0.Add(-8*24*time.Hour) // gone
+		in := input(k, as)
+		in.Liveness = agent.Liveness{Silence: 90 * time.Second, Retention: 7 * 24 * time.Hour}
+		d := Decide(in)
+		if d.Created == nil || slices.Contains(targetIDs(d.Created.Targets), "a0") {
+			t.Fatalf("%s: created %+v, want a rollout without the gone a0", k, d.Created)
+		}
+
+		reconnected := slices.Clone(as)
+		reconnected[0].Online, reconnected[0].LastSeen, reconnected[0].ConnectedAt = true, back, back
+		in.Agents, in.Now = reconnected, back
+		if fresh := Decide(in); fresh.Created == nil || !slices.Contains(targetIDs(fresh.Created.Targets), "a0") {
+			t.Errorf("%s: without an active rollout, created %+v, want a0 among the targets", k, fresh.Created)
+		}
+		in.Active = d.Created
+		d2 := Decide(in)
+		if ids := targetIDs(d2.Stragglers); strings.Join(ids, ",") != "a0" || d2.Created != nil {
+			t.Errorf("%s: stragglers %v (created %+v), want a0 in the active rollout", k, ids, d2.Created)
+		}
+		for _, e := range d2.Excluded {
+			if e.AgentID == "a0" {
+				t.Errorf("%s: the reconnected a0 is still excluded: %+v", k, e)
+			}
+		}
+	}
+}
+
+// An agent that moved here while its target in its old fleet's rollout
+// runs is relevant in its new fleet: its started target there, toward
+// another hash, excludes nothing (the engine evaluates it to its end).
+func TestDecide_MovedAgentWithAStartedTargetElsewhere_IsRelevant(t *testing.T) {
+	in := input(policy.KindConfig, agents(1))
+	in.LastTargets = map[string]LastTarget{"a0": {Target: rollout.Target{RolloutID: "r-old-fleet", AgentID: "a0", FromRef: "h0", ToRef: "h-core",
+		Status: rollout.TargetInProgress}, RolloutStatus: rollout.Running}}
+	d := Decide(in)
+	if d.Created == nil || strings.Join(targetIDs(d.Created.Targets), ",") != "a0" || len(d.Excluded) != 0 {
+		t.Fatalf("created %+v, excluded %+v; want a target for a0", d.Created, d.Excluded)
 	}
 }
 

@@ -80,6 +80,11 @@ func ParseConditions(s string) (Conditions, error) {
 	return out, nil
 }
 
+// SplitConditions splits conditions at the commas outside parentheses,
+// untrimmed, for a reader that handles some forms itself before it parses
+// each part with ParseConditions (the inventory's `key=` with an empty value).
+func SplitConditions(s string) ([]string, error) { return splitTop(s) }
+
 // splitTop splits s at the commas outside parentheses: the commas of a set
 // (a, b) belong to its condition.
 func splitTop(s string) ([]string, error) {

@@ -2,7 +2,9 @@ package stack
 
 import (
 	"context"
+	"net/url"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +61,9 @@ func TestAssignmentFollowsTheAgent(t *testing.T) {
 	}
 	files = withHealthWait(files, "3s")
 	for k, v := range labFleet {
+		files[k] = []byte(v)
+	}
+	for k, v := range twinFleet {
 		files[k] = []byte(v)
 	}
 	if err := s.apply(ctx, c, files, "assign-1"); err != nil { // before any agent connected
@@ -140,6 +145,85 @@ func TestAssignmentFollowsTheAgent(t *testing.T) {
 	}
 	if err := joiner.Wait(ctx, allOn(func(a simfleet.AgentState) bool { return a.Version == "0.162.0" })); err != nil {
 		t.Fatalf("the agent that joined was not updated: %v", err)
+	}
+	inventoryFilters(ctx, t, s, c, fleet, edgeHash, labHash)
+}
+
+// twinFleet selects agents labelled role=twin: as specific as edge and
+// lab, so that an edge agent given the label belongs to neither (an
+// assignment error).
+var twinFleet = map[string]string{
+	"fleets/twin.yaml": `apiVersion: myriarch.dev/v1alpha1
+kind: Fleet
+metadata: {name: twin}
+spec:
+  selector: {matchAttributes: {labels.role: twin}}
+  collector: {distribution: otelcol-contrib, version: 0.161.0}
+  update: {executor: updater}
+  rollout: {configPolicy: quick, versionPolicy: quick}
+`,
+	"configs/twin.yaml": "receivers: {otlp: {protocols: {http: {}}}}\nexporters: {debug: {}}\nservice: {pipelines: {logs: {receivers: [otlp], exporters: [debug]}}}\n",
+}
+
+// inventoryFilters checks the inventory's filters beyond fleet and online
+// on the agents as TestAssignmentFollowsTheAgent leaves them: sim-01..03
+// and the joiner (also sim-01) in edge on 0.162.0, sim-05 in lab on
+// 0.161.0; then sim-04 is labelled role=twin, which makes it an
+// assignment error between edge and twin.
+func inventoryFilters(ctx context.Context, t *testing.T, s *Stack, c client, fleet *simfleet.Fleet, edgeHash, labHash string) {
+	t.Helper()
+	if err := fleet.SetAttributes(4, map[string]string{"labels.role": "twin"}); err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		ID, DisplayName, Fleet, AssignmentError string
+		Config                                  struct{ DesiredHash, ReportedHash, EffectiveHash, Status string }
+	}
+	list := func(query string) ([]item, string) {
+		var page struct{ Items []item }
+		if err := c.do(ctx, "GET", "/api/v1/agents"+query, nil, &page); err != nil {
+			t.Fatalf("GET /api/v1/agents%s: %v", query, err)
+		}
+		names := make([]string, len(page.Items))
+		for i, a := range page.Items {
+			names[i] = a.DisplayName
+		}
+		sort.Strings(names)
+		return page.Items, strings.Join(names, ",")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, names := list("?assignmentError=true"); names == simfleet.HostName(4) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("agents with an assignment error: %q, want %s (selected by edge and twin)", names, simfleet.HostName(4))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"?version=0.161.0", "sim-05"},                                                                                // lab's version; edge went to 0.162.0
+		{"?version=v0.162.0&fleet=edge", "sim-01,sim-01,sim-02,sim-03"},                                               // with the joiner, which reuses sim-01
+		{"?configStatus=drifted", ""},                                                                                 // every agent runs what it should
+		{"?configStatus=APPLIED", "sim-01,sim-01,sim-02,sim-03,sim-04,sim-05"},                                        // sim-04 keeps what it ran
+		{"?assigned=false", "sim-04"},                                                                                 // in no fleet
+		{"?assigned=false&assignmentError=false", ""},                                                                 // every agent is selected by some fleet
+		{"?selector=" + url.QueryEscape("labels.fleet in (lab, nowhere)"), "sim-05"},                                  // a set
+		{"?selector=" + url.QueryEscape("labels.fleet!=edge"), "sim-05"},                                              // another value
+		{"?selector=" + url.QueryEscape("labels.fleet=edge,labels.role notin (twin)"), "sim-01,sim-01,sim-02,sim-03"}, // missing counts as none of them
+	} {
+		if _, got := list(tc.query); got != tc.want {
+			t.Errorf("agents%s: %q, want %q", tc.query, got, tc.want)
+		}
+	}
+	// The effective configuration is recorded: the simulated collectors run
+	// exactly what they were sent, so its hash is their fleet's.
+	for query, want := range map[string]string{"?fleet=lab": labHash, "?fleet=edge": edgeHash} {
+		items, _ := list(query)
+		for _, a := range items {
+			if a.Config.EffectiveHash != want {
+				t.Errorf("agent %s of %s: effective hash %q, want %q", a.DisplayName, query, a.Config.EffectiveHash, want)
+			}
+		}
 	}
 }
 

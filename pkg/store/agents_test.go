@@ -33,6 +33,8 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 		{"same instant in another zone", func(a *agent.Agent) { a.ConnectedAt = a.ConnectedAt.In(time.FixedZone("X", 3600)) }, false}, // stored in UTC
 		{"health changed", func(a *agent.Agent) { a.Health.Healthy, a.Health.LastError = false, "boom" }, true},
 		{"config status changed", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplying }, true},
+		{"effective config reported", func(a *agent.Agent) { a.EffectiveHash = "e1" }, true},
+		{"same effective config", func(a *agent.Agent) { a.EffectiveHash = "e1" }, false}, // unchanged: no change
 		{"attribute added", func(a *agent.Agent) { a.Attributes = map[string]string{"host.name": "a1", "site": "x"} }, true},
 		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
 		{"desired hash in the report is ignored", func(a *agent.Agent) { a.DesiredHash = "h-gateway" }, false}, // the planner owns it
@@ -49,7 +51,7 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 	}
 	got, found, err := s.GetAgent(ctx, "a1")
 	must(t, err)
-	if !found || got.Fleet != "edge" || got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" {
+	if !found || got.Fleet != "edge" || got.LastSeen != t0.Add(30*time.Second) || got.Online || got.Health.LastError != "boom" || got.DesiredHash != "" || got.Attributes["site"] != "x" || got.EffectiveHash != "e1" {
 		t.Fatalf("stored agent %+v", got)
 	}
 }

@@ -35,8 +35,12 @@ type Agent struct {
 type AgentConfig struct {
 	DesiredHash  string `json:"desiredHash,omitempty"`
 	ReportedHash string `json:"reportedHash,omitempty"`
-	Status       string `json:"status,omitempty"` // APPLIED, APPLYING, FAILED; absent before a report
-	Error        string `json:"error,omitempty"`
+	// EffectiveHash identifies the configuration the collector reports
+	// that it runs (agent.Agent.EffectiveHash); informational, compared to
+	// nothing, since a supervisor merges its own pieces into it.
+	EffectiveHash string `json:"effectiveHash,omitempty"`
+	Status        string `json:"status,omitempty"` // APPLIED, APPLYING, FAILED; absent before a report
+	Error         string `json:"error,omitempty"`
 	// Drifted: a desired hash is set and the reported one differs (also
 	// while a rollout has just sent the new one).
 	Drifted bool `json:"drifted"`
