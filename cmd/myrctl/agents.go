@@ -118,8 +118,12 @@ func configText(c client.AgentConfig) string {
 }
 
 // healthText is healthy or unhealthy, with the unhealthy components out of
-// all when the agent reports a component tree: "unhealthy (1/6 components)".
+// all when the agent reports a component tree: "unhealthy (1/6 components)";
+// "no health reports" for an agent that sends none.
 func healthText(h client.AgentHealth) string {
+	if !h.Reported {
+		return "no health reports"
+	}
 	s := "unhealthy"
 	if h.Healthy {
 		s = "healthy"

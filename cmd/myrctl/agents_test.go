@@ -26,7 +26,10 @@ func inventory(t *testing.T) (*cli, string) {
 		a.Health = agent.Health{Healthy: false, Status: "StatusRecoverableError", LastError: "exporter otlp: connection refused",
 			Components: &agent.ComponentSummary{Total: 6, UnhealthyCount: 1, Unhealthy: []string{"pipeline:traces/exporter:otlp"}}}
 	})
-	c.srv.UpdateAgent("e02", func(a *agent.Agent) { a.LastSeen = t0.Add(-5 * time.Minute) })
+	c.srv.UpdateAgent("e02", func(a *agent.Agent) {
+		a.LastSeen = t0.Add(-5 * time.Minute)
+		a.Capabilities = 0x1 | 0x2 // ReportsStatus, AcceptsRemoteConfig: no ReportsHealth
+	})
 	c.srv.UpdateAgent("e03", func(a *agent.Agent) {
 		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "old", Status: agent.ConfigFailed, Error: "unknown receiver"}
 		a.EffectiveHash = "6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f6f1d0c3e9a2b4d5f"
@@ -46,7 +49,7 @@ func TestAgentsList(t *testing.T) {
 		"NAME        ID   FLEET  STATE    VERSION  CONFIG            HEALTH                      LAST SEEN\n",
 		"edge-gw-01  e01  edge   online   0.161.0  APPLIED, drifted  unhealthy (1/6 components)  2026-11-30T09:00:00Z\n", // by name, then id
 		"edge-gw-01  x01  -      online   0.161.0  APPLIED           healthy                     2026-11-30T09:00:00Z\n",
-		"edge-gw-02  e02  edge   offline  0.161.0  APPLIED           healthy                     2026-11-30T08:55:00Z\n",
+		"edge-gw-02  e02  edge   offline  0.161.0  APPLIED           no health reports           2026-11-30T08:55:00Z\n",
 		"edge-gw-03  e03  edge   online   0.161.0  FAILED            healthy                     2026-11-30T09:00:00Z\n",
 		"retired-1   z01  -      gone     0.150.0  APPLIED           healthy                     2026-11-20T09:00:00Z\n")
 	filters := []struct {

@@ -317,7 +317,7 @@ func agentView(a agent.Agent, live agent.Liveness, now time.Time) schema.Agent {
 		Version: a.ServiceVersion, TargetVersion: a.TargetVersion,
 		Config: schema.AgentConfig{DesiredHash: a.DesiredHash, ReportedHash: a.RemoteConfig.Hash, EffectiveHash: a.EffectiveHash, Status: a.RemoteConfig.Status,
 			Error: a.RemoteConfig.Error, Drifted: drifted(a)},
-		Health:   schema.AgentHealth{Healthy: a.Health.Healthy, Status: a.Health.Status, LastError: a.Health.LastError},
+		Health:   schema.AgentHealth{Reported: a.ReportsHealth(), Healthy: a.Health.Healthy, Status: a.Health.Status, LastError: a.Health.LastError},
 		Online:   online,
 		Gone:     live.Gone(a, now),
 		LastSeen: timeOrNil(lastSeen), ConnectedAt: timeOrNil(a.ConnectedAt),

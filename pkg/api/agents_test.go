@@ -237,6 +237,25 @@ func TestGetAgent_ImpossibleRefsAre404(t *testing.T) {
 	wantProblem(t, h.do(get("/api/v1/agents/a01?x=1", RoleViewer)), http.StatusBadRequest, CodeRequestInvalid)
 }
 
+// An agent without the ReportsHealth capability sends no health: its view
+// says so, instead of a "healthy: false" that would read as a failure.
+func TestGetAgent_ReportsNoHealth(t *testing.T) {
+	h := newHarness(t, withLiveness(liveness))
+	h.applyFixture()
+	h.store.mu.Lock()
+	e2 := h.store.agents["e2"]
+	e2.Capabilities = agent.CapabilityReportsHealth - 1 // every capability below it, not ReportsHealth
+	e2.Health = agent.Health{}
+	h.store.agents["e2"] = e2
+	h.store.mu.Unlock()
+	if hl := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/e2", RoleViewer))).Health; hl.Reported || hl.Healthy {
+		t.Errorf("health %+v, want reported false", hl)
+	}
+	if hl := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/e1", RoleViewer))).Health; !hl.Reported {
+		t.Errorf("health %+v of an agent that reports health, want reported true", hl)
+	}
+}
+
 // TestGetAgent_TheWholeView: every field of the Agent view, and the
 // current targets of each kind with their rollout's status.
 func TestGetAgent_TheWholeView(t *testing.T) {

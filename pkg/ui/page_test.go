@@ -372,6 +372,10 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	uitest.EveryControlLabelled(t, ctx)
 	uitest.GoTo(t, ctx, "#/agents")
 	waitFor(t, ctx, "the agents", `document.querySelector('table.agents') !== null`)
+	// An agent that sends no health says so, rather than "unhealthy".
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('table.agents tr')].find((tr) => tr.textContent.includes('example-agent')).textContent`); !strings.Contains(got, "no health reports") || strings.Contains(got, "unhealthy") {
+		t.Errorf("the agent without health reports shows %q, want \"no health reports\"", got)
+	}
 	uitest.EveryControlLabelled(t, ctx)
 }
 

@@ -142,7 +142,10 @@ func (s *stub) api(w http.ResponseWriter, r *http.Request) {
 	case path == "agents":
 		writeJSON(w, map[string]any{"items": []any{map[string]any{"id": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d", "displayName": "edge-gw-01", "fleet": "edge",
 			"attributes": map[string]string{}, "version": "0.161.0", "config": map[string]any{"drifted": false, "status": "APPLIED"},
-			"health": map[string]any{"healthy": true, "status": "StatusOK"}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)}}})
+			"health": map[string]any{"reported": true, "healthy": true, "status": "StatusOK"}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)},
+			map[string]any{"id": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0e", "displayName": "example-agent", "fleet": "edge",
+				"attributes": map[string]string{}, "version": "0.161.0", "config": map[string]any{"drifted": false, "status": "APPLIED"},
+				"health": map[string]any{"reported": false, "healthy": false}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)}}})
 	default:
 		writeProblem(w, problem{404, "not_found", "no operation at " + r.URL.Path})
 	}

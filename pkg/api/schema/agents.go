@@ -46,8 +46,12 @@ type AgentConfig struct {
 	Drifted bool `json:"drifted"`
 }
 
-// AgentHealth is the collector's last health report.
+// AgentHealth is the collector's last health report. Reported is false for
+// an agent that does not declare the ReportsHealth capability (the opamp-go
+// example agent): it sends no health, so Healthy says nothing, and rollouts
+// judge it by its connection and its reports alone.
 type AgentHealth struct {
+	Reported   bool             `json:"reported"`
 	Healthy    bool             `json:"healthy"`
 	Status     string           `json:"status,omitempty"`
 	LastError  string           `json:"lastError,omitempty"`

@@ -49,6 +49,7 @@ function configText(c) {
 
 function healthText(hl) {
   if (!hl) return '';
+  if (hl.reported === false) return 'no health reports';
   const parts = [hl.healthy ? 'healthy' : 'unhealthy'];
   if (hl.status && hl.status !== 'StatusOK') parts.push(hl.status);
   if (hl.lastError) parts.push(hl.lastError);
