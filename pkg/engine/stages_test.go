@@ -302,7 +302,7 @@ func TestTick_Stages_Rollback_ResetsEveryStartedTarget(t *testing.T) {
 // threshold).
 func TestTick_Stages_PassOutcome_IsThePasssOwn(t *testing.T) {
 	spec := policy.Spec{
-		Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, ParallelRegions: 2, MaxUnavailable: policy.Amount{Value: 2}}},
+		Waves:         []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, ParallelRegions: 2, MaxUnavailable: policy.Amount{Value: 2}}},
 		MaxConcurrent: intp(0), HealthWait: time.Minute, FailureThreshold: policy.Threshold{MaxFailed: 2},
 	}
 	snap := policy.Policy{Name: "regions", Spec: spec}.Snapshot(policy.KindConfig)
