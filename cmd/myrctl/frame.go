@@ -269,12 +269,17 @@ func (v view) stageNote(st client.Stage) string {
 }
 
 // stageLines are the lines under a stage: the freeze that holds a frozen
-// one; the gate of a baking or failed one; the batch gates of a running
-// one that have not passed yet.
+// one; the gate of a baking or failed one; the pass and batch a running
+// one works on (nowLine) and its batch gates that have not passed yet.
 func (v view) stageLines(st client.Stage) []string {
 	var lines []string
 	if st.Status == rollout.StageFrozen && st.Held != "" {
 		lines = append(lines, "held: "+st.Held)
+	}
+	if st.Status == rollout.StageRunning {
+		if now := nowLine(st); now != "" {
+			lines = append(lines, now)
+		}
 	}
 	fts := 1
 	if h := v.r.Policy.Health; h != nil {
@@ -298,6 +303,32 @@ func (v view) stageLines(st client.Stage) []string {
 		}
 	}
 	return lines
+}
+
+// nowLine names the batch each pass of a running stage works on: the
+// lowest batch not done of every pass with batches left, numbered from 0
+// as the batch gates are (a pass with 3 of 4 batches done works on #3),
+// or the batch whose batch gate the pass waits for:
+//
+//	now: rest/eu-2/eu-2a#1, rest/us-1/us-1a#0 (batch gate)
+func nowLine(st client.Stage) string {
+	var current []string
+	for _, p := range st.Passes {
+		done := 0
+		if p.BatchesDone != nil {
+			done = *p.BatchesDone
+		}
+		switch g := p.Gate; {
+		case g != nil && p.Cleared <= g.Batch && g.Batch < done:
+			current = append(current, fmt.Sprintf("%s#%d (batch gate)", p.Name, g.Batch))
+		case done < p.Batches:
+			current = append(current, fmt.Sprintf("%s#%d", p.Name, done))
+		}
+	}
+	if len(current) == 0 {
+		return ""
+	}
+	return "now: " + strings.Join(current, ", ")
 }
 
 // maxAlsoRed bounds the dry-run results shown of a reading.

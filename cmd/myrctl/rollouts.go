@@ -105,11 +105,20 @@ func printRollouts(g *globals, rs []client.Rollout) {
 		return
 	}
 	w := table(g.stdout)
-	fmt.Fprintln(w, "ID\tFLEET\tKIND\tSTATUS\tORIGIN\tTO\tCREATED\tCREATED BY")
+	fmt.Fprintln(w, "ID\tFLEET\tKIND\tSTATUS\tSTAGES\tORIGIN\tTO\tCREATED\tCREATED BY")
 	for _, r := range rs {
-		row(w, r.ID, r.Fleet, string(r.Kind), string(r.Status), string(r.Origin), shortRef(r.ToRef), stamp(&r.CreatedAt), r.CreatedBy)
+		row(w, r.ID, r.Fleet, string(r.Kind), string(r.Status), stagesCell(r.Progress), string(r.Origin), shortRef(r.ToRef), stamp(&r.CreatedAt), r.CreatedBy)
 	}
 	_ = w.Flush()
+}
+
+// stagesCell is a rollout's stages passed of all ("2/4"), "-" for a
+// rollout whose policy splits no wave.
+func stagesCell(progress string) string {
+	if progress == "" {
+		return "-"
+	}
+	return progress
 }
 
 func rolloutsGetCmd(g *globals) *cobra.Command {

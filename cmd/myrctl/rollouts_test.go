@@ -13,8 +13,8 @@ func TestRolloutsList(t *testing.T) {
 	c := newCLI(t)
 	id := c.waitingApproval(3)
 	c.run(clienttest.ViewerToken, "rollouts", "list").ok(t).has(t,
-		"ID      FLEET  KIND    STATUS            ORIGIN  TO            CREATED               CREATED BY",
-		id+"  edge   config  waiting_approval  gitops  0bbfc5ca6bc6  2026-11-30T09:00:00Z  gitops")
+		"ID      FLEET  KIND    STATUS            STAGES  ORIGIN  TO            CREATED               CREATED BY",
+		id+"  edge   config  waiting_approval  -       gitops  0bbfc5ca6bc6  2026-11-30T09:00:00Z  gitops")
 	filters := []struct {
 		args []string
 		want int
@@ -36,6 +36,24 @@ func TestRolloutsList(t *testing.T) {
 	c.run(clienttest.ViewerToken, "rollouts", "list", "--kind", "configs").usage(t, "--kind must be config or version")
 	c.run(clienttest.ViewerToken, "rollouts", "list", "--status", "running,done").usage(t, `--status "done" is not one of`)
 	c.run(clienttest.ViewerToken, "rollouts", "list", "--limit", "-1").usage(t, "--limit")
+}
+
+// The STAGES column is a staged rollout's progress, "-" for one without
+// stages.
+func TestPrintRollouts_Stages(t *testing.T) {
+	var out strings.Builder
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	printRollouts(&globals{stdout: &out}, []client.Rollout{
+		{ID: "r-zones", Fleet: "edge", Kind: "config", Status: "running", Origin: "gitops", ToRef: "0.162.0", CreatedAt: at, Progress: "2/4"},
+		{ID: "r-flat", Fleet: "edge", Kind: "version", Status: "completed", Origin: "ui", ToRef: "0.161.0", CreatedAt: at},
+	})
+	want := `ID       FLEET  KIND     STATUS     STAGES  ORIGIN  TO       CREATED               CREATED BY
+r-zones  edge   config   running    2/4     gitops  0.162.0  2026-11-30T09:00:00Z
+r-flat   edge   version  completed  -       ui      0.161.0  2026-11-30T09:00:00Z
+`
+	if got := out.String(); got != want {
+		t.Errorf("rollouts list\n%s\nwant\n%s", got, want)
+	}
 }
 
 // TestRolloutsList_AllPages: every page unless --limit.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
@@ -266,14 +267,35 @@ func join(xs []string) string {
 // stages and, in the detail, the batches done per pass.
 func TestGetRollout_Stages(t *testing.T) {
 	h := newHarness(t)
+	seedStagedRollout(t, h, policy.KindConfig)
+	rep := h.do(get("/api/v1/rollouts/r-zones", RoleViewer))
+	wantOK(t, rep)
+	v := decode[rolloutView](t, rep)
+	if v.Progress != "0/2" || len(v.Stages) != 2 || v.Stages[0].Name != "all/eu-1a" || v.Stages[0].Status != rollout.StageRunning {
+		t.Fatalf("progress %q stages %+v, want 0/2 with all/eu-1a running", v.Progress, v.Stages)
+	}
+	if v.Policy.Topology == nil || v.Policy.Topology.ZoneAttribute != "cloud.availability_zone" {
+		t.Fatalf("policy topology %+v, want the zone attribute of the snapshot", v.Policy.Topology)
+	}
+	p := v.Stages[0].Passes[0]
+	if p.Targets != 2 || p.Batches != 2 || p.BatchesDone == nil || *p.BatchesDone != 1 {
+		t.Fatalf("pass %+v, want 2 targets in 2 batches, 1 done", p)
+	}
+}
+
+// seedStagedRollout stores r-zones of fleet edge: one wave split by zone
+// into all/eu-1a (two agents, batch #0 succeeded, running) and all/eu-1b
+// (pending), so its progress is 0/2.
+func seedStagedRollout(t *testing.T, h *harness, kind policy.Kind) {
+	t.Helper()
 	spec := policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute, MaxUnavailable: policy.Amount{Value: 1}}}}
-	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(policy.KindConfig)
+	snap := policy.Policy{Name: "zones", Spec: spec}.Snapshot(kind)
 	var cands []engine.Candidate
 	for i, z := range []string{"eu-1a", "eu-1a", "eu-1b"} {
 		cands = append(cands, engine.Candidate{AgentID: fmt.Sprintf("z%d", i), FromRef: "h0",
 			Attributes: selector.Map{"cloud.region": "eu-1", "cloud.availability_zone": z}})
 	}
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r-zones", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r-zones", Fleet: "edge", Kind: kind, Policy: snap, ToRef: "h1",
 		Origin: rollout.OriginGitOps, Candidates: cands, Now: h.clock()})
 	if err != nil {
 		t.Fatal(err)
@@ -287,17 +309,34 @@ func TestGetRollout_Stages(t *testing.T) {
 	if err := h.store.CreateRollout(context.Background(), r, ts); err != nil {
 		t.Fatal(err)
 	}
-	rep := h.do(get("/api/v1/rollouts/r-zones", RoleViewer))
-	wantOK(t, rep)
-	v := decode[rolloutView](t, rep)
-	if v.Progress != "0/2" || len(v.Stages) != 2 || v.Stages[0].Name != "all/eu-1a" || v.Stages[0].Status != rollout.StageRunning {
-		t.Fatalf("progress %q stages %+v, want 0/2 with all/eu-1a running", v.Progress, v.Stages)
+}
+
+// The list and the fleet's active rollouts show a staged rollout's
+// progress, and none for a rollout without stages.
+func TestListRollouts_Progress(t *testing.T) {
+	h := newHarness(t)
+	id := h.applyFixture()
+	seedStagedRollout(t, h, policy.KindVersion)
+	list := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts", RoleViewer)))
+	got := map[string]string{}
+	for _, r := range list.Items {
+		got[r.ID] = r.Progress
 	}
-	if v.Policy.Topology == nil || v.Policy.Topology.ZoneAttribute != "cloud.availability_zone" {
-		t.Fatalf("policy topology %+v, want the zone attribute of the snapshot", v.Policy.Topology)
+	if p, ok := got["r-zones"]; !ok || p != "0/2" {
+		t.Errorf("list progress of r-zones %q (listed %v), want 0/2", p, ok)
 	}
-	p := v.Stages[0].Passes[0]
-	if p.Targets != 2 || p.Batches != 2 || p.BatchesDone == nil || *p.BatchesDone != 1 {
-		t.Fatalf("pass %+v, want 2 targets in 2 batches, 1 done", p)
+	if p := got[id]; p != "" {
+		t.Errorf("list progress of the unstaged %s %q, want none", id, p)
+	}
+	f := decode[schema.Fleet](t, h.do(get("/api/v1/fleets/edge", RoleViewer)))
+	active := map[string]string{}
+	for _, r := range f.ActiveRollouts {
+		active[r.ID] = r.Progress
+	}
+	if p, ok := active["r-zones"]; !ok || p != "0/2" {
+		t.Errorf("active rollouts %+v, want r-zones with progress 0/2", f.ActiveRollouts)
+	}
+	if p := active[id]; p != "" {
+		t.Errorf("active rollout %s progress %q, want none", id, p)
 	}
 }

@@ -48,11 +48,18 @@ func newRolloutView(r rollout.Rollout, names Directory) rolloutView {
 	for _, st := range r.Stages {
 		v.Stages = append(v.Stages, newStageView(st))
 	}
-	if len(r.Stages) > 0 {
-		passed, total := r.StageProgress()
-		v.Progress = fmt.Sprintf("%d/%d", passed, total)
-	}
+	v.Progress = stageProgress(r)
 	return v
+}
+
+// stageProgress is "passed/total" stages, e.g. "2/4"; empty for a rollout
+// without stages.
+func stageProgress(r rollout.Rollout) string {
+	if len(r.Stages) == 0 {
+		return ""
+	}
+	passed, total := r.StageProgress()
+	return fmt.Sprintf("%d/%d", passed, total)
 }
 
 // newWaveView is a wave with its approvals: while it waits, when the
@@ -292,7 +299,8 @@ func newTargetView(t rollout.Target) targetView {
 }
 
 func newSummary(r rollout.Rollout, names Directory) schema.RolloutSummary {
-	v := schema.RolloutSummary{ID: r.ID, Fleet: r.Fleet, Kind: r.Kind, Status: r.Status, Origin: r.Origin, ToRef: r.ToRef, CreatedAt: r.CreatedAt.UTC()}
+	v := schema.RolloutSummary{ID: r.ID, Fleet: r.Fleet, Kind: r.Kind, Status: r.Status, Origin: r.Origin, ToRef: r.ToRef, CreatedAt: r.CreatedAt.UTC(),
+		Progress: stageProgress(r)}
 	if a := createdByActor(r); a != "" {
 		v.CreatedBy = names.DisplayName(a)
 	}

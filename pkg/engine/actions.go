@@ -225,6 +225,7 @@ func (p *pass) reopenFailedWaves() {
 		if st := &p.r.Stages[s]; st.Status == rollout.StageFailed && p.r.Waves[st.Wave].Status != rollout.WaveFailed {
 			st.Status, st.FinishedAt, st.BakeUntil, st.Gate = rollout.StageRunning, nil, nil, nil
 			for i := range st.Passes {
+				st.Passes[i].Outcome = "" // the pass runs again and finishes anew
 				if g := st.Passes[i].Gate; g != nil && st.Passes[i].Cleared <= g.Batch {
 					st.Passes[i].Gate = nil // the red batch gate is read again
 				}

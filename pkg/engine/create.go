@@ -140,6 +140,11 @@ func AddStragglers(r rollout.Rollout, cands []Candidate) (rollout.Rollout, []rol
 		if i < len(r.Stages) {
 			stages[i].Status, stages[i].StartedAt, stages[i].BakeUntil, stages[i].FinishedAt =
 				r.Stages[i].Status, r.Stages[i].StartedAt, r.Stages[i].BakeUntil, r.Stages[i].FinishedAt
+			for j := range stages[i].Passes {
+				if j < len(r.Stages[i].Passes) {
+					stages[i].Passes[j].Outcome = r.Stages[i].Passes[j].Outcome // counted once, stragglers or not
+				}
+			}
 		}
 	}
 	if s := &stages[len(stages)-1]; s.Status == rollout.StagePassed || s.Status == rollout.StageBaking {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,5 +257,122 @@ func TestTick_Stages_SkipEndsBatch_NextBatchStartsAtOnce(t *testing.T) {
 	f.wantTarget(first, rollout.TargetSkipped)
 	if got := f.inFlightIDs(); len(got) != 1 || got[0] != second {
 		t.Fatalf("in flight %v, want %s of the next batch at once", got, second)
+	}
+}
+
+// onFailure rollback in a rollout with stages resets every started
+// target at once, those of the stages that passed included (the canary's),
+// and cancels the targets that never started.
+func TestTick_Stages_Rollback_ResetsEveryStartedTarget(t *testing.T) {
+	f := stagedFixtureOn(t, policy.OnFailureRollback)
+	f.tick()
+	f.settle() // the canary a0 passes; rest/r1a's first batch starts
+	if f.r.Stages[0].Status != rollout.StagePassed {
+		t.Fatalf("stages %+v, want the canary's passed", f.r.Stages)
+	}
+	failing := f.inFlightIDs()[0]
+	f.update(failing, func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
+	})
+	f.tick()
+	f.wantRollout(rollout.RollingBack)
+	got := resets(f.last.Orders)
+	sort.Strings(got)
+	want := []string{"a0", failing}
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("reset orders %v, want every started target %v at once, the passed canary's included", got, want)
+	}
+	for _, tg := range f.ts {
+		if tg.AgentID != "a0" && tg.AgentID != failing {
+			f.wantTarget(tg.AgentID, rollout.TargetCancelled)
+		}
+	}
+	f.reportFrom("a0")
+	f.reportFrom(failing)
+	f.tick()
+	f.wantTarget("a0", rollout.TargetRolledBack)
+	f.wantTarget(failing, rollout.TargetRolledBack)
+	f.wantRollout(rollout.RolledBack)
+}
+
+// Each pass finishes with its own outcome, not its stage's: in a stage of
+// two regions side by side, the pass with a failed target failed and the
+// other passed, although the stage passed (the failure stayed below the
+// threshold).
+func TestTick_Stages_PassOutcome_IsThePasssOwn(t *testing.T) {
+	spec := policy.Spec{
+		Waves:         []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, ParallelRegions: 2, MaxUnavailable: policy.Amount{Value: 2}}},
+		MaxConcurrent: intp(0), HealthWait: time.Minute, FailureThreshold: policy.Threshold{MaxFailed: 2},
+	}
+	snap := policy.Policy{Name: "regions", Spec: spec}.Snapshot(policy.KindConfig)
+	region := map[string]string{"b0": "r1", "b1": "r1", "b2": "r2", "b3": "r2"}
+	f := createdFixture(t, snap, []string{"b0", "b1", "b2", "b3"}, func(id string) map[string]string {
+		return map[string]string{"cloud.region": region[id], "cloud.availability_zone": region[id] + "a"}
+	})
+	if len(f.r.Stages) != 1 || len(f.r.Stages[0].Passes) != 2 {
+		t.Fatalf("stages %+v, want one stage of two passes", f.r.Stages)
+	}
+	f.tick()
+	f.update("b0", func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
+	})
+	f.tick()
+	f.wantTarget("b0", rollout.TargetFailed)
+	f.settle()
+	st := f.r.Stages[0]
+	if st.Status != rollout.StagePassed {
+		t.Fatalf("stage %+v, want passed", st)
+	}
+	outcomes := map[string]rollout.StageStatus{}
+	for _, p := range st.Passes {
+		outcomes[p.Region] = p.Outcome
+	}
+	if outcomes["r1"] != rollout.StageFailed || outcomes["r2"] != rollout.StagePassed {
+		t.Fatalf("pass outcomes %v, want r1 failed (b0 failed), r2 passed", outcomes)
+	}
+}
+
+// A stage that stragglers reopen keeps the outcomes of its passes, so that
+// its passing again does not count them twice; a retry of a failed wave
+// clears them, since its passes run again.
+func TestTick_Stages_PassOutcome_KeptForStragglers_ClearedByRetry(t *testing.T) {
+	f := stagedFixture(t)
+	f.tick()
+	f.settle()
+	f.settle()
+	f.settle() // rest/r1a bakes
+	f.advance(10 * time.Minute)
+	f.tick()
+	f.settle()
+	f.settle()
+	f.advance(10 * time.Minute)
+	f.tick()
+	f.wantRollout(rollout.Completed)
+	if p := f.r.Stages[2].Passes[0]; p.Outcome != rollout.StagePassed {
+		t.Fatalf("last pass %+v, want passed", p)
+	}
+	r, _ := AddStragglers(f.r, []Candidate{{AgentID: "late", FromRef: "h-old"}})
+	if st := r.Stages[2]; st.Status != rollout.StageRunning || st.Passes[0].Outcome != rollout.StagePassed {
+		t.Fatalf("reopened stage %+v, want running with its pass's outcome kept", st)
+	}
+
+	g := stagedFixture(t)
+	g.tick()
+	g.settle()
+	failing := g.inFlightIDs()[0]
+	g.update(failing, func(a *agent.Agent) {
+		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: g.now}
+	})
+	g.tick()
+	g.wantRollout(rollout.Paused)
+	if p := g.r.Stages[1].Passes[0]; p.Outcome != rollout.StageFailed {
+		t.Fatalf("failed pass %+v, want failed", p)
+	}
+	if err := g.act(Request{Action: ActionRetryFailed, Actor: "Bob", ActorID: "user:bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := g.r.Stages[1].Passes[0]; p.Outcome != "" {
+		t.Fatalf("retried pass %+v, want no outcome until it finishes again", p)
 	}
 }

@@ -185,7 +185,30 @@ func (p *pass) startBatches(w, s int) bool {
 // passStage marks stage s passed: the next one may start.
 func (p *pass) passStage(s int) {
 	p.r.Stages[s].Status = rollout.StagePassed
+	p.recordPassOutcomes(s)
 	p.emit("rollout.stage_passed", "stage "+p.r.Stages[s].Name)
+}
+
+// recordPassOutcomes gives each pass of the finished stage s that has no
+// outcome yet its own: failed when one of its targets failed, passed
+// otherwise. A pass of a failed stage whose targets all succeeded (another
+// pass failed it, or its gate) passed; a pass of a passed stage with a
+// failure below the threshold failed. Passes that already have an outcome
+// keep it: the stage finished before and stragglers reopened it.
+func (p *pass) recordPassOutcomes(s int) {
+	st := &p.r.Stages[s]
+	fresh := make([]bool, len(st.Passes))
+	for i := range st.Passes {
+		if st.Passes[i].Outcome == "" {
+			st.Passes[i].Outcome, fresh[i] = rollout.StagePassed, true
+		}
+	}
+	for i := range p.ts {
+		t := &p.ts[i]
+		if t.Stage == s && t.Pass < len(st.Passes) && fresh[t.Pass] && t.Status == rollout.TargetFailed {
+			st.Passes[t.Pass].Outcome = rollout.StageFailed
+		}
+	}
 }
 
 // waveBake is the bake after each stage of wave w (the implicit rest wave
@@ -228,6 +251,7 @@ func (p *pass) failStages(w int) {
 	for s := range p.r.Stages {
 		if st := &p.r.Stages[s]; st.Wave == w && (st.Status == rollout.StageRunning || st.Status == rollout.StageBaking) {
 			st.Status, st.FinishedAt = rollout.StageFailed, timePtr(p.now)
+			p.recordPassOutcomes(s)
 		}
 	}
 }

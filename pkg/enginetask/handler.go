@@ -79,7 +79,7 @@ func (h Handler) prepare(ctx context.Context, in Input) (Output, error) {
 			return Output{}, classify("record execution", err)
 		}
 	}
-	return Output{RolloutID: r.ID, Iteration: 0, Verdict: "prepared", Status: string(r.Status)}, nil
+	return Output{RolloutID: r.ID, Iteration: 0, Verdict: "prepared", Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r)}, nil
 }
 
 func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
@@ -123,8 +123,11 @@ func Wake(ctx context.Context, s StepFunctions, token, why string) error {
 	return err
 }
 
-// continueAsNew starts the next execution of the rollout. StartExecution is
-// idempotent by name and input, so a retried task starts it only once.
+// continueAsNew starts the next execution of the rollout, whose input
+// names the stage (and wave) the rollout is at, for the console.
+// StartExecution is idempotent by name and input, so a retried task starts
+// it only once; a retry that finds the execution of that name started with
+// another input (the stage moved on in between) has nothing left to do.
 func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
 	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
 	if err != nil {
@@ -134,16 +137,30 @@ func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
 	if r.ExecutionArn != in.ExecutionArn {
 		n = r.Executions // a retry: the next execution was already recorded
 	}
-	input, _ := json.Marshal(map[string]string{"rolloutId": r.ID})
+	out := Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictContinue, Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r)}
+	input, _ := json.Marshal(continuedInput{RolloutID: r.ID, Wave: out.Wave, Stage: out.Stage})
 	_, err = h.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
 		StateMachineArn: aws.String(h.StateMachineArn),
 		Name:            aws.String(ExecutionName(r.ID, n)),
 		Input:           aws.String(string(input)),
 	})
+	var exists *types.ExecutionAlreadyExists
+	if errors.As(err, &exists) {
+		return out, nil
+	}
 	if err != nil {
 		return Output{}, classify("start the next execution of "+r.ID, err)
 	}
-	return Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictContinue, Status: string(r.Status)}, nil
+	return out, nil
+}
+
+// continuedInput is the input of a continued execution: the rollout, and
+// the wave and stage it is at when it continues (informative: the engine
+// reads them from the rollout).
+type continuedInput struct {
+	RolloutID string `json:"rolloutId"`
+	Wave      string `json:"wave,omitempty"`
+	Stage     string `json:"stage,omitempty"`
 }
 
 // ExecutionName is the name of the n-th execution of a rollout: the rollout

@@ -14,24 +14,24 @@ const (
 	MetricPassFinished = "RolloutPassesFinished" // per fleet, region, zone and outcome (passed, failed)
 )
 
-// writePassMetrics writes one record per pass of every stage that a pass
-// finished (passed or failed) between before and after: the count of
-// finished passes per fleet, region, zone and outcome.
+// writePassMetrics writes one record per pass that gained its outcome
+// between before and after (rollout.Pass.Outcome, recorded by the engine
+// when the pass's stage first finished): the count of finished passes per
+// fleet, region, zone and the pass's own outcome (failed only if one of its
+// targets failed). A pass that had its outcome already, in a stage that
+// stragglers reopened, is not counted again.
 func writePassMetrics(w io.Writer, before, after rollout.Rollout, now time.Time) {
 	if w == nil {
 		return
 	}
 	for i, st := range after.Stages {
-		if st.Status != rollout.StagePassed && st.Status != rollout.StageFailed {
-			continue
-		}
-		if i < len(before.Stages) && before.Stages[i].Status == st.Status {
-			continue
-		}
-		for _, p := range st.Passes {
+		for j, p := range st.Passes {
+			if p.Outcome == "" || (i < len(before.Stages) && j < len(before.Stages[i].Passes) && before.Stages[i].Passes[j].Outcome != "") {
+				continue
+			}
 			rec := emf.Record{Namespace: MetricNamespace, Dimensions: []string{"Fleet", "Region", "Zone", "Outcome"},
 				Metrics: []emf.Metric{{Name: MetricPassFinished, Unit: "Count"}},
-				Values: map[string]any{"Fleet": after.Fleet, "Region": orNone(p.Region), "Zone": orNone(p.Zone), "Outcome": string(st.Status),
+				Values: map[string]any{"Fleet": after.Fleet, "Region": orNone(p.Region), "Zone": orNone(p.Zone), "Outcome": string(p.Outcome),
 					// Rollout and Pass are properties, not dimensions: searchable in Logs Insights.
 					"Rollout": after.ID, "Pass": p.Name, MetricPassFinished: 1}}
 			_ = rec.Write(w, now)

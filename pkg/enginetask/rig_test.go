@@ -321,24 +321,56 @@ func (r *rig) wantExecution(id string, want types.ExecutionStatus) {
 // history returns the state names the execution entered, in order.
 func (r *rig) history(id string) (states []string, events int) {
 	r.t.Helper()
+	all := r.events(id)
+	for _, e := range all {
+		if e.StateEnteredEventDetails != nil {
+			states = append(states, *e.StateEnteredEventDetails.Name)
+		}
+	}
+	return states, len(all)
+}
+
+// events is the execution's whole history with its data (the input of
+// every state entered, the output of every state exited), as the console
+// reads it.
+func (r *rig) events(id string) []types.HistoryEvent {
+	r.t.Helper()
 	arn := strings.Replace(r.smArn, ":stateMachine:", ":execution:", 1) + ":" + id
+	var all []types.HistoryEvent
 	var token *string
 	for {
-		out, err := r.sfn.GetExecutionHistory(r.ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), NextToken: token, MaxResults: 1000})
+		out, err := r.sfn.GetExecutionHistory(r.ctx, &sfn.GetExecutionHistoryInput{ExecutionArn: aws.String(arn), NextToken: token,
+			MaxResults: 1000, IncludeExecutionData: aws.Bool(true)})
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		for _, e := range out.Events {
-			events++
-			if e.StateEnteredEventDetails != nil {
-				states = append(states, *e.StateEnteredEventDetails.Name)
-			}
-		}
+		all = append(all, out.Events...)
 		if out.NextToken == nil {
-			return states, events
+			return all
 		}
 		token = out.NextToken
 	}
+}
+
+// stagesShown are the values of "stage" in the input of every state
+// named state that the execution entered, in order.
+func (r *rig) stagesShown(id, state string) []string {
+	r.t.Helper()
+	var stages []string
+	for _, e := range r.events(id) {
+		d := e.StateEnteredEventDetails
+		if d == nil || *d.Name != state || d.Input == nil {
+			continue
+		}
+		var in struct {
+			Stage string `json:"stage"`
+		}
+		if err := json.Unmarshal([]byte(*d.Input), &in); err != nil {
+			r.t.Fatalf("input of %q: %v", state, err)
+		}
+		stages = append(stages, in.Stage)
+	}
+	return stages
 }
 
 func (r *rig) operate(id string, req engine.Request) {

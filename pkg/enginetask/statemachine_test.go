@@ -2,6 +2,7 @@ package enginetask_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -295,6 +296,48 @@ func TestStateMachine_StagesWithBake_SurviveRetriedTasks(t *testing.T) {
 	states, _ := r.history("r-zones")
 	if !contains(states, "Baking") {
 		t.Fatalf("states %v: the console must show the bake", states)
+	}
+	// The console shows which stage bakes and which one applies: the inputs
+	// of "Baking" name the first stage, then the second; so do those of the
+	// health waits.
+	if baked := r.stagesShown("r-zones", "Baking"); len(baked) == 0 || baked[0] != "all/r1a" || !contains(baked, "all/r1b") || contains(baked, "") {
+		t.Fatalf("Baking entered with stages %q, want all/r1a, then all/r1b", baked)
+	}
+	if applied := r.stagesShown("r-zones", "Health wait"); !contains(applied, "all/r1a") || !contains(applied, "all/r1b") {
+		t.Fatalf("Health wait entered with stages %q, want all/r1a then all/r1b", applied)
+	}
+}
+
+// A staged rollout that continues as a new execution names the stage in
+// the new execution's input, and its first state's output names it too,
+// so that the console shows where the rollout is from the first event.
+func TestStateMachine_StagedRolloutContinues_TheNewInputNamesTheStage(t *testing.T) {
+	r := newRig(t)
+	r.h.ContinueAfter = 3
+	zoneAttrs := func(i int) map[string]string {
+		return map[string]string{"cloud.region": "r1", "cloud.availability_zone": []string{"r1a", "r1b"}[i%2]}
+	}
+	ids := r.agents(4, zoneAttrs)
+	spec := policy.Spec{Waves: []policy.Wave{{Name: "all", Percent: 100, By: policy.SplitZone, Bake: 10 * time.Minute}},
+		HealthWait: 10 * time.Minute}
+	r.start("r-zc", policy.KindConfig, spec, ids, zoneAttrs)
+	r.run(nil)
+	ro := r.wantStatus("r-zc", rollout.Completed)
+	if ro.Executions < 2 {
+		t.Fatalf("%d executions, want a continuation", ro.Executions)
+	}
+	var in struct {
+		RolloutID string `json:"rolloutId"`
+		Stage     string `json:"stage"`
+	}
+	if err := json.Unmarshal([]byte(*r.execution("r-zc-2").Input), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.RolloutID != "r-zc" || !strings.HasPrefix(in.Stage, "all/r1") {
+		t.Fatalf("input of r-zc-2 %+v, want the rollout and its stage", in)
+	}
+	if shown := r.stagesShown("r-zc-2", "Evaluate rollout"); len(shown) == 0 || shown[0] != in.Stage {
+		t.Fatalf("Evaluate rollout of r-zc-2 entered with stages %q, want %s first", shown, in.Stage)
 	}
 }
 

@@ -530,3 +530,42 @@ func TestDecide_ExecutorObjectSnapshot(t *testing.T) {
 		t.Fatalf("config rollout %+v: %s", d.Created, d.Note)
 	}
 }
+
+// After onFailure rollback-wave the rollout is rolled_back: the canary's
+// stage passed and stays on h2 (not relevant), the failed stage's started
+// agent was rolled back to h1, the agents of the stages that never ran were
+// cancelled. The next plan for the same hash creates no rollout, and
+// records why each of them is left out; only a new target would reach them.
+// An agent that joins later with no target for h2 gets a rollout alone.
+func TestDecide_AfterRollbackWave_NoNewRolloutForTheSameTarget(t *testing.T) {
+	fin := t0.Add(-time.Hour)
+	as := agents(4)
+	as[0].DesiredHash = "h2" // the canary's stage passed: it stays on the new hash
+	last := func(id string, st rollout.TargetStatus) LastTarget {
+		return LastTarget{Target: rollout.Target{RolloutID: "r-zones", AgentID: id, ToRef: "h2", Status: st, FinishedAt: &fin}, RolloutStatus: rollout.RolledBack}
+	}
+	in := input(policy.KindConfig, as)
+	in.LastTargets = map[string]LastTarget{
+		"a0": last("a0", rollout.TargetSucceeded),
+		"a1": last("a1", rollout.TargetRolledBack), // the failed stage, returned to h1
+		"a2": last("a2", rollout.TargetCancelled),  // its batch never started
+		"a3": last("a3", rollout.TargetCancelled),  // the next stage never ran
+	}
+	d := Decide(in)
+	if d.Created != nil {
+		t.Fatalf("created %v for the rolled-back hash, want no rollout", targetIDs(d.Created.Targets))
+	}
+	var got []string
+	for _, e := range d.Excluded {
+		got = append(got, e.AgentID+":"+e.Code+":"+e.RolloutID)
+	}
+	if want := "a1:failed:r-zones a2:stopped:r-zones a3:stopped:r-zones"; strings.Join(got, " ") != want {
+		t.Fatalf("excluded %v, want %s", got, want)
+	}
+
+	in.Agents = append(in.Agents, agent.Agent{ID: "a4", Fleet: "edge", Online: true, DesiredHash: "h1"})
+	d = Decide(in)
+	if d.Created == nil || strings.Join(targetIDs(d.Created.Targets), ",") != "a4" {
+		t.Fatalf("created %+v, want a rollout for the new agent a4 alone", d.Created)
+	}
+}

@@ -60,6 +60,13 @@ type Pass struct {
 	Cleared int `json:"cleared,omitempty"`
 	// Gate is the batch gate after batch Gate.Batch.
 	Gate *BatchGate `json:"gate,omitempty"`
+	// Outcome is the pass's own outcome (StagePassed or StageFailed),
+	// recorded when its stage first finished: failed when one of its
+	// targets failed, whatever the stage's. The metric of finished passes
+	// counts a pass when it gains its outcome, so a stage reopened by
+	// stragglers that passes again is not counted twice; a retry of failed
+	// waves clears it, since the pass runs again.
+	Outcome StageStatus `json:"outcome,omitempty"`
 }
 
 // BatchGate is the gate read after one batch of a pass, on that batch's

@@ -29,21 +29,17 @@ func op[In any](fn func(*In) (any, error)) action {
 
 func (s *Server) actions() map[string]action {
 	return map[string]action{
-		"CreateStateMachine":               op(s.createStateMachine),
-		"UpdateStateMachine":               op(s.updateStateMachine),
-		"DescribeStateMachine":             op(s.describeStateMachine),
-		"ListStateMachines":                op(s.listStateMachines),
-		"DeleteStateMachine":               op(s.deleteStateMachine),
-		"StartExecution":                   op(s.startExecution),
-		"StartSyncExecution":               op(s.startSyncExecution),
-		"DescribeExecution":                op(s.describeExecution),
-		"DescribeStateMachineForExecution": op(s.describeStateMachineForExecution),
-		"ListExecutions":                   op(s.listExecutions),
-		"StopExecution":                    op(s.stopExecution),
-		"GetExecutionHistory":              op(s.getExecutionHistory),
-		"SendTaskSuccess":                  op(s.sendTaskSuccess),
-		"SendTaskFailure":                  op(s.sendTaskFailure),
-		"SendTaskHeartbeat":                op(s.sendTaskHeartbeat),
+		"CreateStateMachine":  op(s.createStateMachine),
+		"ListStateMachines":   op(s.listStateMachines),
+		"StartExecution":      op(s.startExecution),
+		"StartSyncExecution":  op(s.startSyncExecution),
+		"DescribeExecution":   op(s.describeExecution),
+		"ListExecutions":      op(s.listExecutions),
+		"StopExecution":       op(s.stopExecution),
+		"GetExecutionHistory": op(s.getExecutionHistory),
+		"SendTaskSuccess":     op(s.sendTaskSuccess),
+		"SendTaskFailure":     op(s.sendTaskFailure),
+		"SendTaskHeartbeat":   op(s.sendTaskHeartbeat),
 	}
 }
 

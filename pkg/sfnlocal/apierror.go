@@ -27,7 +27,6 @@ const (
 	errInvalidToken                 = "InvalidToken"
 	errMissingRequiredParameter     = "MissingRequiredParameter"
 	errStateMachineAlreadyExists    = "StateMachineAlreadyExists"
-	errStateMachineDeleting         = "StateMachineDeleting"
 	errStateMachineDoesNotExist     = "StateMachineDoesNotExist"
 	errStateMachineTypeNotSupported = "StateMachineTypeNotSupported"
 	errTaskDoesNotExist             = "TaskDoesNotExist"

@@ -103,11 +103,6 @@ func (e *execution) finish(status string, prev int64, typ, key string, details a
 	e.mu.Unlock()
 	e.root.cancel()
 	e.s.closeTokens(e)
-	e.s.mu.Lock()
-	if sm, ok := e.s.machines[e.machineArn]; ok {
-		e.s.removeIfDeletedLocked(sm)
-	}
-	e.s.mu.Unlock()
 	return true
 }
 
@@ -178,10 +173,6 @@ func (s *Server) startExecution(in *startExecutionInput) (any, error) {
 		s.mu.Unlock()
 		return nil, apiErr
 	}
-	if sm.deleting {
-		s.mu.Unlock()
-		return nil, stateMachineDeleting(sm.arn)
-	}
 	arn := s.executionARN(sm.name, name)
 	if prev, ok := s.executions[arn]; ok {
 		s.mu.Unlock()
@@ -200,10 +191,6 @@ func (s *Server) startExecution(in *startExecutionInput) (any, error) {
 	s.mu.Unlock()
 	e.start()
 	return startExecutionOutput{ExecutionArn: arn, StartDate: epochSeconds(e.started)}, nil
-}
-
-func stateMachineDeleting(arn string) *APIError {
-	return apiErr(errStateMachineDeleting, "State Machine Is Being Deleted: '%s'", arn)
 }
 
 func executionAlreadyExists(arn string) *APIError {
@@ -271,30 +258,6 @@ func (s *Server) describeExecution(in *executionArnInput) (any, error) {
 		out.Output, out.OutputDetails = e.output, &cloudWatch{Included: true}
 	}
 	return out, nil
-}
-
-type describeStateMachineForExecutionOutput struct {
-	StateMachineArn      string                `json:"stateMachineArn"`
-	Name                 string                `json:"name"`
-	Definition           string                `json:"definition"`
-	RoleArn              string                `json:"roleArn"`
-	UpdateDate           epochSeconds          `json:"updateDate"`
-	LoggingConfiguration *loggingConfiguration `json:"loggingConfiguration"`
-	TracingConfiguration *tracingConfiguration `json:"tracingConfiguration"`
-}
-
-func (s *Server) describeStateMachineForExecution(in *executionArnInput) (any, error) {
-	if in.ExecutionArn == nil {
-		return nil, notNull("executionArn")
-	}
-	e, err := s.lookupExecution(*in.ExecutionArn)
-	if err != nil {
-		return nil, err
-	}
-	return describeStateMachineForExecutionOutput{
-		StateMachineArn: e.machineArn, Name: e.machineName, Definition: e.definition, RoleArn: e.roleArn,
-		UpdateDate: epochSeconds(e.started), LoggingConfiguration: defaultLogging(), TracingConfiguration: defaultTracing(),
-	}, nil
 }
 
 type listExecutionsInput struct {

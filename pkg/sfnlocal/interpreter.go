@@ -46,18 +46,16 @@ func (e *execution) runMachine(th *thread, input any) (any, *asl.Error) {
 	}
 }
 
-// stateRun is the state being run: its entry, for the context object and messages.
+// stateRun is the state being run: its entry, for messages.
 type stateRun struct {
-	st         *asl.State
-	enteredID  int64
-	entered    time.Time
-	retryCount int
+	st        *asl.State
+	enteredID int64
 }
 
 // runState runs one state and returns its output and the next state ("" to end).
 func (e *execution) runState(th *thread, st *asl.State, input any) (any, string, *asl.Error) {
 	encoded := asl.Encode(input)
-	sr := &stateRun{st: st, entered: e.s.clock.Now()}
+	sr := &stateRun{st: st}
 	sr.enteredID = th.emit(st.Type+"StateEntered", "stateEnteredEventDetails",
 		stateEnteredDetails{Name: st.Name, Input: &encoded, InputDetails: notTruncated})
 	var out any
@@ -140,7 +138,7 @@ func asErr(err error) *asl.Error {
 	return asl.Runtimef("%v", err)
 }
 
-// selectPath applies InputPath or OutputPath.
+// selectPath applies OutputPath.
 func selectPath(f asl.PathField, v any) (any, *asl.Error) {
 	out, err := f.Select(v)
 	if err != nil {
@@ -149,42 +147,23 @@ func selectPath(f asl.PathField, v any) (any, *asl.Error) {
 	return out, nil
 }
 
-// contextObject builds $$ for a state.
-func (e *execution) contextObject(sr *stateRun, token string) map[string]any {
-	ctx := map[string]any{
-		"Execution": map[string]any{
-			"Id":           e.arn,
-			"Input":        e.inputValue,
-			"Name":         e.name,
-			"RoleArn":      e.roleArn,
-			"StartTime":    formatTime(e.started),
-			"RedriveCount": jsonInt(0),
-		},
-		"StateMachine": map[string]any{"Id": e.machineArn, "Name": e.machineName},
-		"State": map[string]any{
-			"Name":        sr.st.Name,
-			"EnteredTime": formatTime(sr.entered),
-			"RetryCount":  jsonInt(sr.retryCount),
-		},
-	}
+// contextObject builds $$ for a state: the fields statemachines/ reads,
+// $$.Execution.Id and, in a .waitForTaskToken task, $$.Task.Token (the
+// checker refuses the others).
+func (e *execution) contextObject(token string) map[string]any {
+	ctx := map[string]any{"Execution": map[string]any{"Id": e.arn}}
 	if token != "" {
 		ctx["Task"] = map[string]any{"Token": token}
 	}
 	return ctx
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
-// effectiveInput applies InputPath and then Parameters.
-func (e *execution) effectiveInput(sr *stateRun, input any, token string) (any, *asl.Error) {
-	v, err := selectPath(sr.st.InputPath, input)
-	if err != nil {
-		return nil, err
-	}
+// effectiveInput applies Parameters.
+func (e *execution) effectiveInput(input any, sr *stateRun, token string) (any, *asl.Error) {
 	if sr.st.Parameters == nil {
-		return v, nil
+		return input, nil
 	}
-	out, perr := sr.st.Parameters.Eval(v, e.contextObject(sr, token))
+	out, perr := sr.st.Parameters.Eval(input, e.contextObject(token))
 	if perr != nil {
 		return nil, asErr(perr)
 	}
@@ -201,11 +180,7 @@ func (e *execution) finishResult(sr *stateRun, rawInput, result any) (any, *asl.
 }
 
 func (e *execution) succeedState(sr *stateRun, input any) (any, *asl.Error) {
-	v, err := selectPath(sr.st.InputPath, input)
-	if err != nil {
-		return nil, err
-	}
-	return selectPath(sr.st.OutputPath, v)
+	return selectPath(sr.st.OutputPath, input)
 }
 
 func (e *execution) failState(sr *stateRun) *asl.Error {
@@ -219,11 +194,7 @@ func (e *execution) failState(sr *stateRun) *asl.Error {
 	return out
 }
 
-func (e *execution) choice(sr *stateRun, input any) (any, string, *asl.Error) {
-	v, err := selectPath(sr.st.InputPath, input)
-	if err != nil {
-		return nil, "", err
-	}
+func (e *execution) choice(sr *stateRun, v any) (any, string, *asl.Error) {
 	next := ""
 	for _, rule := range sr.st.Choices {
 		ok, cerr := rule.Eval(v)
@@ -245,11 +216,7 @@ func (e *execution) choice(sr *stateRun, input any) (any, string, *asl.Error) {
 	return out, next, err
 }
 
-func (e *execution) wait(th *thread, sr *stateRun, input any) (any, *asl.Error) {
-	v, err := selectPath(sr.st.InputPath, input)
-	if err != nil {
-		return nil, err
-	}
+func (e *execution) wait(th *thread, sr *stateRun, v any) (any, *asl.Error) {
 	until, werr := sr.st.WaitUntil(v)
 	if werr != nil {
 		return nil, asErr(werr)
@@ -288,7 +255,6 @@ func (e *execution) withRetry(th *thread, sr *stateRun, input any, attempt func(
 			return nil, err
 		}
 		counts[i]++
-		sr.retryCount++
 		if e.sleepUntil(th, e.s.clock.Now().Add(sr.st.Retry[i].Delay(int(counts[i])))) {
 			return nil, errAborted
 		}

@@ -1,16 +1,15 @@
 package sfnlocal
 
 import (
-	"github.com/google/uuid"
-
 	"sort"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/sfnlocal/asl"
 )
 
-// stateMachine is a created state machine. Executions keep the definition they started
-// with; UpdateStateMachine changes it for later executions only.
+// stateMachine is a created state machine. It lives as long as the Server: sfnlocal
+// implements neither UpdateStateMachine nor DeleteStateMachine (nothing of ours calls
+// them; the local stack creates the machine once per run).
 type stateMachine struct {
 	arn        string
 	name       string
@@ -18,11 +17,8 @@ type stateMachine struct {
 	parsed     *asl.Definition
 	roleArn    string
 	created    time.Time
-	updated    time.Time
-	revisionID string
 	logging    *loggingConfiguration
 	tracing    *tracingConfiguration
-	deleting   bool
 }
 
 type loggingConfiguration struct {
@@ -137,7 +133,7 @@ func (s *Server) createStateMachine(in *createStateMachineInput) (any, error) {
 	defer s.mu.Unlock()
 	if sm, ok := s.machines[arn]; ok {
 		// Idempotent on name, definition, type, logging and tracing, as the service is.
-		if sm.definition == *in.Definition && !sm.deleting && sameJSON(sm.logging, logging) && sameJSON(sm.tracing, tracing) {
+		if sm.definition == *in.Definition && sameJSON(sm.logging, logging) && sameJSON(sm.tracing, tracing) {
 			return createStateMachineOutput{StateMachineArn: arn, CreationDate: epochSeconds(sm.created)}, nil
 		}
 		return nil, stateMachineAlreadyExists(arn)
@@ -166,113 +162,6 @@ func (s *Server) lookupMachine(arn string) (*stateMachine, *APIError) {
 	return sm, nil
 }
 
-type arnInput struct {
-	StateMachineArn *string `json:"stateMachineArn"`
-}
-
-type describeStateMachineOutput struct {
-	StateMachineArn      string                `json:"stateMachineArn"`
-	Name                 string                `json:"name"`
-	Status               string                `json:"status,omitempty"`
-	Definition           string                `json:"definition"`
-	RoleArn              string                `json:"roleArn"`
-	Type                 string                `json:"type,omitempty"`
-	CreationDate         *epochSeconds         `json:"creationDate,omitempty"`
-	UpdateDate           *epochSeconds         `json:"updateDate,omitempty"`
-	LoggingConfiguration *loggingConfiguration `json:"loggingConfiguration"`
-	TracingConfiguration *tracingConfiguration `json:"tracingConfiguration"`
-	RevisionID           string                `json:"revisionId,omitempty"`
-}
-
-func (s *Server) describeStateMachine(in *arnInput) (any, error) {
-	if in.StateMachineArn == nil {
-		return nil, notNull("stateMachineArn")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sm, err := s.lookupMachine(*in.StateMachineArn)
-	if err != nil {
-		return nil, err
-	}
-	created := epochSeconds(sm.created)
-	status := "ACTIVE"
-	if sm.deleting {
-		status = "DELETING"
-	}
-	return describeStateMachineOutput{
-		StateMachineArn: sm.arn, Name: sm.name, Status: status, Definition: sm.definition, RoleArn: sm.roleArn,
-		Type: "STANDARD", CreationDate: &created, LoggingConfiguration: sm.logging, TracingConfiguration: sm.tracing,
-		RevisionID: sm.revisionID,
-	}, nil
-}
-
-type updateStateMachineInput struct {
-	StateMachineArn      *string               `json:"stateMachineArn"`
-	Definition           *string               `json:"definition"`
-	RoleArn              *string               `json:"roleArn"`
-	LoggingConfiguration *loggingConfiguration `json:"loggingConfiguration"`
-	TracingConfiguration *tracingConfiguration `json:"tracingConfiguration"`
-	Publish              bool                  `json:"publish"`
-	VersionDescription   *string               `json:"versionDescription"`
-	EncryptionConfig     map[string]any        `json:"encryptionConfiguration"`
-}
-
-type updateStateMachineOutput struct {
-	UpdateDate epochSeconds `json:"updateDate"`
-	RevisionID string       `json:"revisionId,omitempty"`
-}
-
-func (s *Server) updateStateMachine(in *updateStateMachineInput) (any, error) {
-	if in.StateMachineArn == nil {
-		return nil, notNull("stateMachineArn")
-	}
-	if in.Definition == nil && in.RoleArn == nil && in.LoggingConfiguration == nil && in.TracingConfiguration == nil {
-		return nil, apiErr(errMissingRequiredParameter, "Either the definition, the role ARN, the LoggingConfiguration, or the TracingConfiguration must be specified")
-	}
-	if err := unsupportedVersioning(in.Publish, in.VersionDescription); err != nil {
-		return nil, err
-	}
-	var parsed *asl.Definition
-	if in.Definition != nil {
-		var err *APIError
-		if parsed, err = parseDefinition(*in.Definition); err != nil {
-			return nil, err
-		}
-	}
-	if in.RoleArn != nil {
-		if err := checkRole(*in.RoleArn); err != nil {
-			return nil, err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sm, err := s.lookupMachine(*in.StateMachineArn)
-	if err != nil {
-		return nil, err
-	}
-	if sm.deleting {
-		return nil, apiErr(errStateMachineDeleting, "State Machine Is Being Deleted: '%s'", sm.arn)
-	}
-	changed := false
-	if in.Definition != nil && *in.Definition != sm.definition {
-		sm.definition, sm.parsed, changed = *in.Definition, parsed, true
-	}
-	if in.RoleArn != nil && *in.RoleArn != sm.roleArn {
-		sm.roleArn, changed = *in.RoleArn, true
-	}
-	if in.LoggingConfiguration != nil && !sameJSON(in.LoggingConfiguration, sm.logging) {
-		sm.logging, changed = in.LoggingConfiguration, true
-	}
-	if in.TracingConfiguration != nil && !sameJSON(in.TracingConfiguration, sm.tracing) {
-		sm.tracing, changed = in.TracingConfiguration, true
-	}
-	if changed || sm.revisionID == "" {
-		sm.revisionID = uuid.NewString()
-	}
-	sm.updated = s.clock.Now()
-	return updateStateMachineOutput{UpdateDate: epochSeconds(sm.updated), RevisionID: sm.revisionID}, nil
-}
-
 type listInput struct {
 	MaxResults int32   `json:"maxResults"`
 	NextToken  *string `json:"nextToken"`
@@ -294,9 +183,7 @@ func (s *Server) listStateMachines(in *listInput) (any, error) {
 	s.mu.Lock()
 	items := make([]stateMachineListItem, 0, len(s.machines))
 	for _, sm := range s.machines {
-		if !sm.deleting {
-			items = append(items, stateMachineListItem{StateMachineArn: sm.arn, Name: sm.name, Type: "STANDARD", CreationDate: epochSeconds(sm.created)})
-		}
+		items = append(items, stateMachineListItem{StateMachineArn: sm.arn, Name: sm.name, Type: "STANDARD", CreationDate: epochSeconds(sm.created)})
 	}
 	s.mu.Unlock()
 	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
@@ -305,38 +192,4 @@ func (s *Server) listStateMachines(in *listInput) (any, error) {
 		return nil, err
 	}
 	return listStateMachinesOutput{StateMachines: page, NextToken: next}, nil
-}
-
-func (s *Server) deleteStateMachine(in *arnInput) (any, error) {
-	if in.StateMachineArn == nil {
-		return nil, notNull("stateMachineArn")
-	}
-	if _, err := checkARN(*in.StateMachineArn, "stateMachine"); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sm, ok := s.machines[*in.StateMachineArn]
-	if !ok {
-		return struct{}{}, nil // deleting a missing machine succeeds, as on the service
-	}
-	sm.deleting = true
-	s.removeIfDeletedLocked(sm)
-	return struct{}{}, nil
-}
-
-// removeIfDeletedLocked forgets a deleted state machine once none of its executions
-// runs (s.mu held).
-func (s *Server) removeIfDeletedLocked(sm *stateMachine) {
-	if !sm.deleting {
-		return
-	}
-	for _, e := range s.executions {
-		if e.machineArn == sm.arn && e.currentStatus() == statusRunning {
-			return
-		}
-	}
-	if s.machines[sm.arn] == sm {
-		delete(s.machines, sm.arn)
-	}
 }

@@ -19,14 +19,12 @@ import (
 // the timeout counts from the moment the task is scheduled.
 func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Error) {
 	var deadline time.Time
-	if v, err := selectPath(sr.st.InputPath, rawInput); err == nil {
-		secs, ok, terr := sr.st.TimeoutSeconds(v)
-		if terr != nil {
-			return nil, asErr(terr)
-		}
-		if ok {
-			deadline = e.s.clock.Now().Add(time.Duration(secs) * time.Second)
-		}
+	secs, ok, terr := sr.st.TimeoutSeconds(rawInput)
+	if terr != nil {
+		return nil, asErr(terr)
+	}
+	if ok {
+		deadline = e.s.clock.Now().Add(time.Duration(secs) * time.Second)
 	}
 	var tok *taskToken
 	if sr.st.Resource.Kind == asl.ResourceLambdaInvokeWaitForTaskToken {
@@ -37,7 +35,7 @@ func (e *execution) task(th *thread, sr *stateRun, rawInput any) (any, *asl.Erro
 	if tok != nil {
 		token = tok.token
 	}
-	params, err := e.effectiveInput(sr, rawInput, token)
+	params, err := e.effectiveInput(rawInput, sr, token)
 	if err != nil {
 		return nil, err
 	}
@@ -105,12 +103,12 @@ func (e *execution) functionNotFound(function string) *asl.Error {
 		"Function not found: %s (Service: AWSLambda; Status Code: 404; Error Code: ResourceNotFoundException; Request ID: %s; Proxy: null)", arn, uuid.NewString()))
 }
 
-// invokeRequest is the lambda:invoke Parameters.
+// invokeRequest is the lambda:invoke Parameters: FunctionName and Payload
+// (the checker refuses the others).
 type invokeRequest struct {
-	function       string
-	payload        []byte
-	invocationType string
-	version        string
+	function string
+	payload  []byte
+	version  string
 }
 
 func parseInvokeRequest(params any) (*invokeRequest, *asl.Error) {
@@ -121,7 +119,7 @@ func parseInvokeRequest(params any) (*invokeRequest, *asl.Error) {
 	if !ok {
 		return nil, bad("Parameters")
 	}
-	req := &invokeRequest{payload: []byte("{}"), invocationType: "RequestResponse", version: "$LATEST"}
+	req := &invokeRequest{payload: []byte("{}"), version: "$LATEST"}
 	name, ok := m["FunctionName"].(string)
 	if !ok || name == "" {
 		return nil, bad("FunctionName")
@@ -130,27 +128,8 @@ func parseInvokeRequest(params any) (*invokeRequest, *asl.Error) {
 	if _, q := functionName(name); q != "" && isVersion(q) {
 		req.version = q
 	}
-	if q, present := m["Qualifier"]; present {
-		qs, ok := q.(string)
-		if !ok {
-			return nil, bad("Qualifier")
-		}
-		req.function = name + ":" + qs
-		if isVersion(qs) {
-			req.version = qs
-		}
-	}
 	if p, present := m["Payload"]; present {
 		req.payload = []byte(asl.Encode(p))
-	}
-	if it, present := m["InvocationType"]; present {
-		s, _ := it.(string)
-		switch s {
-		case "RequestResponse", "Event", "DryRun":
-			req.invocationType = s
-		default:
-			return nil, bad("InvocationType")
-		}
 	}
 	return req, nil
 }
@@ -206,34 +185,22 @@ func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken, deadlin
 		th.emit("TaskFailed", "taskFailedEventDetails", d)
 		return nil, err
 	}
-	var response map[string]any
-	switch req.invocationType {
-	case "DryRun":
-		response = e.invokeResponse(req, 204, "")
-	case "Event":
-		if _, ok := e.s.lambdas.lookup(req.function); !ok {
-			return failed(e.functionNotFound(req.function))
-		}
-		go e.invokeAsync(req)
-		response = e.invokeResponse(req, 202, "")
-	default:
-		inv := e.invoke(th, req.function, req.payload)
-		switch {
-		case inv.aborted:
-			return nil, errAborted
-		case inv.notFound:
-			return failed(e.functionNotFound(req.function))
-		case inv.ferr != nil:
-			return failed(functionFailure(inv.ferr))
-		case len(inv.output) > maxPayload:
-			return failed(dataLimit("lambda"))
-		}
-		payload, derr := asl.Decode(inv.output)
-		if derr != nil {
-			payload = string(inv.output)
-		}
-		response = e.invokeResponse(req, 200, payload)
+	inv := e.invoke(th, req.function, req.payload)
+	switch {
+	case inv.aborted:
+		return nil, errAborted
+	case inv.notFound:
+		return failed(e.functionNotFound(req.function))
+	case inv.ferr != nil:
+		return failed(functionFailure(inv.ferr))
+	case len(inv.output) > maxPayload:
+		return failed(dataLimit("lambda"))
 	}
+	payload, derr := asl.Decode(inv.output)
+	if derr != nil {
+		payload = string(inv.output)
+	}
+	response := e.invokeResponse(req, 200, payload)
 	if tok == nil {
 		out := asl.Encode(response)
 		th.emit("TaskSucceeded", "taskSucceededEventDetails", taskOutputDetails{ResourceType: "lambda", Resource: resource, Output: &out, OutputDetails: notTruncated})
@@ -260,13 +227,4 @@ func (e *execution) lambdaInvoke(th *thread, params any, tok *taskToken, deadlin
 	th.emit("TaskSucceeded", "taskSucceededEventDetails", taskOutputDetails{ResourceType: "lambda", Resource: resource, Output: &res.output, OutputDetails: notTruncated})
 	out, _ := asl.Decode([]byte(res.output))
 	return out, nil
-}
-
-// invokeAsync serves an InvocationType Event call: the result is dropped.
-func (e *execution) invokeAsync(req *invokeRequest) {
-	h, ok := e.s.lambdas.lookup(req.function)
-	if !ok {
-		return
-	}
-	invokeHandler(context.Background(), h, uuid.NewString(), e.s.lambdaARN(req.function), req.payload)
 }

@@ -49,12 +49,16 @@ func js(s string) string { return strconv.Quote(s) }
 
 // liveRollout is a version rollout in its second wave: one target in
 // progress (downloading), two in their health wait, one failed, the
-// third wave waiting behind an approval. The health wait is 30 s; a-3
-// entered verifying 27 s before the test began, a-2 at its start.
+// third wave waiting behind an approval. The health wait is 30 s; a-2
+// entered verifying when the test began; a-3 22 s before the page first
+// read the targets, so that it has 8 s left when the page first shows it.
+// a-3 is anchored at that first read, not at the stub's start: on a loaded
+// machine the browser may take seconds to start, and a countdown anchored
+// before it would already be over when the page first shows it.
 func liveRollout(s *stub, status string) {
 	id := "r-live"
 	start := s.start
-	verified := map[string]time.Time{"a-2": start, "a-3": start.Add(-27 * time.Second)}
+	verified := map[string]time.Time{"a-2": start}
 	s.rollouts[id] = func(now time.Time) map[string]any {
 		return map[string]any{"id": id, "fleet": "edge", "kind": "version", "status": status, "statusReason": "",
 			"origin": "ui", "createdBy": "Dana Operator", "createdByActor": operatorActor, "requestReason": "CVE-2026-1234 is fixed in 0.162.0",
@@ -71,6 +75,9 @@ func liveRollout(s *stub, status string) {
 			"targetCounts": counts("succeeded", 1, "in_progress", 1, "verifying", 2, "failed", 1, "pending", 3), "ackedFailures": []any{}}
 	}
 	s.targets[id] = func(now time.Time) []map[string]any {
+		if _, ok := verified["a-3"]; !ok {
+			verified["a-3"] = now.Add(-a3Verifying)
+		}
 		target := func(agent string, wave int, status string) map[string]any {
 			t := map[string]any{"rolloutId": id, "agentId": agent, "displayName": "edge-" + agent, "wave": wave, "status": status, "attempt": 1,
 				"fromRef": "0.161.0", "toRef": "0.162.0"}
@@ -93,6 +100,11 @@ func liveRollout(s *stub, status string) {
 			failed, target("a-5", 2, "pending"), target("a-6", 2, "pending"), target("a-7", 2, "pending")}
 	}
 }
+
+// a3Verifying is how long a-3 has verified when the page first reads the
+// targets: 8 s of its 30 s health wait are left, enough for the page to
+// show "Ns left" before "finishing…" on a loaded machine.
+const a3Verifying = 22 * time.Second
 
 // statusOf is a target status a test may change (tests hold s.mu when the
 // stub calls it).

@@ -294,4 +294,7 @@ type RolloutSummary struct {
 	ToRef     string         `json:"toRef"`
 	CreatedBy string         `json:"createdBy,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
+	// Progress is the rollout's "passed/total" stages; empty when its
+	// policy splits no wave.
+	Progress string `json:"progress,omitempty"`
 }

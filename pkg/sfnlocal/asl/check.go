@@ -90,6 +90,8 @@ func (c *checker) unimplemented(loc, state, format string, args ...any) {
 // sfnlocal does not implement (Pass, Parallel, Map, with Distributed Map's) never get
 // here: the type is refused first.
 var unsupportedFields = map[string]string{
+	"InputPath":            "",
+	"JitterStrategy":       "",
 	"Assign":               "workflow variables",
 	"Arguments":            "JSONata",
 	"Output":               "JSONata",
@@ -238,7 +240,7 @@ func (c *checker) path(m map[string]any, key, loc, state string) (*Path, bool) {
 	return p, true
 }
 
-// pathField reads InputPath, OutputPath or ResultPath, which may be null. ResultPath
+// pathField reads OutputPath or ResultPath, which may be null. ResultPath
 // (write) writes into the input, never into the context object.
 func (c *checker) pathField(m map[string]any, key, loc, state string, write bool) PathField {
 	v, ok := m[key]

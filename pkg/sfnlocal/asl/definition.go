@@ -26,7 +26,6 @@ type State struct {
 	Next string
 	End  bool
 
-	InputPath  PathField
 	OutputPath PathField
 	ResultPath PathField
 	Parameters *Template
@@ -53,14 +52,14 @@ type State struct {
 	Cause *string
 }
 
-// PathField is InputPath, OutputPath or ResultPath as written: absent (the
+// PathField is OutputPath or ResultPath as written: absent (the
 // default "$"), null, or a path.
 type PathField struct {
 	Null bool
 	Path *Path
 }
 
-// Select applies InputPath or OutputPath semantics: absent keeps the value, null gives
+// Select applies OutputPath semantics: absent keeps the value, null gives
 // {}, a path selects from the value (a missing node is a *PathError).
 func (f PathField) Select(v any) (any, error) {
 	switch {

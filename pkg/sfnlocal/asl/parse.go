@@ -17,10 +17,10 @@ const (
 // stateFields are the fields sfnlocal implements, by state type: what statemachines/
 // uses. Other fields of the service are refused by name (unsupportedFields).
 var stateFields = map[string]map[string]bool{
-	TypeTask:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Retry", "Catch", "Resource", "TimeoutSecondsPath"),
-	TypeChoice:  set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath", "Choices", "Default"),
-	TypeWait:    set("Type", "Comment", "QueryLanguage", "Next", "End", "InputPath", "OutputPath", "TimestampPath"),
-	TypeSucceed: set("Type", "Comment", "QueryLanguage", "InputPath", "OutputPath"),
+	TypeTask:    set("Type", "Comment", "QueryLanguage", "Next", "End", "OutputPath", "ResultPath", "Parameters", "Retry", "Catch", "Resource", "TimeoutSecondsPath"),
+	TypeChoice:  set("Type", "Comment", "QueryLanguage", "OutputPath", "Choices", "Default"),
+	TypeWait:    set("Type", "Comment", "QueryLanguage", "Next", "End", "OutputPath", "TimestampPath"),
+	TypeSucceed: set("Type", "Comment", "QueryLanguage", "OutputPath"),
 	TypeFail:    set("Type", "Comment", "QueryLanguage", "Error", "Cause"),
 }
 
@@ -129,8 +129,8 @@ func (c *checker) transitions(startAt string, states map[string]*State, raw map[
 			terminal = true
 		}
 	}
-	if len(states) < len(raw) {
-		return // a refused state hides transitions: reachability and ends are unknown
+	if len(states) < len(raw) || refusedRule(states) {
+		return // a refused state or rule hides transitions: reachability and ends are unknown
 	}
 	seen := map[string]bool{}
 	queue := []string{startAt}
@@ -164,6 +164,19 @@ func (c *checker) transitions(startAt string, states map[string]*State, raw map[
 	}
 }
 
+// refusedRule reports whether a Choice rule of some state was refused (or invalid),
+// so that its Next is unknown.
+func refusedRule(states map[string]*State) bool {
+	for _, st := range states {
+		for _, r := range st.Choices {
+			if r == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (c *checker) state(name string, v any, loc string) *State {
 	if len(name) == 0 || len([]rune(name)) > maxStateName {
 		c.fail(loc, codeSchema, "State names must be 1 to %d characters long", maxStateName)
@@ -190,7 +203,6 @@ func (c *checker) state(name string, v any, loc string) *State {
 	c.fields(m, loc, name, fields)
 	c.queryLanguage(m, loc, name)
 	c.transition(st, m, loc, fields["End"])
-	st.InputPath = c.pathField(m, "InputPath", loc, name, false)
 	st.OutputPath = c.pathField(m, "OutputPath", loc, name, false)
 	st.ResultPath = c.pathField(m, "ResultPath", loc, name, true)
 	st.Parameters = c.template(m, "Parameters", loc, name)
@@ -247,7 +259,7 @@ func (c *checker) retriers(m map[string]any, loc, state string) []Retrier {
 			c.fail(at, codeSchema, "A Retrier must be an OBJECT")
 			continue
 		}
-		c.fields(rm, at, state, set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment"))
+		c.fields(rm, at, state, set("ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "Comment"))
 		r := Retrier{IntervalSeconds: 1, MaxAttempts: 3, BackoffRate: 2.0}
 		r.ErrorEquals = c.errorNames(rm, at)
 		if n, ok := c.integer(rm, "IntervalSeconds", at, 1, maxSeconds); ok {
@@ -260,15 +272,6 @@ func (c *checker) retriers(m map[string]any, loc, state string) []Retrier {
 			r.BackoffRate = f
 		}
 		r.MaxDelaySeconds, _ = c.integer(rm, "MaxDelaySeconds", at, 1, maxDelaySecond)
-		if js, ok := c.str(rm, "JitterStrategy", at); ok {
-			switch js {
-			case "NONE":
-			case "FULL":
-				c.unimplemented(at+"/JitterStrategy", state, "JitterStrategy 'FULL' is not implemented by sfnlocal (use NONE)")
-			default:
-				c.fail(at+"/JitterStrategy", codeSchema, "The field 'JitterStrategy' should have one of these values: [FULL, NONE]")
-			}
-		}
 		if contains(r.ErrorEquals, ErrorAll) && i != len(arr)-1 {
 			c.fail(at+"/ErrorEquals", codeSchema, "A Retrier with 'States.ALL' must be the last Retrier")
 		}
@@ -336,8 +339,8 @@ func (c *checker) task(st *State, m map[string]any, loc string) {
 	}
 }
 
-// TimeoutSeconds resolves a Task's TimeoutSecondsPath from its effective
-// input (after InputPath): a positive integer of seconds. ok is false when
+// TimeoutSeconds resolves a Task's TimeoutSecondsPath from its input: a
+// positive integer of seconds. ok is false when
 // the state has no TimeoutSecondsPath.
 func (st *State) TimeoutSeconds(input any) (secs int64, ok bool, err error) {
 	if st.TimeoutSecondsPath == nil {
@@ -383,8 +386,13 @@ func (c *checker) resource(arn, loc, state string) Resource {
 	return Resource{}
 }
 
-// lambdaInvokeFields are the Invoke request fields that lambda:invoke accepts.
-var lambdaInvokeFields = set("FunctionName", "Payload", "Qualifier", "InvocationType", "ClientContext", "LogType")
+// lambdaInvokeFields are the Invoke request fields that sfnlocal implements: what
+// statemachines/ passes. The service's others are refused by name.
+var lambdaInvokeFields = set("FunctionName", "Payload")
+
+// serviceInvokeFields are the Invoke request fields of the service that sfnlocal
+// refuses: our state machines call the function's unqualified name synchronously.
+var serviceInvokeFields = set("Qualifier", "InvocationType", "ClientContext", "LogType")
 
 func (c *checker) lambdaParameters(st *State, m map[string]any, loc string) {
 	params, ok := m["Parameters"].(map[string]any)
@@ -399,7 +407,10 @@ func (c *checker) lambdaParameters(st *State, m map[string]any, loc string) {
 	hasName := false
 	for _, k := range sortedKeys(params) {
 		name := strings.TrimSuffix(k, ".$")
-		if !lambdaInvokeFields[name] {
+		switch {
+		case serviceInvokeFields[name]:
+			c.unimplemented(loc+"/Parameters/"+k, st.Name, "lambda:invoke parameter '%s' is not implemented by sfnlocal (it implements FunctionName and Payload)", k)
+		case !lambdaInvokeFields[name]:
 			c.fail(loc+"/Parameters", codeSchema, "The field '%s' is not supported by Step Functions", k)
 		}
 		hasName = hasName || name == "FunctionName"
@@ -422,7 +433,7 @@ func (c *checker) choice(st *State, m map[string]any, loc string) {
 		return
 	}
 	for i, v := range arr {
-		st.Choices = append(st.Choices, c.parseChoiceRule(v, fmt.Sprintf("%s/Choices/%d", loc, i), st.Name, true))
+		st.Choices = append(st.Choices, c.parseChoiceRule(v, fmt.Sprintf("%s/Choices/%d", loc, i), st.Name))
 	}
 }
 

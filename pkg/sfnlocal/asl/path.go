@@ -4,17 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
 // Path is a Reference Path of the States Language: "$" (the state's input) or "$$" (the
-// context object) followed by names and array indexes:
+// context object) followed by names in dot notation:
 //
-//	$.a.b   $['a b']["c"]   $.list[0]   $$.Execution.Id   $$.Task.Token
+//	$.a.b   $$.Execution.Id   $$.Task.Token
 //
 // That is all our state machines use. The rest of the JsonPath syntax that the service
-// accepts in InputPath, OutputPath and Parameters (wildcards, recursive descent, unions,
+// accepts (bracket notation and array indexes, wildcards, recursive descent, unions,
 // slices, negative indexes, filters) is refused when a definition is created, with an
 // *UnimplementedError naming it, so that a definition never meets a path that this
 // endpoint would evaluate differently from the service.
@@ -24,11 +23,9 @@ type Path struct {
 	segs    []segment
 }
 
-// segment is a name (".a", "['a']") or an index ("[0]").
+// segment is a name (".a").
 type segment struct {
-	name    string
-	index   int
-	isIndex bool
+	name string
 }
 
 // UnimplementedError is a feature of the States Language that sfnlocal refuses rather
@@ -46,7 +43,7 @@ func (e *UnimplementedError) Error() string {
 
 // unimplementedPath names the path syntax that the service accepts and sfnlocal does not.
 func unimplementedPath(feature string) error {
-	return &UnimplementedError{Feature: "JSONPath " + feature, Hint: "it implements names and indexes: $.a.b, $['a'], $.a[0]"}
+	return &UnimplementedError{Feature: "JSONPath " + feature, Hint: "it implements names in dot notation: $.a.b"}
 }
 
 // ParsePath parses a Reference Path.
@@ -106,18 +103,6 @@ func (p *Path) Get(root any) (any, error) {
 	done := "$"
 	for i, s := range p.segs {
 		last := i == len(p.segs)-1
-		if s.isIndex {
-			arr, ok := cur.([]any)
-			if !ok {
-				return nil, &PathError{fmt.Sprintf("Expected to find an array with index [%d] in path %s but found '%s'", s.index, done, typeName(cur))}
-			}
-			done += "[" + strconv.Itoa(s.index) + "]"
-			if s.index >= len(arr) {
-				return nil, &PathError{"Index out of bounds when evaluating path " + done}
-			}
-			cur = arr[s.index]
-			continue
-		}
 		obj, ok := cur.(map[string]any)
 		if !ok {
 			return nil, &PathError{fmt.Sprintf("Expected to find an object with property ['%s'] in path %s but found '%s'", s.name, done, typeName(cur))}
@@ -137,8 +122,8 @@ func (p *Path) Get(root any) (any, error) {
 
 // Set returns root with the node at the path replaced by value, for ResultPath: missing
 // objects along the path are created, nodes along the path are copied (root itself is
-// not modified), and a path through a value that is not an object (or an array index
-// out of range) is a States.ResultPathMatchFailure.
+// not modified), and a path through a value that is not an object is a
+// States.ResultPathMatchFailure.
 func (p *Path) Set(root, value any) (any, error) {
 	if p.context {
 		return nil, fmt.Errorf("path %s cannot be written", p.src)
@@ -154,28 +139,12 @@ func setIn(node any, segs []segment, value any, src string) (any, error) {
 	fail := func() (any, error) {
 		return nil, NewError(ErrorResultPathMatchFailure, fmt.Sprintf("Unable to apply ReferencePath %s to input %s", src, Encode(node)))
 	}
-	if s.isIndex {
-		arr, ok := node.([]any)
-		if !ok || s.index >= len(arr) {
-			return fail()
-		}
-		v, err := setIn(arr[s.index], segs[1:], value, src)
-		if err != nil {
-			return nil, err
-		}
-		out := append([]any(nil), arr...)
-		out[s.index] = v
-		return out, nil
-	}
 	obj, ok := node.(map[string]any)
 	if !ok {
 		return fail()
 	}
 	child, exists := obj[s.name]
 	if !exists {
-		if len(segs) > 1 && segs[1].isIndex {
-			return fail()
-		}
 		child = map[string]any{}
 	}
 	v, err := setIn(child, segs[1:], value, src)
@@ -217,69 +186,26 @@ func parseDot(s string, i int) (segment, int, error) {
 	return segment{name: s[i:j]}, j, nil
 }
 
+// parseBracket refuses bracket notation: our state machines use names in dot
+// notation only. The JsonPath features that need brackets are named.
 func parseBracket(s string, i int) (segment, int, error) {
-	if i >= len(s) {
-		return segment{}, i, fmt.Errorf("unclosed '['")
-	}
-	var seg segment
-	switch c := s[i]; {
-	case c == '\'' || c == '"':
-		name, j, err := readQuoted(s, i)
-		if err != nil {
-			return segment{}, j, err
-		}
-		seg, i = segment{name: name}, j
-	case c >= '0' && c <= '9':
-		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		n, err := strconv.Atoi(s[i:j])
-		if err != nil || j-i > 9 {
-			return segment{}, i, fmt.Errorf("index too large at position %d", i)
-		}
-		seg, i = segment{index: n, isIndex: true}, j
-	case c == '*':
-		return segment{}, i, unimplementedPath("wildcards ('.*', '[*]')")
-	case c == '?':
-		return segment{}, i, unimplementedPath("filters ('[?(...)]')")
-	case c == '-':
-		return segment{}, i, unimplementedPath("negative indexes ('[-1]')")
-	case c == ':':
-		return segment{}, i, unimplementedPath("slices ('[1:3]')")
-	default:
-		return segment{}, i, fmt.Errorf("unexpected character %q in brackets at position %d", c, i)
+	inner := s[i:]
+	if j := strings.IndexByte(inner, ']'); j >= 0 {
+		inner = inner[:j]
 	}
 	switch {
-	case i < len(s) && s[i] == ']':
-		return seg, i + 1, nil
-	case i < len(s) && s[i] == ',':
-		return segment{}, i, unimplementedPath("unions ('[0,2]', \"['a','b']\")")
-	case i < len(s) && s[i] == ':':
+	case strings.HasPrefix(inner, "*"):
+		return segment{}, i, unimplementedPath("wildcards ('.*', '[*]')")
+	case strings.HasPrefix(inner, "?"):
+		return segment{}, i, unimplementedPath("filters ('[?(...)]')")
+	case strings.HasPrefix(inner, "-"):
+		return segment{}, i, unimplementedPath("negative indexes ('[-1]')")
+	case strings.Contains(inner, ":"):
 		return segment{}, i, unimplementedPath("slices ('[1:3]')")
+	case strings.Contains(inner, ","):
+		return segment{}, i, unimplementedPath("unions ('[0,2]', \"['a','b']\")")
 	}
-	return segment{}, i, fmt.Errorf("expected ']' at position %d", i)
-}
-
-// readQuoted reads a quoted name starting at s[i] (the quote) with \ escapes.
-func readQuoted(s string, i int) (string, int, error) {
-	q := s[i]
-	var b strings.Builder
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			if j+1 >= len(s) {
-				return "", j, fmt.Errorf("unterminated escape")
-			}
-			j++
-			b.WriteByte(s[j])
-		case q:
-			return b.String(), j + 1, nil
-		default:
-			b.WriteByte(s[j])
-		}
-	}
-	return "", len(s), fmt.Errorf("unterminated quoted name")
+	return segment{}, i, unimplementedPath("bracket notation and array indexes (\"$['a b']\", '$.a[0]')")
 }
 
 func sortedKeys(m map[string]any) []string {

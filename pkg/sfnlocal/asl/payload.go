@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Template is a compiled Payload Template (Parameters): a JSON value in which a field
-// whose name ends in ".$", at any depth (also inside arrays), takes its value from a
-// Path or a context-object path ($$), and loses the ".$" suffix. Intrinsic functions
-// (States.Format, ...) are refused: no definition of ours calls one.
+// Template is a compiled Payload Template (Parameters): a JSON object in which a field
+// whose name ends in ".$", at any depth of nested objects, takes its value from a Path
+// or one of the context-object paths our state machines read ($$.Execution.Id,
+// $$.Task.Token), and loses the ".$" suffix. Intrinsic functions (States.Format, ...),
+// arrays and other context fields are refused: no definition of ours uses them.
 type Template struct{ root tnode }
 
 type tnodeKind int
@@ -17,9 +18,11 @@ type tnodeKind int
 const (
 	tConstant tnodeKind = iota
 	tObject
-	tArray
 	tPath
 )
+
+// contextPaths are the context-object paths sfnlocal implements.
+var contextPaths = set("$$.Execution.Id", "$$.Task.Token")
 
 type tnode struct {
 	kind   tnodeKind
@@ -44,7 +47,7 @@ func (e *TemplateError) Error() string { return e.Msg }
 
 // CompileTemplate checks and compiles a payload template.
 func CompileTemplate(v any) (*Template, error) {
-	n, err := compileNode(v)
+	n, err := compileNode("", v)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +61,8 @@ func (t *Template) UsesTaskToken() bool { return t.root.usesTaskToken() }
 func (n *tnode) usesTaskToken() bool {
 	switch n.kind {
 	case tPath:
-		return n.path.IsContext() && strings.HasPrefix(n.path.String(), "$$.Task.Token")
-	case tObject, tArray:
+		return n.path.String() == "$$.Task.Token"
+	case tObject:
 		for i := range n.nodes {
 			if n.nodes[i].usesTaskToken() {
 				return true
@@ -69,8 +72,12 @@ func (n *tnode) usesTaskToken() bool {
 	return false
 }
 
-func compileNode(v any) (tnode, error) {
+// compileNode compiles the value of field (the template itself for "").
+func compileNode(field string, v any) (tnode, error) {
 	switch x := v.(type) {
+	case []any:
+		ue := &UnimplementedError{Feature: "an array in a payload template"}
+		return tnode{}, &TemplateError{Field: field, Msg: ue.Error(), Unimplemented: ue}
 	case map[string]any:
 		n := tnode{kind: tObject}
 		dynamic := false
@@ -82,7 +89,7 @@ func compileNode(v any) (tnode, error) {
 				name = strings.TrimSuffix(k, ".$")
 				child, err = compileDynamic(k, x[k])
 			} else {
-				child, err = compileNode(x[k])
+				child, err = compileNode(k, x[k])
 			}
 			if err != nil {
 				return tnode{}, err
@@ -92,23 +99,6 @@ func compileNode(v any) (tnode, error) {
 			}
 			n.keys = append(n.keys, name)
 			n.field = append(n.field, k)
-			n.nodes = append(n.nodes, child)
-		}
-		if !dynamic {
-			return tnode{kind: tConstant, value: x}, nil
-		}
-		return n, nil
-	case []any:
-		n := tnode{kind: tArray}
-		dynamic := false
-		for _, e := range x {
-			child, err := compileNode(e)
-			if err != nil {
-				return tnode{}, err
-			}
-			if child.kind != tConstant {
-				dynamic = true
-			}
 			n.nodes = append(n.nodes, child)
 		}
 		if !dynamic {
@@ -146,6 +136,10 @@ func compileDynamic(field string, v any) (tnode, error) {
 	if err != nil {
 		return bad(err.Error())
 	}
+	if p.IsContext() && !contextPaths[s] {
+		ue := &UnimplementedError{Feature: "the context object path " + s, Hint: "it implements $$.Execution.Id and $$.Task.Token"}
+		return tnode{}, &TemplateError{Field: field, Msg: ue.Error(), Unimplemented: ue}
+	}
 	return tnode{kind: tPath, path: p, source: field}, nil
 }
 
@@ -167,16 +161,6 @@ func (n *tnode) eval(input, context any) (any, error) {
 				return nil, err
 			}
 			out[n.keys[i]] = v
-		}
-		return out, nil
-	case tArray:
-		out := make([]any, len(n.nodes))
-		for i := range n.nodes {
-			v, err := n.nodes[i].eval(input, context)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
 		}
 		return out, nil
 	case tPath:
