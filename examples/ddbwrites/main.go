@@ -6,7 +6,8 @@
 // counter (what the store's agent writes do: read, then a write guarded by
 // the counter it read), over an HTTP client that keeps as many idle
 // connections as there are writes in flight, and once more over the SDK's
-// default client (10 idle connections per host).
+// default client (10 idle connections per host), and once in transactions
+// of 100 conditional updates.
 //
 // Run it with `make ddbwrites`, which starts DynamoDB Local around it; it
 // refuses to run without AWS_ENDPOINT_URL_DYNAMODB.
@@ -91,6 +92,27 @@ func main() {
 			fmt.Printf("%-12d %-22s %10.0f %12.1f %12.2f\n", c, name, float64(*n)/total.Seconds(),
 				float64(busy.Load())/float64(*n)/1e6, total.Seconds())
 		}
+		// The same writes in transactions of 100 conditional updates (what
+		// the store's updateAgents does), c/8 transactions in flight (at least 1).
+		db, tx := client(cfg, c), max(c/8, 1)
+		chunks := (*n + 99) / 100
+		start := time.Now()
+		check(forEach(chunks, tx, func(k int) error {
+			var items []types.TransactWriteItem
+			for i := k * 100; i < min((k+1)*100, *n); i++ {
+				items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &table,
+					Key:                       map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key(i)}},
+					UpdateExpression:          aws.String("SET #v = :next, desiredHash = :h"),
+					ConditionExpression:       aws.String("#v = :v"),
+					ExpressionAttributeNames:  map[string]string{"#v": "v"},
+					ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(version), ":next": num(version + 1), ":h": &types.AttributeValueMemberS{Value: "h" + strconv.FormatInt(version, 10)}}}})
+			}
+			_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+			return err
+		}))
+		total := time.Since(start)
+		version++
+		fmt.Printf("%-12s %-22s %10.0f %12s %12.2f\n", fmt.Sprintf("%d tx", tx), "transactions of 100", float64(*n)/total.Seconds(), "", total.Seconds())
 	}
 }
 
