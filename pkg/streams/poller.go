@@ -149,9 +149,8 @@ func lostPosition(err error) bool {
 	return errors.As(err, &trimmed) || errors.As(err, &expired)
 }
 
-// readLimit is the records of one GetRecords call, DynamoDB's maximum
-// (1,000) being more than a handler wants at once.
-const readLimit = 100
+// readLimit is the most records of one GetRecords call, DynamoDB's maximum.
+const readLimit = 1000
 
 // DefaultMaxBatch is the records a Poller hands over at most in one batch.
 const DefaultMaxBatch = 1000
