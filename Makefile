@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign screenshot
+.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -137,3 +137,14 @@ screenshot:
 # agents connecting to the local stack at once (p50/p95 in ms).
 bench-assign:
 	$(WITH_DYNAMODB) $(GO) test -run '^$$' -bench AssignmentLatency -benchtime 1x ./pkg/stack
+
+# bench-wave: a configuration rollout whose one wave starts 1,000 simulated
+# agents at once (maxConcurrent 0): decision → agent received, APPLIED report
+# → target verifying, p50/p95/max in ms (docs/scale.md). About two minutes.
+bench-wave:
+	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(WITH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 10m ./pkg/stack
+
+# ddbwrites: conditional single-item writes per second that DynamoDB Local
+# sustains at 1 to 128 in flight (examples/ddbwrites, docs/scale.md).
+ddbwrites:
+	$(WITH_DYNAMODB) $(GO) run ./examples/ddbwrites -n 2000 -concurrency 8,1,8,32,64,128

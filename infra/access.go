@@ -21,8 +21,10 @@ package main
 //     item when the rollout ends (rollouts), and a Put of each of its events
 //     (events: the outbox).
 //   - SetDesiredHash and SetAgentTargetVersions are a strongly consistent
-//     BatchGetItem of the agents, then a conditional PutItem per changed
-//     agent, with a GetItem again after a lost race; SetPackageOffer,
+//     BatchGetItem of the agents, then transactions of a conditional Put per
+//     changed agent (up to 100 each), and after a lost race a conditional
+//     PutItem per agent of that transaction, with a GetItem again after a
+//     lost race of its own: PutItem either way; SetPackageOffer,
 //     AssignAgent, AckPush, MarkOffline and RecordAgent a GetItem and a
 //     conditional PutItem of one agent.
 //   - LoadRollout is a GetItem of the rollout and a Query of its targets.

@@ -23,18 +23,31 @@ import (
 // the planner and the engine's next pass catch up on what was skipped.
 const streamRetries = 10
 
+// agentEventBatch is the most agent changes of one agent-event invocation.
+// The local stack's poller hands over up to 1,000 (streams.DefaultMaxBatch);
+// here half of it, since an invocation's payload is at most 6 MB and a
+// change carries the old and the new image of an agent item (a few KB each
+// in Lambda's JSON).
+const agentEventBatch = 500
+
 // connectAgentEvents feeds every change of an agent item to the
 // agent-event function within about a second (no batching window), newest
 // changes only (a new deployment does not replay the table's history).
 func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
 	return connectStream(scope, "AgentEventsFailed", fns[fnAgentEvent], ts[tables.Agents.Name], awslambdaeventsources.DynamoEventSourceProps{
+		// A backlog in one invocation: each batch is one evaluation pass of
+		// the fleet's rollout (reading every target and its agent), so a
+		// wave of 1,000 agents reporting at once is two passes, not ten.
+		// Without a batching window a quiet stream still delivers a single
+		// change at once.
+		BatchSize:        jsii.Number(agentEventBatch),
 		StartingPosition: awslambda.StartingPosition_LATEST,
 		RetryAttempts:    jsii.Number(streamRetries),
 	})
 }
 
 // connectStream has fn read table's stream as props say, with what every
-// stream consumer here shares: batches of up to 100, a failed batch halved
+// stream consumer here shares: batches of up to 100 unless props say, a failed batch halved
 // to find the record that fails, the function reporting the first record
 // it did not handle, and the records given up on recorded in a dead-letter
 // queue (dlqID, kept 14 days), which it returns.
@@ -43,7 +56,9 @@ func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Functi
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 	})
-	props.BatchSize = jsii.Number(100)
+	if props.BatchSize == nil {
+		props.BatchSize = jsii.Number(100)
+	}
 	props.BisectBatchOnError = jsii.Bool(true)
 	props.ReportBatchItemFailures = jsii.Bool(true)
 	props.OnFailure = awslambdaeventsources.NewSqsDlq(dlq)

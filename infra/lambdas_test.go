@@ -122,6 +122,7 @@ func TestAgentEvent_ReadsTheAgentsStream(t *testing.T) {
 			"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{agentsID, "StreamArn"}},
 			"FunctionName":          map[string]any{"Ref": fnID},
 			"StartingPosition":      "LATEST",
+			"BatchSize":             500, // a wave's reports in two passes
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 			"DestinationConfig":     assertions.Match_ObjectLike(&map[string]any{"OnFailure": assertions.Match_AnyValue()}),
 		})

@@ -29,15 +29,25 @@ type Change struct {
 }
 
 // Matters reports whether a change can move a target. Heartbeats move only
-// lastSeen, which the engine does not read to decide; everything else (a
-// report, a connection, a new fleet, a desired state) may.
+// lastSeen, which the engine does not read to decide. Nor does it read what
+// the agent is asked to run (desiredHash, targetVersion, packageOffer):
+// those are written by the passes' own orders and the planner, and a pass
+// for them would only reread the rollout (a wave of 1,000 targets writes
+// 1,000 desired hashes, ten stream batches, ten passes of 2,000 items that
+// change nothing). Everything else (a report, a connection, a new fleet)
+// may move a target.
 func Matters(c Change) bool {
 	if c.Old == nil || c.New == nil {
 		return true
 	}
-	a, b := *c.Old, *c.New
-	a.LastSeen, b.LastSeen = time.Time{}, time.Time{}
-	return !reflect.DeepEqual(a, b)
+	return !reflect.DeepEqual(decisive(*c.Old), decisive(*c.New))
+}
+
+// decisive is the agent without the fields no engine decision reads.
+func decisive(a agent.Agent) agent.Agent {
+	a.LastSeen = time.Time{}
+	a.DesiredHash, a.TargetVersion, a.PackageOffer = "", "", ""
+	return a
 }
 
 // Rollouts names the active rollout of a fleet and kind ("" for none).

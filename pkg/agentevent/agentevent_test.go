@@ -31,6 +31,12 @@ func TestMatters(t *testing.T) {
 		{"new version", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" }, true},
 		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
 		{"moved fleet", func(a *agent.Agent) { a.Fleet = "core" }, true},
+		{"a pass set its desired hash", func(a *agent.Agent) { a.DesiredHash = "h2" }, false},
+		{"the planner set its target version", func(a *agent.Agent) { a.TargetVersion = "0.162.0" }, false},
+		{"the updater executor offered a package", func(a *agent.Agent) { a.PackageOffer = "0.162.0" }, false},
+		{"desired hash and an APPLIED report together", func(a *agent.Agent) {
+			a.DesiredHash, a.RemoteConfig.Status = "h2", agent.ConfigApplied
+		}, true},
 	}
 	for _, c := range cases {
 		old, nw := base(), base()

@@ -2,6 +2,7 @@ package agentevent_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,57 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 		Change: events.DynamoDBStreamRecord{NewImage: map[string]events.DynamoDBAttributeValue{"id": events.NewStringAttribute("a8")}}}}}
 	if _, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, bad); err == nil {
 		t.Fatal("an item that does not decode must fail the batch, not become a zero agent")
+	}
+}
+
+// TestPoller_HandlesABacklogInOneBatch: 250 agent reports written while the
+// handler is busy are handed over as one batch (one pass of the fleet's
+// rollout), not as three batches of 100 with a pass each, the way a wave of
+// agents reporting at once reaches the engine.
+func TestPoller_HandlesABacklogInOneBatch(t *testing.T) {
+	st, names := storetest.NewWithTables(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var sizes []int
+	total := 0
+	hold := make(chan struct{})
+	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+		Name: "agent stream", Interval: 20 * time.Millisecond, Handler: func(_ context.Context, recs []streams.Record) error {
+			<-hold // the first batch waits until the backlog is written
+			mu.Lock()
+			defer mu.Unlock()
+			sizes = append(sizes, len(recs))
+			total += len(recs)
+			return nil
+		}}
+	ready := make(chan struct{})
+	p.Ready = ready
+	go func() { _ = p.Run(ctx) }()
+	<-ready
+	const n = 251
+	for i := 0; i < n; i++ {
+		a := agent.Agent{ID: fmt.Sprintf("a%03d", i), Fleet: "edge", Online: true, LastSeen: t0}
+		if err := st.RecordAgent(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(hold)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		done := total >= n
+		mu.Unlock()
+		if done {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if total != n || len(sizes) > 2 {
+		t.Fatalf("batches of %v records, want the %d reports in at most two batches (the first may be read before the rest was written)", sizes, n)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -130,4 +131,40 @@ func startsIn(res Result) int {
 		}
 	}
 	return n
+}
+
+// TestProperty_IgnoresWhatAgentsAreAsked: a pass decides the same whatever
+// the agents are asked to run (desiredHash, targetVersion, packageOffer),
+// which the passes' own orders and the planner write. The agent-event path
+// relies on it (agentevent.Matters): a change of only those fields sets off
+// no pass.
+func TestProperty_IgnoresWhatAgentsAreAsked(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		kind := rapid.SampledFrom([]policy.Kind{policy.KindConfig, policy.KindVersion}).Draw(rt, "kind")
+		maxc := rapid.IntRange(0, 4).Draw(rt, "maxConcurrent")
+		s := snap(kind, func(s *policy.Spec) { s.MaxConcurrent = &maxc })
+		n := rapid.IntRange(1, 8).Draw(rt, "agents")
+		var ids []string
+		for i := 0; i < n; i++ {
+			ids = append(ids, fmt.Sprintf("a%d", i))
+		}
+		f := newFixture(t, kind, s, ids)
+		refs := []string{"", "h-old", "h-new", "0.161.0", "0.162.0"}
+		for step, steps := 0, rapid.IntRange(1, 30).Draw(rt, "steps"); step < steps; step++ {
+			perturb(rt, f)
+			asked := make(map[string]agent.Agent, len(f.agents))
+			for id, a := range f.agents {
+				a.DesiredHash = rapid.SampledFrom(refs).Draw(rt, "desiredHash")
+				a.TargetVersion = rapid.SampledFrom(refs).Draw(rt, "targetVersion")
+				a.PackageOffer = rapid.SampledFrom(refs).Draw(rt, "packageOffer")
+				asked[id] = a
+			}
+			res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now})
+			other := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: asked, Now: f.now})
+			if !reflect.DeepEqual(res, other) {
+				rt.Fatalf("the pass depends on what the agents are asked to run:\n%+v\n%+v", res, other)
+			}
+			f.store(res)
+		}
+	})
 }

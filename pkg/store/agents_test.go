@@ -341,3 +341,49 @@ func TestPing(t *testing.T) {
 		t.Fatalf("ping without tables: %v, want an error naming the table", err)
 	}
 }
+
+// A write of many agents goes in transactions of 100; when one agent of a
+// chunk changed after the batch read (here: a report written from inside
+// the first call of change, between the read and the write), the chunk
+// stores nothing and is written again agent by agent, so that both the
+// report and the change are kept, and the other chunks are stored as well.
+func TestAgents_UpdateAgentsChunkLosesARace(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	var ids []string
+	for i := 0; i < 250; i++ {
+		id := fmt.Sprintf("a%03d", i)
+		ids = append(ids, id)
+		seed(t, s, agentOf(id, "edge"))
+	}
+	raced := false
+	s.ResetUsage()
+	must(t, s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
+		if r.ID == "a117" && !raced {
+			raced = true
+			a := agentOf("a117", "edge")
+			a.Attributes = map[string]string{"host.name": "a117", "report": "late"}
+			must(t, s.RecordAgent(ctx, a))
+		}
+		r.DesiredHash = "h1"
+		return true
+	}))
+	if !raced {
+		t.Fatal("the race was not staged")
+	}
+	byID, err := s.AgentsByID(ctx, ids)
+	must(t, err)
+	for _, id := range ids {
+		if byID[id].DesiredHash != "h1" {
+			t.Fatalf("agent %s desired %q, want h1", id, byID[id].DesiredHash)
+		}
+	}
+	if got := byID["a117"].Attributes["report"]; got != "late" {
+		t.Fatalf("the report written during the update was lost: attributes %v", byID["a117"].Attributes)
+	}
+	// Two transactions stored 150, the chunk of a117 (which stored nothing)
+	// 100 one by one, and the report: 251 written.
+	if u := s.Usage(); u.ItemsWritten != 251 {
+		t.Fatalf("usage %s, want 251 items written", u)
+	}
+}

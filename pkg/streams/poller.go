@@ -40,7 +40,10 @@ type Poller struct {
 	Handler   Handler
 	Name      string        // for the logs, e.g. "agent stream"
 	Interval  time.Duration // between empty reads; default 200ms
-	Log       *slog.Logger
+	// MaxBatch bounds the records of one batch [DefaultMaxBatch]: a backlog
+	// is read up to it before it is handed over.
+	MaxBatch int
+	Log      *slog.Logger
 	// Ready, if set, is closed once the shards are positioned: changes made
 	// afterwards are delivered.
 	Ready chan<- struct{}
@@ -146,32 +149,56 @@ func lostPosition(err error) bool {
 	return errors.As(err, &trimmed) || errors.As(err, &expired)
 }
 
-// poll reads one batch and hands it over; on a failure the iterator stays,
-// so the same batch is read again.
+// readLimit is the most records of one GetRecords call, DynamoDB's maximum.
+const readLimit = 1000
+
+// DefaultMaxBatch is the records a Poller hands over at most in one batch.
+const DefaultMaxBatch = 1000
+
+// poll reads what the shard holds, up to the batch size, and hands it over
+// in one batch; on a failure the iterator stays, so the same records are
+// read again. A backlog is read whole before it is handled, as Lambda's
+// event source mapping does with a batch size above 100: the handler of the
+// agents' stream runs one evaluation pass per batch, and a wave of 1,000
+// agents reporting at once is then one or two passes instead of ten.
 func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
-	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it, Limit: aws.Int32(100)})
-	if err != nil {
-		return it, 0, err
+	maxBatch := p.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
 	}
-	recs := make([]Record, 0, len(out.Records))
-	for _, r := range out.Records {
-		oldImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
+	var recs []Record
+	next := it
+	for next != nil && len(recs) < maxBatch {
+		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next, Limit: aws.Int32(int32(min(readLimit, maxBatch-len(recs))))})
 		if err != nil {
-			return it, 0, fmt.Errorf("old image: %w", err)
+			if len(recs) == 0 {
+				return it, 0, err
+			}
+			break // hand over what was read; the rest is read again from next
 		}
-		newImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
-		if err != nil {
-			return it, 0, fmt.Errorf("new image: %w", err)
+		for _, r := range out.Records {
+			oldImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.OldImage)
+			if err != nil {
+				return it, 0, fmt.Errorf("old image: %w", err)
+			}
+			newImg, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.NewImage)
+			if err != nil {
+				return it, 0, fmt.Errorf("new image: %w", err)
+			}
+			recs = append(recs, Record{EventName: string(r.EventName), SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
+				Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
 		}
-		recs = append(recs, Record{EventName: string(r.EventName), SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
-			Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
+		next = out.NextShardIterator
+		if len(out.Records) == 0 {
+			break // caught up
+		}
 	}
 	if len(recs) > 0 {
 		if err := p.Handler(ctx, recs); err != nil {
 			return it, 0, err
 		}
 	}
-	return out.NextShardIterator, len(recs), nil
+	return next, len(recs), nil
 }
 
 func nonEmpty(m map[string]types.AttributeValue) map[string]types.AttributeValue {
