@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -19,10 +20,13 @@ type session struct {
 	uid         []byte
 	conn        types.Connection // nil over plain HTTP: pushes ride on responses
 	connectedAt time.Time
+	// heardNanos is the Unix time in nanoseconds of the last message:
+	// silence is judged in memory, never written. Atomic so that the sweep
+	// reads it without taking mu.
+	heardNanos atomic.Int64
 
 	mu            sync.Mutex
 	view          agent.Agent // reported facts as last translated, desired state as last read
-	heard         time.Time   // the last message: silence is judged in memory, never written
 	gen           uint64      // changes of view that are to be stored
 	storedGen     uint64      // the last of them stored
 	stored        any         // the store's version of what was last read or written
@@ -33,6 +37,15 @@ type session struct {
 	heartbeatSent bool
 	sentHash      string // configuration sent on this session
 	sentOffer     string // package offer sent on this session
+}
+
+// heard records a message at now.
+func (s *session) heard(now time.Time) { s.heardNanos.Store(now.UnixNano()) }
+
+// silentAt reports whether the session was not heard from for longer than
+// timeout as of now.
+func (s *session) silentAt(now time.Time, timeout time.Duration) bool {
+	return now.UnixNano()-s.heardNanos.Load() > int64(timeout)
 }
 
 // takePush decides what to send now and marks it sent; under s.mu.
@@ -80,7 +93,8 @@ func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Co
 		stored = agent.Agent{ID: id}
 	}
 	now := g.now()
-	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, heard: now, view: stored, stored: version}
+	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, view: stored, stored: version}
+	s.heard(now)
 	g.sessions.put(s)
 	return s, nil
 }
@@ -100,7 +114,7 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 	}
 	bye := msg.GetAgentDisconnect() != nil
 	next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
-	s.heard = now
+	s.heard(now)
 	if !sameFacts(s.view, next) {
 		next.LastSeen, wrote = now, true
 	}
