@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -106,23 +107,22 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 		g.log.Warn("dropped an oversized OpAMP message", "bytes", n, "limit", g.cfg.MaxMessageBytes)
 		return errorResponse(msg, fmt.Errorf("message of %d bytes exceeds %d", n, g.cfg.MaxMessageBytes))
 	}
-	id, err := InstanceID(msg.GetInstanceUid())
-	if err != nil {
+	s, fresh, err := l.session(ctx, msg.GetInstanceUid())
+	if errors.Is(err, ErrMalformed) {
 		g.log.Warn("dropped a malformed OpAMP message", "error", err)
 		return errorResponse(msg, err)
 	}
-	s, fresh, err := l.session(ctx, id, msg.GetInstanceUid())
 	if err != nil {
 		level := slog.LevelWarn
 		if errors.Is(err, errBusy) {
 			level = slog.LevelDebug // backpressure: the agent tries again
 		}
-		g.log.Log(ctx, level, "read agent", "agent", id, "error", err)
+		g.log.Log(ctx, level, "read agent", "error", err)
 		return unavailable(msg, g.cfg.Heartbeat)
 	}
 	resp, wrote, push, err := g.report(s, msg, fresh)
 	if err != nil {
-		g.log.Warn("dropped a malformed OpAMP message", "agent", id, "error", err)
+		g.log.Warn("dropped a malformed OpAMP message", "agent", s.id, "error", err)
 		return errorResponse(msg, err)
 	}
 	if wrote {
@@ -140,13 +140,20 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 }
 
 // session finds or opens the session of the message's agent; fresh is true
-// for a session opened by this message.
-func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, fresh bool, err error) {
-	if l.s != nil {
-		if l.s.id != id {
-			return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
-		}
+// for a session opened by this message. The connection's own session is
+// recognized by its instance uid's bytes, so that a heartbeat builds no id;
+// an error wraps ErrMalformed for a uid that is no agent id or not this
+// connection's.
+func (l *link) session(ctx context.Context, uid []byte) (s *session, fresh bool, err error) {
+	if l.s != nil && bytes.Equal(l.s.uid, uid) {
 		return l.s, false, nil
+	}
+	id, err := InstanceID(uid)
+	if err != nil {
+		return nil, false, err
+	}
+	if l.s != nil {
+		return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
 	}
 	if l.plainHTTP {
 		if s := l.g.sessions.get(id); s != nil && s.conn == nil {
@@ -154,10 +161,16 @@ func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, 
 			return s, false, nil
 		}
 		l.s, err = l.g.open(ctx, id, uid, nil)
-		return l.s, err == nil, err
+		if err != nil {
+			return nil, false, fmt.Errorf("agent %s: %w", id, err)
+		}
+		return l.s, true, nil
 	}
 	l.s, err = l.g.open(ctx, id, uid, l.conn)
-	return l.s, err == nil, err
+	if err != nil {
+		return nil, false, fmt.Errorf("agent %s: %w", id, err)
+	}
+	return l.s, true, nil
 }
 
 // closed ends a WebSocket session. The agent is marked offline unless the

@@ -198,6 +198,9 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 3},
 		{"same description", 1 * time.Second, msg(withVersion("1.0")), 3},
 		{"new version", 1 * time.Second, msg(withVersion("1.1")), 4},
+		{"capabilities in a heartbeat", 30 * time.Second, msg(withCapabilities(5)), 5}, // a heartbeat that changes a fact writes
+		{"heartbeat with the same capabilities", 30 * time.Second, msg(withCapabilities(5)), 5},
+		{"heartbeat without capabilities", 30 * time.Second, msg(), 5}, // 0: not sent, unchanged
 	}
 	for _, s := range steps {
 		h.clock.advance(s.advance)

@@ -108,19 +108,21 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 	now := g.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next, err := Translate(s.view, msg, now, g.cfg.PackageName)
-	if err != nil {
-		return nil, false, push, err
-	}
 	bye := msg.GetAgentDisconnect() != nil
-	next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
 	s.heard(now)
-	if !sameFacts(s.view, next) {
-		next.LastSeen, wrote = now, true
-	}
-	s.view = next
-	if wrote {
-		g.queueLocked(s)
+	if fresh || !g.changesNothing(s, msg) {
+		next, err := Translate(s.view, msg, now, g.cfg.PackageName)
+		if err != nil {
+			return nil, false, push, err
+		}
+		next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
+		if !sameFacts(s.view, next) {
+			next.LastSeen, wrote = now, true
+		}
+		s.view = next
+		if wrote {
+			g.queueLocked(s)
+		}
 	}
 	if msg.GetCapabilities() != 0 {
 		s.capabilities = msg.GetCapabilities()
@@ -138,6 +140,20 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 		push[0], push[1] = s.takePush()
 	}
 	return resp, wrote, push, nil
+}
+
+// changesNothing reports whether msg is a heartbeat that Translate and the
+// connection facts would leave the view as it is: no field that Translate
+// folds in, the capabilities unchanged, and the view already online on this
+// connection of this task. Most messages of an idle fleet are such
+// heartbeats; they skip Translate's copies of the view and the comparison
+// of every fact. Under s.mu.
+func (g *Gateway) changesNothing(s *session, msg *protobufs.AgentToServer) bool {
+	c := msg.GetCapabilities()
+	return msg.GetAgentDescription() == nil && msg.GetHealth() == nil && msg.GetRemoteConfigStatus() == nil &&
+		msg.GetPackageStatuses() == nil && msg.GetAgentDisconnect() == nil &&
+		(c == 0 || c == s.view.Capabilities) &&
+		s.view.Online && s.view.ConnectedAt.Equal(s.connectedAt) && s.view.Task == g.cfg.Task
 }
 
 // markOffline queues the write that the session's agent went offline, unless
