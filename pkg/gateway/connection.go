@@ -52,20 +52,31 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // the store calls (AWS SDK) above all, grow a stack to tens of KiB. On a
 // handler goroutine (handlers) that growth stays off the 10,000 idle
 // connections.
-func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
-	l.g.handlers.run(func() { resp = l.handle(ctx, msg) })
-	return resp
+func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	return l.g.handlers.run(ctx, l, msg)
 }
 
 // handlers are long-lived goroutines that run message handlers, so that a
 // heartbeat neither starts a goroutine nor grows a fresh stack; when all are
 // busy (a connect storm, writes waiting for DynamoDB), a message gets a
-// goroutine of its own instead of waiting for one.
-type handlers struct{ jobs chan handlerJob }
+// goroutine of its own instead of waiting for one. Jobs are pooled: a
+// heartbeat allocates neither a closure nor a channel to hand itself over.
+type handlers struct {
+	jobs chan *handlerJob
+	pool *sync.Pool
+}
 
 type handlerJob struct {
-	fn   func()
-	done chan struct{}
+	ctx  context.Context
+	l    *link
+	msg  *protobufs.AgentToServer
+	resp *protobufs.ServerToAgent
+	done chan struct{} // buffered: one value when resp is set
+}
+
+func (j *handlerJob) do() {
+	j.resp = j.l.handle(j.ctx, j.msg)
+	j.done <- struct{}{}
 }
 
 // handlerCount is how many handlers wait for messages: a few per core is
@@ -73,29 +84,32 @@ type handlerJob struct {
 const handlerCount = 16
 
 func newHandlers() handlers {
-	h := handlers{jobs: make(chan handlerJob)}
+	h := handlers{jobs: make(chan *handlerJob), pool: &sync.Pool{New: func() any {
+		return &handlerJob{done: make(chan struct{}, 1)}
+	}}}
 	for range handlerCount {
 		go func() {
 			for j := range h.jobs {
-				j.fn()
-				close(j.done)
+				j.do()
 			}
 		}()
 	}
 	return h
 }
 
-func (h handlers) run(fn func()) {
-	j := handlerJob{fn: fn, done: make(chan struct{})}
+func (h handlers) run(ctx context.Context, l *link, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	j := h.pool.Get().(*handlerJob)
+	j.ctx, j.l, j.msg = ctx, l, msg
 	select {
 	case h.jobs <- j:
 	default:
-		go func() {
-			fn()
-			close(j.done)
-		}()
+		go j.do()
 	}
 	<-j.done
+	resp := j.resp
+	*j = handlerJob{done: j.done}
+	h.pool.Put(j)
+	return resp
 }
 
 // handle handles one AgentToServer. Whatever it cannot use is dropped with
