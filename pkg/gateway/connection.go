@@ -51,8 +51,14 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // GC halves an idle stack at most once per cycle); handling a message, and
 // the store calls (AWS SDK) above all, grow a stack to tens of KiB. On a
 // handler goroutine (handlers) that growth stays off the 10,000 idle
-// connections.
+// connections. An idle heartbeat (answerIdle), most messages of a fleet,
+// needs neither: it is answered here.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {
+		if resp, ok := l.g.answerIdle(s, msg); ok {
+			return resp
+		}
+	}
 	return l.g.handlers.run(ctx, l, msg)
 }
 

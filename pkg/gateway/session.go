@@ -156,6 +156,31 @@ func (g *Gateway) changesNothing(s *session, msg *protobufs.AgentToServer) bool 
 		s.view.Online && s.view.ConnectedAt.Equal(s.connectedAt) && s.view.Task == g.cfg.Task
 }
 
+// answerIdle answers, in place of report and the rest of handle, a
+// heartbeat of an open session that changes nothing (changesNothing) and
+// gets nothing back but the plain answer: no heartbeat offer due and no
+// configuration or package offer pending. ok is false for any other
+// message. It takes no store call and grows no stack, so the connection's
+// goroutine runs it itself: handing an idle heartbeat to a handler
+// goroutine cost more (a wake-up of a parked goroutine, often of a thread)
+// than handling it.
+func (g *Gateway) answerIdle(s *session, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent, ok bool) {
+	now := g.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	caps := s.capabilities
+	if c := msg.GetCapabilities(); c != 0 {
+		caps = c
+	}
+	if !g.changesNothing(s, msg) || (!s.heartbeatSent && caps != 0) ||
+		wantsConfig(s.view, s.sentHash) || wantsOffer(s.view, s.sentOffer) {
+		return nil, false
+	}
+	s.heard(now)
+	s.capabilities = caps
+	return &protobufs.ServerToAgent{InstanceUid: s.uid, Capabilities: serverCapabilities}, true
+}
+
 // markOffline queues the write that the session's agent went offline, unless
 // the view says so already, and waits for it up to WriteWait.
 func (g *Gateway) markOffline(s *session, reason string) {
