@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
@@ -69,11 +70,12 @@ const (
 )
 
 // tableAccess is what one principal may do with one table: Actions on the
-// table itself (Query among them queries the table's own key), and Query
-// on each of QueryIndexes.
+// table itself (Query among them queries the table's own key), Query on
+// each of QueryIndexes, and Scan on each of ScanIndexes.
 type tableAccess struct {
 	Actions      []dynamoAction
 	QueryIndexes []string
+	ScanIndexes  []string
 }
 
 // on is shorthand for a tableAccess without index queries.
@@ -191,11 +193,12 @@ var functionTables = map[string]map[string]tableAccess{
 // gatewayTables is what the gateway's task may do: GetAgent, LoadAgent,
 // SaveAgent, DisconnectAgent and AckPush (a GetItem and a conditional
 // PutItem of one agent; SaveAgent and DisconnectAgent read only after a
-// lost race), LaggingAgents (Query of lagging); ConfigByHash (the
+// lost race), LaggingAgents (Scan of the sparse index lagging: one request
+// per poll while it is empty); ConfigByHash (the
 // configuration or its manifest, then a Query of its chunks); RenewLease
 // and EndLease (a conditional PutItem of its lease; it never reads leases).
 var gatewayTables = map[string]tableAccess{
-	tables.Agents.Name:   {Actions: []dynamoAction{getItem, putItem}, QueryIndexes: []string{tables.IndexLagging}},
+	tables.Agents.Name:   {Actions: []dynamoAction{getItem, putItem}, ScanIndexes: []string{tables.IndexLagging}},
 	tables.Objects.Name:  on(getItem, query),
 	tables.Gateways.Name: on(putItem),
 }
@@ -218,20 +221,27 @@ func grantTables(ts Tables, want map[string]tableAccess, grantee awsiam.IGrantab
 				Resources: &[]*string{t.TableArn()},
 			}))
 		}
-		if len(a.QueryIndexes) > 0 {
-			var arns []*string
-			for _, ix := range a.QueryIndexes {
-				if !hasIndex(name, ix) {
-					panic(fmt.Sprintf("Query of index %s of table %s, which pkg/store/tables does not define", ix, name))
-				}
-				arns = append(arns, jsii.String(*t.TableArn()+"/index/"+ix))
-			}
-			grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions:   dynamoActions([]dynamoAction{query}),
-				Resources: &arns,
-			}))
-		}
+		grantOnIndexes(t, name, query, a.QueryIndexes, grantee)
+		grantOnIndexes(t, name, scan, a.ScanIndexes, grantee)
 	}
+}
+
+// grantOnIndexes lets grantee call action on the indexes of table t.
+func grantOnIndexes(t awsdynamodb.Table, table string, action dynamoAction, indexes []string, grantee awsiam.IGrantable) {
+	if len(indexes) == 0 {
+		return
+	}
+	var arns []*string
+	for _, ix := range indexes {
+		if !hasIndex(table, ix) {
+			panic(fmt.Sprintf("%s of index %s of table %s, which pkg/store/tables does not define", action, ix, table))
+		}
+		arns = append(arns, jsii.String(*t.TableArn()+"/index/"+ix))
+	}
+	grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   dynamoActions([]dynamoAction{action}),
+		Resources: &arns,
+	}))
 }
 
 // dynamoActions are the IAM names of actions, sorted.

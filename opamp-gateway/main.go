@@ -19,6 +19,7 @@
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
 //	-log-level         MYRIARCH_LOG_LEVEL              debug, info, warn or error [info]
+//	-debug-listen      MYRIARCH_GATEWAY_DEBUG_LISTEN   net/http/pprof under /debug/pprof/ [off]; loopback addresses only
 //
 // Agent tokens also come from MYRIARCH_AGENT_TOKENS (comma-separated); the
 // union of both sources is accepted, so a secret rotates by adding the new
@@ -28,6 +29,12 @@
 // loopback host it also keeps the SDK off the instance metadata endpoint,
 // with a region and dummy credentials unless the environment sets them
 // (store.AWSConfig).
+//
+// The debug listener is off unless -debug-listen names a loopback address
+// (127.0.0.1:6060, [::1]:6060, localhost:6060; any other is refused at
+// start): it has no authentication and profiles show what the process
+// holds. Reach it from the host or through a tunnel, for example
+// go tool pprof http://127.0.0.1:6060/debug/pprof/profile?seconds=60.
 //
 // GET /healthz answers 503 with a short reason while draining, and while
 // the store cannot be read with the gateway's credentials (one read of the
@@ -159,6 +166,9 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 		}
 	}()
 	go func() { failed <- health.Serve(healthLn) }()
+	if debug := serveDebug(o.debugListen, log); debug != nil {
+		defer debug.Close()
+	}
 	pollCtx, stopPolling := context.WithCancel(context.Background())
 	defer stopPolling()
 	go g.Run(pollCtx)

@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,13 @@ func TestParseOptions(t *testing.T) {
 		{"url without version", []string{"-download-url", "https://x/otelcol"}, base, "{version}"},
 		{"bad log level", []string{"-log-level", "loud"}, base, "log-level"},
 		{"unknown flag", []string{"-agent-token", "t"}, base, "not defined"}, // tokens are never flags
+		{"debug on loopback", []string{"-debug-listen", "127.0.0.1:6060"}, base, ""},
+		{"debug on IPv6 loopback", []string{"-debug-listen", "[::1]:6060"}, base, ""},
+		{"debug on localhost", nil, withEnv(base, "MYRIARCH_GATEWAY_DEBUG_LISTEN", "localhost:0"), ""},
+		{"debug on every interface", []string{"-debug-listen", ":6060"}, base, "loopback"}, // pprof has no authentication
+		{"debug on a public address", []string{"-debug-listen", "10.0.0.5:6060"}, base, "loopback"},
+		{"debug on a name", []string{"-debug-listen", "gateway.internal:6060"}, base, "loopback"},
+		{"debug without port", []string{"-debug-listen", "127.0.0.1"}, base, "debug-listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +72,27 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
 		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo {
 		t.Errorf("defaults %+v, %v", o, err)
+	}
+}
+
+func withEnv(env map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for ek, ev := range env {
+		out[ek] = ev
+	}
+	return out
+}
+
+// The debug listener serves pprof, and only when asked for.
+func TestServeDebug(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if srv := serveDebug("", log); srv != nil {
+		t.Fatal("a debug listener without -debug-listen")
+	}
+	rec := httptest.NewRecorder()
+	debugHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/goroutine?debug=1", nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "goroutine profile") {
+		t.Fatalf("GET /debug/pprof/goroutine: %d %.80q", rec.Code, rec.Body.String())
 	}
 }
 

@@ -25,6 +25,7 @@ const (
 // options are the gateway's settings from flags and the environment.
 type options struct {
 	listen, healthListen string
+	debugListen          string // pprof, loopback only; "" = off
 	tablePrefix          string
 	tokensEnv            string // MYRIARCH_AGENT_TOKENS, comma-separated
 	tokensFile           string
@@ -53,6 +54,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
 	fs.StringVar(&o.healthListen, "health-listen", env("MYRIARCH_GATEWAY_HEALTH_LISTEN", DefaultHealthListen), "health check address")
+	fs.StringVar(&o.debugListen, "debug-listen", env("MYRIARCH_GATEWAY_DEBUG_LISTEN", ""), "pprof address, loopback only (off when empty)")
 	fs.StringVar(&o.tablePrefix, "table-prefix", env("MYRIARCH_TABLE_PREFIX", ""), "DynamoDB table prefix")
 	fs.StringVar(&o.tokensFile, "tokens-file", env("MYRIARCH_AGENT_TOKENS_FILE", ""), "file of agent tokens, one a line")
 	fs.StringVar(&o.tlsCert, "tls-cert", env("MYRIARCH_GATEWAY_TLS_CERT", ""), "TLS certificate (PEM)")
@@ -79,6 +81,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
 		errs = append(errs, fmt.Errorf("-log-level %q: %w", level, err))
+	}
+	if err := checkDebugListen(o.debugListen); err != nil {
+		errs = append(errs, err)
 	}
 	if o.tablePrefix == "" {
 		errs = append(errs, errors.New("-table-prefix (MYRIARCH_TABLE_PREFIX) is required"))

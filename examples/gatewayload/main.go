@@ -49,17 +49,18 @@ import (
 const agentToken = "gatewayload-token"
 
 type options struct {
-	sizes        []int
-	heartbeat    time.Duration
-	window       time.Duration
-	settle       time.Duration
-	poll         time.Duration
-	wave         int
-	servers      []string
-	cpuProfile   string
-	memProfile   string
-	logDir       string
-	role, prefix string
+	sizes              []int
+	heartbeat          time.Duration
+	window             time.Duration
+	settle             time.Duration
+	poll               time.Duration
+	wave               int
+	servers            []string
+	cpuProfile         string
+	baselineCPUProfile string
+	memProfile         string
+	logDir             string
+	role, prefix       string
 }
 
 func main() {
@@ -91,6 +92,7 @@ func parseFlags() options {
 	flag.IntVar(&o.wave, "wave", 1000, "agents a configuration is pushed to after the idle measurement (0: none)")
 	flag.StringVar(&servers, "servers", "baseline,gateway", "servers to measure")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the gateway over the window of the largest size to this file")
+	flag.StringVar(&o.baselineCPUProfile, "baseline-cpuprofile", "", "write a CPU profile of the baseline over the window of the largest size to this file (to compare with -cpuprofile, taken the same way)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "write a heap profile of the gateway after connect of the largest size to this file")
 	flag.StringVar(&o.logDir, "logdir", "", "directory for the servers' stderr [a temporary one]")
 	flag.StringVar(&o.role, "role", "", "internal: run as the gateway or baseline server")
@@ -136,6 +138,9 @@ func run(o options) error {
 			prof := profiles{}
 			if role == "gateway" && n == largest {
 				prof = profiles{cpu: o.cpuProfile, mem: o.memProfile}
+			}
+			if role == "baseline" && n == largest {
+				prof = profiles{cpu: o.baselineCPUProfile}
 			}
 			r, err := measure(ctx, o, role, prefix, n, prof, st, raw)
 			if err != nil {

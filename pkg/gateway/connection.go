@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,21 +51,38 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // GC halves an idle stack at most once per cycle); handling a message, and
 // the store calls (AWS SDK) above all, grow a stack to tens of KiB. On a
 // handler goroutine (handlers) that growth stays off the 10,000 idle
-// connections.
-func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent) {
-	l.g.handlers.run(func() { resp = l.handle(ctx, msg) })
-	return resp
+// connections. An idle heartbeat (answerIdle), most messages of a fleet,
+// needs neither: it is answered here.
+func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {
+		if resp, ok := l.g.answerIdle(s, msg); ok {
+			return resp
+		}
+	}
+	return l.g.handlers.run(ctx, l, msg)
 }
 
 // handlers are long-lived goroutines that run message handlers, so that a
 // heartbeat neither starts a goroutine nor grows a fresh stack; when all are
 // busy (a connect storm, writes waiting for DynamoDB), a message gets a
-// goroutine of its own instead of waiting for one.
-type handlers struct{ jobs chan handlerJob }
+// goroutine of its own instead of waiting for one. Jobs are pooled: a
+// heartbeat allocates neither a closure nor a channel to hand itself over.
+type handlers struct {
+	jobs chan *handlerJob
+	pool *sync.Pool
+}
 
 type handlerJob struct {
-	fn   func()
-	done chan struct{}
+	ctx  context.Context
+	l    *link
+	msg  *protobufs.AgentToServer
+	resp *protobufs.ServerToAgent
+	done chan struct{} // buffered: one value when resp is set
+}
+
+func (j *handlerJob) do() {
+	j.resp = j.l.handle(j.ctx, j.msg)
+	j.done <- struct{}{}
 }
 
 // handlerCount is how many handlers wait for messages: a few per core is
@@ -72,29 +90,32 @@ type handlerJob struct {
 const handlerCount = 16
 
 func newHandlers() handlers {
-	h := handlers{jobs: make(chan handlerJob)}
+	h := handlers{jobs: make(chan *handlerJob), pool: &sync.Pool{New: func() any {
+		return &handlerJob{done: make(chan struct{}, 1)}
+	}}}
 	for range handlerCount {
 		go func() {
 			for j := range h.jobs {
-				j.fn()
-				close(j.done)
+				j.do()
 			}
 		}()
 	}
 	return h
 }
 
-func (h handlers) run(fn func()) {
-	j := handlerJob{fn: fn, done: make(chan struct{})}
+func (h handlers) run(ctx context.Context, l *link, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	j := h.pool.Get().(*handlerJob)
+	j.ctx, j.l, j.msg = ctx, l, msg
 	select {
 	case h.jobs <- j:
 	default:
-		go func() {
-			fn()
-			close(j.done)
-		}()
+		go j.do()
 	}
 	<-j.done
+	resp := j.resp
+	*j = handlerJob{done: j.done}
+	h.pool.Put(j)
+	return resp
 }
 
 // handle handles one AgentToServer. Whatever it cannot use is dropped with
@@ -106,23 +127,22 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 		g.log.Warn("dropped an oversized OpAMP message", "bytes", n, "limit", g.cfg.MaxMessageBytes)
 		return errorResponse(msg, fmt.Errorf("message of %d bytes exceeds %d", n, g.cfg.MaxMessageBytes))
 	}
-	id, err := InstanceID(msg.GetInstanceUid())
-	if err != nil {
+	s, fresh, err := l.session(ctx, msg.GetInstanceUid())
+	if errors.Is(err, ErrMalformed) {
 		g.log.Warn("dropped a malformed OpAMP message", "error", err)
 		return errorResponse(msg, err)
 	}
-	s, fresh, err := l.session(ctx, id, msg.GetInstanceUid())
 	if err != nil {
 		level := slog.LevelWarn
 		if errors.Is(err, errBusy) {
 			level = slog.LevelDebug // backpressure: the agent tries again
 		}
-		g.log.Log(ctx, level, "read agent", "agent", id, "error", err)
+		g.log.Log(ctx, level, "read agent", "error", err)
 		return unavailable(msg, g.cfg.Heartbeat)
 	}
 	resp, wrote, push, err := g.report(s, msg, fresh)
 	if err != nil {
-		g.log.Warn("dropped a malformed OpAMP message", "agent", id, "error", err)
+		g.log.Warn("dropped a malformed OpAMP message", "agent", s.id, "error", err)
 		return errorResponse(msg, err)
 	}
 	if wrote {
@@ -140,13 +160,20 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 }
 
 // session finds or opens the session of the message's agent; fresh is true
-// for a session opened by this message.
-func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, fresh bool, err error) {
-	if l.s != nil {
-		if l.s.id != id {
-			return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
-		}
+// for a session opened by this message. The connection's own session is
+// recognized by its instance uid's bytes, so that a heartbeat builds no id;
+// an error wraps ErrMalformed for a uid that is no agent id or not this
+// connection's.
+func (l *link) session(ctx context.Context, uid []byte) (s *session, fresh bool, err error) {
+	if l.s != nil && bytes.Equal(l.s.uid, uid) {
 		return l.s, false, nil
+	}
+	id, err := InstanceID(uid)
+	if err != nil {
+		return nil, false, err
+	}
+	if l.s != nil {
+		return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
 	}
 	if l.plainHTTP {
 		if s := l.g.sessions.get(id); s != nil && s.conn == nil {
@@ -154,10 +181,16 @@ func (l *link) session(ctx context.Context, id string, uid []byte) (s *session, 
 			return s, false, nil
 		}
 		l.s, err = l.g.open(ctx, id, uid, nil)
-		return l.s, err == nil, err
+		if err != nil {
+			return nil, false, fmt.Errorf("agent %s: %w", id, err)
+		}
+		return l.s, true, nil
 	}
 	l.s, err = l.g.open(ctx, id, uid, l.conn)
-	return l.s, err == nil, err
+	if err != nil {
+		return nil, false, fmt.Errorf("agent %s: %w", id, err)
+	}
+	return l.s, true, nil
 }
 
 // closed ends a WebSocket session. The agent is marked offline unless the

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"testing"
 	"unicode/utf8"
 
@@ -104,5 +107,30 @@ func BenchmarkTranslate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkHeartbeat measures what the gateway does with the heartbeat of
+// an agent it holds: the message handled on a handler goroutine, the
+// session found, nothing written, the answer built.
+func BenchmarkHeartbeat(b *testing.B) {
+	clk := &clock{now: t0}
+	g, err := New(Config{Now: clk.Now, Tokens: []string{"t"}, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}, newMemAgents(), memConfigs{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &link{g: g}
+	ctx := context.Background()
+	first := fullReport()
+	first.Capabilities = uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus)
+	if resp := l.message(ctx, nil, first); resp.GetErrorResponse() != nil {
+		b.Fatal(resp.GetErrorResponse())
+	}
+	beat := msg(func(m *protobufs.AgentToServer) { m.SequenceNum, m.Capabilities = 2, first.Capabilities })
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := l.message(ctx, nil, beat); resp.GetErrorResponse() != nil {
+			b.Fatal(resp.GetErrorResponse())
+		}
 	}
 }

@@ -12,7 +12,8 @@
 // connection, and readers count the agent online only while that lease is
 // alive (agent.Liveness), so that a task that dies leaves no agent online
 // for longer than the timeout. Silence is tracked in memory: a session not
-// heard from for the timeout is closed and written offline.
+// heard from for the timeout is closed and written offline by the next
+// sweep (every SweepEvery, a tenth of the timeout).
 //
 // From the wire to agent.Agent (Translate):
 //   - ID: the 16-byte instance UID in UUID form; other lengths are dropped.
@@ -279,12 +280,16 @@ func (r *registry) remove(s *session) {
 	}
 }
 
-func (r *registry) all() []*session {
+// silent returns the sessions not heard from for longer than timeout as of
+// now.
+func (r *registry) silent(now time.Time, timeout time.Duration) []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]*session, 0, len(r.byID))
+	var out []*session
 	for _, s := range r.byID {
-		out = append(out, s)
+		if s.silentAt(now, timeout) {
+			out = append(out, s)
+		}
 	}
 	return out
 }

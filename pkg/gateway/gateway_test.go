@@ -203,6 +203,9 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		{"same effective config", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 1"})), 5}, // reported again, unchanged
 		{"heartbeat", 30 * time.Second, msg(), 5},                                                        // absent: kept
 		{"effective config changed", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 2"})), 6},
+		{"capabilities in a heartbeat", 30 * time.Second, msg(withCapabilities(5)), 7}, // a heartbeat that changes a fact writes
+		{"heartbeat with the same capabilities", 30 * time.Second, msg(withCapabilities(5)), 7},
+		{"heartbeat without capabilities", 30 * time.Second, msg(), 7}, // 0: not sent, unchanged
 	}
 	for _, s := range steps {
 		h.clock.advance(s.advance)

@@ -87,3 +87,7 @@ func hl(healthy bool, status, lastError string, start int, children map[string]*
 func step(status string, start, statusAt int, lastError string) *protobufs.ComponentHealth {
 	return &protobufs.ComponentHealth{Status: status, StartTimeUnixNano: ns(start), StatusTimeUnixNano: ns(statusAt), LastError: lastError}
 }
+
+func withCapabilities(c uint64) func(*protobufs.AgentToServer) {
+	return func(m *protobufs.AgentToServer) { m.Capabilities = c }
+}

@@ -118,6 +118,36 @@ func TestGateway_SilentWebSocketAgentGoesOffline(t *testing.T) {
 	}
 }
 
+// An idle heartbeat, answered on the connection's goroutine, keeps the
+// agent from counting as silent; silence counts from the last one.
+func TestGateway_HeartbeatsKeepAnAgentOnline(t *testing.T) {
+	h := newHarness(t, newMemAgents())
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	w.send(msg(withVersion("1.0")))
+	for range 4 {
+		h.clock.advance(60 * time.Second)
+		if resp := w.send(msg()); resp.GetErrorResponse() != nil {
+			t.Fatal(resp.GetErrorResponse())
+		}
+		h.g.sweep()
+	}
+	h.clock.advance(90 * time.Second)
+	h.g.sweep()
+	if !h.agents.get(id1).Online || h.g.Len() != 1 {
+		t.Fatal("an agent that heartbeats was taken offline")
+	}
+	h.clock.advance(time.Second)
+	h.g.sweep()
+	h.eventually("the agent offline 91 s after its last heartbeat", func() bool { return !h.agents.get(id1).Online })
+	if got := h.agents.get(id1).LastSeen; !got.Equal(at(4*60 + 91)) {
+		t.Errorf("offline as of %v, want %v", got, at(4*60+91))
+	}
+	if got := h.agents.writeCount(); got != 2 {
+		t.Errorf("%d writes, want the connect and the offline only", got)
+	}
+}
+
 // slowAgents is a store that takes its time and fails now and then, and
 // counts how many calls run at once.
 type slowAgents struct {

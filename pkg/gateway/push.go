@@ -11,15 +11,17 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 )
 
-// Run renews the task's lease every RenewEvery and polls the lagging index
-// every PollInterval until ctx ends: the agents this task holds get their
-// pending pushes, sessions that fell silent are closed. It is how an engine decision reaches an agent within a
+// Run renews the task's lease every RenewEvery, polls the lagging index
+// every PollInterval (the agents this task holds get their pending pushes)
+// and closes the sessions that fell silent every SweepEvery, until ctx ends. It is how an engine decision reaches an agent within a
 // few seconds from whichever task holds it, without scanning the table.
 func (g *Gateway) Run(ctx context.Context) {
 	ticker := time.NewTicker(g.cfg.PollInterval)
 	defer ticker.Stop()
 	renew := time.NewTicker(g.RenewEvery())
 	defer renew.Stop()
+	sweep := time.NewTicker(g.SweepEvery())
+	defer sweep.Stop()
 	g.RenewLease(ctx)
 	for {
 		select {
@@ -29,6 +31,7 @@ func (g *Gateway) Run(ctx context.Context) {
 			g.RenewLease(ctx)
 		case <-ticker.C:
 			g.Poll(ctx)
+		case <-sweep.C:
 			g.sweep()
 		}
 	}
@@ -236,16 +239,12 @@ func (g *Gateway) remoteConfig(ctx context.Context, hash string) (*protobufs.Age
 // sweep ends the sessions not heard from for the liveness timeout
 // (Heartbeat × OfflineAfter, judged in memory: heartbeats are not written):
 // a WebSocket connection is closed, whose close callback writes the agent
-// offline; a plain HTTP session is ended and written offline here.
+// offline; a plain HTTP session is ended and written offline here. It reads
+// each session's last message time atomically under the registry's read
+// lock, neither copying the registry nor locking a session, and acts on the
+// silent ones after the lock is released.
 func (g *Gateway) sweep() {
-	now := g.now()
-	for _, s := range g.sessions.all() {
-		s.mu.Lock()
-		silent := now.Sub(s.heard) > g.timeout
-		s.mu.Unlock()
-		if !silent {
-			continue
-		}
+	for _, s := range g.sessions.silent(g.now(), g.timeout) {
 		if s.conn != nil {
 			g.log.Debug("agent fell silent: closing its connection", "agent", s.id)
 			_ = s.conn.Disconnect() // an error means it is closed already
@@ -256,6 +255,15 @@ func (g *Gateway) sweep() {
 		g.markOffline(s, "silent")
 	}
 }
+
+// SweepEvery is how often Run looks for silent sessions: a tenth of the
+// liveness timeout, so that a silent agent is closed at most 10 % late,
+// and never more often than the poll. With the defaults (Heartbeat 30 s ×
+// OfflineAfter 3 = 90 s, PollInterval 1 s): every 9 s, and a silent agent
+// goes offline between 90 s and 99 s after its last message. Each sweep
+// reads every session, so running it each second cost more CPU than
+// everything else an idle task does but the OpAMP reads and writes.
+func (g *Gateway) SweepEvery() time.Duration { return max(g.timeout/10, g.cfg.PollInterval) }
 
 type cachedConfig struct {
 	body        []byte

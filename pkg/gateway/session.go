@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -19,10 +20,13 @@ type session struct {
 	uid         []byte
 	conn        types.Connection // nil over plain HTTP: pushes ride on responses
 	connectedAt time.Time
+	// heardNanos is the Unix time in nanoseconds of the last message:
+	// silence is judged in memory, never written. Atomic so that the sweep
+	// reads it without taking mu.
+	heardNanos atomic.Int64
 
 	mu            sync.Mutex
 	view          agent.Agent // reported facts as last translated, desired state as last read
-	heard         time.Time   // the last message: silence is judged in memory, never written
 	gen           uint64      // changes of view that are to be stored
 	storedGen     uint64      // the last of them stored
 	stored        any         // the store's version of what was last read or written
@@ -33,6 +37,15 @@ type session struct {
 	heartbeatSent bool
 	sentHash      string // configuration sent on this session
 	sentOffer     string // package offer sent on this session
+}
+
+// heard records a message at now.
+func (s *session) heard(now time.Time) { s.heardNanos.Store(now.UnixNano()) }
+
+// silentAt reports whether the session was not heard from for longer than
+// timeout as of now.
+func (s *session) silentAt(now time.Time, timeout time.Duration) bool {
+	return now.UnixNano()-s.heardNanos.Load() > int64(timeout)
 }
 
 // takePush decides what to send now and marks it sent; under s.mu.
@@ -80,7 +93,8 @@ func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Co
 		stored = agent.Agent{ID: id}
 	}
 	now := g.now()
-	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, heard: now, view: stored, stored: version}
+	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, view: stored, stored: version}
+	s.heard(now)
 	g.sessions.put(s)
 	return s, nil
 }
@@ -94,19 +108,21 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 	now := g.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next, err := Translate(s.view, msg, now, g.cfg.PackageName)
-	if err != nil {
-		return nil, false, push, err
-	}
 	bye := msg.GetAgentDisconnect() != nil
-	next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
-	s.heard = now
-	if !sameFacts(s.view, next) {
-		next.LastSeen, wrote = now, true
-	}
-	s.view = next
-	if wrote {
-		g.queueLocked(s)
+	s.heard(now)
+	if fresh || !g.changesNothing(s, msg) {
+		next, err := Translate(s.view, msg, now, g.cfg.PackageName)
+		if err != nil {
+			return nil, false, push, err
+		}
+		next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
+		if !sameFacts(s.view, next) {
+			next.LastSeen, wrote = now, true
+		}
+		s.view = next
+		if wrote {
+			g.queueLocked(s)
+		}
 	}
 	if msg.GetCapabilities() != 0 {
 		s.capabilities = msg.GetCapabilities()
@@ -124,6 +140,45 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 		push[0], push[1] = s.takePush()
 	}
 	return resp, wrote, push, nil
+}
+
+// changesNothing reports whether msg is a heartbeat that Translate and the
+// connection facts would leave the view as it is: no field that Translate
+// folds in, the capabilities unchanged, and the view already online on this
+// connection of this task. Most messages of an idle fleet are such
+// heartbeats; they skip Translate's copies of the view and the comparison
+// of every fact. Under s.mu.
+func (g *Gateway) changesNothing(s *session, msg *protobufs.AgentToServer) bool {
+	c := msg.GetCapabilities()
+	return msg.GetAgentDescription() == nil && msg.GetHealth() == nil && msg.GetRemoteConfigStatus() == nil && msg.GetEffectiveConfig() == nil &&
+		msg.GetPackageStatuses() == nil && msg.GetAgentDisconnect() == nil &&
+		(c == 0 || c == s.view.Capabilities) &&
+		s.view.Online && s.view.ConnectedAt.Equal(s.connectedAt) && s.view.Task == g.cfg.Task
+}
+
+// answerIdle answers, in place of report and the rest of handle, a
+// heartbeat of an open session that changes nothing (changesNothing) and
+// gets nothing back but the plain answer: no heartbeat offer due and no
+// configuration or package offer pending. ok is false for any other
+// message. It takes no store call and grows no stack, so the connection's
+// goroutine runs it itself: handing an idle heartbeat to a handler
+// goroutine cost more (a wake-up of a parked goroutine, often of a thread)
+// than handling it.
+func (g *Gateway) answerIdle(s *session, msg *protobufs.AgentToServer) (resp *protobufs.ServerToAgent, ok bool) {
+	now := g.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	caps := s.capabilities
+	if c := msg.GetCapabilities(); c != 0 {
+		caps = c
+	}
+	if !g.changesNothing(s, msg) || (!s.heartbeatSent && caps != 0) ||
+		wantsConfig(s.view, s.sentHash) || wantsOffer(s.view, s.sentOffer) {
+		return nil, false
+	}
+	s.heard(now)
+	s.capabilities = caps
+	return &protobufs.ServerToAgent{InstanceUid: s.uid, Capabilities: serverCapabilities}, true
 }
 
 // markOffline queues the write that the session's agent went offline, unless

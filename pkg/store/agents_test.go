@@ -201,6 +201,25 @@ func TestAgents_Lagging(t *testing.T) {
 	}
 }
 
+// The gateway polls the lagging index every second, mostly to learn that
+// nothing lags: that answer is one request, whatever the number of shards.
+func TestAgents_EmptyLaggingIndexIsOneRequest(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	for _, id := range []string{"a1", "a2", "a3"} {
+		seed(t, s, agentOf(id, "edge"))
+	}
+	s.ResetUsage()
+	page, next, err := s.LaggingAgents(ctx, "", 500)
+	must(t, err)
+	if len(page) != 0 || next != "" {
+		t.Fatalf("%d lagging agents, next %q: none lag", len(page), next)
+	}
+	if u := s.Usage(); u.Requests != 1 {
+		t.Fatalf("usage %s, want 1 request", u)
+	}
+}
+
 // SetDesiredHash writes only the agents whose hash changes.
 func TestAgents_SetDesiredHashWritesOnlyChanges(t *testing.T) {
 	t.Parallel()
@@ -226,7 +245,8 @@ func TestAgents_SetDesiredHashWritesOnlyChanges(t *testing.T) {
 	}
 }
 
-// The lagging index spreads over its shards and pages through all of them.
+// The lagging index spreads over its shards, and its listing pages through
+// all of them.
 func TestAgents_LaggingPagesOverShards(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
