@@ -35,21 +35,24 @@ type harness struct {
 	logs   *syncBuffer
 }
 
-func newHarness(t *testing.T, agents *memAgents) *harness {
+func newHarness(t *testing.T, agents *memAgents, change ...func(*Config)) *harness {
 	t.Helper()
-	h := startHarness(t, agents)
+	h := startHarness(t, agents, change...)
 	h.agents = agents
 	return h
 }
 
 // startHarness runs the gateway over any Agents (pkg/store in the
 // integration test).
-func startHarness(t *testing.T, agents Agents) *harness {
+func startHarness(t *testing.T, agents Agents, change ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &clock{now: t0}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g, err := New(Config{Now: h.clock.Now, Logger: log, Tokens: []string{"old-token", token}, PollInterval: 10 * time.Millisecond, MaxMessageBytes: 64 << 10},
-		agents, memConfigs{"abcd01": "receivers: {}", "abcd02": "receivers: {otlp: {}}"})
+	cfg := Config{Now: h.clock.Now, Logger: log, Tokens: []string{"old-token", token}, PollInterval: 10 * time.Millisecond, MaxMessageBytes: 64 << 10}
+	for _, c := range change {
+		c(&cfg)
+	}
+	g, err := New(cfg, agents, memConfigs{"abcd01": "receivers: {}", "abcd02": "receivers: {otlp: {}}"})
 	if err != nil {
 		t.Fatal(err)
 	}

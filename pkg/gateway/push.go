@@ -12,12 +12,13 @@ import (
 )
 
 // Run renews the task's lease every RenewEvery, polls the lagging index
-// every PollInterval (the agents this task holds get their pending pushes)
-// and closes the sessions that fell silent every SweepEvery, until ctx ends. It is how an engine decision reaches an agent within a
-// few seconds from whichever task holds it, without scanning the table.
+// (the agents this task holds get their pending pushes; NextPoll says when)
+// and closes the sessions that fell silent every SweepEvery, until ctx
+// ends. It is how an engine decision reaches an agent within a second or
+// two from whichever task holds it, without scanning the table.
 func (g *Gateway) Run(ctx context.Context) {
-	ticker := time.NewTicker(g.cfg.PollInterval)
-	defer ticker.Stop()
+	poll := time.NewTimer(g.cfg.PollInterval)
+	defer poll.Stop()
 	renew := time.NewTicker(g.RenewEvery())
 	defer renew.Stop()
 	sweep := time.NewTicker(g.SweepEvery())
@@ -29,8 +30,8 @@ func (g *Gateway) Run(ctx context.Context) {
 			return
 		case <-renew.C:
 			g.RenewLease(ctx)
-		case <-ticker.C:
-			g.Poll(ctx)
+		case <-poll.C:
+			poll.Reset(g.NextPoll(g.Poll(ctx)))
 		case <-sweep.C:
 			g.sweep()
 		}
@@ -45,7 +46,9 @@ func (g *Gateway) Run(ctx context.Context) {
 // The next page is read while the previous one is pushed (two pages ahead
 // at most), so that the pushes of a large wave, and the acknowledgements and
 // reports they cause, do not hold up the reading of the rest of the index.
-func (g *Gateway) Poll(ctx context.Context) {
+//
+// It returns the number of pushes it started.
+func (g *Gateway) Poll(ctx context.Context) (pushed int) {
 	pages := make(chan []agent.Agent, 2)
 	go func() {
 		defer close(pages)
@@ -66,15 +69,30 @@ func (g *Gateway) Poll(ctx context.Context) {
 		}
 	}()
 	for page := range pages {
-		g.pushPage(ctx, page)
+		pushed += g.pushPage(ctx, page)
 	}
+	return pushed
+}
+
+// NextPoll is the wait before the next poll after one that started pushed
+// pushes: a tenth of PollInterval while pushes go out, PollInterval when
+// there were none. A wave's desired hashes are written over a second or
+// more, in chunks; looking again soon after a poll that found some takes
+// the next chunks to their agents without waiting out the interval, and an
+// idle index (or one that holds only agents of other tasks, or offline
+// ones) is still read once per interval.
+func (g *Gateway) NextPoll(pushed int) time.Duration {
+	if pushed > 0 {
+		return g.cfg.PollInterval / 10
+	}
+	return g.cfg.PollInterval
 }
 
 // pushPage pushes to the agents of one page of the lagging index held here.
 // The held agents whose desired state looks changed are read again first, in
 // one batch when the store can (a wave starts hundreds at once); the sends
 // then go out concurrently (push).
-func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) {
+func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) (pushed int) {
 	var held, changed []*session
 	for _, a := range page {
 		s := g.sessions.get(a.ID)
@@ -91,10 +109,11 @@ func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) {
 	}
 	g.refreshAll(ctx, changed)
 	for _, s := range held {
-		if s.conn != nil { // plain HTTP agents get theirs in the response to their next poll
-			g.push(ctx, s)
+		if s.conn != nil && g.push(ctx, s) { // plain HTTP agents get theirs in the response to their next poll
+			pushed++
 		}
 	}
+	return pushed
 }
 
 // refreshAll reads the agents of ss again to take their current desired
@@ -151,18 +170,19 @@ func (s *session) took(a agent.Agent, version any) {
 	s.mu.Unlock()
 }
 
-// push sends a WebSocket agent what it lacks, if anything.
-func (g *Gateway) push(ctx context.Context, s *session) {
+// push sends a WebSocket agent what it lacks, if anything, and reports
+// whether it started a send.
+func (g *Gateway) push(ctx context.Context, s *session) bool {
 	s.mu.Lock()
 	hash, offer := s.takePush()
 	s.mu.Unlock()
 	if hash == "" && offer == "" {
-		return
+		return false
 	}
 	msg := &protobufs.ServerToAgent{InstanceUid: s.uid, Capabilities: serverCapabilities}
 	g.fill(ctx, s, msg, hash, offer)
 	if msg.RemoteConfig == nil && msg.PackagesAvailable == nil {
-		return
+		return false
 	}
 	// opamp-go serializes sends per connection; a stuck agent must not
 	// hold up the poll, so each push has its own goroutine.
@@ -175,6 +195,7 @@ func (g *Gateway) push(ctx context.Context, s *session) {
 		}
 		g.ack(ctx, s, msg, offer)
 	}()
+	return true
 }
 
 // fill adds the configuration and the package offer decided by takePush to

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -34,5 +35,35 @@ func TestPushPage_ReadsTheChangedAgentsOfAPageInOneBatch(t *testing.T) {
 		if got := g.sessions.get(id).view.DesiredHash; got != "h-stored" {
 			t.Errorf("agent %s: desired hash %q, want the stored h-stored", id, got)
 		}
+	}
+}
+
+// TestPoll_CountsItsPushes_LooksAgainSoonWhilePushing: a poll that starts a
+// push says so, and the next poll comes after a tenth of the interval (a
+// wave's desired hashes arrive in chunks); a poll that finds nothing to
+// send, or only what was sent already, waits the whole interval.
+func TestPoll_CountsItsPushes_LooksAgainSoonWhilePushing(t *testing.T) {
+	h := newHarness(t, newMemAgents(), func(c *Config) { c.PollInterval = time.Hour }) // Run's own poll never comes
+	a := h.startAgent("ws", token)
+	h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+	ctx := context.Background()
+	if n := h.g.Poll(ctx); n != 0 {
+		t.Fatalf("a poll with nothing lagging started %d pushes", n)
+	}
+	h.agents.setDesired(id1, "abcd01", "")
+	if n := h.g.Poll(ctx); n != 1 {
+		t.Fatalf("a poll with one held agent lagging started %d pushes, want 1", n)
+	}
+	if rc := receive(t, a.configs, "the remote configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
+		t.Fatalf("received %v", rc)
+	}
+	if n := h.g.Poll(ctx); n != 0 {
+		t.Fatalf("a poll of an agent sent its configuration already started %d pushes", n)
+	}
+	if got := h.g.NextPoll(1); got != 6*time.Minute {
+		t.Errorf("next poll after pushes in %v, want a tenth of the interval", got)
+	}
+	if got := h.g.NextPoll(0); got != time.Hour {
+		t.Errorf("next poll after none in %v, want the interval", got)
 	}
 }

@@ -55,6 +55,12 @@ func TestGateway_WithStore(t *testing.T) {
 	if offer := receive(t, a.offers, "the package offer"); offer.Packages[""].GetVersion() != "0.111.0" {
 		t.Fatalf("offer %v", offer)
 	}
+	// The offer's acknowledgement is written after the send, on a goroutine
+	// of its own: wait for it, so that it is not counted below.
+	h.eventually("the offer acknowledged", func() bool {
+		page, _, err := st.LaggingAgents(ctx, "", 10)
+		return err == nil && len(page) == 0
+	})
 
 	// The first agent goes: offline in the store once its connection closes.
 	// It goes before the writes are counted below, which would otherwise
