@@ -24,21 +24,14 @@ func BenchmarkBackstop_100kAgents(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	const n, pending = 100_000, 10
-	reqs := make([]types.WriteRequest, 0, n)
-	for i := 0; i < n; i++ {
+	seedAgents(b, ctx, s, n, func(i int) AgentRecord {
 		r := AgentRecord{Agent: agent.Agent{ID: fmt.Sprintf("a%06d", i), Fleet: "edge", Online: true,
 			Attributes: map[string]string{"labels.fleet": "edge", "host.name": fmt.Sprintf("h%06d", i)}}, AssignedRev: 1}
 		if i < pending {
 			r.Fleet, r.AssignPending = "", true
 		}
-		it, err := encodeAgent(r, 1)
-		must(b, err)
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	}
-	const chunk = 2500
-	must(b, forEach(ctx, n/chunk, workers, func(ctx context.Context, i int) error {
-		return s.batchWriteAll(ctx, s.names.Agents, reqs[i*chunk:(i+1)*chunk])
-	}))
+		return r
+	})
 	fleets := []fleet.Fleet{{Name: "edge", Selector: selector.Selector{MatchAttributes: map[string]string{"labels.fleet": "edge"}}, Config: fleet.Config{Hash: "h1"}}}
 	store := fixedFleets{Store: s, fleets: fleets}
 	b.ResetTimer()
@@ -77,22 +70,14 @@ func BenchmarkSweep_100kAgents(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	const n, moving = 100_000, 10_000
-	reqs := make([]types.WriteRequest, 0, n)
-	for i := 0; i < n; i++ {
+	seedAgents(b, ctx, s, n, func(i int) AgentRecord {
 		label := "edge"
 		if i%(n/moving) == 0 {
 			label = "lab" // a revision moved these from edge to lab
 		}
-		r := AgentRecord{Agent: agent.Agent{ID: fmt.Sprintf("a%06d", i), Fleet: "edge", Online: true, DesiredHash: "h-edge",
+		return AgentRecord{Agent: agent.Agent{ID: fmt.Sprintf("a%06d", i), Fleet: "edge", Online: true, DesiredHash: "h-edge",
 			Attributes: map[string]string{"labels.fleet": label, "host.name": fmt.Sprintf("h%06d", i)}}, AssignedRev: 1}
-		it, err := encodeAgent(r, 1)
-		must(b, err)
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	}
-	const chunk = 2500
-	must(b, forEach(ctx, n/chunk, workers, func(ctx context.Context, i int) error {
-		return s.batchWriteAll(ctx, s.names.Agents, reqs[i*chunk:(i+1)*chunk])
-	}))
+	})
 	store := currentFleets{Store: s, fleets: sweepFleets()}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -129,4 +114,20 @@ func (f currentFleets) AppliedFleets(ctx context.Context) ([]fleet.Fleet, int64,
 		return nil, 0, err
 	}
 	return f.fleets, cur.Version, nil
+}
+
+// seedAgents writes the records record(0) to record(n-1) directly, in
+// concurrent batches; benchmarks do not measure it.
+func seedAgents(b *testing.B, ctx context.Context, s *Store, n int, record func(int) AgentRecord) {
+	b.Helper()
+	reqs := make([]types.WriteRequest, 0, n)
+	for i := 0; i < n; i++ {
+		it, err := encodeAgent(record(i), 1)
+		must(b, err)
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	const chunk = 2500
+	must(b, forEach(ctx, (n+chunk-1)/chunk, workers, func(ctx context.Context, i int) error {
+		return s.batchWriteAll(ctx, s.names.Agents, reqs[i*chunk:min((i+1)*chunk, n)])
+	}))
 }
