@@ -407,3 +407,28 @@ func TestAgents_UpdateAgentsChunkLosesARace(t *testing.T) {
 		t.Fatalf("usage %s, want 251 items written", u)
 	}
 }
+
+// Agents with many attributes are large: 30 of about 200 KB each are more
+// than DynamoDB takes in one transaction (4 MB), so a wave's desired hashes
+// are written in chunks by size as well as by count, and all are stored.
+func TestAgents_SetDesiredHash_LargeAgents(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	var ids []string
+	for i := 0; i < 30; i++ {
+		a := agentOf(fmt.Sprintf("big%02d", i), "edge")
+		for k := 0; k < 200; k++ {
+			a.Attributes[fmt.Sprintf("labels.k%03d", k)] = strings.Repeat("v", 1000)
+		}
+		seed(t, s, a)
+		ids = append(ids, a.ID)
+	}
+	must(t, s.SetDesiredHash(ctx, ids, "h-big"))
+	byID, err := s.AgentsByID(ctx, ids)
+	must(t, err)
+	for _, id := range ids {
+		if byID[id].DesiredHash != "h-big" {
+			t.Fatalf("agent %s desired %q, want h-big", id, byID[id].DesiredHash)
+		}
+	}
+}

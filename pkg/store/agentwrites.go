@@ -63,25 +63,33 @@ func (s *Store) updateAgent(ctx context.Context, id string, cur *AgentRecord, ch
 
 // updateAgents applies change to many agents: one consistent batch read,
 // then the changed agents written in transactions of up to 100 conditional
-// puts, each on the counter it read (writeAgentChunk). A chunk that loses a
-// race is written again agent by agent, each agent read again on its own
-// after a lost race. Agents that do not exist are skipped.
+// puts and maxTransactBytes, each on the counter it read (conditionalPut).
+// A chunk that loses a race is written again agent by agent, each agent
+// read again on its own after a lost race. Agents that do not exist are
+// skipped.
 func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*AgentRecord) bool) error {
 	recs, err := s.agentRecords(ctx, ids, true)
 	if err != nil {
 		return err
 	}
 	var cur, next []AgentRecord // as read, as changed
+	var items []types.TransactWriteItem
+	var sizes []int
 	for _, r := range recs {
 		n := r
-		if change(&n) {
-			cur, next = append(cur, r), append(next, n)
+		if !change(&n) {
+			continue
 		}
+		it, size, err := s.conditionalPut(n)
+		if err != nil {
+			return err
+		}
+		cur, next, items, sizes = append(cur, r), append(next, n), append(items, it), append(sizes, size)
 	}
-	chunks := (len(next) + maxTransactItems - 1) / maxTransactItems
-	return forEach(ctx, chunks, agentChunkWorkers, func(ctx context.Context, c int) error {
-		lo, hi := c*maxTransactItems, min((c+1)*maxTransactItems, len(next))
-		err := s.writeAgentChunk(ctx, next[lo:hi])
+	bounds := chunkBounds(sizes, maxTransactItems, maxTransactBytes)
+	return forEach(ctx, len(bounds)-1, agentChunkWorkers, func(ctx context.Context, c int) error {
+		lo, hi := bounds[c], bounds[c+1]
+		err := classify(s.transact(ctx, items[lo:hi]), fmt.Sprintf("write %d agents", hi-lo))
 		if !errors.Is(err, rollout.ErrConflict) {
 			return err
 		}
@@ -103,22 +111,82 @@ func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*Age
 // plain one, which the engine pays once per started target.
 const agentChunkWorkers = 4
 
-// writeAgentChunk writes up to 100 changed agent records in one transaction,
-// each on the condition that its stored counter is still the one it was read
-// with (r.Version); a lost race of any of them stores none and returns an
-// error wrapping rollout.ErrConflict.
-func (s *Store) writeAgentChunk(ctx context.Context, recs []AgentRecord) error {
-	items := make([]types.TransactWriteItem, len(recs))
-	for i, r := range recs {
-		it, err := encodeAgent(r, r.Version+1)
-		if err != nil {
-			return fmt.Errorf("agent %s: %w", r.ID, err)
-		}
-		cond, names, values := versionCondition(tables.AttrID, r.Version)
-		items[i] = types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Agents, Item: it,
-			ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+// conditionalPut is the transaction's put of a changed agent record, on
+// the condition that its stored counter is still the one it was read with
+// (r.Version): a lost race of any put of a transaction stores none, and the
+// transaction's error wraps rollout.ErrConflict. size is the item's size as
+// DynamoDB counts it.
+func (s *Store) conditionalPut(r AgentRecord) (it types.TransactWriteItem, size int, err error) {
+	item, err := encodeAgent(r, r.Version+1)
+	if err != nil {
+		return it, 0, fmt.Errorf("agent %s: %w", r.ID, err)
 	}
-	return classify(s.transact(ctx, items), fmt.Sprintf("write %d agents", len(recs)))
+	cond, names, values := versionCondition(tables.AttrID, r.Version)
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Agents, Item: item,
+		ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}, itemBytes(item), nil
+}
+
+// maxTransactBytes bounds the items of one agents transaction: DynamoDB
+// refuses a transaction of more than 4 MB, and an agent item with many
+// attributes can weigh hundreds of KB, so 100 of them may not fit.
+const maxTransactBytes = 3 << 20
+
+// chunkBounds cuts items of the given sizes, in order, into chunks of at
+// most maxItems items and maxBytes bytes (an item larger than maxBytes is a
+// chunk of its own). It returns the chunks' bounds: chunk c is
+// [b[c], b[c+1]).
+func chunkBounds(sizes []int, maxItems, maxBytes int) []int {
+	bounds := []int{0}
+	n, bytes := 0, 0
+	for i, size := range sizes {
+		if n > 0 && (n == maxItems || bytes+size > maxBytes) {
+			bounds = append(bounds, i)
+			n, bytes = 0, 0
+		}
+		n, bytes = n+1, bytes+size
+	}
+	if n > 0 {
+		bounds = append(bounds, len(sizes))
+	}
+	return bounds
+}
+
+// itemBytes is the size of an item as DynamoDB counts it against its limits:
+// each attribute's name and value, numbers taken as their digits, and a
+// few bytes for each list or map.
+func itemBytes(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueBytes(v)
+	}
+	return n
+}
+
+func valueBytes(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return 3 + itemBytes(v.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueBytes(e)
+		}
+		return n
+	default: // BOOL, NULL, and the sets no agent item holds
+		return 1
+	}
 }
 
 // SetDesiredHash sets the configuration the agents should run (the planner
