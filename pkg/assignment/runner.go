@@ -63,11 +63,7 @@ func (r Runner) Assign(ctx context.Context, ids []string) ([]string, error) {
 			}
 			r.logger().Info("agent assigned", "agent", id, "name", after.DisplayName(), "fleet", after.Fleet,
 				"previousFleet", before.Fleet, "assignmentError", after.AssignmentError)
-			for _, f := range []string{before.Fleet, after.Fleet} {
-				if f != "" {
-					touched[f] = true
-				}
-			}
+			touch(touched, before, after)
 		}
 		if err := errors.Join(errs...); err != nil {
 			return slices.Sorted(maps.Keys(touched)), err

@@ -95,9 +95,20 @@ func (r Runner) Sweep(ctx context.Context, until time.Time) (out SweepResult, er
 	if err != nil {
 		return out, fmt.Errorf("read the applied fleets: %w", err)
 	}
+	if rev > sw.Rev {
+		// A revision was applied between the two reads; its sweep was
+		// written with its pointer, in one transaction: take that one.
+		if sw, err = st.CurrentSweep(ctx); err != nil {
+			return out, fmt.Errorf("read the assignment sweep: %w", err)
+		}
+		out = SweepResult{Rev: sw.Rev, Done: sw.Done}
+		if out.Done {
+			return out, nil
+		}
+	}
 	if rev != sw.Rev {
-		// The pointer and its sweep move in one write; a pointer ahead is
-		// a revision applied before sweeps were recorded: nothing to resume.
+		// Applied again meanwhile (the next call takes it up), or a
+		// revision applied before sweeps were recorded: nothing to resume.
 		r.logger().Warn("assignment sweep: the stored sweep is not the applied revision's", "sweepRev", sw.Rev, "rev", rev)
 		return out, nil
 	}
@@ -108,6 +119,14 @@ func (r Runner) Sweep(ctx context.Context, until time.Time) (out SweepResult, er
 		page, next, err := st.AssignPage(ctx, sw.Rev, sw.Cursor, r.pageSize(), decide)
 		if err != nil {
 			return out, fmt.Errorf("assignment sweep of revision %d after %q: %w", sw.Rev, sw.Cursor, err)
+		}
+		// The fleets of the agents this call wrote are planned whoever
+		// advances the cursor: another sweeper that took the same page
+		// lost these writes' races and saw no change.
+		for _, p := range page {
+			if p.Changed {
+				touch(touched, p.Before, p.After)
+			}
 		}
 		moved, err := st.AdvanceSweep(ctx, sw.Rev, sw.Cursor, next)
 		if err != nil {
@@ -127,7 +146,7 @@ func (r Runner) Sweep(ctx context.Context, until time.Time) (out SweepResult, er
 			}
 			continue
 		}
-		out.count(page, touched)
+		out.count(page)
 		if next == "" {
 			out.Done, out.Whole = true, whole
 			return out, nil
@@ -137,7 +156,7 @@ func (r Runner) Sweep(ctx context.Context, until time.Time) (out SweepResult, er
 	return out, nil
 }
 
-func (out *SweepResult) count(page []Swept, touched map[string]bool) {
+func (out *SweepResult) count(page []Swept) {
 	for _, s := range page {
 		out.Scanned++
 		if s.After.AssignmentError != "" {
@@ -151,12 +170,15 @@ func (out *SweepResult) count(page []Swept, touched map[string]bool) {
 		if Moved(s.Before, s.After) {
 			out.Moved++
 		}
-		if s.Changed {
-			for _, f := range []string{s.Before.Fleet, s.After.Fleet} {
-				if f != "" {
-					touched[f] = true
-				}
-			}
+	}
+}
+
+// touch adds the fleets an agent left and joined (or was bootstrapped in)
+// to touched: the fleets to plan.
+func touch(touched map[string]bool, before, after agent.Agent) {
+	for _, f := range []string{before.Fleet, after.Fleet} {
+		if f != "" {
+			touched[f] = true
 		}
 	}
 }
