@@ -19,6 +19,7 @@ import (
 func (g *Gateway) Run(ctx context.Context) {
 	poll := time.NewTimer(g.cfg.PollInterval)
 	defer poll.Stop()
+	pace := pollPace{g: g}
 	renew := time.NewTicker(g.RenewEvery())
 	defer renew.Stop()
 	sweep := time.NewTicker(g.SweepEvery())
@@ -31,7 +32,8 @@ func (g *Gateway) Run(ctx context.Context) {
 		case <-renew.C:
 			g.RenewLease(ctx)
 		case <-poll.C:
-			poll.Reset(g.NextPoll(g.Poll(ctx)))
+			pushed := g.Poll(ctx)
+			poll.Reset(pace.next(pushed))
 		case <-sweep.C:
 			g.sweep()
 		}
@@ -86,6 +88,28 @@ func (g *Gateway) NextPoll(pushed int) time.Duration {
 		return g.cfg.PollInterval / 10
 	}
 	return g.cfg.PollInterval
+}
+
+// maxQuickPolls bounds the quick polls in a row: a send that keeps failing
+// on a connection that stays open is pushed again at every poll, and must
+// not keep the task reading the index ten times an interval.
+const maxQuickPolls = 30
+
+// pollPace is NextPoll with that bound: after maxQuickPolls quick polls in
+// a row, one whole interval.
+type pollPace struct {
+	g     *Gateway
+	quick int
+}
+
+func (p *pollPace) next(pushed int) time.Duration {
+	d := p.g.NextPoll(pushed)
+	if d >= p.g.cfg.PollInterval || p.quick >= maxQuickPolls {
+		p.quick = 0
+		return p.g.cfg.PollInterval
+	}
+	p.quick++
+	return d
 }
 
 // pushPage pushes to the agents of one page of the lagging index held here.

@@ -67,3 +67,26 @@ func TestPoll_CountsItsPushes_LooksAgainSoonWhilePushing(t *testing.T) {
 		t.Errorf("next poll after none in %v, want the interval", got)
 	}
 }
+
+// Quick polls are bounded: a push that is started again at every poll (a
+// send that keeps failing on an open connection) gets maxQuickPolls quick
+// polls in a row, then a whole interval, and so on.
+func TestPollPace_BoundsQuickPollsInARow(t *testing.T) {
+	g, err := New(Config{Now: func() time.Time { return t0 }, Tokens: []string{token}, PollInterval: time.Second}, newMemAgents(), nil)
+	must(t, err)
+	p := pollPace{g: g}
+	for round := 0; round < 2; round++ {
+		for i := 0; i < maxQuickPolls; i++ {
+			if d := p.next(1); d != 100*time.Millisecond {
+				t.Fatalf("round %d, quick poll %d: next in %v, want 100ms", round, i, d)
+			}
+		}
+		if d := p.next(1); d != time.Second {
+			t.Fatalf("round %d: after %d quick polls next in %v, want the interval", round, maxQuickPolls, d)
+		}
+	}
+	p.next(1)
+	if d := p.next(0); d != time.Second || p.quick != 0 {
+		t.Fatalf("a poll without pushes: next in %v (quick %d), want the interval and the count reset", d, p.quick)
+	}
+}
