@@ -29,8 +29,10 @@ type Change struct {
 }
 
 // Matters reports whether a change can move a target. Heartbeats move only
-// lastSeen, which the engine does not read to decide. Nor does it read what
-// the agent is asked to run (desiredHash, targetVersion, packageOffer):
+// lastSeen, which the engine does not read to decide, nor the hash of the
+// effective configuration (informational: the reported hash decides). Nor
+// does it read what the agent is asked to run (desiredHash, targetVersion,
+// packageOffer):
 // those are written by the passes' own orders and the planner, and a pass
 // for them would only reread the rollout (a wave of 1,000 targets writes
 // 1,000 desired hashes, ten stream batches, ten passes of 2,000 items that
@@ -45,7 +47,7 @@ func Matters(c Change) bool {
 
 // decisive is the agent without the fields no engine decision reads.
 func decisive(a agent.Agent) agent.Agent {
-	a.LastSeen = time.Time{}
+	a.LastSeen, a.EffectiveHash = time.Time{}, ""
 	a.DesiredHash, a.TargetVersion, a.PackageOffer = "", "", ""
 	return a
 }
@@ -55,9 +57,11 @@ type Rollouts interface {
 	ActiveRolloutID(ctx context.Context, fleet string, k policy.Kind) (string, error)
 }
 
-// Passer runs one evaluation pass of a rollout and stores it.
+// Passer runs the evaluation pass of what some agents reported in a rollout
+// and stores it (enginetask.Passer.PassAgents: their targets alone when
+// that decides them, otherwise the whole rollout).
 type Passer interface {
-	Pass(ctx context.Context, rolloutID string) (enginetask.Passed, error)
+	PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error
 }
 
 // Assigner assigns agents to fleets against the applied revision and
@@ -93,7 +97,7 @@ func NeedsAssignment(c Change) bool {
 // Handle assigns the agents that need it and plans the fleets that changed,
 // then runs one pass per active rollout of every fleet a relevant change
 // touches (the agent's fleet, and its previous one when it moved), each
-// rollout once per batch. An error makes the stream deliver the batch again;
+// rollout once per batch, over the agents of the batch in that fleet. An error makes the stream deliver the batch again;
 // assignments, plans and passes are idempotent, so a repeated one changes
 // nothing.
 func (h Handler) Handle(ctx context.Context, changes []Change) error {
@@ -101,14 +105,16 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	if err := h.assign(ctx, changes); err != nil {
 		errs = append(errs, err)
 	}
-	fleets := map[string]bool{}
+	fleets := map[string][]string{} // fleet -> agents of the batch in it, in order
+	seen := map[[2]string]bool{}
 	for _, c := range changes {
 		if !Matters(c) {
 			continue
 		}
 		for _, a := range []*agent.Agent{c.Old, c.New} {
-			if a != nil && a.Fleet != "" {
-				fleets[a.Fleet] = true
+			if a != nil && a.Fleet != "" && !seen[[2]string{a.Fleet, a.ID}] {
+				seen[[2]string{a.Fleet, a.ID}] = true
+				fleets[a.Fleet] = append(fleets[a.Fleet], a.ID)
 			}
 		}
 	}
@@ -122,7 +128,7 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 			if id == "" {
 				continue
 			}
-			if _, err := h.Passer.Pass(ctx, id); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
+			if err := h.Passer.PassAgents(ctx, id, fleets[f]); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
 				errs = append(errs, fmt.Errorf("evaluate rollout %s: %w", id, err))
 			}
 		}

@@ -3,12 +3,12 @@ package agentevent
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
@@ -34,6 +34,7 @@ func TestMatters(t *testing.T) {
 		{"a pass set its desired hash", func(a *agent.Agent) { a.DesiredHash = "h2" }, false},
 		{"the planner set its target version", func(a *agent.Agent) { a.TargetVersion = "0.162.0" }, false},
 		{"the updater executor offered a package", func(a *agent.Agent) { a.PackageOffer = "0.162.0" }, false},
+		{"a new effective configuration", func(a *agent.Agent) { a.EffectiveHash = "e2" }, false},
 		{"desired hash and an APPLIED report together", func(a *agent.Agent) {
 			a.DesiredHash, a.RemoteConfig.Status = "h2", agent.ConfigApplied
 		}, true},
@@ -60,11 +61,12 @@ func (f fakeRollouts) ActiveRolloutID(_ context.Context, fleet string, k policy.
 	return f[fleet+"#"+string(k)], nil
 }
 
-type countingPasser map[string]int
+// countingPasser records the agents of every pass, by rollout.
+type countingPasser map[string][][]string
 
-func (c countingPasser) Pass(_ context.Context, id string) (enginetask.Passed, error) {
-	c[id]++
-	return enginetask.Passed{}, nil
+func (c countingPasser) PassAgents(_ context.Context, id string, agentIDs []string) error {
+	c[id] = append(c[id], agentIDs)
+	return nil
 }
 
 func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
@@ -84,14 +86,11 @@ func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := countingPasser{"r-cfg": 1, "r-ver": 1, "r-core": 1}
-	if len(passes) != len(want) {
+	// one pass per rollout, over the batch's agents of its fleet (a1 moved
+	// from edge to core: both), each once; the heartbeat's agent in none
+	want := countingPasser{"r-cfg": {{"a1", "a2"}}, "r-ver": {{"a1", "a2"}}, "r-core": {{"a1"}}}
+	if !reflect.DeepEqual(passes, want) {
 		t.Fatalf("passes %v, want %v", passes, want)
-	}
-	for id, n := range want {
-		if passes[id] != n {
-			t.Fatalf("passes %v, want %v", passes, want)
-		}
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/agentevent"
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/store"
 	"github.com/myriarch/myriarch/pkg/storetest"
@@ -29,11 +28,11 @@ type recordingPasser struct {
 	ids []string
 }
 
-func (p *recordingPasser) Pass(_ context.Context, id string) (enginetask.Passed, error) {
+func (p *recordingPasser) PassAgents(_ context.Context, id string, _ []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ids = append(p.ids, id)
-	return enginetask.Passed{}, nil
+	return nil
 }
 
 func (p *recordingPasser) evaluated() []string {

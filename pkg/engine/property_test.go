@@ -135,9 +135,10 @@ func startsIn(res Result) int {
 
 // TestProperty_IgnoresWhatAgentsAreAsked: a pass decides the same whatever
 // the agents are asked to run (desiredHash, targetVersion, packageOffer),
-// which the passes' own orders and the planner write. The agent-event path
-// relies on it (agentevent.Matters): a change of only those fields sets off
-// no pass.
+// which the passes' own orders and the planner write, and whatever hash of
+// their effective configuration they report. The agent-event path relies
+// on it (agentevent.Matters): a change of only those fields sets off no
+// pass.
 func TestProperty_IgnoresWhatAgentsAreAsked(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		kind := rapid.SampledFrom([]policy.Kind{policy.KindConfig, policy.KindVersion}).Draw(rt, "kind")
@@ -157,6 +158,7 @@ func TestProperty_IgnoresWhatAgentsAreAsked(t *testing.T) {
 				a.DesiredHash = rapid.SampledFrom(refs).Draw(rt, "desiredHash")
 				a.TargetVersion = rapid.SampledFrom(refs).Draw(rt, "targetVersion")
 				a.PackageOffer = rapid.SampledFrom(refs).Draw(rt, "packageOffer")
+				a.EffectiveHash = rapid.SampledFrom(refs).Draw(rt, "effectiveHash")
 				asked[id] = a
 			}
 			res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now})

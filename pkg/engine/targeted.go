@@ -1,0 +1,66 @@
+package engine
+
+import "github.com/myriarch/myriarch/pkg/rollout"
+
+// EvaluateTargets is the part of a pass that a report of a few agents can
+// decide alone: in.Targets are only the targets of those agents, and each
+// one in flight (in_progress, verifying) is evaluated as Evaluate would,
+// since that step of a pass reads nothing but the target, its agent and the
+// clock. The result changes no rollout, wave or stage; ok is false when the
+// pass needs the whole rollout instead:
+//
+//   - the rollout is pending (its first pass begins it) or rolling back;
+//   - one of the targets is neither in flight nor final (a pending target
+//     may start now that its agent is online, or be skipped now that it left
+//     the fleet: the waves decide that);
+//   - a target became final (the wave may be complete, the threshold
+//     reached), or an order or an event came out of it.
+//
+// An agent-event pass is then one read of the rollout and the batch's
+// targets and agents instead of every target and agent (docs/engine.md).
+func EvaluateTargets(in Input) (res Result, ok bool) {
+	p := newPass(in)
+	switch p.r.Status {
+	case rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
+	case rollout.Pending, rollout.RollingBack:
+		return Result{}, false
+	default:
+		return p.result(), true // final or failed: nothing is evaluated
+	}
+	for _, t := range p.ts {
+		if !t.Status.Final() && t.Status != rollout.TargetInProgress && t.Status != rollout.TargetVerifying {
+			return Result{}, false
+		}
+	}
+	p.evaluateInFlight()
+	p.deriveProgress()
+	res = p.result()
+	for _, t := range res.Changed {
+		if t.Status.Final() {
+			return Result{}, false
+		}
+	}
+	if len(res.Orders) > 0 || len(res.Events) > 0 || len(res.GatesDue) > 0 || !sameWaves(in.Rollout, res.Rollout) {
+		return Result{}, false
+	}
+	return res, true
+}
+
+// sameWaves reports whether the statuses of the rollout, its waves and
+// stages are as they were: the targeted step must not change them.
+func sameWaves(a, b rollout.Rollout) bool {
+	if a.Status != b.Status || len(a.Waves) != len(b.Waves) || len(a.Stages) != len(b.Stages) {
+		return false
+	}
+	for i := range a.Waves {
+		if a.Waves[i].Status != b.Waves[i].Status {
+			return false
+		}
+	}
+	for i := range a.Stages {
+		if a.Stages[i].Status != b.Stages[i].Status {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,177 @@
+package enginetask_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+// targetedRollout stores a running configuration rollout of n agents in one
+// wave, every target started by a first whole pass.
+func targetedRollout(t *testing.T, n int) (*store.Store, enginetask.Passer, []string, func(), context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	st := storetest.New(t)
+	now := t0
+	p := enginetask.Passer{Store: st, Clock: func() time.Time { return now }}
+	var ids []string
+	var cands []engine.Candidate
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("a%02d", i)
+		ids = append(ids, id)
+		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
+		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: now, ServiceVersion: "0.160.0",
+			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now},
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: now}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+		Origin: rollout.OriginGitOps, Candidates: cands, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRollout(ctx, r, ts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Pass(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	advance := func() { now = now.Add(time.Second) }
+	advance()
+	return st, p, ids, advance, ctx
+}
+
+func report(t *testing.T, st *store.Store, ctx context.Context, id, status string, at time.Time) {
+	t.Helper()
+	a, err := st.AgentsByID(ctx, []string{id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := a[id]
+	ag.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: status, Since: at}
+	if err := st.RecordAgent(ctx, ag); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two agents of fifty report APPLIED: their targets enter the health wait,
+// read and written by key; the rollout item is read once and not written.
+func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 50)
+	r0, err := st.GetRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, st, ctx, ids[3], agent.ConfigApplied, t0)
+	report(t, st, ctx, ids[7], agent.ConfigApplied, t0)
+	st.ResetUsage()
+	if err := p.PassAgents(ctx, "r1", []string{ids[3], ids[7]}); err != nil {
+		t.Fatal(err)
+	}
+	u := st.Usage()
+	r, ts, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != r0.Version {
+		t.Fatalf("rollout version %d, want %d: a targeted pass leaves the rollout alone", r.Version, r0.Version)
+	}
+	for _, tg := range ts {
+		want := rollout.TargetInProgress
+		if tg.AgentID == ids[3] || tg.AgentID == ids[7] {
+			want = rollout.TargetVerifying
+		}
+		if tg.Status != want {
+			t.Fatalf("target %s is %s, want %s", tg.AgentID, tg.Status, want)
+		}
+	}
+	// read: the rollout, 2 targets, 2 agents, nothing like the 100 items of
+	// a whole pass; written: 2 targets and the check of the rollout's version
+	if u.ItemsRead > 5 || u.ItemsWritten != 3 {
+		t.Fatalf("usage %s, want at most 5 items read and 3 written", u)
+	}
+}
+
+// A FAILED report finishes a target: the whole rollout decides (its
+// threshold), so the rollout item is written too.
+func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 3)
+	r0, err := st.GetRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, st, ctx, ids[1], agent.ConfigFailed, t0.Add(time.Second))
+	if err := p.PassAgents(ctx, "r1", []string{ids[1]}); err != nil {
+		t.Fatal(err)
+	}
+	r, ts, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version == r0.Version {
+		t.Fatal("the rollout was not written: the failure was not decided by a whole pass")
+	}
+	for _, tg := range ts {
+		if tg.AgentID == ids[1] && tg.Status != rollout.TargetFailed {
+			t.Fatalf("target %s is %s, want failed", tg.AgentID, tg.Status)
+		}
+	}
+}
+
+// A targeted pass that lost its race to a whole pass reads again: the
+// rollout moved on between the read and the write, and the report is still
+// decided.
+func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
+	st, p, ids, advance, ctx := targetedRollout(t, 4)
+	report(t, st, ctx, ids[0], agent.ConfigApplied, t0)
+	racing := &racingStore{Store: st, before: func() {
+		r, _, err := st.LoadRollout(ctx, "r1")
+		if err == nil {
+			err = st.SavePass(ctx, r, nil) // a whole pass stored meanwhile
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}}
+	p.Store = racing
+	advance()
+	if err := p.PassAgents(ctx, "r1", []string{ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if racing.saves != 2 {
+		t.Fatalf("%d targeted saves, want 2 (one lost, one stored)", racing.saves)
+	}
+	_, ts, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Status != rollout.TargetVerifying {
+		t.Fatalf("target %s is %s, want verifying", ts[0].AgentID, ts[0].Status)
+	}
+}
+
+// racingStore runs before ahead of the first SaveTargets.
+type racingStore struct {
+	*store.Store
+	before func()
+	saves  int
+}
+
+func (s *racingStore) SaveTargets(ctx context.Context, r rollout.Rollout, changed []rollout.Target) error {
+	if s.saves++; s.saves == 1 {
+		s.before()
+	}
+	return s.Store.SaveTargets(ctx, r, changed)
+}
