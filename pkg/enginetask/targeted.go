@@ -26,9 +26,11 @@ type TargetStore interface {
 // those targets and agents, and writes the targets that changed, without
 // touching the rollout: a batch of 100 reports costs about 200 item reads
 // instead of two per target of the rollout, and the batches of different
-// stream shards do not race each other. Otherwise (a target finished, one may start, the
-// rollout begins or rolls back), and after passAttempts lost races, it is a
-// whole pass (Pass). A store without targeted reads always gets whole passes.
+// stream shards do not race each other. A rollout that has not begun is left
+// to its execution's first pass. Otherwise (a target finished, one may
+// start, the rollout rolls back), and after passAttempts lost races, it is
+// a whole pass (Pass). A store without targeted reads always gets whole
+// passes.
 func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error {
 	st, ok := p.Store.(TargetStore)
 	if ok {
@@ -55,6 +57,12 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 	r, err := st.GetRollout(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("load rollout %s: %w", id, err)
+	}
+	if r.Status == rollout.Pending {
+		// Nothing is in flight yet, and the execution's first pass, started
+		// with the rollout, begins it: a pass here would race it and carry
+		// out the same orders (a wave's 1,000 desired hashes) twice.
+		return true, nil
 	}
 	ts, err := st.TargetsOf(ctx, r, agentIDs)
 	if err != nil {

@@ -175,3 +175,31 @@ func (s *racingStore) SaveTargets(ctx context.Context, r rollout.Rollout, change
 	}
 	return s.Store.SaveTargets(ctx, r, changed)
 }
+
+// Reports before the rollout begins are left to the execution's first pass:
+// an agent-event pass would race it and carry out the same orders.
+func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := storetest.New(t)
+	p := enginetask.Passer{Store: st, Clock: func() time.Time { return t0 }}
+	snap := policy.Policy{Name: "test"}.Snapshot(policy.KindConfig)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+		Origin: rollout.OriginGitOps, Candidates: []engine.Candidate{{AgentID: "a00", FromRef: "h0"}}, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRollout(ctx, r, ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PassAgents(ctx, "r1", []string{"a00"}); err != nil {
+		t.Fatal(err)
+	}
+	got, gotTs, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != rollout.Pending || gotTs[0].Status != rollout.TargetPending {
+		t.Fatalf("rollout %s, target %s: want both pending, untouched", got.Status, gotTs[0].Status)
+	}
+}
