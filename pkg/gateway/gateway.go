@@ -143,9 +143,19 @@ type Config struct {
 	// WriteWait is how long a message waits for its queued write before it
 	// is answered anyway (the write goes on) [StoreTimeout].
 	WriteWait time.Duration
+	// LazyWrite is how long a change that no decision waits for (an
+	// APPLYING status, the effective configuration's hash, health staying
+	// healthy or in start-up) may wait to be written with the agent's next
+	// change [DefaultLazyWrite]; negative writes every change at once.
+	LazyWrite time.Duration
 	// After is the timer of backoffs and waits [time.After].
 	After func(time.Duration) <-chan time.Time
 }
+
+// DefaultLazyWrite is Config.LazyWrite unless set: in a wave the APPLYING
+// report is followed by APPLIED within a second or so, and a collector's
+// start-up reports by its healthy one.
+const DefaultLazyWrite = time.Second
 
 // DefaultStoreConcurrency is Config.StoreConcurrency unless set; size the
 // store client's idle connections to it.
@@ -177,6 +187,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.StoreTimeout = orDefault(c.StoreTimeout, 5*time.Second)
 	c.StoreConcurrency = orDefault(c.StoreConcurrency, DefaultStoreConcurrency)
 	c.WriteWait = orDefault(c.WriteWait, c.StoreTimeout)
+	c.LazyWrite = orDefault(c.LazyWrite, DefaultLazyWrite)
 	if c.After == nil {
 		c.After = time.After
 	}
@@ -209,7 +220,7 @@ type Gateway struct {
 	now     func() time.Time
 	timeout time.Duration // of silence: Heartbeat × OfflineAfter
 	started time.Time     // names this process in its lease
-	slots   chan struct{} // one per agent store call in flight
+	slots   *slots        // the agent store calls in flight
 	writes  sync.WaitGroup
 	ended   atomic.Bool // the lease was ended: renewals stop
 
@@ -218,6 +229,8 @@ type Gateway struct {
 	links    linkSet
 	cache    configCache
 	draining atomic.Bool
+	flush    chan struct{} // closed when the task drains: deferred writes go at once
+	flushed  sync.Once
 	handlers handlers
 }
 
@@ -231,11 +244,12 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		cfg: cfg, agents: agents, configs: configs, log: cfg.Logger, now: cfg.Now,
 		timeout:  time.Duration(cfg.OfflineAfter) * cfg.Heartbeat,
 		started:  cfg.Now(),
-		slots:    make(chan struct{}, cfg.StoreConcurrency),
+		slots:    newSlots(cfg.StoreConcurrency),
 		sessions: registry{byID: make(map[string]*session)},
 		links:    linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
 		cache:    configCache{byHash: make(map[string]cachedConfig)},
 		handlers: newHandlers(),
+		flush:    make(chan struct{}),
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err

@@ -180,8 +180,10 @@ func TestGateway_CloseMarksOffline(t *testing.T) {
 	})
 }
 
+// Which messages write (LazyWrite off, so that each change is written at
+// once; lazywrite_test.go has the deferral).
 func TestGateway_WritesOnlyChanges(t *testing.T) {
-	h := newHarness(t, newMemAgents())
+	h := newHarness(t, newMemAgents(), func(c *Config) { c.LazyWrite = -1 })
 	w, _, err := h.dialWS(token)
 	must(t, err)
 	steps := []struct {

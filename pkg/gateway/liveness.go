@@ -23,6 +23,34 @@ func sameFacts(a, b agent.Agent) bool {
 		a.Package == b.Package && a.Capabilities == b.Capabilities
 }
 
+// deferrable reports whether next differs from prev only in facts that no
+// decision of the engine waits for, so that their write may wait for
+// LazyWrite: the effective configuration's hash (informational), a remote
+// configuration status that became APPLYING (a target waits for APPLIED or
+// FAILED), and health that stays healthy or stays in start-up (the flips,
+// a restart or its end, and any failure are written at once: the engine
+// counts restarts and fails on errors).
+func deferrable(prev, next agent.Agent) bool {
+	if next.RemoteConfig.Status == agent.ConfigApplying {
+		prev.RemoteConfig = next.RemoteConfig
+	}
+	prev.EffectiveHash = next.EffectiveHash
+	if h := next.Health; prev.Health.Healthy == h.Healthy && (h.Healthy || h.StartupReport() && prev.Health.StartupReport()) {
+		prev.Health = h
+	}
+	return sameFacts(prev, next)
+}
+
+// awaited reports whether next reports what a target in progress waits for:
+// a new APPLIED or FAILED remote configuration status, a new version, a new
+// package status. Its write is first in line for a store slot.
+func awaited(prev, next agent.Agent) bool {
+	rc := next.RemoteConfig
+	newStatus := rc.Hash != prev.RemoteConfig.Hash || rc.Status != prev.RemoteConfig.Status
+	return newStatus && (rc.Status == agent.ConfigApplied || rc.Status == agent.ConfigFailed) ||
+		next.ServiceVersion != prev.ServiceVersion || next.Package != prev.Package
+}
+
 func sameHealth(a, b agent.Health) bool {
 	return a.Healthy == b.Healthy && a.Status == b.Status && a.LastError == b.LastError &&
 		a.StartTime.Equal(b.StartTime) && a.ReportedAt.Equal(b.ReportedAt) && sameComponents(a.Components, b.Components)

@@ -81,6 +81,7 @@ func isWebSocket(r *http.Request) bool {
 // no connection arrives meanwhile.
 func (g *Gateway) Drain(ctx context.Context) error {
 	g.draining.Store(true)
+	g.flushed.Do(func() { close(g.flush) })
 	defer g.endLease()
 	defer g.waitWrites(ctx)
 	for {

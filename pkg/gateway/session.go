@@ -26,11 +26,14 @@ type session struct {
 	heardNanos atomic.Int64
 
 	mu            sync.Mutex
-	view          agent.Agent // reported facts as last translated, desired state as last read
-	gen           uint64      // changes of view that are to be stored
-	storedGen     uint64      // the last of them stored
-	stored        any         // the store's version of what was last read or written
-	writing       bool        // a writer goroutine stores view
+	view          agent.Agent   // reported facts as last translated, desired state as last read
+	gen           uint64        // changes of view that are to be stored
+	storedGen     uint64        // the last of them stored
+	stored        any           // the store's version of what was last read or written
+	writing       bool          // a writer goroutine stores view
+	urgent        bool          // a change to store that may not wait for LazyWrite
+	awaited       bool          // a change to store that targets in progress wait for (first in line)
+	hurry         chan struct{} // closed to end a writer's wait for LazyWrite
 	idle          chan struct{}
 	abandoned     bool // writes stopped for good (the store panicked)
 	capabilities  uint64
@@ -102,7 +105,7 @@ func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Co
 // report folds a message into the session and decides the response. A
 // message that changed a reported fact (the first of a connection always
 // does: its connection and task are new) is queued for writing; wrote
-// tells the caller to wait for it. A heartbeat that changes nothing writes
+// tells the caller to wait for it (not for a deferrable change). A heartbeat that changes nothing writes
 // nothing: silence is tracked in memory (heard).
 func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (resp *protobufs.ServerToAgent, wrote bool, push [2]string, err error) {
 	now := g.now()
@@ -116,13 +119,16 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 			return nil, false, push, err
 		}
 		next.Online, next.ConnectedAt, next.Task = !bye, s.connectedAt, g.cfg.Task
+		var urgent bool
 		if !sameFacts(s.view, next) {
-			next.LastSeen, wrote = now, true
+			next.LastSeen, wrote, urgent = now, true, !deferrable(s.view, next)
+			s.awaited = s.awaited || awaited(s.view, next)
 		}
 		s.view = next
 		if wrote {
-			g.queueLocked(s)
+			g.queueLocked(s, urgent)
 		}
+		wrote = wrote && urgent // a deferrable write is not waited for
 	}
 	if msg.GetCapabilities() != 0 {
 		s.capabilities = msg.GetCapabilities()
@@ -191,7 +197,7 @@ func (g *Gateway) markOffline(s *session, reason string) {
 		return
 	}
 	s.view.Online, s.view.LastSeen = false, g.now()
-	g.queueLocked(s)
+	g.queueLocked(s, true)
 	s.mu.Unlock()
 	g.log.Debug("agent offline", "agent", s.id, "reason", reason)
 	g.await(s)

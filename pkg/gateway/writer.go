@@ -17,6 +17,13 @@ import (
 // failed write with backoff until it is stored or the session is given up;
 // the OpAMP callback whose message queued the write waits for it up to
 // WriteWait, which slows the agents' messages down to what the store takes.
+//
+// A change that no decision waits for (deferrable: an APPLYING status, the
+// effective configuration's hash, a start-up report following another) is
+// written up to LazyWrite later, together with whatever the agent reports
+// meanwhile, and its message does not wait: in a wave the APPLYING report
+// and the effective configuration ride on the APPLIED write, which is not
+// held up behind them. Any other change, or a drain, writes at once.
 
 // errPanicked is a store call that panicked: its session stops writing.
 var errPanicked = errors.New("store call panicked")
@@ -25,9 +32,17 @@ var errPanicked = errors.New("store call panicked")
 var errBusy = errors.New("store busy")
 
 // queueLocked notes a change of s.view to store and starts the session's
-// writer unless one runs; under s.mu.
-func (g *Gateway) queueLocked(s *session) {
+// writer unless one runs; urgent wakes a writer that waits out LazyWrite.
+// Under s.mu.
+func (g *Gateway) queueLocked(s *session, urgent bool) {
 	s.gen++
+	if urgent {
+		s.urgent = true
+		if s.hurry != nil {
+			close(s.hurry)
+			s.hurry = nil
+		}
+	}
 	if s.writing || s.abandoned {
 		return
 	}
@@ -46,16 +61,22 @@ func (g *Gateway) writeLoop(s *session) {
 			s.mu.Unlock()
 			return
 		}
-		a, version, gen := s.view, s.stored, s.gen
+		if !s.urgent && g.cfg.LazyWrite > 0 {
+			g.waitLazy(s) // releases s.mu meanwhile
+		}
+		a, version, gen, urgent, awaited := s.view, s.stored, s.gen, s.urgent, s.awaited
+		s.urgent, s.awaited = false, false
 		s.mu.Unlock()
 
-		next, err := g.storeAgent(a, version)
+		next, err := g.storeAgent(a, version, awaited)
 		s.mu.Lock()
 		switch {
 		case err == nil:
 			s.stored, s.storedGen, failures = next, max(s.storedGen, gen), 0
 		case errors.Is(err, errPanicked), g.ended.Load():
 			s.abandoned = true // the lease is ended: what is left is judged by its end
+		default:
+			s.urgent, s.awaited = s.urgent || urgent, s.awaited || awaited // the retry is as urgent as the write
 		}
 		s.mu.Unlock()
 		if err != nil && !s.isAbandoned() {
@@ -70,6 +91,25 @@ func (g *Gateway) writeLoop(s *session) {
 	}
 }
 
+// waitLazy waits, with s.mu released, until LazyWrite passed, an urgent
+// change came (hurry) or the task drains; then the pending change counts as
+// urgent. Under s.mu.
+func (g *Gateway) waitLazy(s *session) {
+	hurry := make(chan struct{})
+	s.hurry = hurry
+	s.mu.Unlock()
+	select {
+	case <-hurry:
+	case <-g.cfg.After(g.cfg.LazyWrite):
+	case <-g.flush:
+	}
+	s.mu.Lock()
+	if s.hurry == hurry {
+		s.hurry = nil
+	}
+	s.urgent = true
+}
+
 func (s *session) isAbandoned() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,10 +117,11 @@ func (s *session) isAbandoned() bool {
 }
 
 // storeAgent is one write of a view: a connection or a change while it is
-// online, the disconnect once it is not.
-func (g *Gateway) storeAgent(a agent.Agent, version any) (next any, err error) {
-	release := g.slot()
-	defer release()
+// online, the disconnect once it is not; awaited takes the first queue for
+// a slot.
+func (g *Gateway) storeAgent(a agent.Agent, version any, awaited bool) (next any, err error) {
+	g.slots.acquire(awaited, nil)
+	defer g.slots.release()
 	defer func() {
 		if r := recover(); r != nil {
 			g.log.Error("recovered from a panic", "callback", "store agent", "panic", fmt.Sprint(r))
@@ -95,27 +136,19 @@ func (g *Gateway) storeAgent(a agent.Agent, version any) (next any, err error) {
 	return g.agents.DisconnectAgent(ctx, a, version)
 }
 
-// slot waits for a slot of the bounded writer and returns its release.
-func (g *Gateway) slot() func() {
-	g.slots <- struct{}{}
-	return func() { <-g.slots }
-}
-
 // load reads the agent of a new session through the bounded writer,
 // retrying a failed read with backoff within StoreTimeout; an error after
 // that is answered UNAVAILABLE and the agent's next message tries again.
 func (g *Gateway) load(ctx context.Context, id string) (a agent.Agent, found bool, version any, err error) {
 	deadline := g.cfg.After(g.cfg.StoreTimeout)
 	for attempt := 1; ; attempt++ {
-		select {
-		case g.slots <- struct{}{}:
-		case <-deadline:
+		if !g.slots.acquire(false, deadline) {
 			return a, false, nil, fmt.Errorf("%w: no slot within %v", errBusy, g.cfg.StoreTimeout)
 		}
 		sctx, cancel := g.storeCtx(ctx)
 		a, found, version, err = g.agents.LoadAgent(sctx, id)
 		cancel()
-		<-g.slots
+		g.slots.release()
 		if err == nil {
 			return a, found, version, nil
 		}
