@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -143,6 +144,9 @@ type Stack struct {
 	wg      sync.WaitGroup
 	log     *slog.Logger
 	clock   func() time.Time
+	// agentBatch is when the agent stream's last batch was handled (Unix
+	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
+	agentBatch atomic.Int64
 }
 
 // Start brings the stack up. DynamoDB Local must be reachable through
@@ -404,8 +408,24 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 // stream delivers the agents table's stream to the agent-event handler, as
 // the Lambda event source mapping does in the cloud.
 func (s *Stack) stream(ctx, runCtx context.Context, d setup.Deps, prefix string) error {
-	h := d.AgentEvents(d.Planning(s.newRolloutID))
-	return s.poll(ctx, runCtx, d, store.TablesWithPrefix(prefix).Agents, "agent stream", h.Records(store.DecodeAgentImage))
+	h := d.AgentEvents(d.Planning(s.newRolloutID)).Records(store.DecodeAgentImage)
+	return s.poll(ctx, runCtx, d, store.TablesWithPrefix(prefix).Agents, "agent stream", func(ctx context.Context, recs []streams.Record) error {
+		defer func() { s.agentBatch.Store(s.clock().UnixNano()) }()
+		return h(ctx, recs)
+	})
+}
+
+// agentEventsQuiet waits until the agent stream handled no batch for quiet
+// (or ctx ends): what the agents reported has been evaluated.
+func (s *Stack) agentEventsQuiet(ctx context.Context, quiet time.Duration) error {
+	for {
+		if last := time.Unix(0, s.agentBatch.Load()); s.clock().Sub(last) >= quiet {
+			return nil
+		}
+		if err := sleep(ctx, quiet/10); err != nil {
+			return err
+		}
+	}
 }
 
 // notifications delivers the events table's stream, as the notify

@@ -105,6 +105,12 @@ func runWave(b *testing.B, n int, prefix string) {
 	if err := fleet.Wait(ctx, allOn(settled)); err != nil {
 		b.Fatalf("the agents never settled on the first configuration: %v", err)
 	}
+	// The stack too: the agents' first connections and reports (assigned,
+	// planned, evaluated) must be through the stream before the wave, or
+	// the wave's reports queue behind that backlog (it was 15 s deep).
+	if err := s.agentEventsQuiet(ctx, 2*time.Second); err != nil {
+		b.Fatalf("the agent stream never went quiet: %v", err)
+	}
 
 	// The change: a new configuration of fleet edge, one rollout, one wave.
 	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# wave\n")...)
