@@ -143,6 +143,10 @@ type Config struct {
 	// WriteWait is how long a message waits for its queued write before it
 	// is answered anyway (the write goes on) [StoreTimeout].
 	WriteWait time.Duration
+	// AckGrace is how long the acknowledgement of a pushed configuration
+	// waits for the agent's own report of the hash, which takes it out of
+	// the lagging index with a write that happens anyway [5 s].
+	AckGrace time.Duration
 	// After is the timer of backoffs and waits [time.After].
 	After func(time.Duration) <-chan time.Time
 }
@@ -177,6 +181,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.StoreTimeout = orDefault(c.StoreTimeout, 5*time.Second)
 	c.StoreConcurrency = orDefault(c.StoreConcurrency, DefaultStoreConcurrency)
 	c.WriteWait = orDefault(c.WriteWait, c.StoreTimeout)
+	c.AckGrace = orDefault(c.AckGrace, 5*time.Second)
 	if c.After == nil {
 		c.After = time.After
 	}
