@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
@@ -131,6 +132,53 @@ func TestGateway_PushedConfigNotReported_AcknowledgedAfterTheGrace(t *testing.T)
 			h.eventually("the push acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })
 			if acks := h.agents.ackList(); !slices.Equal(acks, []string{id1 + " abcd01 "}) {
 				t.Errorf("acknowledged pushes %q, want the configuration once", acks)
+			}
+		})
+	}
+}
+
+// A configuration pushed within the grace of an earlier one supersedes it:
+// the earlier push is not acknowledged when its grace ends, although the
+// agent reports another hash by then. Acknowledged, it would stay the
+// agent's delivered hash while the agent runs (and reports, which writes
+// no acknowledgement) the newer one, and a rollback to it would look
+// delivered: out of the lagging index, never sent. This is the bootstrap
+// followed at once by a rollout, then a rollback to the bootstrap
+// configuration (pkg/stack TestTopologyRollout_RedStage_RollbackAll).
+func TestGateway_SupersededPushNotAcknowledged_RollbackIsPushed(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			release := make(chan time.Time)
+			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+
+			h.agents.setDesired(id1, "abcd01", "") // bootstrap
+			if rc := receive(t, a.configs, "the bootstrap configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
+				t.Fatalf("received %x, want abcd01", rc.ConfigHash)
+			}
+			h.agents.setDesired(id1, "abcd02", "") // a rollout, within the bootstrap's grace
+			rc := receive(t, a.configs, "the rollout's configuration")
+			if hex.EncodeToString(rc.ConfigHash) != "abcd02" {
+				t.Fatalf("received %x, want abcd02", rc.ConfigHash)
+			}
+			must(t, a.c.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: applied}))
+			h.eventually("abcd02 APPLIED recorded", func() bool {
+				got := h.agents.get(id1).RemoteConfig
+				return got.Hash == "abcd02" && got.Status == agent.ConfigApplied
+			})
+			close(release) // both graces end
+			h.eventually("both graces handled", func() bool {
+				return h.logged("DEBUG", "configuration reported by the agent: no acknowledgement written") &&
+					(h.logged("DEBUG", "configuration superseded: no acknowledgement written") || len(h.agents.ackList()) > 0)
+			})
+			if acks := h.agents.ackList(); len(acks) != 0 {
+				t.Errorf("acknowledged pushes %q, want none: abcd01 was superseded, abcd02 reported", acks)
+			}
+
+			h.agents.setDesired(id1, "abcd01", "") // the rollback
+			if rc := receive(t, a.configs, "the rollback's configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
+				t.Fatalf("received %x, want abcd01", rc.ConfigHash)
 			}
 		})
 	}

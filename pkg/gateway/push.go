@@ -273,15 +273,32 @@ func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAg
 }
 
 // ackUnlessReported acknowledges hash after AckGrace unless the agent has
-// reported it by then.
+// reported it by then, or the push is no longer the session's latest.
+//
+// The store keeps one acknowledged hash per agent, and an agent whose
+// desired hash equals it is out of the lagging index: the gateway never
+// hears of that desired state again. An acknowledgement written late, after
+// a newer configuration was pushed on the session (a rollout that follows
+// its bootstrap within the grace), would name the older hash while the
+// agent runs the newer one, whose report writes no acknowledgement; a
+// rollback to the older hash would then look delivered and never be sent.
+// So a push superseded on its session (another hash sent since, or its
+// send forgotten), or whose session no longer holds the agent (the session
+// that does compares what the agent reports and pushes again), is not
+// acknowledged.
 func (g *Gateway) ackUnlessReported(ctx context.Context, acker PushAcker, s *session, hash string) {
 	defer g.recoverIn("ack")
 	<-g.cfg.After(g.cfg.AckGrace)
 	s.mu.Lock()
 	reported := s.view.RemoteConfig.Hash == hash
+	superseded := s.sentHash != hash
 	s.mu.Unlock()
-	if reported {
+	switch {
+	case reported:
 		g.log.Debug("configuration reported by the agent: no acknowledgement written", "agent", s.id, "hash", hash)
+		return
+	case superseded || g.sessions.get(s.id) != s:
+		g.log.Debug("configuration superseded: no acknowledgement written", "agent", s.id, "hash", hash)
 		return
 	}
 	g.writeAck(ctx, acker, s, hash, "")
