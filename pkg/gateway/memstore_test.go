@@ -16,7 +16,7 @@ import (
 // yields to a newer connection, and the lagging index lists agents whose desired
 // hash or package offer is neither delivered nor reported yet. Like the
 // store, it keeps one delivered hash and one delivered offer per agent: the
-// last acknowledged.
+// last acknowledged, or for the hash the last newly reported one.
 type memAgents struct {
 	mu         sync.Mutex
 	byID       map[string]agent.Agent
@@ -73,6 +73,9 @@ func (m *memAgents) SaveAgent(_ context.Context, a agent.Agent, v any) (any, err
 	}
 	old := m.byID[a.ID]
 	a.Fleet, a.DesiredHash, a.PackageOffer, a.TargetVersion = old.Fleet, old.DesiredHash, old.PackageOffer, old.TargetVersion
+	if h := a.RemoteConfig.Hash; h != "" && h != old.RemoteConfig.Hash {
+		m.ackedHash[a.ID] = h // a newly reported hash was delivered (store.SaveAgent)
+	}
 	m.byID[a.ID] = a
 	m.writes++
 	return v, nil
