@@ -148,6 +148,10 @@ type Config struct {
 	// healthy or in start-up) may wait to be written with the agent's next
 	// change [DefaultLazyWrite]; negative writes every change at once.
 	LazyWrite time.Duration
+	// AckGrace is how long the acknowledgement of a pushed configuration
+	// waits for the agent's own report of the hash, which takes it out of
+	// the lagging index with a write that happens anyway [5 s].
+	AckGrace time.Duration
 	// After is the timer of backoffs and waits [time.After].
 	After func(time.Duration) <-chan time.Time
 }
@@ -188,6 +192,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.StoreConcurrency = orDefault(c.StoreConcurrency, DefaultStoreConcurrency)
 	c.WriteWait = orDefault(c.WriteWait, c.StoreTimeout)
 	c.LazyWrite = orDefault(c.LazyWrite, DefaultLazyWrite)
+	c.AckGrace = orDefault(c.AckGrace, 5*time.Second)
 	if c.After == nil {
 		c.After = time.After
 	}
@@ -220,7 +225,7 @@ type Gateway struct {
 	now     func() time.Time
 	timeout time.Duration // of silence: Heartbeat × OfflineAfter
 	started time.Time     // names this process in its lease
-	slots   *slots        // the agent store calls in flight
+	slots   chan struct{} // one per agent store call in flight
 	writes  sync.WaitGroup
 	ended   atomic.Bool // the lease was ended: renewals stop
 
@@ -244,7 +249,7 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		cfg: cfg, agents: agents, configs: configs, log: cfg.Logger, now: cfg.Now,
 		timeout:  time.Duration(cfg.OfflineAfter) * cfg.Heartbeat,
 		started:  cfg.Now(),
-		slots:    newSlots(cfg.StoreConcurrency),
+		slots:    make(chan struct{}, cfg.StoreConcurrency),
 		sessions: registry{byID: make(map[string]*session)},
 		links:    linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
 		cache:    configCache{byHash: make(map[string]cachedConfig)},

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
@@ -61,10 +62,29 @@ func TestGateway_RefusesBadToken(t *testing.T) {
 	}
 }
 
+// ackGraceAfter makes the acknowledgement grace a channel the test closes
+// (the harness's After otherwise, for the writer's backoffs).
+func ackGraceAfter(release <-chan time.Time) func(*Config) {
+	const grace = 77 * time.Millisecond
+	return func(c *Config) {
+		c.AckGrace = grace
+		c.After = func(d time.Duration) <-chan time.Time {
+			if d == grace {
+				return release
+			}
+			return time.After(d)
+		}
+	}
+}
+
+// TestGateway_PushesConfig: the configuration is pushed once; the agent
+// reports its hash within the acknowledgement grace, and that report,
+// which takes it out of the lagging index, is all that is written.
 func TestGateway_PushesConfig(t *testing.T) {
 	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
-			h := newHarness(t, newMemAgents())
+			release := make(chan time.Time)
+			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
 			a := h.startAgent(transport, token)
 			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
 
@@ -78,14 +98,87 @@ func TestGateway_PushesConfig(t *testing.T) {
 			if got := h.agents.get(id1).RemoteConfig; got.Hash != "abcd01" || !got.Since.Equal(t0) {
 				t.Errorf("remote config %+v", got)
 			}
-			h.eventually("the push acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })
-			if acks := h.agents.ackList(); !slices.Equal(acks, []string{id1 + " abcd01 "}) {
-				t.Errorf("acknowledged pushes %q, want the configuration once", acks)
+			close(release) // the grace ends
+			h.eventually("the acknowledgement left out", func() bool {
+				return h.logged("DEBUG", "configuration reported by the agent: no acknowledgement written")
+			})
+			if acks := h.agents.ackList(); len(acks) != 0 {
+				t.Errorf("acknowledged pushes %q, want none: the agent reported the hash", acks)
 			}
 			select {
 			case again := <-a.configs:
 				t.Errorf("configuration sent twice: %v", again)
 			case <-time.After(50 * time.Millisecond): // several polls
+			}
+		})
+	}
+}
+
+// An agent that does not report the hash it was sent within the grace gets
+// the acknowledgement written, so that it leaves the lagging index.
+func TestGateway_PushedConfigNotReported_AcknowledgedAfterTheGrace(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			release := make(chan time.Time)
+			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+			h.agents.setDesired(id1, "abcd01", "")
+			receive(t, a.configs, "the remote configuration")
+			if acks := h.agents.ackList(); len(acks) != 0 {
+				t.Fatalf("acknowledged %q before the grace ended", acks)
+			}
+			close(release)
+			h.eventually("the push acknowledged to the store", func() bool { return len(h.agents.ackList()) > 0 })
+			if acks := h.agents.ackList(); !slices.Equal(acks, []string{id1 + " abcd01 "}) {
+				t.Errorf("acknowledged pushes %q, want the configuration once", acks)
+			}
+		})
+	}
+}
+
+// A configuration pushed within the grace of an earlier one supersedes it:
+// the earlier push is not acknowledged when its grace ends, although the
+// agent reports another hash by then. Acknowledged, it would stay the
+// agent's delivered hash while the agent runs (and reports, which writes
+// no acknowledgement) the newer one, and a rollback to it would look
+// delivered: out of the lagging index, never sent. This is the bootstrap
+// followed at once by a rollout, then a rollback to the bootstrap
+// configuration (pkg/stack TestTopologyRollout_RedStage_RollbackAll).
+func TestGateway_SupersededPushNotAcknowledged_RollbackIsPushed(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			release := make(chan time.Time)
+			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+
+			h.agents.setDesired(id1, "abcd01", "") // bootstrap
+			if rc := receive(t, a.configs, "the bootstrap configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
+				t.Fatalf("received %x, want abcd01", rc.ConfigHash)
+			}
+			h.agents.setDesired(id1, "abcd02", "") // a rollout, within the bootstrap's grace
+			rc := receive(t, a.configs, "the rollout's configuration")
+			if hex.EncodeToString(rc.ConfigHash) != "abcd02" {
+				t.Fatalf("received %x, want abcd02", rc.ConfigHash)
+			}
+			must(t, a.c.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: applied}))
+			h.eventually("abcd02 APPLIED recorded", func() bool {
+				got := h.agents.get(id1).RemoteConfig
+				return got.Hash == "abcd02" && got.Status == agent.ConfigApplied
+			})
+			close(release) // both graces end
+			h.eventually("both graces handled", func() bool {
+				return h.logged("DEBUG", "configuration reported by the agent: no acknowledgement written") &&
+					(h.logged("DEBUG", "configuration superseded: no acknowledgement written") || len(h.agents.ackList()) > 0)
+			})
+			if acks := h.agents.ackList(); len(acks) != 0 {
+				t.Errorf("acknowledged pushes %q, want none: abcd01 was superseded, abcd02 reported", acks)
+			}
+
+			h.agents.setDesired(id1, "abcd01", "") // the rollback
+			if rc := receive(t, a.configs, "the rollback's configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
+				t.Fatalf("received %x, want abcd01", rc.ConfigHash)
 			}
 		})
 	}

@@ -41,16 +41,6 @@ func deferrable(prev, next agent.Agent) bool {
 	return sameFacts(prev, next)
 }
 
-// awaited reports whether next reports what a target in progress waits for:
-// a new APPLIED or FAILED remote configuration status, a new version, a new
-// package status. Its write is first in line for a store slot.
-func awaited(prev, next agent.Agent) bool {
-	rc := next.RemoteConfig
-	newStatus := rc.Hash != prev.RemoteConfig.Hash || rc.Status != prev.RemoteConfig.Status
-	return newStatus && (rc.Status == agent.ConfigApplied || rc.Status == agent.ConfigFailed) ||
-		next.ServiceVersion != prev.ServiceVersion || next.Package != prev.Package
-}
-
 func sameHealth(a, b agent.Health) bool {
 	return a.Healthy == b.Healthy && a.Status == b.Status && a.LastError == b.LastError &&
 		a.StartTime.Equal(b.StartTime) && a.ReportedAt.Equal(b.ReportedAt) && sameComponents(a.Components, b.Components)

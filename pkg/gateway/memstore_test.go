@@ -14,15 +14,19 @@ import (
 // memAgents is an in-memory Agents with the semantics the gateway expects of
 // the DynamoDB store: SaveAgent keeps the desired state, DisconnectAgent
 // yields to a newer connection, and the lagging index lists agents whose desired
-// hash or package offer is not reported yet.
+// hash or package offer is neither delivered nor reported yet. Like the
+// store, it keeps one delivered hash and one delivered offer per agent: the
+// last acknowledged, or for the hash the last newly reported one.
 type memAgents struct {
 	mu         sync.Mutex
 	byID       map[string]agent.Agent
 	writes     int // SaveAgent and DisconnectAgent calls that stored something
 	offlines   int
-	acks       []string
-	batchReads int    // LoadAgents calls
-	panicOn    string // SaveAgent panics for this agent id
+	acks       []string          // every AckPush, in order
+	ackedHash  map[string]string // by agent id, as the store's ackHash
+	ackedOffer map[string]string // by agent id, as the store's ackOffer
+	batchReads int               // LoadAgents calls
+	panicOn    string            // SaveAgent panics for this agent id
 	leases     agent.Leases
 }
 
@@ -32,7 +36,9 @@ var (
 	_ BatchReader = (*memAgents)(nil)
 )
 
-func newMemAgents() *memAgents { return &memAgents{byID: make(map[string]agent.Agent)} }
+func newMemAgents() *memAgents {
+	return &memAgents{byID: make(map[string]agent.Agent), ackedHash: make(map[string]string), ackedOffer: make(map[string]string)}
+}
 
 func (m *memAgents) GetAgent(_ context.Context, id string) (agent.Agent, bool, error) {
 	m.mu.Lock()
@@ -67,6 +73,9 @@ func (m *memAgents) SaveAgent(_ context.Context, a agent.Agent, v any) (any, err
 	}
 	old := m.byID[a.ID]
 	a.Fleet, a.DesiredHash, a.PackageOffer, a.TargetVersion = old.Fleet, old.DesiredHash, old.PackageOffer, old.TargetVersion
+	if h := a.RemoteConfig.Hash; h != "" && h != old.RemoteConfig.Hash {
+		m.ackedHash[a.ID] = h // a newly reported hash was delivered (store.SaveAgent)
+	}
 	m.byID[a.ID] = a
 	m.writes++
 	return v, nil
@@ -136,11 +145,12 @@ func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([
 	return page, "", nil
 }
 
-// lagging is pkg/store's rule: a desired hash or offer neither delivered
-// (acknowledged by the gateway) nor already what the agent reports.
+// lagging is pkg/store's rule (store.AgentRecord.Lagging): a desired hash or
+// offer neither delivered (the last acknowledged) nor already what the agent
+// reports.
 func (m *memAgents) lagging(a agent.Agent) bool {
-	return (a.DesiredHash != "" && !slices.Contains(m.acks, a.ID+" "+a.DesiredHash+" ") && a.DesiredHash != a.RemoteConfig.Hash) ||
-		(a.PackageOffer != "" && !slices.Contains(m.acks, a.ID+"  "+a.PackageOffer) && NormalizeVersion(a.PackageOffer) != a.ServiceVersion)
+	return (a.DesiredHash != "" && a.DesiredHash != m.ackedHash[a.ID] && a.DesiredHash != a.RemoteConfig.Hash) ||
+		(a.PackageOffer != "" && a.PackageOffer != m.ackedOffer[a.ID] && NormalizeVersion(a.PackageOffer) != a.ServiceVersion)
 }
 
 func (m *memAgents) ackList() []string {
@@ -153,6 +163,12 @@ func (m *memAgents) AckPush(_ context.Context, id, hash, offer string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.acks = append(m.acks, fmt.Sprintf("%s %s %s", id, hash, offer))
+	if hash != "" {
+		m.ackedHash[id] = hash
+	}
+	if offer != "" {
+		m.ackedOffer[id] = offer
+	}
 	return nil
 }
 

@@ -245,6 +245,14 @@ func (g *Gateway) fill(ctx context.Context, s *session, msg *protobufs.ServerToA
 // ack tells a store that asks for it what was sent, so that the agent
 // leaves the lagging index; a push that is lost afterwards is sent again
 // when the agent reconnects (it is compared with what the agent reports).
+//
+// A configuration alone is acknowledged only if the agent has not
+// reported its hash within AckGrace: a collector reports the hash it got
+// at once (APPLYING), and that report's write, made anyway, takes it out
+// of the index. A wave then costs no acknowledgement writes while its
+// pushes and reports compete for the store. A package offer is
+// acknowledged at once: the agent's version changes only after its
+// restart.
 func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAgent, offerKey string) {
 	acker, ok := g.agents.(PushAcker)
 	if !ok || (msg.RemoteConfig == nil && msg.PackagesAvailable == nil) {
@@ -257,6 +265,46 @@ func (g *Gateway) ack(ctx context.Context, s *session, msg *protobufs.ServerToAg
 	if msg.PackagesAvailable != nil {
 		offer = offerKey
 	}
+	if offer == "" {
+		go g.ackUnlessReported(context.WithoutCancel(ctx), acker, s, hash)
+		return
+	}
+	g.writeAck(ctx, acker, s, hash, offer)
+}
+
+// ackUnlessReported acknowledges hash after AckGrace unless the agent has
+// reported it by then, or the push is no longer the session's latest.
+//
+// The store keeps one acknowledged hash per agent, and an agent whose
+// desired hash equals it is out of the lagging index: the gateway never
+// hears of that desired state again. An acknowledgement written late, after
+// a newer configuration was pushed on the session (a rollout that follows
+// its bootstrap within the grace), would name the older hash while the
+// agent runs the newer one, whose report writes no acknowledgement; a
+// rollback to the older hash would then look delivered and never be sent.
+// So a push superseded on its session (another hash sent since, or its
+// send forgotten), or whose session no longer holds the agent (the session
+// that does compares what the agent reports and pushes again), is not
+// acknowledged.
+func (g *Gateway) ackUnlessReported(ctx context.Context, acker PushAcker, s *session, hash string) {
+	defer g.recoverIn("ack")
+	<-g.cfg.After(g.cfg.AckGrace)
+	s.mu.Lock()
+	reported := s.view.RemoteConfig.Hash == hash
+	superseded := s.sentHash != hash
+	s.mu.Unlock()
+	switch {
+	case reported:
+		g.log.Debug("configuration reported by the agent: no acknowledgement written", "agent", s.id, "hash", hash)
+		return
+	case superseded || g.sessions.get(s.id) != s:
+		g.log.Debug("configuration superseded: no acknowledgement written", "agent", s.id, "hash", hash)
+		return
+	}
+	g.writeAck(ctx, acker, s, hash, "")
+}
+
+func (g *Gateway) writeAck(ctx context.Context, acker PushAcker, s *session, hash, offer string) {
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
 	if err := acker.AckPush(sctx, s.id, hash, offer); err != nil {

@@ -32,7 +32,6 @@ type session struct {
 	stored        any           // the store's version of what was last read or written
 	writing       bool          // a writer goroutine stores view
 	urgent        bool          // a change to store that may not wait for LazyWrite
-	awaited       bool          // a change to store that targets in progress wait for (first in line)
 	hurry         chan struct{} // closed to end a writer's wait for LazyWrite
 	idle          chan struct{}
 	abandoned     bool // writes stopped for good (the store panicked)
@@ -122,7 +121,6 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 		var urgent bool
 		if !sameFacts(s.view, next) {
 			next.LastSeen, wrote, urgent = now, true, !deferrable(s.view, next)
-			s.awaited = s.awaited || awaited(s.view, next)
 		}
 		s.view = next
 		if wrote {

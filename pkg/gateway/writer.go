@@ -64,11 +64,11 @@ func (g *Gateway) writeLoop(s *session) {
 		if !s.urgent && g.cfg.LazyWrite > 0 {
 			g.waitLazy(s) // releases s.mu meanwhile
 		}
-		a, version, gen, urgent, awaited := s.view, s.stored, s.gen, s.urgent, s.awaited
-		s.urgent, s.awaited = false, false
+		a, version, gen, urgent := s.view, s.stored, s.gen, s.urgent
+		s.urgent = false
 		s.mu.Unlock()
 
-		next, err := g.storeAgent(a, version, awaited)
+		next, err := g.storeAgent(a, version)
 		s.mu.Lock()
 		switch {
 		case err == nil:
@@ -76,7 +76,7 @@ func (g *Gateway) writeLoop(s *session) {
 		case errors.Is(err, errPanicked), g.ended.Load():
 			s.abandoned = true // the lease is ended: what is left is judged by its end
 		default:
-			s.urgent, s.awaited = s.urgent || urgent, s.awaited || awaited // the retry is as urgent as the write
+			s.urgent = s.urgent || urgent // the retry is as urgent as the write
 		}
 		s.mu.Unlock()
 		if err != nil && !s.isAbandoned() {
@@ -117,11 +117,10 @@ func (s *session) isAbandoned() bool {
 }
 
 // storeAgent is one write of a view: a connection or a change while it is
-// online, the disconnect once it is not; awaited takes the first queue for
-// a slot.
-func (g *Gateway) storeAgent(a agent.Agent, version any, awaited bool) (next any, err error) {
-	g.slots.acquire(awaited, nil)
-	defer g.slots.release()
+// online, the disconnect once it is not.
+func (g *Gateway) storeAgent(a agent.Agent, version any) (next any, err error) {
+	release := g.slot()
+	defer release()
 	defer func() {
 		if r := recover(); r != nil {
 			g.log.Error("recovered from a panic", "callback", "store agent", "panic", fmt.Sprint(r))
@@ -136,19 +135,27 @@ func (g *Gateway) storeAgent(a agent.Agent, version any, awaited bool) (next any
 	return g.agents.DisconnectAgent(ctx, a, version)
 }
 
+// slot waits for a slot of the bounded writer and returns its release.
+func (g *Gateway) slot() func() {
+	g.slots <- struct{}{}
+	return func() { <-g.slots }
+}
+
 // load reads the agent of a new session through the bounded writer,
 // retrying a failed read with backoff within StoreTimeout; an error after
 // that is answered UNAVAILABLE and the agent's next message tries again.
 func (g *Gateway) load(ctx context.Context, id string) (a agent.Agent, found bool, version any, err error) {
 	deadline := g.cfg.After(g.cfg.StoreTimeout)
 	for attempt := 1; ; attempt++ {
-		if !g.slots.acquire(false, deadline) {
+		select {
+		case g.slots <- struct{}{}:
+		case <-deadline:
 			return a, false, nil, fmt.Errorf("%w: no slot within %v", errBusy, g.cfg.StoreTimeout)
 		}
 		sctx, cancel := g.storeCtx(ctx)
 		a, found, version, err = g.agents.LoadAgent(sctx, id)
 		cancel()
-		g.slots.release()
+		<-g.slots
 		if err == nil {
 			return a, found, version, nil
 		}

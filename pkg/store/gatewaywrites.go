@@ -18,12 +18,14 @@ type AgentVersion struct {
 	owned         agent.Agent // Fleet, AssignmentError and the desired state as stored
 	attributes    map[string]string
 	push          Push
+	reportedHash  string // the configuration hash the agent reported, as stored
 	assignPending bool
 	assignedRev   int64
 }
 
 func versionOf(r AgentRecord) *AgentVersion {
-	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, assignPending: r.AssignPending, assignedRev: r.AssignedRev,
+	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, reportedHash: r.RemoteConfig.Hash,
+		assignPending: r.AssignPending, assignedRev: r.AssignedRev,
 		owned: agent.Agent{Fleet: r.Fleet, AssignmentError: r.AssignmentError, DesiredHash: r.DesiredHash,
 			TargetVersion: r.TargetVersion, PackageOffer: r.PackageOffer}}
 }
@@ -47,6 +49,13 @@ func (s *Store) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, an
 // (the planner, an executor, another task) or without a version is the
 // agent read and the report merged over it. It returns the version it
 // wrote. The gateway calls it only for changes: heartbeats cost nothing.
+//
+// A configuration hash the agent reports for the first time is recorded as
+// delivered (Push.AckedHash), as AckPush would: the gateway leaves the
+// acknowledgement of a push the agent reports within its grace to this
+// write, which must then replace the earlier acknowledgement too, or a
+// later return of the desired hash to that earlier hash (a rollback) would
+// look delivered and never reach the agent (see deliveredByReport).
 func (s *Store) SaveAgent(ctx context.Context, a agent.Agent, v any) (any, error) {
 	return s.saveAgent(ctx, a, v, nil)
 }
@@ -66,6 +75,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 	if prev, ok := v.(*AgentVersion); ok && prev != nil {
 		r := AgentRecord{Agent: reported(a, prev.owned), Push: prev.push, AssignPending: prev.assignPending,
 			AssignedRev: prev.assignedRev, Version: prev.version}
+		deliveredByReport(&r, prev.reportedHash)
 		if !maps.Equal(r.Attributes, prev.attributes) {
 			r.AssignPending = true
 		}
@@ -89,6 +99,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 			return v, nil // deleted: nothing to disconnect
 		}
 		r := AgentRecord{Agent: utcAgent(a), AssignPending: true}
+		deliveredByReport(&r, "")
 		err := s.putAgent(ctx, r)
 		if err == nil {
 			r.Version++
@@ -110,7 +121,9 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 		if !maps.Equal(next.Attributes, r.Attributes) {
 			r.AssignPending = true
 		}
+		stored := r.RemoteConfig.Hash
 		r.Agent = next
+		deliveredByReport(r, stored)
 		w := *r
 		wrote = &w
 		return true
@@ -120,4 +133,15 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 	}
 	wrote.Version++
 	return versionOf(*wrote), nil
+}
+
+// deliveredByReport records the configuration hash r reports as delivered
+// when it differs from the one stored before (was): the agent got it, so
+// the acknowledgement that the gateway left to this report names it. An
+// unchanged hash leaves the acknowledgement alone: a report of the old hash
+// after the gateway acknowledged a newer push says nothing new.
+func deliveredByReport(r *AgentRecord, was string) {
+	if h := r.RemoteConfig.Hash; h != "" && h != was {
+		r.Push.AckedHash = h
+	}
 }

@@ -148,3 +148,47 @@ func TestLoadAgents_BatchWithVersions(t *testing.T) {
 		t.Errorf("save over a version of LoadAgents: %s, want 1 write and no read", u)
 	}
 }
+
+// The gateway leaves the acknowledgement of a push that the agent reports
+// within its grace to the report's write: a newly reported hash replaces
+// the delivered one, or a later rollback to the hash delivered before would
+// look delivered and leave the lagging index (the gateway would never send
+// it). A report of an unchanged hash leaves the acknowledgement alone.
+func TestSaveAgent_NewlyReportedHashIsDelivered(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	seed(t, s, agentOf("a1", "edge")) // reports h0
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h0x"))
+	must(t, s.AckPush(ctx, "a1", "h0x", "")) // a slow agent: acknowledged after the grace
+	record := func(what string, wantAcked string, wantLagging bool) {
+		t.Helper()
+		r, err := s.GetAgentRecord(ctx, "a1")
+		must(t, err)
+		if r.Push.AckedHash != wantAcked || r.Lagging() != wantLagging {
+			t.Fatalf("%s: acknowledged %q lagging %v, want %q %v", what, r.Push.AckedHash, r.Lagging(), wantAcked, wantLagging)
+		}
+	}
+	record("acknowledged", "h0x", false)
+
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h1")) // a rollout
+	a, _, v, err := s.LoadAgent(ctx, "a1")
+	must(t, err)
+	a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigApplying, Since: t0}
+	v, err = s.SaveAgent(ctx, a, v) // the report, no acknowledgement
+	must(t, err)
+	record("h1 reported", "h1", false)
+
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h0x")) // the rollback
+	record("rolled back", "h1", true)
+
+	a.Health.Status = "StatusRecovering" // a report of the same hash, on a version that lost a race (merge)
+	_, err = s.SaveAgent(ctx, a, v)
+	must(t, err)
+	record("h1 reported again", "h1", true)
+	a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h0x", Status: agent.ConfigApplied, Since: t0}
+	_, _, v, err = s.LoadAgent(ctx, "a1")
+	must(t, err)
+	_, err = s.SaveAgent(ctx, a, v)
+	must(t, err)
+	record("h0x reported", "h0x", false)
+}
