@@ -98,6 +98,14 @@ type PushAcker interface {
 	AckPush(ctx context.Context, id, hash, offer string) error
 }
 
+// BatchSaver is implemented by stores that write many agents in one call:
+// SaveAgent for each (as[i] over vs[i]), with the next version or the error
+// of each. When the task's store calls are all in flight, the writes that
+// queued meanwhile go together (writer.go).
+type BatchSaver interface {
+	SaveAgents(ctx context.Context, as []agent.Agent, vs []any) (next []any, errs []error)
+}
+
 // BatchReader is implemented by stores that read many agents in one call
 // with strongly consistent reads; Poll reads the held agents of a lagging
 // page again with it before it pushes. Missing agents are absent from both
@@ -237,6 +245,9 @@ type Gateway struct {
 	flush    chan struct{} // closed when the task drains: deferred writes go at once
 	flushed  sync.Once
 	handlers handlers
+	saves    chan *saveJob // to the batch writers, with a BatchSaver
+	// queuedSaves counts the writes waiting for a batch writer.
+	queuedSaves atomic.Int32
 }
 
 // New builds a gateway task over a store of agents and configurations.
@@ -258,6 +269,9 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err
+	}
+	if bs, ok := agents.(BatchSaver); ok {
+		g.startBatchWriters(bs)
 	}
 	return g, nil
 }

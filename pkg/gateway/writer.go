@@ -119,6 +119,9 @@ func (s *session) isAbandoned() bool {
 // storeAgent is one write of a view: a connection or a change while it is
 // online, the disconnect once it is not.
 func (g *Gateway) storeAgent(a agent.Agent, version any) (next any, err error) {
+	if g.saves != nil && a.Online {
+		return g.saveQueued(a, version)
+	}
 	release := g.slot()
 	defer release()
 	defer func() {

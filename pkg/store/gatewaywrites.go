@@ -73,12 +73,7 @@ func (s *Store) DisconnectAgent(ctx context.Context, a agent.Agent, v any) (any,
 
 func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(AgentRecord) bool) (any, error) {
 	if prev, ok := v.(*AgentVersion); ok && prev != nil {
-		r := AgentRecord{Agent: reported(a, prev.owned), Push: prev.push, AssignPending: prev.assignPending,
-			AssignedRev: prev.assignedRev, Version: prev.version}
-		deliveredByReport(&r, prev.reportedHash)
-		if !maps.Equal(r.Attributes, prev.attributes) {
-			r.AssignPending = true
-		}
+		r := overVersion(a, prev)
 		err := s.putAgent(ctx, r)
 		if err == nil {
 			r.Version++
@@ -140,6 +135,19 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 // the acknowledgement that the gateway left to this report names it. An
 // unchanged hash leaves the acknowledgement alone: a report of the old hash
 // after the gateway acknowledged a newer push says nothing new.
+// overVersion is the record a report writes over the version a session
+// holds: what the agent reported, with what others own as that version
+// read it.
+func overVersion(a agent.Agent, prev *AgentVersion) AgentRecord {
+	r := AgentRecord{Agent: reported(a, prev.owned), Push: prev.push, AssignPending: prev.assignPending,
+		AssignedRev: prev.assignedRev, Version: prev.version}
+	deliveredByReport(&r, prev.reportedHash)
+	if !maps.Equal(r.Attributes, prev.attributes) {
+		r.AssignPending = true
+	}
+	return r
+}
+
 func deliveredByReport(r *AgentRecord, was string) {
 	if h := r.RemoteConfig.Hash; h != "" && h != was {
 		r.Push.AckedHash = h

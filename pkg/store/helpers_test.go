@@ -26,13 +26,14 @@ import (
 
 // The store serves every core interface that reads or writes state.
 var (
-	_ planner.Store     = (*Store)(nil)
-	_ enginetask.Store  = (*Store)(nil)
-	_ enginetask.Tokens = (*Store)(nil)
-	_ executor.Offers   = (*Store)(nil)
-	_ gateway.Agents    = (*Store)(nil)
-	_ gateway.PushAcker = (*Store)(nil)
-	_ gateway.Configs   = (*Store)(nil)
+	_ planner.Store      = (*Store)(nil)
+	_ enginetask.Store   = (*Store)(nil)
+	_ enginetask.Tokens  = (*Store)(nil)
+	_ executor.Offers    = (*Store)(nil)
+	_ gateway.Agents     = (*Store)(nil)
+	_ gateway.PushAcker  = (*Store)(nil)
+	_ gateway.BatchSaver = (*Store)(nil)
+	_ gateway.Configs    = (*Store)(nil)
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
