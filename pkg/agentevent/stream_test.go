@@ -134,11 +134,31 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 	}
 }
 
-// TestPoller_HandlesABacklogInOneBatch: 250 agent reports written while the
-// handler is busy are handed over as one batch (one pass of the fleet's
-// rollout), not as three batches of 100 with a pass each, the way a wave of
-// agents reporting at once reaches the engine.
-func TestPoller_HandlesABacklogInOneBatch(t *testing.T) {
+// TestPoller_BatchesOfAtMostMaxBatch: 251 agent reports written while the
+// handler is busy are handed over in batches of at most MaxBatch: of 100 by
+// default (each batch's pass is of its own targets, and a smaller one is
+// evaluated sooner), the whole backlog in one or two with a larger bound.
+func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
+	for _, c := range []struct {
+		maxBatch, atMost, minBatches, maxBatches int
+	}{{0, streams.DefaultMaxBatch, 3, 251}, {1000, 1000, 1, 2}} {
+		sizes := backlogBatches(t, c.maxBatch, 251)
+		total := 0
+		for _, n := range sizes {
+			total += n
+			if n > c.atMost {
+				t.Fatalf("MaxBatch %d: batches of %v, one above %d", c.maxBatch, sizes, c.atMost)
+			}
+		}
+		if total != 251 || len(sizes) < c.minBatches || len(sizes) > c.maxBatches {
+			t.Fatalf("MaxBatch %d: batches of %v, want the 251 reports in %d to %d batches", c.maxBatch, sizes, c.minBatches, c.maxBatches)
+		}
+	}
+}
+
+// backlogBatches writes n agents while the poller's first batch waits and
+// returns the sizes of the batches it handed over.
+func backlogBatches(t *testing.T, maxBatch, n int) []int {
 	st, names := storetest.NewWithTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -151,7 +171,7 @@ func TestPoller_HandlesABacklogInOneBatch(t *testing.T) {
 	total := 0
 	hold := make(chan struct{})
 	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-		Name: "agent stream", Interval: 20 * time.Millisecond, Handler: func(_ context.Context, recs []streams.Record) error {
+		Name: "agent stream", Interval: 20 * time.Millisecond, MaxBatch: maxBatch, Handler: func(_ context.Context, recs []streams.Record) error {
 			<-hold // the first batch waits until the backlog is written
 			mu.Lock()
 			defer mu.Unlock()
@@ -163,7 +183,6 @@ func TestPoller_HandlesABacklogInOneBatch(t *testing.T) {
 	p.Ready = ready
 	go func() { _ = p.Run(ctx) }()
 	<-ready
-	const n = 251
 	for i := 0; i < n; i++ {
 		a := agent.Agent{ID: fmt.Sprintf("a%03d", i), Fleet: "edge", Online: true, LastSeen: t0}
 		if err := st.RecordAgent(ctx, a); err != nil {
@@ -181,7 +200,5 @@ func TestPoller_HandlesABacklogInOneBatch(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if total != n || len(sizes) > 2 {
-		t.Fatalf("batches of %v records, want the %d reports in at most two batches (the first may be read before the rest was written)", sizes, n)
-	}
+	return append([]int(nil), sizes...)
 }

@@ -17,6 +17,12 @@ import (
 // maxBatch is the most writes of one call: a transaction's 100 items.
 const maxBatch = 100
 
+// batchWriters is how many batch writers run (at most StoreConcurrency):
+// enough to keep writes of single agents flowing, few enough that a queue
+// forms and goes in batches instead of as many calls in flight, each
+// slower the more there are.
+const batchWriters = 8
+
 type saveJob struct {
 	a    agent.Agent
 	v    any
@@ -27,7 +33,7 @@ type saveJob struct {
 
 func (g *Gateway) startBatchWriters(bs BatchSaver) {
 	g.saves = make(chan *saveJob)
-	for range g.cfg.StoreConcurrency {
+	for range min(batchWriters, g.cfg.StoreConcurrency) {
 		go func() {
 			for j := range g.saves {
 				batch := []*saveJob{j}
