@@ -23,11 +23,13 @@ import (
 // the planner and the engine's next pass catch up on what was skipped.
 const streamRetries = 10
 
-// agentEventBatch is the most agent changes of one agent-event invocation.
-// The local stack's poller hands over up to 1,000 (streams.DefaultMaxBatch);
-// here half of it, since an invocation's payload is at most 6 MB and a
-// change carries the old and the new image of an agent item (a few KB each
-// in Lambda's JSON).
+// agentEventBatch is the most agent changes of one agent-event invocation:
+// fewer invocations for a wave's backlog, each a pass over its own agents'
+// targets (enginetask.Passer.PassAgents), within Lambda's 6 MB payload (a
+// change carries the old and the new image of an agent item, a few KB each
+// in Lambda's JSON). Without a batching window Lambda does not wait to fill
+// a batch. The local stack's poller hands over up to 100
+// (streams.DefaultMaxBatch).
 const agentEventBatch = 500
 
 // connectAgentEvents feeds every change of an agent item to the
@@ -35,11 +37,9 @@ const agentEventBatch = 500
 // changes only (a new deployment does not replay the table's history).
 func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) awssqs.Queue {
 	return connectStream(scope, "AgentEventsFailed", fns[fnAgentEvent], ts[tables.Agents.Name], awslambdaeventsources.DynamoEventSourceProps{
-		// A backlog in one invocation: each batch is one evaluation pass of
-		// the fleet's rollout (reading every target and its agent), so a
-		// wave of 1,000 agents reporting at once is two passes, not ten.
-		// Without a batching window a quiet stream still delivers a single
-		// change at once.
+		// A backlog in few invocations, each one pass per rollout over the
+		// batch's targets. Without a batching window a quiet stream still
+		// delivers a single change at once.
 		BatchSize:        jsii.Number(agentEventBatch),
 		StartingPosition: awslambda.StartingPosition_LATEST,
 		RetryAttempts:    jsii.Number(streamRetries),
