@@ -65,7 +65,7 @@ const passAttempts = 5
 // idempotent, executors are at-least-once); a save before the orders could
 // lose a start for good.
 func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
-	return p.run(ctx, rolloutID, false, evaluate)
+	return p.run(ctx, rolloutID, false, true, evaluate)
 }
 
 // PassWatching is Pass that first asks the rollout's executor, if it watches
@@ -73,7 +73,7 @@ func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
 // all the attempts of the pass: the pass of the state machine's evaluate
 // task (watch.go).
 func (p Passer) PassWatching(ctx context.Context, rolloutID string) (Passed, error) {
-	return p.run(ctx, rolloutID, true, evaluate)
+	return p.run(ctx, rolloutID, true, true, evaluate)
 }
 
 func evaluate(in engine.Input) (engine.Result, error) { return engine.Evaluate(in), nil }
@@ -87,7 +87,7 @@ type Passed struct {
 // Act applies an operator action and evaluates right after it, so that the
 // action takes effect at once (resume starts targets, abort cancels them).
 func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
-	return p.run(ctx, rolloutID, false, func(in engine.Input) (engine.Result, error) {
+	return p.run(ctx, rolloutID, false, true, func(in engine.Input) (engine.Result, error) {
 		res, err := engine.Apply(in, req)
 		if err != nil {
 			return engine.Result{}, err
@@ -107,11 +107,12 @@ func then(first, next engine.Result) engine.Result {
 	return next
 }
 
-// run loads, decides, carries out and saves, again after a lost race. With
+// run loads, decides, carries out and saves, again after a lost race, and
+// with follow evaluates once more after it started targets (followUp). With
 // watch, the executor's failures are asked on the first load and stay the
 // observations of every attempt: each names the update it is about, so a
 // target that moved on meanwhile is not touched by it.
-func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
+func (p Passer) run(ctx context.Context, rolloutID string, watch, follow bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
 	var lastErr error
 	var failures map[string]engine.ExecutorFailure
 	for attempt := 0; attempt < passAttempts; attempt++ {
@@ -138,7 +139,11 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			p.logEvents(res)
 			p.audit(ctx, res, in.Now)
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
-			return Passed{Result: res, Targets: merge(in.Targets, res.Changed)}, nil
+			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
+			if follow && starts(res) {
+				return p.followUp(ctx, rolloutID, passed), nil
+			}
+			return passed, nil
 		}
 		if !errors.Is(err, rollout.ErrConflict) {
 			return Passed{}, fmt.Errorf("save pass of rollout %s: %w", rolloutID, err)
@@ -146,6 +151,33 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		lastErr = err
 	}
 	return Passed{}, fmt.Errorf("save pass of rollout %s after %d attempts: %w", rolloutID, passAttempts, lastErr)
+}
+
+// followUp evaluates once more after a pass that started targets. Their
+// agents may have reported while the orders were carried out and the pass
+// stored (a wave's first agents apply a configuration within a second,
+// while the desired hashes of 1,000 take seconds to write): those reports
+// reached the agent-event path while the targets were still stored pending,
+// and this pass read the agents before them. A report after the store is the
+// agent-event path's again. The follow-up starts no further follow-up; if it
+// fails, the started pass stands and the next pass catches up.
+func (p Passer) followUp(ctx context.Context, id string, started Passed) Passed {
+	next, err := p.run(ctx, id, false, false, evaluate)
+	if err != nil {
+		p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
+		return started
+	}
+	return next
+}
+
+// starts reports whether a pass ordered a start.
+func starts(res engine.Result) bool {
+	for _, o := range res.Orders {
+		if o.Kind == engine.OrderStart {
+			return true
+		}
+	}
+	return false
 }
 
 func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {

@@ -203,3 +203,74 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 		t.Fatalf("rollout %s, target %s: want both pending, untouched", got.Status, gotTs[0].Status)
 	}
 }
+
+// An agent that reports APPLIED while the pass that started it is still
+// carrying out its orders (setting 1,000 desired hashes takes seconds) is
+// read by the pass that follows the starts: its target is stored verifying
+// by the same call, not left in progress until the state machine's next
+// pass.
+func TestPass_ReportDuringTheStartsIsEvaluated(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := storetest.New(t)
+	var cands []engine.Candidate
+	for _, id := range []string{"a00", "a01", "a02"} {
+		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
+		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
+			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRollout(ctx, r, ts); err != nil {
+		t.Fatal(err)
+	}
+	quick := &applyingStore{Store: st, t: t, id: "a01"}
+	p := enginetask.Passer{Store: quick, Clock: func() time.Time { return t0.Add(time.Second) }}
+	passed, err := p.Pass(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stored, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range [][]rollout.Target{passed.Targets, stored} {
+		for _, tg := range got {
+			want := rollout.TargetInProgress
+			if tg.AgentID == "a01" {
+				want = rollout.TargetVerifying
+			}
+			if tg.Status != want {
+				t.Fatalf("target %s is %s, want %s", tg.AgentID, tg.Status, want)
+			}
+		}
+	}
+	if quick.orders != 1 {
+		t.Fatalf("%d desired-hash writes, want 1: the follow-up starts nothing", quick.orders)
+	}
+}
+
+// applyingStore makes agent id report APPLIED for the new hash as soon as
+// its desired hash is set.
+type applyingStore struct {
+	*store.Store
+	t      *testing.T
+	id     string
+	orders int
+}
+
+func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
+	s.orders++
+	if err := s.Store.SetDesiredHash(ctx, ids, hash); err != nil {
+		return err
+	}
+	report(s.t, s.Store, ctx, s.id, agent.ConfigApplied, t0.Add(time.Second))
+	return nil
+}
