@@ -65,7 +65,7 @@ const passAttempts = 5
 // idempotent, executors are at-least-once); a save before the orders could
 // lose a start for good.
 func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
-	return p.run(ctx, rolloutID, false, true, evaluate)
+	return p.run(ctx, rolloutID, false, evaluate)
 }
 
 // PassWatching is Pass that first asks the rollout's executor, if it watches
@@ -73,7 +73,7 @@ func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
 // all the attempts of the pass: the pass of the state machine's evaluate
 // task (watch.go).
 func (p Passer) PassWatching(ctx context.Context, rolloutID string) (Passed, error) {
-	return p.run(ctx, rolloutID, true, true, evaluate)
+	return p.run(ctx, rolloutID, true, evaluate)
 }
 
 func evaluate(in engine.Input) (engine.Result, error) { return engine.Evaluate(in), nil }
@@ -87,7 +87,7 @@ type Passed struct {
 // Act applies an operator action and evaluates right after it, so that the
 // action takes effect at once (resume starts targets, abort cancels them).
 func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
-	return p.run(ctx, rolloutID, false, true, func(in engine.Input) (engine.Result, error) {
+	return p.run(ctx, rolloutID, false, func(in engine.Input) (engine.Result, error) {
 		res, err := engine.Apply(in, req)
 		if err != nil {
 			return engine.Result{}, err
@@ -108,11 +108,11 @@ func then(first, next engine.Result) engine.Result {
 }
 
 // run loads, decides, carries out and saves, again after a lost race, and
-// with follow evaluates once more after it started targets (followUp). With
+// evaluates the targets it started once more (followUp). With
 // watch, the executor's failures are asked on the first load and stay the
 // observations of every attempt: each names the update it is about, so a
 // target that moved on meanwhile is not touched by it.
-func (p Passer) run(ctx context.Context, rolloutID string, watch, follow bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
+func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
 	var lastErr error
 	var failures map[string]engine.ExecutorFailure
 	for attempt := 0; attempt < passAttempts; attempt++ {
@@ -140,7 +140,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch, follow bool, d
 			p.audit(ctx, res, in.Now)
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
-			if follow && starts(res) {
+			if starts(res) {
 				return p.followUp(ctx, rolloutID, passed), nil
 			}
 			return passed, nil
@@ -153,22 +153,46 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch, follow bool, d
 	return Passed{}, fmt.Errorf("save pass of rollout %s after %d attempts: %w", rolloutID, passAttempts, lastErr)
 }
 
-// followUp evaluates once more after a pass that started targets. Their
-// agents may have reported while the orders were carried out and the pass
-// stored (a wave's first agents apply a configuration within a second,
+// followUp evaluates the targets a pass started once more, right after it.
+// Their agents may have reported while the orders were carried out and the
+// pass stored (a wave's first agents apply a configuration within a second,
 // while the desired hashes of 1,000 take seconds to write): those reports
 // reached the agent-event path while the targets were still stored pending,
-// and this pass read the agents before them. A report after the store is the
-// agent-event path's again. The follow-up starts no further follow-up; if it
-// fails, the started pass stands and the next pass catches up.
+// and the pass read the agents before them. A report after the store is the
+// agent-event path's again. The follow-up is targeted passes over the
+// started agents, 100 at a time (PassAgents), so that it does not race the
+// agent-event passes over every target; one that must decide the whole
+// rollout is a whole pass. If one fails, the started pass stands and the
+// next pass catches up.
 func (p Passer) followUp(ctx context.Context, id string, started Passed) Passed {
-	next, err := p.run(ctx, id, false, false, evaluate)
-	if err != nil {
-		p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
-		return started
+	var ids []string
+	for _, o := range started.Orders {
+		if o.Kind == engine.OrderStart {
+			ids = append(ids, o.AgentID)
+		}
 	}
-	return next
+	out := started
+	for i := 0; i < len(ids); i += followUpBatch {
+		t, err := p.passAgents(ctx, id, ids[i:min(i+followUpBatch, len(ids))])
+		if err != nil {
+			p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
+			return out
+		}
+		if t.whole != nil {
+			out = *t.whole
+			continue
+		}
+		out.Targets = merge(out.Targets, t.changed)
+		if d := t.deadline; !d.IsZero() && (out.NextDeadline.IsZero() || d.Before(out.NextDeadline)) {
+			out.NextDeadline = d
+		}
+	}
+	return out
 }
+
+// followUpBatch is the agents of one targeted pass of a follow-up, as many
+// as an agent-event batch.
+const followUpBatch = 100
 
 // starts reports whether a pass ordered a start.
 func starts(res engine.Result) bool {

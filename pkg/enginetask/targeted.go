@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -32,41 +33,54 @@ type TargetStore interface {
 // a whole pass (Pass). A store without targeted reads always gets whole
 // passes.
 func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error {
+	_, err := p.passAgents(ctx, rolloutID, agentIDs)
+	return err
+}
+
+// targeted is what passAgents did: the targets it changed and the earliest
+// deadline among them, or the whole pass it fell back to.
+type targeted struct {
+	changed  []rollout.Target
+	deadline time.Time
+	whole    *Passed
+}
+
+func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []string) (targeted, error) {
 	st, ok := p.Store.(TargetStore)
 	if ok {
 		for attempt := 0; attempt < passAttempts; attempt++ {
-			decided, err := p.passTargets(ctx, st, rolloutID, agentIDs)
+			res, decided, err := p.passTargets(ctx, st, rolloutID, agentIDs)
 			if err == nil && decided {
-				return nil
+				return targeted{changed: res.Changed, deadline: res.NextDeadline}, nil
 			}
 			if err != nil && !errors.Is(err, rollout.ErrConflict) {
-				return err
+				return targeted{}, err
 			}
 			if err == nil {
 				break // the whole rollout decides
 			}
 		}
 	}
-	_, err := p.Pass(ctx, rolloutID)
-	return err
+	whole, err := p.Pass(ctx, rolloutID)
+	return targeted{whole: &whole}, err
 }
 
 // passTargets runs one targeted pass; decided is false when the whole
 // rollout must decide instead.
-func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string) (decided bool, err error) {
+func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string) (res engine.Result, decided bool, err error) {
 	r, err := st.GetRollout(ctx, id)
 	if err != nil {
-		return false, fmt.Errorf("load rollout %s: %w", id, err)
+		return res, false, fmt.Errorf("load rollout %s: %w", id, err)
 	}
 	if r.Status == rollout.Pending {
 		// Nothing is in flight yet, and the execution's first pass, started
 		// with the rollout, begins it: a pass here would race it and carry
 		// out the same orders (a wave's 1,000 desired hashes) twice.
-		return true, nil
+		return res, true, nil
 	}
 	ts, err := st.TargetsOf(ctx, r, agentIDs)
 	if err != nil {
-		return false, err
+		return res, false, err
 	}
 	ids := make([]string, len(ts))
 	for i, t := range ts {
@@ -74,19 +88,19 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 	}
 	agents, err := p.Store.AgentsByID(ctx, ids)
 	if err != nil {
-		return false, fmt.Errorf("load agents of rollout %s: %w", id, err)
+		return res, false, fmt.Errorf("load agents of rollout %s: %w", id, err)
 	}
 	live, err := p.Liveness.Snapshot(ctx)
 	if err != nil {
-		return false, fmt.Errorf("pass of rollout %s: %w", id, err)
+		return res, false, fmt.Errorf("pass of rollout %s: %w", id, err)
 	}
 	res, ok := engine.EvaluateTargets(engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(),
 		ServerTimezone: p.ServerTimezone, Liveness: live})
 	if !ok || len(res.Changed) == 0 {
-		return ok, nil
+		return res, ok, nil
 	}
 	if err := st.SaveTargets(ctx, r, res.Changed); err != nil {
-		return false, fmt.Errorf("save targets of rollout %s: %w", id, err)
+		return res, false, fmt.Errorf("save targets of rollout %s: %w", id, err)
 	}
-	return true, nil
+	return res, true, nil
 }
