@@ -6,15 +6,17 @@ import "github.com/myriarch/myriarch/pkg/rollout"
 // decide alone: in.Targets are only the targets of those agents, and each
 // one in flight (in_progress, verifying) is evaluated as Evaluate would,
 // since that step of a pass reads nothing but the target, its agent and the
-// clock. The result changes no rollout, wave or stage; ok is false when the
-// pass needs the whole rollout instead:
+// clock. The result changes no rollout, wave or stage: a target that
+// succeeds here may complete its wave, which the next pass of the whole
+// rollout finds (the state machine's, at the latest at the next deadline
+// it knows of). ok is false when the whole rollout must decide now:
 //
 //   - the rollout is pending (its first pass begins it) or rolling back;
 //   - one of the targets is neither in flight nor final (a pending target
 //     may start now that its agent is online, or be skipped now that it left
 //     the fleet: the waves decide that);
-//   - a target became final (the wave may be complete, the threshold
-//     reached), or an order or an event came out of it.
+//   - a target failed (the threshold may be reached: pause, fail or roll
+//     back at once), or an order or an event came out of it.
 //
 // An agent-event pass is then one read of the rollout and the batch's
 // targets and agents instead of every target and agent (docs/engine.md).
@@ -36,7 +38,7 @@ func EvaluateTargets(in Input) (res Result, ok bool) {
 	p.deriveProgress()
 	res = p.result()
 	for _, t := range res.Changed {
-		if t.Status.Final() {
+		if t.Status.Final() && t.Status != rollout.TargetSucceeded {
 			return Result{}, false
 		}
 	}

@@ -159,21 +159,39 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 // while the desired hashes of 1,000 take seconds to write): those reports
 // reached the agent-event path while the targets were still stored pending,
 // and the pass read the agents before them. A report after the store is the
-// agent-event path's again. The follow-up is targeted passes over the
-// started agents, 100 at a time (PassAgents), so that it does not race the
-// agent-event passes over every target; one that must decide the whole
-// rollout is a whole pass. If one fails, the started pass stands and the
-// next pass catches up.
+// agent-event path's again. So the agents of the started targets are read
+// once more, and those stored since the pass began (lastSeen is the time of
+// an agent's last stored change) get targeted passes, 100 at a time
+// (PassAgents), which race the agent-event passes only over those agents;
+// one that must decide the whole rollout is a whole pass. If a read or a
+// pass fails, the started pass stands and the next pass catches up.
 func (p Passer) followUp(ctx context.Context, id string, started Passed) Passed {
+	began := map[string]time.Time{}
 	var ids []string
 	for _, o := range started.Orders {
 		if o.Kind == engine.OrderStart {
 			ids = append(ids, o.AgentID)
 		}
 	}
+	for _, t := range started.Targets {
+		if t.StartedAt != nil {
+			began[t.AgentID] = *t.StartedAt
+		}
+	}
+	agents, err := p.Store.AgentsByID(ctx, ids)
+	if err != nil {
+		p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
+		return started
+	}
+	var reported []string
+	for _, aid := range ids {
+		if a, ok := agents[aid]; ok && !a.LastSeen.Before(began[aid].Add(-clockSkew)) {
+			reported = append(reported, aid)
+		}
+	}
 	out := started
-	for i := 0; i < len(ids); i += followUpBatch {
-		t, err := p.passAgents(ctx, id, ids[i:min(i+followUpBatch, len(ids))])
+	for i := 0; i < len(reported); i += followUpBatch {
+		t, err := p.passAgents(ctx, id, reported[i:min(i+followUpBatch, len(reported))])
 		if err != nil {
 			p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
 			return out
@@ -189,6 +207,11 @@ func (p Passer) followUp(ctx context.Context, id string, started Passed) Passed 
 	}
 	return out
 }
+
+// clockSkew is how far a gateway's clock (lastSeen) may be behind the
+// engine's (startedAt) for a report to count as stored since the pass
+// began; an agent stored just before costs a pass that changes nothing.
+const clockSkew = 5 * time.Second
 
 // followUpBatch is the agents of one targeted pass of a follow-up, as many
 // as an agent-event batch.

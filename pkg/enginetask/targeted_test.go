@@ -61,6 +61,7 @@ func report(t *testing.T, st *store.Store, ctx context.Context, id, status strin
 	}
 	ag := a[id]
 	ag.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: status, Since: at}
+	ag.LastSeen = at // as the gateway stamps a stored change
 	if err := st.RecordAgent(ctx, ag); err != nil {
 		t.Fatal(err)
 	}
