@@ -19,7 +19,7 @@ import (
 func (g *Gateway) Run(ctx context.Context) {
 	poll := time.NewTimer(g.cfg.PollInterval)
 	defer poll.Stop()
-	pace := newPollPace(g)
+	pace := pollPace{g: g}
 	renew := time.NewTicker(g.RenewEvery())
 	defer renew.Stop()
 	sweep := time.NewTicker(g.SweepEvery())
@@ -95,31 +95,14 @@ func (g *Gateway) NextPoll(pushed int) time.Duration {
 // not keep the task reading the index ten times an interval.
 const maxQuickPolls = 30
 
-// quickTail is how many quick polls still follow one that pushed, even if
-// they find nothing: a wave's desired hashes are written in chunks, and the
-// next chunk often lands just after a poll; without the tail it waited a
-// whole interval for the next (a wave of 1,000 took 2.4-2.6 s to arrive
-// instead of 1.5 s).
-const quickTail = 5
-
-// pollPace is NextPoll with the tail and the bound: quick polls while
-// pushes go out and for quickTail polls after the last that pushed, at most
-// maxQuickPolls in a row, then one whole interval.
+// pollPace is NextPoll with that bound: after maxQuickPolls quick polls in
+// a row, one whole interval.
 type pollPace struct {
 	g     *Gateway
-	quick int // quick polls in a row
-	empty int // polls without pushes since the last that pushed
+	quick int
 }
 
-func newPollPace(g *Gateway) *pollPace { return &pollPace{g: g, empty: quickTail} }
-
 func (p *pollPace) next(pushed int) time.Duration {
-	if pushed > 0 {
-		p.empty = 0
-	} else if p.empty < quickTail {
-		p.empty++
-		pushed = 1 // in the tail: as quick as a poll that pushed
-	}
 	d := p.g.NextPoll(pushed)
 	if d >= p.g.cfg.PollInterval || p.quick >= maxQuickPolls {
 		p.quick = 0
