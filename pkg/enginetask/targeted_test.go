@@ -24,33 +24,41 @@ func targetedRollout(t *testing.T, n int) (*store.Store, enginetask.Passer, []st
 	st := storetest.New(t)
 	now := t0
 	p := enginetask.Passer{Store: st, Clock: func() time.Time { return now }}
-	var ids []string
-	var cands []engine.Candidate
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("a%02d", i)
-		ids = append(ids, id)
-		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
-		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: now, ServiceVersion: "0.160.0",
-			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: now},
-			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: now}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
-		Origin: rollout.OriginGitOps, Candidates: cands, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateRollout(ctx, r, ts); err != nil {
-		t.Fatal(err)
-	}
+	ids := pendingRollout(t, ctx, st, n)
 	if _, err := p.Pass(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	advance := func() { now = now.Add(time.Second) }
 	advance()
 	return st, p, ids, advance, ctx
+}
+
+// pendingRollout stores n online, healthy agents on h0 (a00, a01, ...) and
+// a pending configuration rollout r1 of them toward h1, in one wave.
+func pendingRollout(t *testing.T, ctx context.Context, st *store.Store, n int) []string {
+	t.Helper()
+	var ids []string
+	var cands []engine.Candidate
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("a%02d", i)
+		ids = append(ids, id)
+		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
+		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
+			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
+			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRollout(ctx, r, ts); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 func report(t *testing.T, st *store.Store, ctx context.Context, id, status string, at time.Time) {
@@ -184,15 +192,7 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 	defer cancel()
 	st := storetest.New(t)
 	p := enginetask.Passer{Store: st, Clock: func() time.Time { return t0 }}
-	snap := policy.Policy{Name: "test"}.Snapshot(policy.KindConfig)
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
-		Origin: rollout.OriginGitOps, Candidates: []engine.Candidate{{AgentID: "a00", FromRef: "h0"}}, Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateRollout(ctx, r, ts); err != nil {
-		t.Fatal(err)
-	}
+	pendingRollout(t, ctx, st, 1)
 	if err := p.PassAgents(ctx, "r1", []string{"a00"}); err != nil {
 		t.Fatal(err)
 	}
@@ -214,24 +214,7 @@ func TestPass_ReportDuringTheStartsIsEvaluated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
-	var cands []engine.Candidate
-	for _, id := range []string{"a00", "a01", "a02"} {
-		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
-		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
-			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
-			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
-		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateRollout(ctx, r, ts); err != nil {
-		t.Fatal(err)
-	}
+	pendingRollout(t, ctx, st, 3)
 	quick := &applyingStore{Store: st, t: t, id: "a01"}
 	p := enginetask.Passer{Store: quick, Clock: func() time.Time { return t0.Add(time.Second) }}
 	passed, err := p.Pass(ctx, "r1")

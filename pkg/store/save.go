@@ -45,18 +45,9 @@ func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollo
 	if len(events) > maxEventsPerChange {
 		return fmt.Errorf("save rollout %s: %d events in one change, at most %d", r.ID, len(events), maxEventsPerChange)
 	}
-	puts := make([]types.TransactWriteItem, len(changed))
-	for i, t := range changed {
-		if t.RolloutID != r.ID {
-			return fmt.Errorf("save rollout %s: target %s belongs to rollout %q", r.ID, t.AgentID, t.RolloutID)
-		}
-		it, err := encodeTarget(r, t, t.Version+1)
-		if err != nil {
-			return fmt.Errorf("save rollout %s: %w", r.ID, err)
-		}
-		cond, names, values := versionCondition(tables.AttrRolloutID, t.Version)
-		puts[i] = types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Targets, Item: it,
-			ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	puts, err := s.targetPuts(r, changed)
+	if err != nil {
+		return fmt.Errorf("save rollout %s: %w", r.ID, err)
 	}
 	release := r.Status.Final()
 	lastCap := maxTransactItems - 1 - len(events)
@@ -102,6 +93,25 @@ func (s *Store) saveLast(ctx context.Context, r rollout.Rollout, v int64, puts [
 		err = s.transact(ctx, items[:len(items)-1])
 	}
 	return classify(err, fmt.Sprintf("save rollout %s (%d of %d targets stored)", r.ID, stored, stored+len(puts)))
+}
+
+// targetPuts are the conditional puts of changed targets of r, each on the
+// version it was read at.
+func (s *Store) targetPuts(r rollout.Rollout, changed []rollout.Target) ([]types.TransactWriteItem, error) {
+	puts := make([]types.TransactWriteItem, len(changed))
+	for i, t := range changed {
+		if t.RolloutID != r.ID {
+			return nil, fmt.Errorf("target %s belongs to rollout %q", t.AgentID, t.RolloutID)
+		}
+		it, err := encodeTarget(r, t, t.Version+1)
+		if err != nil {
+			return nil, err
+		}
+		cond, names, values := versionCondition(tables.AttrRolloutID, t.Version)
+		puts[i] = types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Targets, Item: it,
+			ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	}
+	return puts, nil
 }
 
 // bumpRollout moves the rollout's counter from v to v+1 and nothing else:

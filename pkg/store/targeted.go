@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
-	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // The targeted pass of an agent event (enginetask.Passer.PassAgents) reads
@@ -62,22 +61,13 @@ func (s *Store) SaveTargets(ctx context.Context, r rollout.Rollout, changed []ro
 		ConditionExpression:       aws.String("#v = :v"),
 		ExpressionAttributeNames:  map[string]string{"#v": attrV},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(r.Version)}}}
-	for i := 0; i < len(changed); i += maxTransactItems - 1 {
-		chunk := changed[i:min(i+maxTransactItems-1, len(changed))]
-		items := make([]types.TransactWriteItem, 0, len(chunk)+1)
-		for _, t := range chunk {
-			if t.RolloutID != r.ID {
-				return fmt.Errorf("save targets of rollout %s: target %s belongs to rollout %q", r.ID, t.AgentID, t.RolloutID)
-			}
-			it, err := encodeTarget(r, t, t.Version+1)
-			if err != nil {
-				return fmt.Errorf("save targets of rollout %s: %w", r.ID, err)
-			}
-			cond, names, values := versionCondition(tables.AttrRolloutID, t.Version)
-			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &s.names.Targets, Item: it,
-				ConditionExpression: &cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}})
-		}
-		if err := s.transact(ctx, append(items, check)); err != nil {
+	puts, err := s.targetPuts(r, changed)
+	if err != nil {
+		return fmt.Errorf("save targets of rollout %s: %w", r.ID, err)
+	}
+	for i := 0; i < len(puts); i += maxTransactItems - 1 {
+		chunk := puts[i:min(i+maxTransactItems-1, len(puts))]
+		if err := s.transact(ctx, append(chunk[:len(chunk):len(chunk)], check)); err != nil {
 			return classify(err, fmt.Sprintf("save targets of rollout %s (%d of %d stored)", r.ID, i, len(changed)))
 		}
 	}
