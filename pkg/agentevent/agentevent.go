@@ -97,7 +97,8 @@ func NeedsAssignment(c Change) bool {
 // Handle assigns the agents that need it and plans the fleets that changed,
 // then runs one pass per active rollout of every fleet a relevant change
 // touches (the agent's fleet, and its previous one when it moved), each
-// rollout once per batch, over the agents of the batch in that fleet. An error makes the stream deliver the batch again;
+// rollout once per batch, over the agents of the batch in that fleet. An
+// error makes the stream deliver the batch again;
 // assignments, plans and passes are idempotent, so a repeated one changes
 // nothing.
 func (h Handler) Handle(ctx context.Context, changes []Change) error {

@@ -140,8 +140,8 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			p.audit(ctx, res, in.Now)
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
-			if starts(res) {
-				return p.followUp(ctx, rolloutID, passed), nil
+			if ids := startedIDs(res); len(ids) > 0 {
+				return p.followUp(ctx, rolloutID, passed, ids), nil
 			}
 			return passed, nil
 		}
@@ -165,14 +165,8 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 // (PassAgents), which race the agent-event passes only over those agents;
 // one that must decide the whole rollout is a whole pass. If a read or a
 // pass fails, the started pass stands and the next pass catches up.
-func (p Passer) followUp(ctx context.Context, id string, started Passed) Passed {
+func (p Passer) followUp(ctx context.Context, id string, started Passed, ids []string) Passed {
 	began := map[string]time.Time{}
-	var ids []string
-	for _, o := range started.Orders {
-		if o.Kind == engine.OrderStart {
-			ids = append(ids, o.AgentID)
-		}
-	}
 	for _, t := range started.Targets {
 		if t.StartedAt != nil {
 			began[t.AgentID] = *t.StartedAt
@@ -217,14 +211,15 @@ const clockSkew = 5 * time.Second
 // as an agent-event batch.
 const followUpBatch = 100
 
-// starts reports whether a pass ordered a start.
-func starts(res engine.Result) bool {
+// startedIDs are the agents of a pass's start orders.
+func startedIDs(res engine.Result) []string {
+	var ids []string
 	for _, o := range res.Orders {
 		if o.Kind == engine.OrderStart {
-			return true
+			ids = append(ids, o.AgentID)
 		}
 	}
-	return false
+	return ids
 }
 
 func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
@@ -232,17 +227,23 @@ func (p Passer) load(ctx context.Context, id string) (engine.Input, error) {
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load rollout %s: %w", id, err)
 	}
+	return p.input(ctx, r, ts)
+}
+
+// input is the input of a pass over targets ts of rollout r: their agents,
+// the liveness leases, the clock.
+func (p Passer) input(ctx context.Context, r rollout.Rollout, ts []rollout.Target) (engine.Input, error) {
 	ids := make([]string, len(ts))
 	for i, t := range ts {
 		ids[i] = t.AgentID
 	}
 	agents, err := p.Store.AgentsByID(ctx, ids)
 	if err != nil {
-		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", id, err)
+		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
 	}
 	live, err := p.Liveness.Snapshot(ctx)
 	if err != nil {
-		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", id, err)
+		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", r.ID, err)
 	}
 	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone,
 		Liveness: live}, nil

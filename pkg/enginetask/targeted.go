@@ -23,14 +23,14 @@ type TargetStore interface {
 // PassAgents is the pass of an agent event: what the reports of agentIDs
 // change in rollout rolloutID. When the engine can decide their targets
 // alone (engine.EvaluateTargets: an APPLIED report moves a target to its
-// health wait, a health report keeps it there), it reads the rollout item,
+// health wait, a health report keeps it there or ends it), it reads the rollout item,
 // those targets and agents, and writes the targets that changed, without
 // touching the rollout: a batch of 100 reports costs about 200 item reads
 // instead of two per target of the rollout, and the batches of different
 // stream shards do not race each other. A rollout that has not begun is left
-// to its execution's first pass. Otherwise (a target finished, one may
-// start, the rollout rolls back), and after passAttempts lost races, it is
-// a whole pass (Pass). A store without targeted reads always gets whole
+// to its execution's first pass. Otherwise (a target failed, one may start,
+// the rollout rolls back), and after passAttempts lost races, it is a whole
+// pass (Pass). A store without targeted reads always gets whole
 // passes.
 func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error {
 	_, err := p.passAgents(ctx, rolloutID, agentIDs)
@@ -82,20 +82,11 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 	if err != nil {
 		return res, false, err
 	}
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.AgentID
-	}
-	agents, err := p.Store.AgentsByID(ctx, ids)
+	in, err := p.input(ctx, r, ts)
 	if err != nil {
-		return res, false, fmt.Errorf("load agents of rollout %s: %w", id, err)
+		return res, false, err
 	}
-	live, err := p.Liveness.Snapshot(ctx)
-	if err != nil {
-		return res, false, fmt.Errorf("pass of rollout %s: %w", id, err)
-	}
-	res, ok := engine.EvaluateTargets(engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(),
-		ServerTimezone: p.ServerTimezone, Liveness: live})
+	res, ok := engine.EvaluateTargets(in)
 	if !ok || len(res.Changed) == 0 {
 		return res, ok, nil
 	}

@@ -104,8 +104,9 @@ func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Co
 // report folds a message into the session and decides the response. A
 // message that changed a reported fact (the first of a connection always
 // does: its connection and task are new) is queued for writing; wrote
-// tells the caller to wait for it (not for a deferrable change). A heartbeat that changes nothing writes
-// nothing: silence is tracked in memory (heard).
+// tells the caller to wait for it (not for a deferrable change). A
+// heartbeat that changes nothing writes nothing: silence is tracked in
+// memory (heard).
 func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (resp *protobufs.ServerToAgent, wrote bool, push [2]string, err error) {
 	now := g.now()
 	s.mu.Lock()

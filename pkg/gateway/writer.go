@@ -19,7 +19,7 @@ import (
 // WriteWait, which slows the agents' messages down to what the store takes.
 //
 // A change that no decision waits for (deferrable: an APPLYING status, the
-// effective configuration's hash, a start-up report following another) is
+// effective configuration's hash, health staying healthy or in start-up) is
 // written up to LazyWrite later, together with whatever the agent reports
 // meanwhile, and its message does not wait: in a wave the APPLYING report
 // and the effective configuration ride on the APPLIED write, which is not
