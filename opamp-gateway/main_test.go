@@ -329,8 +329,8 @@ func (s *fakeStore) DisconnectAgent(_ context.Context, a agent.Agent, v any) (an
 func (s *fakeStore) RenewLease(context.Context, string, time.Time, time.Time) error { return nil }
 func (s *fakeStore) EndLease(context.Context, string, time.Time, time.Time) error   { return nil }
 
-func (s *fakeStore) LaggingAgents(context.Context, string, int) ([]agent.Agent, string, error) {
-	return nil, "", nil
+func (s *fakeStore) LaggingAgents(context.Context, string, int) ([]agent.Agent, []any, string, error) {
+	return nil, nil, "", nil
 }
 
 func (s *fakeStore) ConfigByHash(context.Context, string) ([]byte, string, error) {

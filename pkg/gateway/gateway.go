@@ -88,8 +88,21 @@ type Agents interface {
 	EndLease(ctx context.Context, task string, started, at time.Time) error
 	// LaggingAgents pages through the agents whose desired state is ahead of
 	// what they run: a desired hash or a package offer not yet acknowledged.
-	// An empty next token ends the listing.
-	LaggingAgents(ctx context.Context, pageToken string, limit int) (page []agent.Agent, next string, err error)
+	// versions is nil, or holds the version of each agent of the page as
+	// listed (an OrderedVersion lets a poll take a listed desired state
+	// without reading the agent again). An empty next token ends the
+	// listing.
+	LaggingAgents(ctx context.Context, pageToken string, limit int) (page []agent.Agent, versions []any, next string, err error)
+}
+
+// OrderedVersion is a store's version that tells whether it is a later
+// state of its agent than another version of that agent (false for nil or
+// a version it does not know). A lagging page may be stale (an index lags
+// its table): an entry whose version is not after the one whose desired
+// state a session holds has nothing new for it, and one that is after it is
+// a state of the agent written since, so it is taken as it is listed.
+type OrderedVersion interface {
+	After(v any) bool
 }
 
 // PushAcker is implemented by stores whose lagging index waits for the

@@ -26,6 +26,7 @@ type memAgents struct {
 	ackedHash  map[string]string // by agent id, as the store's ackHash
 	ackedOffer map[string]string // by agent id, as the store's ackOffer
 	batchReads int               // LoadAgents calls
+	loads      int               // LoadAgent calls (LoadAgents' own not counted)
 	panicOn    string            // SaveAgent panics for this agent id
 	leases     agent.Leases
 }
@@ -50,7 +51,8 @@ func (m *memAgents) GetAgent(_ context.Context, id string) (agent.Agent, bool, e
 func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]agent.Agent, map[string]any, error) {
 	agents, versions := make(map[string]agent.Agent, len(ids)), make(map[string]any, len(ids))
 	for _, id := range ids {
-		if a, ok, v, _ := m.LoadAgent(ctx, id); ok {
+		if a, ok, _ := m.GetAgent(ctx, id); ok {
+			var v any
 			agents[id], versions[id] = a, v
 		}
 	}
@@ -61,6 +63,9 @@ func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]ag
 }
 
 func (m *memAgents) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, any, error) {
+	m.mu.Lock()
+	m.loads++
+	m.mu.Unlock()
 	a, ok, err := m.GetAgent(ctx, id)
 	return a, ok, nil, err
 }
@@ -125,7 +130,8 @@ func (m *memAgents) Leases(context.Context) (agent.Leases, error) {
 	return maps.Clone(m.leases), nil
 }
 
-func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([]agent.Agent, string, error) {
+// LaggingAgents lists no versions: every changed entry is read again.
+func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([]agent.Agent, []any, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ids []string
@@ -138,11 +144,11 @@ func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([
 	var page []agent.Agent
 	for _, id := range ids {
 		if len(page) == limit {
-			return page, page[len(page)-1].ID, nil
+			return page, nil, page[len(page)-1].ID, nil
 		}
 		page = append(page, m.byID[id])
 	}
-	return page, "", nil
+	return page, nil, "", nil
 }
 
 // lagging is pkg/store's rule (store.AgentRecord.Lagging): a desired hash or

@@ -41,9 +41,12 @@ func (g *Gateway) Run(ctx context.Context) {
 }
 
 // Poll reads the lagging index once and pushes to the agents held here.
-// The index is eventually consistent, so a held agent whose desired state
-// looks changed is read again before anything is sent: a stale page must
-// not push an older configuration.
+// The index is eventually consistent, and a stale page must not push an
+// older configuration: a held agent whose desired state looks changed is
+// taken from the page only when its listed version is after the one whose
+// desired state the session holds (OrderedVersion); it is skipped when
+// the version is not after it, and read again when either version is
+// unknown.
 //
 // The next page is read while the previous one is pushed (two pages ahead
 // at most), so that the pushes of a large wave, and the acknowledgements and
@@ -51,29 +54,43 @@ func (g *Gateway) Run(ctx context.Context) {
 //
 // It returns the number of pushes it started.
 func (g *Gateway) Poll(ctx context.Context) (pushed int) {
-	pages := make(chan []agent.Agent, 2)
+	pages := make(chan laggingPage, 2)
 	go func() {
 		defer close(pages)
 		token := ""
 		for {
 			sctx, cancel := g.storeCtx(ctx)
-			page, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
+			page, versions, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
 			cancel()
 			if err != nil {
 				g.log.Warn("read lagging agents", "error", err)
 				return
 			}
-			pages <- page
+			pages <- laggingPage{page, versions}
 			if next == "" {
 				return
 			}
 			token = next
 		}
 	}()
-	for page := range pages {
-		pushed += g.pushPage(ctx, page)
+	for p := range pages {
+		pushed += g.pushPage(ctx, p)
 	}
 	return pushed
+}
+
+// laggingPage is one page of the lagging index: the agents and, when the
+// store lists them, their versions.
+type laggingPage struct {
+	agents   []agent.Agent
+	versions []any
+}
+
+func (p laggingPage) version(i int) any {
+	if i < len(p.versions) {
+		return p.versions[i]
+	}
+	return nil
 }
 
 // NextPoll is the wait before the next poll after one that started pushed
@@ -113,12 +130,17 @@ func (p *pollPace) next(pushed int) time.Duration {
 }
 
 // pushPage pushes to the agents of one page of the lagging index held here.
-// The held agents whose desired state looks changed are read again first, in
-// one batch when the store can (a wave starts hundreds at once); the sends
-// then go out concurrently (push).
-func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) (pushed int) {
+// A held agent whose desired state looks changed takes it from the page
+// when its listed version is later than the session's (Poll), else is read
+// again first, in one batch when the store can (a wave starts hundreds at
+// once); the sends then go out concurrently (push).
+//
+// Taking the page's state spares the wave's pushes a read of every agent:
+// while the engine writes a wave's 1,000 desired hashes, that consistent
+// read waited for its writes, and took longer than the push itself.
+func (g *Gateway) pushPage(ctx context.Context, page laggingPage) (pushed int) {
 	var held, changed []*session
-	for _, a := range page {
+	for i, a := range page.agents {
 		s := g.sessions.get(a.ID)
 		if s == nil {
 			continue // held by another task
@@ -126,9 +148,19 @@ func (g *Gateway) pushPage(ctx context.Context, page []agent.Agent) (pushed int)
 		held = append(held, s)
 		s.mu.Lock()
 		looksChanged := s.view.DesiredHash != a.DesiredHash || s.view.PackageOffer != a.PackageOffer
+		known := s.desiredAt
 		s.mu.Unlock()
-		if looksChanged {
+		if !looksChanged {
+			continue
+		}
+		v, ordered := page.version(i).(OrderedVersion)
+		switch {
+		case !ordered || known == nil:
 			changed = append(changed, s)
+		case v.After(known):
+			s.took(a, v)
+		default:
+			// listed as of the session's state or before it: a stale page
 		}
 	}
 	g.refreshAll(ctx, changed)
@@ -183,15 +215,16 @@ func (g *Gateway) refresh(ctx context.Context, s *session) {
 	s.took(a, version)
 }
 
-// took takes the desired state of a fresh read of the agent, and its
-// version when no write is in flight.
+// took takes the desired state of a read of the agent (or of its lagging
+// entry) at version, and the version itself when no write is in flight.
 func (s *session) took(a agent.Agent, version any) {
-	s.setDesired(a)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.view.DesiredHash, s.view.PackageOffer, s.view.TargetVersion = a.DesiredHash, a.PackageOffer, a.TargetVersion
+	s.desiredAt = version
 	if !s.writing && sameFacts(s.view, a) {
 		s.stored = version // what this session wrote, with the new desired state
 	}
-	s.mu.Unlock()
 }
 
 // push sends a WebSocket agent what it lacks, if anything, and reports

@@ -26,7 +26,7 @@ func TestPushPage_ReadsTheChangedAgentsOfAPageInOneBatch(t *testing.T) {
 	}
 	page = append(page, agent.Agent{ID: "00000000-0000-0000-0000-000000000009", DesiredHash: "h-page"}) // held by another task
 
-	g.pushPage(context.Background(), page)
+	g.pushPage(context.Background(), laggingPage{agents: page})
 
 	if agents.batchReads != 1 {
 		t.Errorf("%d batch reads, want 1", agents.batchReads)
@@ -35,6 +35,52 @@ func TestPushPage_ReadsTheChangedAgentsOfAPageInOneBatch(t *testing.T) {
 		if got := g.sessions.get(id).view.DesiredHash; got != "h-stored" {
 			t.Errorf("agent %s: desired hash %q, want the stored h-stored", id, got)
 		}
+	}
+}
+
+// counter is an ordered store version, as the DynamoDB store's counter.
+type counter int
+
+func (c counter) After(v any) bool {
+	o, ok := v.(counter)
+	return ok && c > o
+}
+
+// TestPushPage_TakesAListedStateThatIsNewer_SkipsAStaleOne_ReadsWhenUnknown:
+// with ordered versions, an entry listed after the version whose desired
+// state the session holds is taken from the page with no read (a wave's
+// pushes must not wait for a read of every agent); one listed at or before
+// it is stale and changes nothing; a session that holds no version reads
+// the agent again.
+func TestPushPage_TakesAListedStateThatIsNewer_SkipsAStaleOne_ReadsWhenUnknown(t *testing.T) {
+	agents := newMemAgents()
+	g, err := New(Config{Now: func() time.Time { return t0 }, Tokens: []string{token}}, agents, nil)
+	must(t, err)
+	newer, stale, unknown := "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002", "00000000-0000-0000-0000-000000000003"
+	for _, id := range []string{newer, stale, unknown} {
+		agents.setDesired(id, "h-stored", "")
+	}
+	g.sessions.put(&session{id: newer, view: agent.Agent{ID: newer, DesiredHash: "h-old"}, desiredAt: counter(4), stored: counter(4)})
+	g.sessions.put(&session{id: stale, view: agent.Agent{ID: stale, DesiredHash: "h-new"}, desiredAt: counter(7)})
+	g.sessions.put(&session{id: unknown, view: agent.Agent{ID: unknown}})
+	page := laggingPage{
+		agents:   []agent.Agent{{ID: newer, DesiredHash: "h-page"}, {ID: stale, DesiredHash: "h-page"}, {ID: unknown, DesiredHash: "h-page"}},
+		versions: []any{counter(5), counter(7), counter(9)},
+	}
+
+	g.pushPage(context.Background(), page)
+
+	if agents.batchReads != 0 || agents.loads != 1 {
+		t.Errorf("%d batch reads and %d reads, want only the unknown session's read", agents.batchReads, agents.loads)
+	}
+	want := map[string]string{newer: "h-page", stale: "h-new", unknown: "h-stored"}
+	for id, h := range want {
+		if got := g.sessions.get(id).view.DesiredHash; got != h {
+			t.Errorf("agent %s: desired hash %q, want %q", id, got, h)
+		}
+	}
+	if s := g.sessions.get(newer); s.desiredAt != counter(5) || s.stored != counter(5) {
+		t.Errorf("the newer entry's session holds version %v (stored %v), want the listed 5", s.desiredAt, s.stored)
 	}
 }
 

@@ -30,6 +30,7 @@ type session struct {
 	gen           uint64        // changes of view that are to be stored
 	storedGen     uint64        // the last of them stored
 	stored        any           // the store's version of what was last read or written
+	desiredAt     any           // the store's version of the read whose desired state view holds
 	writing       bool          // a writer goroutine stores view
 	urgent        bool          // a change to store that may not wait for LazyWrite
 	hurry         chan struct{} // closed to end a writer's wait for LazyWrite
@@ -74,15 +75,6 @@ func (s *session) unsend(hash, offer string) {
 	}
 }
 
-// setDesired takes the desired state of a fresh read of the agent.
-func (s *session) setDesired(a agent.Agent) (changed bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	changed = s.view.DesiredHash != a.DesiredHash || s.view.PackageOffer != a.PackageOffer
-	s.view.DesiredHash, s.view.PackageOffer, s.view.TargetVersion = a.DesiredHash, a.PackageOffer, a.TargetVersion
-	return changed
-}
-
 // open starts a session for the first message of a connection (WebSocket)
 // or of an agent unknown to this task (plain HTTP), seeded with the stored
 // agent so that dated facts keep their dates and the desired state is known.
@@ -95,7 +87,7 @@ func (g *Gateway) open(ctx context.Context, id string, uid []byte, conn types.Co
 		stored = agent.Agent{ID: id}
 	}
 	now := g.now()
-	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, view: stored, stored: version}
+	s := &session{id: id, uid: append([]byte(nil), uid...), conn: conn, connectedAt: now, view: stored, stored: version, desiredAt: version}
 	s.heard(now)
 	g.sessions.put(s)
 	return s, nil

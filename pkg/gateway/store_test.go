@@ -47,7 +47,7 @@ func TestGateway_WithStore(t *testing.T) {
 	must(t, a.c.SetRemoteConfigStatus(&protobufs.RemoteConfigStatus{LastRemoteConfigHash: rc.ConfigHash, Status: applied}))
 	h.eventually("APPLIED recorded", func() bool { return get().RemoteConfig.Status == agent.ConfigApplied })
 	h.eventually("out of the lagging index", func() bool {
-		page, _, err := st.LaggingAgents(ctx, "", 10)
+		page, _, _, err := st.LaggingAgents(ctx, "", 10)
 		return err == nil && len(page) == 0
 	})
 
@@ -58,7 +58,7 @@ func TestGateway_WithStore(t *testing.T) {
 	// The offer's acknowledgement is written after the send, on a goroutine
 	// of its own: wait for it, so that it is not counted below.
 	h.eventually("the offer acknowledged", func() bool {
-		page, _, err := st.LaggingAgents(ctx, "", 10)
+		page, _, _, err := st.LaggingAgents(ctx, "", 10)
 		return err == nil && len(page) == 0
 	})
 

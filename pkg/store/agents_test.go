@@ -151,7 +151,7 @@ func TestAgents_Lagging(t *testing.T) {
 		var ids []string
 		token := ""
 		for {
-			page, next, err := s.LaggingAgents(ctx, token, 0)
+			page, _, next, err := s.LaggingAgents(ctx, token, 0)
 			must(t, err)
 			for _, a := range page {
 				ids = append(ids, a.ID)
@@ -210,13 +210,45 @@ func TestAgents_EmptyLaggingIndexIsOneRequest(t *testing.T) {
 		seed(t, s, agentOf(id, "edge"))
 	}
 	s.ResetUsage()
-	page, next, err := s.LaggingAgents(ctx, "", 500)
+	page, _, next, err := s.LaggingAgents(ctx, "", 500)
 	must(t, err)
 	if len(page) != 0 || next != "" {
 		t.Fatalf("%d lagging agents, next %q: none lag", len(page), next)
 	}
 	if u := s.Usage(); u.Requests != 1 {
 		t.Fatalf("usage %s, want 1 request", u)
+	}
+}
+
+// A lagging page lists each agent's version, ordered as its writes: the
+// listed version of a desired hash set after a read is after the read's,
+// and a read's is not after the listed one (the gateway takes a listed
+// desired state without a read only when it is after what it holds).
+func TestAgents_LaggingPageListsOrderedVersions(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	seed(t, s, agentOf("a1", "edge"))
+	_, _, before, err := s.LoadAgent(ctx, "a1")
+	must(t, err)
+	must(t, s.SetDesiredHash(ctx, []string{"a1"}, "h1"))
+	page, versions, _, err := s.LaggingAgents(ctx, "", 10)
+	must(t, err)
+	if len(page) != 1 || len(versions) != 1 || page[0].DesiredHash != "h1" {
+		t.Fatalf("page %v versions %v, want a1 lagging with h1", page, versions)
+	}
+	listed, ok := versions[0].(*AgentVersion)
+	if !ok {
+		t.Fatalf("listed version %T, want *AgentVersion", versions[0])
+	}
+	_, _, now, err := s.LoadAgent(ctx, "a1")
+	must(t, err)
+	switch {
+	case !listed.After(before):
+		t.Error("the listed version is not after the version read before the desired hash was set")
+	case listed.After(now), now.(*AgentVersion).After(listed):
+		t.Error("the listed version and a read of the same state are ordered")
+	case listed.After(nil), listed.After("1"):
+		t.Error("a version is after nil or a foreign value")
 	}
 }
 
@@ -259,7 +291,7 @@ func TestAgents_LaggingPagesOverShards(t *testing.T) {
 	must(t, s.SetDesiredHash(ctx, ids, "h1"))
 	seen, shards, token := map[string]bool{}, map[string]bool{}, ""
 	for pages := 0; ; pages++ {
-		page, next, err := s.LaggingAgents(ctx, token, 7)
+		page, _, next, err := s.LaggingAgents(ctx, token, 7)
 		must(t, err)
 		if len(page) > 7 || pages > 20 {
 			t.Fatalf("page of %d agents, page %d", len(page), pages)
@@ -277,7 +309,7 @@ func TestAgents_LaggingPagesOverShards(t *testing.T) {
 	if len(seen) != 60 || len(shards) < 4 {
 		t.Fatalf("%d lagging agents over %d shards, want 60 over several", len(seen), len(shards))
 	}
-	if _, _, err := s.LaggingAgents(ctx, "bad", 10); !errors.Is(err, ErrBadPageToken) {
+	if _, _, _, err := s.LaggingAgents(ctx, "bad", 10); !errors.Is(err, ErrBadPageToken) {
 		t.Fatalf("bad token: %v", err)
 	}
 }

@@ -23,6 +23,14 @@ type AgentVersion struct {
 	assignedRev   int64
 }
 
+// After reports whether v is an earlier version of the same agent: the
+// item's counter grows with every write, so a higher counter is a later
+// state (gateway.OrderedVersion).
+func (v *AgentVersion) After(other any) bool {
+	o, ok := other.(*AgentVersion)
+	return ok && v != nil && o != nil && v.version > o.version
+}
+
 func versionOf(r AgentRecord) *AgentVersion {
 	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, reportedHash: r.RemoteConfig.Hash,
 		assignPending: r.AssignPending, assignedRev: r.AssignedRev,

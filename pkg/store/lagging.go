@@ -21,28 +21,31 @@ import (
 // over partition keys when a wave makes thousands of agents lag at once.
 // A page may hold fewer agents than limit while next is set (a Scan of an
 // index split over several partitions may even return an empty page with
-// next set); the order is DynamoDB's.
-func (s *Store) LaggingAgents(ctx context.Context, token string, limit int) ([]agent.Agent, string, error) {
+// next set); the order is DynamoDB's. The index projects whole items, so
+// each agent comes with its version (*AgentVersion, ordered by its counter):
+// the gateway takes a listed desired state that is newer than what its
+// session holds without reading the agent again.
+func (s *Store) LaggingAgents(ctx context.Context, token string, limit int) ([]agent.Agent, []any, string, error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	out, err := s.scan(ctx, &dynamodb.ScanInput{
 		TableName: &s.names.Agents, IndexName: aws.String(tables.IndexLagging),
 		Limit: pageLimit(limit), ExclusiveStartKey: start,
 	})
 	if err != nil {
-		return nil, "", classify(badStartKey(err, start), "scan the lagging agents")
+		return nil, nil, "", classify(badStartKey(err, start), "scan the lagging agents")
 	}
-	page := make([]agent.Agent, 0, len(out.Items))
+	page, versions := make([]agent.Agent, 0, len(out.Items)), make([]any, 0, len(out.Items))
 	for _, av := range out.Items {
 		r, err := decodeAgent(av)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
-		page = append(page, r.Agent)
+		page, versions = append(page, r.Agent), append(versions, versionOf(r))
 	}
-	return page, encodeToken(out.LastEvaluatedKey), nil
+	return page, versions, encodeToken(out.LastEvaluatedKey), nil
 }
 
 // lagShard spreads the lagging index over tables.LagShards partition keys
