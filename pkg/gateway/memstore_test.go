@@ -52,8 +52,7 @@ func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]ag
 	agents, versions := make(map[string]agent.Agent, len(ids)), make(map[string]any, len(ids))
 	for _, id := range ids {
 		if a, ok, _ := m.GetAgent(ctx, id); ok {
-			var v any
-			agents[id], versions[id] = a, v
+			agents[id], versions[id] = a, nil // no versions, as LoadAgent
 		}
 	}
 	m.mu.Lock()
