@@ -77,16 +77,24 @@ func ackGraceAfter(release <-chan time.Time) func(*Config) {
 	}
 }
 
+// startHeldGrace starts a gateway whose acknowledgement grace ends when
+// release is closed, and one agent on transport, once it is recorded.
+func startHeldGrace(t *testing.T, transport string) (*harness, *testAgent, chan time.Time) {
+	t.Helper()
+	release := make(chan time.Time)
+	h := newHarness(t, newMemAgents(), ackGraceAfter(release))
+	a := h.startAgent(transport, token)
+	h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+	return h, a, release
+}
+
 // TestGateway_PushesConfig: the configuration is pushed once; the agent
 // reports its hash within the acknowledgement grace, and that report,
 // which takes it out of the lagging index, is all that is written.
 func TestGateway_PushesConfig(t *testing.T) {
 	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
-			release := make(chan time.Time)
-			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
-			a := h.startAgent(transport, token)
-			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+			h, a, release := startHeldGrace(t, transport)
 
 			h.agents.setDesired(id1, "abcd01", "") // the engine starts a configuration target
 			rc := receive(t, a.configs, "the remote configuration")
@@ -119,10 +127,7 @@ func TestGateway_PushesConfig(t *testing.T) {
 func TestGateway_PushedConfigNotReported_AcknowledgedAfterTheGrace(t *testing.T) {
 	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
-			release := make(chan time.Time)
-			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
-			a := h.startAgent(transport, token)
-			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+			h, a, release := startHeldGrace(t, transport)
 			h.agents.setDesired(id1, "abcd01", "")
 			receive(t, a.configs, "the remote configuration")
 			if acks := h.agents.ackList(); len(acks) != 0 {
@@ -148,10 +153,7 @@ func TestGateway_PushedConfigNotReported_AcknowledgedAfterTheGrace(t *testing.T)
 func TestGateway_SupersededPushNotAcknowledged_RollbackIsPushed(t *testing.T) {
 	for _, transport := range transports {
 		t.Run(transport, func(t *testing.T) {
-			release := make(chan time.Time)
-			h := newHarness(t, newMemAgents(), ackGraceAfter(release))
-			a := h.startAgent(transport, token)
-			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+			h, a, release := startHeldGrace(t, transport)
 
 			h.agents.setDesired(id1, "abcd01", "") // bootstrap
 			if rc := receive(t, a.configs, "the bootstrap configuration"); !bytes.Equal(rc.ConfigHash, hashA) {
