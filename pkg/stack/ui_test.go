@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -118,8 +117,8 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	uitest.GoTo(t, browser, "#/rollouts/"+id)
 	uitest.WaitFor(t, browser, "the approval form", `document.querySelector('#reason-1') !== null`, uitest.Step)
 	uitest.EveryControlLabelled(t, browser)
-	uitest.Do(t, browser, chromedp.SendKeys(chromedp.CSS("#reason-1"), "canary green in the browser"),
-		chromedp.Click(chromedp.CSS("button[data-action=approve]")))
+	uitest.Type(t, browser, "#reason-1", "canary green in the browser")
+	uitest.Click(t, browser, "button[data-action=approve]")
 	uitest.WaitFor(t, browser, "the approval", `document.querySelector('[data-msg-for=approval-1]') !== null`, uitest.Step)
 	if msg := uitest.Eval[string](t, browser, `document.querySelector('[data-msg-for=approval-1]').textContent`); !strings.HasPrefix(msg, `Wave 1 "rest" is approved`) {
 		t.Fatalf("the approval says %q", msg)
@@ -135,7 +134,7 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	uitest.GoTo(t, browser, "#/fleets/edge")
 	uitest.WaitFor(t, browser, "the select form", `document.querySelector('#select-version option[value="0.163.0"]') !== null`, uitest.Step)
 	uitest.EveryControlLabelled(t, browser)
-	uitest.Do(t, browser, chromedp.Click(chromedp.CSS("form[data-action=select] button[type=submit]")))
+	uitest.Click(t, browser, "form[data-action=select] button[type=submit]")
 	uitest.WaitFor(t, browser, "the refusal", `document.querySelector('[data-msg-for=select][role=alert]') !== null`, uitest.Step)
 	if got := uitest.Eval[string](t, browser, `document.querySelector('[data-msg-for=select][role=alert]').textContent`); got != want {
 		t.Errorf("the page shows %q, the API said %q", got, want)

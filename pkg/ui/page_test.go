@@ -177,7 +177,7 @@ func TestPage_RolloutAsViewer_ShowsTheWatchPictureAndNoActions(t *testing.T) {
 	}
 	uitest.EveryControlLabelled(t, ctx)
 
-	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=order]")))
+	uitest.Click(t, ctx, "button[data-action=order]")
 	waitFor(t, ctx, "wave order", `document.querySelector('button[data-action=order]').getAttribute('aria-pressed') === 'true'`)
 	groups = eval[[]string](t, ctx, `[...document.querySelectorAll('table.targets tbody')].map((b) => b.dataset.key)`)
 	if got := strings.Join(groups, " "); got != "w-0 w-1 w-2" {
@@ -267,14 +267,15 @@ func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *tes
 	s.set(func(s *stub) {
 		s.refuse["rollouts/r-approve/actions/approve"] = problem{409, "approval_expired", refusal}
 	})
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#reason-1"), "canary dashboards green"), chromedp.Click(chromedp.CSS("button[data-action=approve]")))
+	uitest.Type(t, ctx, "#reason-1", "canary dashboards green")
+	uitest.Click(t, ctx, "button[data-action=approve]")
 	waitFor(t, ctx, "the refusal", `(document.querySelector('[data-msg-for=approval-1]') || {}).textContent === `+js(refusal))
 	if v := eval[string](t, ctx, `document.querySelector('#reason-1').value`); v != "canary dashboards green" {
 		t.Errorf("after a refusal the reason reads %q, want it kept", v)
 	}
 
 	s.set(func(s *stub) { delete(s.refuse, "rollouts/r-approve/actions/approve") })
-	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=approve]")))
+	uitest.Click(t, ctx, "button[data-action=approve]")
 	waitFor(t, ctx, "the approval", `(document.querySelector('[data-msg-for=approval-1].ok') || {}).textContent === 'Your approval of wave 1 is recorded (1 of 2).'`)
 	posts := s.postsTo("rollouts/r-approve/actions/approve")
 	if len(posts) != 2 || posts[1].Token != operatorToken || fmt.Sprint(posts[1].Body) != "map[reason:canary dashboards green wave:1]" {
@@ -284,7 +285,8 @@ func TestPage_Approve_HiddenForAViewer_RefusalInTheAPIsWords_ThenApproved(t *tes
 		t.Errorf("after the approval the reason reads %q, want it cleared", v)
 	}
 
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#reason-1"), "not during the sale"), chromedp.Click(chromedp.CSS("button[data-action=reject]")))
+	uitest.Type(t, ctx, "#reason-1", "not during the sale")
+	uitest.Click(t, ctx, "button[data-action=reject]")
 	waitFor(t, ctx, "the rejection", `((document.querySelector('[data-msg-for=approval-1].ok') || {}).textContent || '').startsWith('Wave 1 rejected')`)
 	if posts := s.postsTo("rollouts/r-approve/actions/reject"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[reason:not during the sale wave:1]" {
 		t.Errorf("reject posts %+v", posts)
@@ -300,13 +302,13 @@ func TestPage_Fleet_SelectRefusal_Preview(t *testing.T) {
 	ctx := signedIn(t, s, operatorToken, "#/fleets/edge")
 	waitFor(t, ctx, "the select form", `document.querySelector('form[data-action=select] select') !== null`)
 	uitest.EveryControlLabelled(t, ctx)
-	do(t, ctx, chromedp.Click(chromedp.CSS("form[data-action=select] button[type=submit]")))
+	uitest.Click(t, ctx, "form[data-action=select] button[type=submit]")
 	waitFor(t, ctx, "the refusal", `(document.querySelector('[data-msg-for=select][role=alert]') || {}).textContent === `+js(refusal))
 	if posts := s.postsTo("fleets/edge/actions/select-version"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[expectedTargetVersion:0.161.0 version:0.162.0]" {
 		t.Errorf("select posts %+v", posts)
 	}
 
-	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=preview][data-kind=config]")))
+	uitest.Click(t, ctx, "button[data-action=preview][data-kind=config]")
 	waitFor(t, ctx, "the plan", `document.querySelector('.plan .finish') !== null`)
 	if got := eval[string](t, ctx, `document.querySelector('.plan .finish').textContent`); got != "Predicted finish: 12m after wave 1 is approved" {
 		t.Errorf("finish %q", got)
@@ -329,7 +331,7 @@ func TestPage_Fleet_PreviewHiddenWithoutPlans(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('form[data-action=select], form[data-action=clear]').length`); n != 0 {
 		t.Errorf("a viewer sees %d version forms", n)
 	}
-	do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=preview][data-kind=version]")))
+	uitest.Click(t, ctx, "button[data-action=preview][data-kind=version]")
 	waitFor(t, ctx, "the preview to go", `document.querySelector('.preview') === null`)
 	if n := eval[int](t, ctx, `document.querySelectorAll('.error').length`); n != 0 {
 		t.Errorf("an error is shown: %s", eval[string](t, ctx, `document.querySelector('.error').textContent`))
@@ -346,7 +348,8 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	if got := eval[string](t, ctx, `location.pathname`); got != "/ui/" {
 		t.Errorf("/ui led to %s, want /ui/", got)
 	}
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), "nope"), chromedp.Click(chromedp.CSS("form[data-action=signin] button")))
+	uitest.Type(t, ctx, "#token", "nope")
+	uitest.Click(t, ctx, "form[data-action=signin] button")
 	waitFor(t, ctx, "the refusal", `document.querySelector('[data-msg]').textContent === 'the token is not known'`)
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`))
 	uitest.SignIn(t, ctx, viewerToken)
@@ -505,7 +508,8 @@ func TestPage_Stages_BakeGateAndFreezeOverride(t *testing.T) {
 		t.Errorf("held %q", held)
 	}
 	uitest.EveryControlLabelled(t, ctx)
-	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#override-reason"), "hotfix for INC-4711"), chromedp.Click(chromedp.CSS("form[data-action=override] button")))
+	uitest.Type(t, ctx, "#override-reason", "hotfix for INC-4711")
+	uitest.Click(t, ctx, "form[data-action=override] button")
 	waitFor(t, ctx, "the override's answer", `(document.querySelector('[data-msg-for=override]') || {}).textContent === 'Every freeze is bypassed for the rest of the rollout.'`)
 	if posts := s.postsTo("rollouts/r-frozen/actions/resume"); len(posts) != 1 || fmt.Sprint(posts[0].Body) != "map[freezeOverride:true reason:hotfix for INC-4711]" {
 		t.Errorf("resume posts %+v", posts)

@@ -154,14 +154,15 @@ func Open(t testing.TB, ctx context.Context, base, token string) {
 func SignIn(t testing.TB, ctx context.Context, token string) {
 	t.Helper()
 	WaitFor(t, ctx, "the sign-in form", `document.querySelector('form[data-action=signin] #token') !== null`, Step)
-	Do(t, ctx, chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("form[data-action=signin] button")))
+	Type(t, ctx, "#token", token)
+	Click(t, ctx, "form[data-action=signin] button")
 	WaitFor(t, ctx, "the navigation", `!document.getElementById('nav').hidden`, Step)
 }
 
 // SignOut presses the header's sign-out button.
 func SignOut(t testing.TB, ctx context.Context) {
 	t.Helper()
-	Do(t, ctx, chromedp.Click(chromedp.CSS("button[data-action=signout]")))
+	Click(t, ctx, "button[data-action=signout]")
 }
 
 // GoTo changes the page's route, e.g. #/rollouts/r-1 (a navigation within
@@ -211,4 +212,47 @@ func WaitFor(t testing.TB, ctx context.Context, what, expr string, timeout time.
 		body, _ := Text(ctx, "main")
 		t.Fatalf("waiting for %s (%s): %v\nthe page shows: %s", what, expr, err, body)
 	}
+}
+
+// Click clicks the first element the CSS selector matches, with the mouse,
+// as a user would.
+func Click(t testing.TB, ctx context.Context, selector string) {
+	t.Helper()
+	onLiveNode(t, ctx, chromedp.Click(chromedp.CSS(selector)))
+}
+
+// Type focuses the first element the CSS selector matches and types text
+// into it, key by key.
+func Type(t testing.TB, ctx context.Context, selector, text string) {
+	t.Helper()
+	onLiveNode(t, ctx, chromedp.SendKeys(chromedp.CSS(selector), text))
+}
+
+// onLiveNode runs one action on a node it looks up. The page redraws on
+// every poll and every tick, and a redraw may replace the node between
+// chromedp's lookup and its click or focus; DevTools then answers that the
+// node is gone, and nothing happened to the page. That is tried again on
+// the node that replaced it, until Step runs out; every other error fails
+// the test at once.
+func onLiveNode(t testing.TB, ctx context.Context, action chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, Step)
+	defer cancel()
+	for {
+		err := chromedp.Do(c, action)
+		if err == nil {
+			return
+		}
+		if !goneNode(err) || c.Err() != nil {
+			body, _ := Text(ctx, "main")
+			t.Fatalf("browser: %v\nthe page shows: %s", err, body)
+		}
+	}
+}
+
+// goneNode reports the DevTools errors of a node that a redraw removed.
+func goneNode(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Could not find node with given id") || strings.Contains(s, "Node is detached from document") ||
+		strings.Contains(s, "No node with given id found")
 }
