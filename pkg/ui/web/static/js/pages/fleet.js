@@ -118,8 +118,8 @@ function previewSection(app) {
     h('h2', { id: 'preview-title' }, 'Preview'),
     h('p', {}, 'The rollout a change of this fleet would start now: its waves, when each would start and end, and when it would finish. Nothing is changed.'),
     h('div', { class: 'bar' },
-      h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'config', 'data-key': 'preview', disabled: busy }, 'Preview a configuration rollout'),
-      h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'version', 'data-key': 'preview', disabled: busy }, 'Preview a version rollout')),
+      h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'config', 'data-key': 'preview-config', disabled: busy }, 'Preview a configuration rollout'),
+      h('button', { type: 'button', 'data-action': 'preview', 'data-kind': 'version', 'data-key': 'preview-version', disabled: busy }, 'Preview a version rollout')),
     alertText(app.ui.msg.preview, 'preview'),
     p ? planView(p.kind, p.plan, app.now()) : null);
 }
