@@ -27,6 +27,7 @@ type memAgents struct {
 	ackedOffer map[string]string // by agent id, as the store's ackOffer
 	batchReads int               // LoadAgents calls
 	loads      int               // LoadAgent calls (LoadAgents' own not counted)
+	pages      int               // LaggingAgents calls
 	panicOn    string            // SaveAgent panics for this agent id
 	leases     agent.Leases
 }
@@ -133,6 +134,7 @@ func (m *memAgents) Leases(context.Context) (agent.Leases, error) {
 func (m *memAgents) LaggingAgents(_ context.Context, token string, limit int) ([]agent.Agent, []any, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.pages++
 	var ids []string
 	for id, a := range m.byID {
 		if m.lagging(a) && id > token {

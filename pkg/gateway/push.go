@@ -51,32 +51,49 @@ func (g *Gateway) Run(ctx context.Context) {
 // The next page is read while the previous one is pushed (two pages ahead
 // at most), so that the pushes of a large wave, and the acknowledgements and
 // reports they cause, do not hold up the reading of the rest of the index.
+// The first page is read on the caller's goroutine: an idle index is one
+// page, and a reader goroutine started for every poll grew a fresh stack
+// through the SDK's middleware each second (a twentieth of an idle task's
+// CPU at 10,000 agents).
 //
 // It returns the number of pushes it started.
 func (g *Gateway) Poll(ctx context.Context) (pushed int) {
+	first, next, ok := g.lagging(ctx, "")
+	if !ok {
+		return 0
+	}
+	if next == "" {
+		return g.pushPage(ctx, first)
+	}
 	pages := make(chan laggingPage, 2)
 	go func() {
 		defer close(pages)
-		token := ""
-		for {
-			sctx, cancel := g.storeCtx(ctx)
-			page, versions, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
-			cancel()
-			if err != nil {
-				g.log.Warn("read lagging agents", "error", err)
+		for token := next; token != ""; {
+			var p laggingPage
+			if p, token, ok = g.lagging(ctx, token); !ok {
 				return
 			}
-			pages <- laggingPage{page, versions}
-			if next == "" {
-				return
-			}
-			token = next
+			pages <- p
 		}
 	}()
+	pushed = g.pushPage(ctx, first)
 	for p := range pages {
 		pushed += g.pushPage(ctx, p)
 	}
 	return pushed
+}
+
+// lagging reads one page of the lagging index; ok is false (and logged)
+// when the store failed.
+func (g *Gateway) lagging(ctx context.Context, token string) (p laggingPage, next string, ok bool) {
+	sctx, cancel := g.storeCtx(ctx)
+	defer cancel()
+	page, versions, next, err := g.agents.LaggingAgents(sctx, token, g.cfg.PollPageSize)
+	if err != nil {
+		g.log.Warn("read lagging agents", "error", err)
+		return laggingPage{}, "", false
+	}
+	return laggingPage{page, versions}, next, true
 }
 
 // laggingPage is one page of the lagging index: the agents and, when the

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,6 +36,41 @@ func TestPushPage_ReadsTheChangedAgentsOfAPageInOneBatch(t *testing.T) {
 		if got := g.sessions.get(id).view.DesiredHash; got != "h-stored" {
 			t.Errorf("agent %s: desired hash %q, want the stored h-stored", id, got)
 		}
+	}
+}
+
+// TestPoll_ReadsEveryPageOfTheIndex: a poll reads the lagging index to its
+// last page (the first on its own goroutine, the rest ahead of the pushes),
+// and every held agent on any page takes its stored desired state.
+func TestPoll_ReadsEveryPageOfTheIndex(t *testing.T) {
+	agents := newMemAgents()
+	g, err := New(Config{Now: func() time.Time { return t0 }, Tokens: []string{token}, PollPageSize: 2}, agents, nil)
+	must(t, err)
+	var ids []string
+	for i := range 5 {
+		id := fmt.Sprintf("00000000-0000-0000-0000-00000000000%d", i+1)
+		ids = append(ids, id)
+		agents.setDesired(id, "h-"+id, "")
+		g.sessions.put(&session{id: id, view: agent.Agent{ID: id}}) // plain HTTP: nothing is sent from the poll
+	}
+
+	g.Poll(context.Background())
+
+	if agents.pages != 3 {
+		t.Errorf("%d pages read, want 3 (5 agents, 2 a page)", agents.pages)
+	}
+	for _, id := range ids {
+		if got := g.sessions.get(id).view.DesiredHash; got != "h-"+id {
+			t.Errorf("agent %s: desired hash %q after the poll, want its stored one", id, got)
+		}
+	}
+	agents.pages = 0
+	for _, id := range ids {
+		agents.setDesired(id, "", "")
+	}
+	g.Poll(context.Background())
+	if agents.pages != 1 {
+		t.Errorf("an empty index took %d reads, want 1", agents.pages)
 	}
 }
 
