@@ -274,7 +274,7 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		timeout:  time.Duration(cfg.OfflineAfter) * cfg.Heartbeat,
 		started:  cfg.Now(),
 		slots:    make(chan struct{}, cfg.StoreConcurrency),
-		sessions: registry{byID: make(map[string]*session)},
+		sessions: newRegistry(),
 		links:    linkSet{open: make(map[*link]struct{}), closed: make(chan struct{}, 1)},
 		cache:    configCache{byHash: make(map[string]cachedConfig)},
 		handlers: newHandlers(),
@@ -298,51 +298,7 @@ func (g *Gateway) storeCtx(ctx context.Context) (context.Context, context.Cancel
 // Task is this task's id, as agent records and its lease name it.
 func (g *Gateway) Task() string { return g.cfg.Task }
 
-// registry holds the sessions of this task by agent id.
-type registry struct {
-	mu   sync.RWMutex
-	byID map[string]*session
-}
-
-func (r *registry) get(id string) *session {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.byID[id]
-}
-
-// put registers s, replacing an older session of the same agent.
-func (r *registry) put(s *session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.byID[s.id] = s
-}
-
-// remove unregisters s unless a newer session of its agent replaced it.
-func (r *registry) remove(s *session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.byID[s.id] == s {
-		delete(r.byID, s.id)
-	}
-}
-
-// silent returns the sessions not heard from for longer than timeout as of
-// now.
-func (r *registry) silent(now time.Time, timeout time.Duration) []*session {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	var out []*session
-	for _, s := range r.byID {
-		if s.silentAt(now, timeout) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Len is the number of agents this task holds.
 func (g *Gateway) Len() int {
-	g.sessions.mu.RLock()
-	defer g.sessions.mu.RUnlock()
-	return len(g.sessions.byID)
+	return g.sessions.len()
 }

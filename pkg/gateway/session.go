@@ -24,6 +24,7 @@ type session struct {
 	// silence is judged in memory, never written. Atomic so that the sweep
 	// reads it without taking mu.
 	heardNanos atomic.Int64
+	slot       atomic.Pointer[beatSlot] // the registry's copy of heardNanos, while registered
 
 	mu            sync.Mutex
 	view          agent.Agent   // reported facts as last translated, desired state as last read
@@ -43,7 +44,13 @@ type session struct {
 }
 
 // heard records a message at now.
-func (s *session) heard(now time.Time) { s.heardNanos.Store(now.UnixNano()) }
+func (s *session) heard(now time.Time) {
+	n := now.UnixNano()
+	s.heardNanos.Store(n)
+	if b := s.slot.Load(); b != nil && b.owner.Load() == s {
+		b.heard.Store(n)
+	}
+}
 
 // silentAt reports whether the session was not heard from for longer than
 // timeout as of now.
