@@ -10,10 +10,11 @@ import (
 // sweep, the time each was last heard from in slots side by side.
 //
 // The sweep reads every session every SweepEvery. Reading each session's
-// own heardNanos meant a cache miss (and on a virtual machine often a
-// TLB miss) per session, scattered over the heap: at 10,000 idle agents
-// that was a tenth of the task's CPU. The slots hold 16 bytes a session in
-// chunks of beatChunk, so a sweep of 10,000 reads 160 KB in order.
+// own heardNanos is a cache miss (and on a virtual machine often a TLB
+// miss) per session, scattered over the heap: a profile of 10,000 idle
+// agents put 0.11 s a minute there. The slots hold 16 bytes a session in
+// chunks of beatChunk, so a sweep of 10,000 reads 160 KB in order (with
+// cold caches 0.035 ms a sweep in a benchmark, against 0.96 ms before).
 type registry struct {
 	mu     sync.RWMutex
 	byID   map[string]*session
