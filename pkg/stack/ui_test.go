@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/simfleet"
