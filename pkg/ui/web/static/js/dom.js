@@ -52,7 +52,7 @@ function morphChildren(live, next) {
     if (k !== null) keyed.set(k, c);
   }
   let cur = live.firstChild;
-  const wanted = new Set();
+  let wanted = null; // the keys of next's children so far, made only when one has a key
   for (const want of [...next.childNodes]) {
     const k = keyOf(want);
     let match = null;
@@ -60,6 +60,7 @@ function morphChildren(live, next) {
       // Siblings that share a key match one live node between them, so the
       // other is made anew on every redraw and loses its focus. That is a
       // bug in the page, reported as an error while the page still shows.
+      wanted ||= new Set();
       if (wanted.has(k)) reportError(new Error(`two siblings share data-key "${k}": one of them is replaced on every redraw`));
       wanted.add(k);
       match = keyed.get(k) || null;
