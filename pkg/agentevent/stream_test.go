@@ -2,8 +2,10 @@ package agentevent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/agentevent"
@@ -138,11 +141,15 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 // handler is busy are handed over in batches of at most MaxBatch: of 100 by
 // default (each batch's pass is of its own targets, and a smaller one is
 // evaluated sooner), the whole backlog in one or two with a larger bound.
+// The backlog is read in as few reads as the stream serves it, whatever
+// the batch size: each read of a stream that is busy waits its turn on the
+// store (a wave's 1,000 desired hashes, read 100 at a time, held its first
+// reports back by seconds on DynamoDB Local).
 func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
 	for _, c := range []struct {
 		maxBatch, atMost, minBatches, maxBatches int
 	}{{0, streams.DefaultMaxBatch, 3, 251}, {1000, 1000, 1, 2}} {
-		sizes := backlogBatches(t, c.maxBatch, 251)
+		sizes, reads := backlogBatches(t, c.maxBatch, 251, nil)
 		total := 0
 		for _, n := range sizes {
 			total += n
@@ -153,12 +160,39 @@ func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
 		if total != 251 || len(sizes) < c.minBatches || len(sizes) > c.maxBatches {
 			t.Fatalf("MaxBatch %d: batches of %v, want the 251 reports in %d to %d batches", c.maxBatch, sizes, c.minBatches, c.maxBatches)
 		}
+		if reads > 3 {
+			t.Fatalf("MaxBatch %d: %d reads returned records, want the backlog read at once (at most 3)", c.maxBatch, reads)
+		}
+	}
+}
+
+// TestPoller_ABatchThatFailsHasTheReadDeliveredAgain: when a batch of a read
+// fails, the records of that read are delivered again from its first, so
+// that none is skipped (a batch handed over before is handled twice, which
+// handlers tolerate).
+func TestPoller_ABatchThatFailsHasTheReadDeliveredAgain(t *testing.T) {
+	failed := false
+	sizes, _ := backlogBatches(t, 0, 251, func(call int) error {
+		if call == 2 && !failed { // the second batch of the backlog's read
+			failed = true
+			return errors.New("throttled")
+		}
+		return nil
+	})
+	delivered := 0
+	for _, n := range sizes {
+		delivered += n
+	}
+	if !failed || delivered < 251+100 {
+		t.Fatalf("batches %v (failed: %v): want the 251 reports and the batch before the failure again", sizes, failed)
 	}
 }
 
 // backlogBatches writes n agents while the poller's first batch waits and
-// returns the sizes of the batches it handed over.
-func backlogBatches(t *testing.T, maxBatch, n int) []int {
+// returns the sizes of the batches it handed over and how many stream reads
+// returned records. fail, if set, can fail the handling of a batch (its
+// call number, from 0) after it was counted.
+func backlogBatches(t *testing.T, maxBatch, n int, fail func(call int) error) ([]int, int) {
 	st, names := storetest.NewWithTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -168,14 +202,24 @@ func backlogBatches(t *testing.T, maxBatch, n int) []int {
 	}
 	var mu sync.Mutex
 	var sizes []int
-	total := 0
+	total, calls := 0, 0
+	var reads atomic.Int32
 	hold := make(chan struct{})
-	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+	client := dynamodbstreams.NewFromConfig(storetest.Config(t), func(o *dynamodbstreams.Options) {
+		o.APIOptions = append(o.APIOptions, countReads(&reads))
+	})
+	p := streams.Poller{Streams: client, StreamArn: aws.ToString(desc.Table.LatestStreamArn),
 		Name: "agent stream", Interval: 20 * time.Millisecond, MaxBatch: maxBatch, Handler: func(_ context.Context, recs []streams.Record) error {
 			<-hold // the first batch waits until the backlog is written
 			mu.Lock()
 			defer mu.Unlock()
 			sizes = append(sizes, len(recs))
+			calls++
+			if fail != nil {
+				if err := fail(calls - 1); err != nil {
+					return err
+				}
+			}
 			total += len(recs)
 			return nil
 		}}
@@ -200,5 +244,18 @@ func backlogBatches(t *testing.T, maxBatch, n int) []int {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return append([]int(nil), sizes...)
+	return append([]int(nil), sizes...), int(reads.Load())
+}
+
+// countReads counts the GetRecords calls that returned records.
+func countReads(n *atomic.Int32) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countReads", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleInitialize(ctx, in)
+			if r, ok := out.Result.(*dynamodbstreams.GetRecordsOutput); ok && len(r.Records) > 0 {
+				n.Add(1)
+			}
+			return out, md, err
+		}), middleware.After)
+	}
 }

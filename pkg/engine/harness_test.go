@@ -87,6 +87,20 @@ func (f *fixture) act(req Request) error {
 	return err
 }
 
+// carryOut does to the agents what the passer's orders do to a
+// configuration: a start or a reset sets the desired hash.
+func (f *fixture) carryOut(res Result) {
+	if f.r.Kind != policy.KindConfig {
+		return
+	}
+	for _, o := range res.Orders {
+		if a, ok := f.agents[o.AgentID]; ok && o.Kind != OrderCancel {
+			a.DesiredHash = o.Ref
+			f.agents[o.AgentID] = a
+		}
+	}
+}
+
 func (f *fixture) store(res Result) {
 	f.last = res
 	f.r = res.Rollout
@@ -98,6 +112,7 @@ func (f *fixture) store(res Result) {
 		}
 	}
 	f.orders = append(f.orders, res.Orders...)
+	f.carryOut(res)
 	for _, e := range res.Events {
 		f.events = append(f.events, e.Type)
 	}

@@ -72,6 +72,13 @@ func (p *pass) evaluateInProgress(i int) {
 		p.fail(i, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", p.r.Policy.ApplyTimeout))
 		return
 	}
+	if ok && p.r.Kind == policy.KindConfig && a.DesiredHash != t.ToRef {
+		// A configuration target is stored started before its desired hash
+		// is set (the push follows that write, so every report finds its
+		// target in flight). If the set never happened (the task died
+		// between the two, or the write failed), it is ordered again here.
+		p.order(OrderStart, *t, t.ToRef)
+	}
 	p.dl.at(timeout)
 }
 

@@ -480,3 +480,38 @@ func applyUnhealthy(f *fixture) {
 	f.tick()
 	f.advance(2 * time.Minute)
 }
+
+// TestTick_ConfigStartNotCarriedOut_IsOrderedAgain: a configuration target
+// is stored started before its desired hash is set; a pass that finds its
+// agent not asked for the target's hash (the set failed, or the task died
+// before it) orders the start again and changes nothing else. A version
+// target is not: its start is carried out before it is stored.
+func TestTick_ConfigStartNotCarriedOut_IsOrderedAgain(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a", "b"})
+	f.tick()
+	f.wantTarget("a", rollout.TargetInProgress)
+	f.orders = nil
+	a := f.agents["a"]
+	a.DesiredHash = "h-old" // the start's write never happened
+	f.agents["a"] = a
+	f.advance(time.Second)
+	res := f.tick()
+	if len(res.Orders) != 1 || res.Orders[0] != (Order{Kind: OrderStart, AgentID: "a", Ref: "h-new", Attempt: 1}) {
+		t.Fatalf("orders %+v, want the start of a ordered again", res.Orders)
+	}
+	if len(res.Changed) != 0 || len(res.Events) != 0 {
+		t.Fatalf("changed %+v, events %+v: want none", res.Changed, res.Events)
+	}
+	f.wantDeadline(t0.Add(policy.DefaultApplyTimeoutConfig))
+	f.advance(time.Second)
+	if res := f.tick(); len(res.Orders) != 0 {
+		t.Fatalf("orders %+v once the agent is asked for the hash, want none", res.Orders)
+	}
+
+	v := newFixture(t, policy.KindVersion, snap(policy.KindVersion, nil), []string{"a"})
+	v.tick()
+	v.advance(time.Second)
+	if res := v.tick(); len(res.Orders) != 0 {
+		t.Fatalf("version orders %+v, want none", res.Orders)
+	}
+}

@@ -60,10 +60,22 @@ type Passer struct {
 const passAttempts = 5
 
 // Pass loads the rollout, evaluates it, carries out the orders and stores
-// the result. Orders run before the save: a lost race re-runs the pass and
-// repeats them, which every order tolerates (setting a hash or an offer is
-// idempotent, executors are at-least-once); a save before the orders could
-// lose a start for good.
+// the result.
+//
+// A configuration's orders run after the save. Setting a desired hash is
+// what pushes the configuration, so every report of it finds its target
+// stored in flight and is decided by the agent-event pass it sets off;
+// with the orders first, a wave's first agents applied while the targets of
+// 1,000 were still being stored, and their reports waited. A start that is
+// stored but not carried out (the set failed, the task died) is not lost:
+// the next pass finds the target in progress and its agent not asked for
+// the hash, and orders it again (engine.evaluateInProgress); a failed set
+// fails the pass, which the state machine retries.
+//
+// A version's orders run before the save: an executor's Start returns the
+// reference stored on the target, or fails it. A lost race re-runs the pass
+// and repeats them, which executors tolerate (at-least-once); a save before
+// them could lose a start for good.
 func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
 	return p.run(ctx, rolloutID, false, evaluate)
 }
@@ -131,8 +143,11 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		if !res.Changes() && sameRollout(in.Rollout, res.Rollout) {
 			return Passed{Result: res, Targets: in.Targets}, nil
 		}
-		if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
-			return Passed{}, err
+		savedFirst := in.Rollout.Kind == policy.KindConfig
+		if !savedFirst {
+			if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
+				return Passed{}, err
+			}
 		}
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, merge(in.Targets, res.Changed), res.Events, in.Now)...)
 		if err == nil {
@@ -140,6 +155,12 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			p.audit(ctx, res, in.Now)
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
+			if savedFirst {
+				if _, err := p.carryOut(ctx, &res, in.Agents); err != nil {
+					return Passed{}, fmt.Errorf("pass of rollout %s stored, its orders not carried out (the next pass orders them again): %w", rolloutID, err)
+				}
+				return passed, nil
+			}
 			if ids := startedIDs(res); len(ids) > 0 {
 				return p.followUp(ctx, rolloutID, passed, ids), nil
 			}
@@ -153,18 +174,19 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 	return Passed{}, fmt.Errorf("save pass of rollout %s after %d attempts: %w", rolloutID, passAttempts, lastErr)
 }
 
-// followUp evaluates the targets a pass started once more, right after it.
-// Their agents may have reported while the orders were carried out and the
-// pass stored (a wave's first agents apply a configuration within a second,
-// while the desired hashes of 1,000 take seconds to write): those reports
-// reached the agent-event path while the targets were still stored pending,
-// and the pass read the agents before them. A report after the store is the
-// agent-event path's again. So the agents of the started targets are read
-// once more, and those stored since the pass began (lastSeen is the time of
-// an agent's last stored change) get targeted passes, 100 at a time
-// (PassAgents), which race the agent-event passes only over those agents;
-// one that must decide the whole rollout is a whole pass. If a read or a
-// pass fails, the started pass stands and the next pass catches up.
+// followUp evaluates the targets a version pass started once more, right
+// after it. Their agents may have reported while the executor's starts ran
+// and the pass stored (an update can be quick, and the starts of a wave
+// take a while): those reports reached the agent-event path while the
+// targets were still stored pending, and the pass read the agents before
+// them. A report after the store is the agent-event path's again. So the
+// agents of the started targets are read once more, and those stored since
+// the pass began (lastSeen is the time of an agent's last stored change)
+// get targeted passes, 100 at a time (PassAgents), which race the
+// agent-event passes only over those agents; one that must decide the
+// whole rollout is a whole pass. If a read or a pass fails, the started
+// pass stands and the next pass catches up. A configuration pass needs
+// none: its targets are stored before any agent is asked (Pass).
 func (p Passer) followUp(ctx context.Context, id string, started Passed, ids []string) Passed {
 	began := map[string]time.Time{}
 	for _, t := range started.Targets {

@@ -2,13 +2,16 @@ package enginetask_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store"
@@ -205,56 +208,190 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 	}
 }
 
-// An agent that reports APPLIED while the pass that started it is still
-// carrying out its orders (setting 1,000 desired hashes takes seconds) is
-// read by the pass that follows the starts: its target is stored verifying
-// by the same call, not left in progress until the state machine's next
-// pass.
-func TestPass_ReportDuringTheStartsIsEvaluated(t *testing.T) {
+// A configuration's targets are stored in progress before their desired
+// hash is set: the set is what pushes the configuration, so an agent that
+// reports APPLIED at once finds its target in flight, and the agent-event
+// pass its report sets off moves it to the health wait.
+func TestPass_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
 	pendingRollout(t, ctx, st, 3)
 	quick := &applyingStore{Store: st, t: t, id: "a01"}
 	p := enginetask.Passer{Store: quick, Clock: func() time.Time { return t0.Add(time.Second) }}
+	if _, err := p.Pass(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if quick.orders != 1 || quick.storedBefore != 3 {
+		t.Fatalf("%d desired-hash writes, %d of their targets stored in progress before: want 1 and 3", quick.orders, quick.storedBefore)
+	}
+	if err := p.PassAgents(ctx, "r1", []string{"a01"}); err != nil { // the report's agent event
+		t.Fatal(err)
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetVerifying, "a02": rollout.TargetInProgress})
+}
+
+// A start stored but not carried out (the desired-hash write failed) fails
+// the pass and is ordered again by the next one; once every agent is asked
+// for the hash, a pass writes nothing.
+func TestPass_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := storetest.New(t)
+	ids := pendingRollout(t, ctx, st, 3)
+	failing := &applyingStore{Store: st, t: t, fail: errors.New("throttled")}
+	clock := func() time.Time { return t0.Add(time.Second) }
+	if _, err := (enginetask.Passer{Store: failing, Clock: clock}).Pass(ctx, "r1"); err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("pass error %v, want the failed write", err)
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetInProgress, "a02": rollout.TargetInProgress})
+	wantDesired(t, ctx, st, ids, "")
+	again := &applyingStore{Store: st, t: t}
+	p := enginetask.Passer{Store: again, Clock: clock}
+	if _, err := p.Pass(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	wantDesired(t, ctx, st, ids, "h1")
+	if _, err := p.Pass(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if again.orders != 1 {
+		t.Fatalf("%d desired-hash writes over two passes, want 1", again.orders)
+	}
+}
+
+// A version's starts are carried out before the pass is stored (an
+// executor's Start returns what the target stores). An agent that reports
+// the new version while they are, before its target is stored in progress,
+// is read by the pass that follows the starts: its target is stored
+// verifying by the same call, not left in progress until the state
+// machine's next pass.
+func TestPass_VersionReportDuringTheStartsIsEvaluated(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := storetest.New(t)
+	var cands []engine.Candidate
+	for i := 0; i < 3; i++ {
+		id := fmt.Sprintf("a%02d", i)
+		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "0.160.0"})
+		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
+			Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindVersion)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindVersion, Policy: snap, ToRef: "0.161.0",
+		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Executor = "reporting"
+	if err := st.CreateRollout(ctx, r, ts); err != nil {
+		t.Fatal(err)
+	}
+	ex := &reportingExecutor{st: st, t: t, id: "a01"}
+	p := enginetask.Passer{Store: st, Executors: executor.Registry{"reporting": ex}, Clock: func() time.Time { return t0.Add(time.Second) }}
 	passed, err := p.Pass(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stored, err := st.LoadRollout(ctx, "r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, got := range [][]rollout.Target{passed.Targets, stored} {
-		for _, tg := range got {
-			want := rollout.TargetInProgress
-			if tg.AgentID == "a01" {
-				want = rollout.TargetVerifying
-			}
-			if tg.Status != want {
-				t.Fatalf("target %s is %s, want %s", tg.AgentID, tg.Status, want)
-			}
+	want := map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetVerifying, "a02": rollout.TargetInProgress}
+	for _, tg := range passed.Targets {
+		if tg.Status != want[tg.AgentID] {
+			t.Fatalf("passed target %s is %s, want %s", tg.AgentID, tg.Status, want[tg.AgentID])
 		}
 	}
-	if quick.orders != 1 {
-		t.Fatalf("%d desired-hash writes, want 1: the follow-up starts nothing", quick.orders)
+	wantStatuses(t, ctx, st, want)
+	if ex.starts != 3 {
+		t.Fatalf("%d starts, want 3: the follow-up starts nothing", ex.starts)
 	}
 }
 
-// applyingStore makes agent id report APPLIED for the new hash as soon as
-// its desired hash is set.
-type applyingStore struct {
-	*store.Store
+// reportingExecutor's Start makes agent id report the version at once.
+type reportingExecutor struct {
+	executor.ManualExecutor
+	st     *store.Store
 	t      *testing.T
 	id     string
-	orders int
+	starts int
+}
+
+func (e *reportingExecutor) Start(ctx context.Context, c executor.Call) (string, error) {
+	e.starts++
+	if c.Target.AgentID == e.id {
+		as, err := e.st.AgentsByID(ctx, []string{e.id})
+		if err != nil {
+			return "", err
+		}
+		a := as[e.id]
+		a.ServiceVersion, a.VersionSince, a.LastSeen = c.Version, t0.Add(time.Second), t0.Add(time.Second)
+		if err := e.st.RecordAgent(ctx, a); err != nil {
+			return "", err
+		}
+	}
+	return "job-" + c.Target.AgentID, nil
+}
+
+func wantStatuses(t *testing.T, ctx context.Context, st *store.Store, want map[string]rollout.TargetStatus) {
+	t.Helper()
+	_, ts, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range ts {
+		if w, ok := want[tg.AgentID]; ok && tg.Status != w {
+			t.Fatalf("target %s is %s, want %s", tg.AgentID, tg.Status, w)
+		}
+	}
+}
+
+func wantDesired(t *testing.T, ctx context.Context, st *store.Store, ids []string, hash string) {
+	t.Helper()
+	as, err := st.AgentsByID(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if as[id].DesiredHash != hash {
+			t.Fatalf("agent %s is asked for %q, want %q", id, as[id].DesiredHash, hash)
+		}
+	}
+}
+
+// applyingStore counts the desired-hash writes and how many of their
+// agents' targets were stored in progress when each began; with fail it
+// fails them, and with id that agent reports APPLIED for the new hash as
+// soon as its desired hash is set.
+type applyingStore struct {
+	*store.Store
+	t            *testing.T
+	id           string
+	fail         error
+	orders       int
+	storedBefore int
 }
 
 func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
 	s.orders++
+	if _, ts, err := s.Store.LoadRollout(ctx, "r1"); err == nil {
+		asked := map[string]bool{}
+		for _, id := range ids {
+			asked[id] = true
+		}
+		for _, tg := range ts {
+			if asked[tg.AgentID] && tg.Status == rollout.TargetInProgress {
+				s.storedBefore++
+			}
+		}
+	}
+	if s.fail != nil {
+		return s.fail
+	}
 	if err := s.Store.SetDesiredHash(ctx, ids, hash); err != nil {
 		return err
 	}
-	report(s.t, s.Store, ctx, s.id, agent.ConfigApplied, t0.Add(time.Second))
+	if s.id != "" {
+		report(s.t, s.Store, ctx, s.id, agent.ConfigApplied, t0.Add(time.Second))
+	}
 	return nil
 }

@@ -78,7 +78,8 @@ const (
 	// ApplyCap bounds a Wait while targets were started and none verifies
 	// yet: the agent-event path moves them to verifying between two passes,
 	// and the next pass must learn the health wait's exact end soon, since a
-	// Wait state cannot be shortened once it runs.
+	// Wait state cannot be shortened once it runs. A health wait shorter
+	// than the cap bounds it instead.
 	ApplyCap = 10 * time.Second
 	// IdleCap bounds a Wait with nothing in flight (a window days away).
 	IdleCap = 6 * time.Hour

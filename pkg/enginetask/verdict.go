@@ -57,7 +57,13 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	limit := IdleCap
 	switch {
 	case out.Verdict == VerdictWaitApply && c.inProgress > 0:
+		// No target started can end its health wait sooner than healthWait
+		// from now; a shorter health wait than the cap is waited for, so
+		// that the pass after it learns the first ends in time.
 		limit = ApplyCap
+		if hw := r.Policy.HealthWait; hw > 0 && hw < limit {
+			limit = hw
+		}
 	case inFlight:
 		limit = LostEventCap
 	}

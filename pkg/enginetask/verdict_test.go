@@ -22,13 +22,14 @@ func passed(st rollout.Status, deadline time.Time, statuses ...rollout.TargetSta
 
 func TestVerdict(t *testing.T) {
 	soon, later := now.Add(20*time.Second), now.Add(3*time.Hour)
-	cases := []struct {
+	type verdictCase struct {
 		name    string
 		in      Passed
 		iter    int
 		verdict string
 		until   time.Time
-	}{
+	}
+	cases := []verdictCase{
 		{"completed", passed(rollout.Completed, time.Time{}), 1, VerdictDone, time.Time{}},
 		{"superseded", passed(rollout.Superseded, time.Time{}), 1, VerdictDone, time.Time{}},
 		{"failed parks", passed(rollout.Failed, soon, rollout.TargetVerifying), 1, VerdictFailed, time.Time{}},
@@ -46,6 +47,14 @@ func TestVerdict(t *testing.T) {
 		{"one pass before the limit", passed(rollout.Running, soon, rollout.TargetVerifying), MaxIterations - 1, VerdictWaitHealth, soon},
 		{"deadline in the past: no wait", passed(rollout.Running, now.Add(-time.Second), rollout.TargetVerifying), 1, VerdictWaitHealth, now},
 	}
+	shortWait := passed(rollout.Running, later, rollout.TargetInProgress)
+	shortWait.Rollout.Policy.HealthWait = 3 * time.Second
+	longWait := passed(rollout.Running, later, rollout.TargetInProgress)
+	longWait.Rollout.Policy.HealthWait = 5 * time.Minute
+	cases = append(cases, []verdictCase{
+		{"applying, health wait shorter than the cap: waits the health wait", shortWait, 1, VerdictWaitApply, now.Add(3 * time.Second)},
+		{"applying, health wait longer than the cap: capped", longWait, 1, VerdictWaitApply, now.Add(ApplyCap)},
+	}...)
 	for _, c := range cases {
 		out := Verdict(c.in, c.iter, 0, now)
 		if out.Verdict != c.verdict {

@@ -41,7 +41,8 @@ type Poller struct {
 	Name      string        // for the logs, e.g. "agent stream"
 	Interval  time.Duration // between empty reads; default 200ms
 	// MaxBatch bounds the records of one batch [DefaultMaxBatch]: a backlog
-	// is read up to it before it is handed over.
+	// is read up to it before it is handed over, and a read that returns
+	// more is handed over in batches of it, in order.
 	MaxBatch int
 	Log      *slog.Logger
 	// Ready, if set, is closed once the shards are positioned: changes made
@@ -160,9 +161,14 @@ const readLimit = 1000
 // for the last to be read (1-2 s on DynamoDB Local).
 const DefaultMaxBatch = 100
 
-// poll reads what the shard holds, up to the batch size, and hands it over
-// in one batch; on a failure the iterator stays, so the same records are
-// read again.
+// poll reads what the shard holds, until it has a batch or has caught up,
+// and hands it over in batches of at most MaxBatch. Each read asks for as many
+// records as a read returns: a read of a busy stream waits its turn on the
+// store, so a backlog is read in as few reads as the stream allows (a wave's
+// 1,000 desired-hash records, read 100 at a time, held back the reports
+// behind them by seconds). On a failure the iterator stays, so the same
+// records are read again, the batches before the failed one too (handling
+// is idempotent).
 func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 	maxBatch := p.MaxBatch
 	if maxBatch <= 0 {
@@ -171,7 +177,7 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 	var recs []Record
 	next := it
 	for next != nil && len(recs) < maxBatch {
-		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next, Limit: aws.Int32(int32(min(readLimit, maxBatch-len(recs))))})
+		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next, Limit: aws.Int32(int32(readLimit))})
 		if err != nil {
 			if len(recs) == 0 {
 				return it, 0, err
@@ -196,8 +202,10 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 		}
 	}
 	if len(recs) > 0 {
-		if err := p.Handler(ctx, recs); err != nil {
-			return it, 0, err
+		for i := 0; i < len(recs); i += maxBatch {
+			if err := p.Handler(ctx, recs[i:min(i+maxBatch, len(recs))]); err != nil {
+				return it, 0, err
+			}
 		}
 	}
 	return next, len(recs), nil
