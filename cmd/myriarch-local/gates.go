@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"time"
 
@@ -72,14 +71,4 @@ func (g *gateServers) stop() {
 		}
 	}
 	_ = os.RemoveAll(g.dir)
-}
-
-// freeAddr is a free loopback address for the demo fleet's metrics.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -94,12 +95,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	target := *metricsTarget
+	var metrics net.Listener // the demo fleet's, open before Prometheus is told its address
 	if mode == "demo" {
-		addr, err := freeAddr()
-		if err != nil {
+		var err error
+		if metrics, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return fail(err)
 		}
-		target = addr
+		defer metrics.Close()
+		target = metrics.Addr().String()
 	}
 	gates, err := startGateServers(target, mode == "demo", stderr)
 	if err != nil {
@@ -125,7 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
-		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, Timeout: *timeout, Out: stdout})
+		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo failed:", err)
 		return 1

@@ -266,11 +266,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// freePort is a loopback address free when asked, for a process the test
+// starts (which listens on it itself).
 func freePort(t *testing.T) string {
 	t.Helper()
-	addr, err := freeAddr()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return addr
+	defer l.Close()
+	return l.Addr().String()
 }

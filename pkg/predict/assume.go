@@ -6,7 +6,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -25,10 +24,6 @@ func resume(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agen
 // plan shows.
 func assumptions(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent, apply ApplyTime, tr trace) []string {
 	out := []string{applyAssumption(r.Kind, apply)}
-	if hw := r.Policy.HealthWait; hw > 0 && hw < enginetask.ApplyCap {
-		out = append(out, fmt.Sprintf("the health wait (%s) is shorter than the state machine's tick while agents apply (%s): a target's wait ends at the next tick, or earlier at the next report of any agent of the rollout, which the prediction does not foresee; it may be late by up to a tick per round",
-			shortDuration(hw), shortDuration(enginetask.ApplyCap)))
-	}
 	if r.Policy.Health != nil {
 		out = append(out, "every reading of the health gates is green (a red one would stop its stage); bakes last as long as the policy says")
 	}

@@ -432,13 +432,15 @@ func traceString(tr trace) string {
 	return b.String()
 }
 
-// A health wait shorter than the state machine's ApplyCap ends when the
-// state machine next looks: it sleeps 10s while targets apply, and the
-// agent's report wakes only the agent-event pass, which verifies the
-// target. 9 agents 3 at a time, apply 1s, healthWait 2s: rounds of 10s.
+// A health wait shorter than the state machine's ApplyCap ends at its
+// deadline: the agent's report wakes only the agent-event pass, which
+// verifies the target, but while targets apply the state machine sleeps
+// no longer than the health wait, so its next pass learns the wait's end
+// before it comes. 9 agents 3 at a time, apply 1s, healthWait 2s: rounds
+// of 3s, not of the 10s cap.
 func TestPlan_ShortHealthWait_StateMachineCadence(t *testing.T) {
 	p := planOf(t, "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 3\n  healthWait: 2s\n", edgeAgents(9, nil), fixed(time.Second))
-	wantFinish(t, p, at(30*time.Second), at(30*time.Second))
+	wantFinish(t, p, at(9*time.Second), at(9*time.Second))
 }
 
 // A target in progress whose agent applied the change and is restarting

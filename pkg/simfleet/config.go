@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"time"
 )
@@ -64,10 +65,15 @@ type Config struct {
 
 	// What the collectors show besides OpAMP, for health gates. Off by
 	// default: each listens on a port.
-	MetricsAddr    string        // listen address of the fleet's Prometheus /metrics, e.g. 127.0.0.1:0; "" = none
-	SpansPerSecond float64       // spans each collector receives and exports while it runs; 0 means 100
-	HealthCheck    bool          // each agent serves a health_check at its ProbeAttribute address
-	ExportFailure  ExportFailure // exports that a marked configuration breaks
+	MetricsAddr string // listen address of the fleet's Prometheus /metrics, e.g. 127.0.0.1:0; "" = none
+	// MetricsListener, if set, serves the metrics instead of a listener on
+	// MetricsAddr: a caller that must name the address to a scraper before
+	// the fleet starts opens it itself, so that no other process takes the
+	// port in between. The fleet closes it when it stops.
+	MetricsListener net.Listener
+	SpansPerSecond  float64       // spans each collector receives and exports while it runs; 0 means 100
+	HealthCheck     bool          // each agent serves a health_check at its ProbeAttribute address
+	ExportFailure   ExportFailure // exports that a marked configuration breaks
 
 	// StateDir, if set, keeps each collector's version, effective
 	// configuration and last remote configuration status across runs, as

@@ -77,8 +77,8 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		f.agents = append(f.agents, a)
 	}
 	logAttrs := []any{"agents", cfg.N, "endpoint", cfg.Endpoint, "version", cfg.StartVersion}
-	if cfg.MetricsAddr != "" {
-		if err := f.serveMetrics(cfg.MetricsAddr); err != nil {
+	if cfg.MetricsAddr != "" || cfg.MetricsListener != nil {
+		if err := f.serveMetrics(cfg.MetricsAddr, cfg.MetricsListener); err != nil {
 			f.Stop()
 			return nil, err
 		}

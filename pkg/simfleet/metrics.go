@@ -99,17 +99,19 @@ func (a *agent) sample() (names, values []string, t traffic) {
 	return names, values, a.traffic
 }
 
-// serveMetrics starts the fleet's Prometheus endpoint on addr at /metrics,
-// with a registry of its own: only the simulated collectors' series, none of
-// the process that runs them.
-func (f *Fleet) serveMetrics(addr string) error {
+// serveMetrics starts the fleet's Prometheus endpoint at /metrics, on ln or
+// else on addr, with a registry of its own: only the simulated collectors'
+// series, none of the process that runs them.
+func (f *Fleet) serveMetrics(addr string, ln net.Listener) error {
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(&fleetMetrics{agents: f.agents, descs: map[string]*prometheus.Desc{}}); err != nil {
 		return fmt.Errorf("register fleet metrics: %w", err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("fleet metrics: %w", err)
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("fleet metrics: %w", err)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -2,6 +2,7 @@ package simfleet
 
 import (
 	"maps"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -159,6 +160,28 @@ func TestMetrics_ClosedByStop(t *testing.T) {
 	if resp, err := http.Get(h.fleet.MetricsURL()); err == nil {
 		resp.Body.Close()
 		t.Error("the metrics endpoint answers after Stop")
+	}
+}
+
+// A listener the caller opened is served as it is, and closed by Stop.
+func TestMetrics_OnTheCallersListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, 1, func(c *Config) { c.MetricsListener = ln })
+	if want := "http://" + ln.Addr().String() + "/metrics"; h.fleet.MetricsURL() != want {
+		t.Fatalf("metrics URL %q, want %q", h.fleet.MetricsURL(), want)
+	}
+	if got := scrapeFleet(t, h.fleet); got[sent] == nil {
+		t.Fatalf("no %s series on the caller's listener: %v", sent, got)
+	}
+	if err := h.fleet.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("the caller's listener still accepts after Stop")
 	}
 }
 

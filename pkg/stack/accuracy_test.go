@@ -15,17 +15,18 @@ import (
 // through the API just before its revision is applied, with the apply
 // times of a first rollout (9 targets of history).
 //
-// Tolerance 2s. With a health wait shorter than the state machine's
-// ApplyCap (10s), every round ends at one of the state machine's ticks,
-// which the prediction reproduces (it schedules its passes with
-// enginetask.Verdict); the spread of the apply times (simfleet's 0.1–0.3s
-// at speed 10, plus about a second of push and report delivery) stays
-// inside a tick and changes nothing. What remains is the latency of the
+// Tolerance 2s. The prediction schedules its passes with
+// enginetask.Verdict, as the state machine does: while targets apply it
+// sleeps no longer than the health wait, so each round ends at its last
+// health wait's end; the spread of the apply times (simfleet's 0.1–0.3s
+// at speed 10, plus about a second of push and report delivery) moves
+// the rounds by a fraction of it. What remains is the latency of the
 // passes (a Wait of the local Step Functions, the engine in-process,
 // DynamoDB Local): tens of milliseconds each, a second at most over the
 // rollout's passes; observed errors are about 0.1s (docs/engine.md,
-// "Predicting a rollout"). 2s is well above that and well below a tick,
-// so a prediction that gains or loses a round of the state machine fails.
+// "Predicting a rollout"). 2s is well above that and well below the 10s
+// by which a health wait's end could be missed when the state machine
+// slept its full cap while targets applied.
 func TestPrediction_AgainstTheStack(t *testing.T) {
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
 	t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -24,8 +25,11 @@ type DemoOptions struct {
 	// the address Prometheus scrapes (the stack's PrometheusURL): the gate
 	// of the zones policy reads them.
 	MetricsAddr string
-	Timeout     time.Duration
-	Out         io.Writer
+	// MetricsListener, if set, is the fleet's metrics listener, opened on
+	// MetricsAddr by the caller (simfleet.Config.MetricsListener).
+	MetricsListener net.Listener
+	Timeout         time.Duration
+	Out             io.Writer
 }
 
 // Summary is what the demo reports at its end.
@@ -61,7 +65,7 @@ func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.Agents, s.GatewayURL, s.AgentToken, o.Speed
 	cfg.Zones = DemoZones
-	cfg.MetricsAddr = o.MetricsAddr
+	cfg.MetricsAddr, cfg.MetricsListener = o.MetricsAddr, o.MetricsListener
 	cfg.ExportFailure = simfleet.ExportFailure{Marker: demoExportFailMarker, Where: demoFailZone, Fraction: 0.5}
 	fleet, err := simfleet.Start(ctx, cfg)
 	if err != nil {

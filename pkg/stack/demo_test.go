@@ -22,8 +22,8 @@ func TestDemo(t *testing.T) {
 	t.Parallel()        // the other end-to-end tests have stacks of their own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	metrics := freeAddr(t)
-	prom := gatetest.StartPrometheus(t, []string{metrics}, time.Second)
+	metrics := metricsListener(t)
+	prom := gatetest.StartPrometheus(t, []string{metrics.Addr().String()}, time.Second)
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
 		TablePrefix: "demo-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now, PrometheusURL: prom})
 	if err != nil {
@@ -32,7 +32,7 @@ func TestDemo(t *testing.T) {
 	defer s.Stop()
 	var out bytes.Buffer
 	sum, err := s.Demo(ctx, DemoOptions{Revision: "../../examples/quickstart", Agents: 10, Speed: 10, HealthWait: "2s", Bake: "1s",
-		NewVersion: "0.162.0", MetricsAddr: metrics, Timeout: 3 * time.Minute, Out: &out})
+		NewVersion: "0.162.0", MetricsListener: metrics, Timeout: 3 * time.Minute, Out: &out})
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}

@@ -44,9 +44,9 @@ func startGated(t *testing.T, prefix, failZone string) *gatedRun {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	metricsAddr := freeAddr(t)
+	metrics := metricsListener(t)
 	g := &gatedRun{t: t, ctx: ctx}
-	g.promURL = gatetest.StartPrometheus(t, []string{metricsAddr}, 500*time.Millisecond)
+	g.promURL = gatetest.StartPrometheus(t, []string{metrics.Addr().String()}, 500*time.Millisecond)
 	g.alertURL = gatetest.StartAlertmanager(t)
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
 		TablePrefix: prefix, StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now, PlannerEvery: time.Hour,
@@ -59,7 +59,7 @@ func startGated(t *testing.T, prefix, failZone string) *gatedRun {
 	cfg := simfleet.DefaultConfig()
 	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed, cfg.CanaryCount = 9, s.GatewayURL, s.AgentToken, 10, 1
 	cfg.Zones = []string{"eu-1/eu-1a", "eu-1/eu-1b", "us-1/us-1a", "us-1/us-1b"}
-	cfg.MetricsAddr, cfg.HealthCheck = metricsAddr, true
+	cfg.MetricsListener, cfg.HealthCheck = metrics, true
 	if failZone != "" {
 		cfg.ExportFailure = simfleet.ExportFailure{Marker: exportFailMarker, Where: failZone, Fraction: 1}
 	}
@@ -68,14 +68,17 @@ func startGated(t *testing.T, prefix, failZone string) *gatedRun {
 	return g
 }
 
-func freeAddr(t *testing.T) string {
+// metricsListener opens a loopback listener for the fleet's metrics, whose address
+// Prometheus is told before the fleet starts; the listener stays open
+// until the fleet serves on it, so that no other test takes its port.
+func metricsListener(t *testing.T) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
 
 // gatesPolicy is the zones policy of the topology tests (a bake of 2s after
