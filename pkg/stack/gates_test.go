@@ -308,8 +308,8 @@ func TestGates_Approvals_NoSelfApproval_Expiry(t *testing.T) {
 func TestGates_FreezeHoldsOneRegion(t *testing.T) {
 	g := startGated(t, "gate-freeze-", "")
 	g.bootstrap(gatesPolicy("stop", ""))
-	// the change comes with the freeze; the canary and eu-1 take about 40s
-	// (each batch waits out the state machine's 10s apply cap), so us-1 waits
+	// the change comes with the freeze; the canary and eu-1 take well under
+	// 55s (their stages, bakes and gate readings), so us-1 waits
 	until := time.Now().Add(55 * time.Second).UTC().Truncate(time.Second)
 	freeze := fmt.Sprintf("  freezes:\n    - {name: change-freeze, regions: [us-1], from: %q, until: %q}\n",
 		time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), until.Format(time.RFC3339))

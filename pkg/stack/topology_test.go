@@ -16,7 +16,7 @@ import (
 
 // zonesPolicy is a canary, then region eu-1 zone by zone, then the rest
 // zone by zone, a bake after every stage. Batches are the whole pass here
-// (they cost the state machine's apply cap each; the engine's tests cover
+// (each costs a wait of the state machine; the engine's tests cover
 // them).
 func zonesPolicy(onFailure string) string {
 	return `apiVersion: myriarch.dev/v1alpha1
