@@ -569,3 +569,59 @@ func TestDecide_AfterRollbackWave_NoNewRolloutForTheSameTarget(t *testing.T) {
 		t.Fatalf("created %+v, want a rollout for the new agent a4 alone", d.Created)
 	}
 }
+
+// A run reads the last targets of the agents Decide reads them for, and no
+// other: none for a kind with nothing to roll out to, none of an agent
+// already on the target or gone. Deciding over those alone decides as over
+// every agent's.
+func TestLastTargetsNeeded_AreThoseDecideReads(t *testing.T) {
+	fin := t0.Add(-time.Hour)
+	failed := LastTarget{Target: rollout.Target{Status: rollout.TargetFailed, ToRef: "h2", FinishedAt: &fin}, RolloutStatus: rollout.Completed}
+	onTarget, gone := agents(4), agents(4)
+	onTarget[1].DesiredHash, onTarget[2].DesiredHash = "h2", "h2"
+	gone[3].Online, gone[3].LastSeen = false, t0.Add(-30*24*time.Hour)
+	noExecutor := input(policy.KindVersion, agents(3))
+	noExecutor.Fleet.Update.Executor = fleet.ExecutorNone
+	noVersion := input(policy.KindVersion, agents(3))
+	noVersion.Fleet.Collector.Version = ""
+	withGone := input(policy.KindConfig, gone)
+	withGone.Liveness = agent.Liveness{Retention: 7 * 24 * time.Hour}
+	for _, c := range []struct {
+		name string
+		in   Input
+		want []string
+	}{
+		{"config: the agents not on the target", input(policy.KindConfig, onTarget), []string{"a0", "a3"}},
+		{"config: a gone agent is not read", withGone, []string{"a0", "a1", "a2"}},
+		{"version toward the fleet's version", input(policy.KindVersion, agents(3)), []string{"a0", "a1", "a2"}},
+		{"version without an executor: nothing", noExecutor, nil},
+		{"version with no version to roll out to: nothing", noVersion, nil},
+		{"a fleet removed from Git: nothing", Input{FleetName: "edge", Kind: policy.KindConfig, Agents: agents(2), Now: t0}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := LastTargetsNeeded(c.in)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("needed %v, want %v", got, c.want)
+			}
+			all := c.in
+			all.LastTargets = map[string]LastTarget{}
+			toRef := "h2" // failed toward the target: excluded wherever it is read
+			if c.in.Kind == policy.KindVersion {
+				toRef = "0.161.0"
+			}
+			for _, a := range c.in.Agents {
+				lt := failed
+				lt.Target.AgentID, lt.Target.ToRef = a.ID, toRef
+				all.LastTargets[a.ID] = lt
+			}
+			some := all
+			some.LastTargets = map[string]LastTarget{}
+			for _, id := range got {
+				some.LastTargets[id] = all.LastTargets[id]
+			}
+			if a, b := Decide(all), Decide(some); !reflect.DeepEqual(a, b) {
+				t.Fatalf("decided otherwise over the needed last targets alone:\n%+v\n%+v", a, b)
+			}
+		})
+	}
+}

@@ -67,6 +67,30 @@ func Decide(in Input) Decision {
 	return d
 }
 
+// LastTargetsNeeded are the agents of in whose last target Decide reads:
+// the relevant, not gone agents of a fleet and kind that has something to
+// roll out to (candidates). A run reads no other: a last target is a query
+// per agent, and a fleet of 1,000 agents with no version to roll out to
+// read 1,000 of them for nothing, on every plan of its version kind. in
+// needs everything but LastTargets.
+func LastTargetsNeeded(in Input) []string {
+	if in.Fleet == nil {
+		return nil
+	}
+	var d Decision
+	target, _ := currentTarget(in, d.reconcile(in))
+	if !rolloutsEnabled(in, target) {
+		return nil
+	}
+	var ids []string
+	for _, a := range in.Agents {
+		if relevant(in.Kind, a, target) && !in.Liveness.Gone(a, in.Now) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
 // reconcile applies the conflict rules (version runs) and returns the
 // selection as they leave it.
 func (d *Decision) reconcile(in Input) *selection.Selection {

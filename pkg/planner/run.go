@@ -94,11 +94,7 @@ func (p Planner) load(ctx context.Context, fleetName string, k policy.Kind) (Inp
 	if in.Active, err = p.Store.ActiveRollout(ctx, fleetName, k); err != nil {
 		return in, err
 	}
-	ids := make([]string, len(in.Agents))
-	for i, a := range in.Agents {
-		ids[i] = a.ID
-	}
-	in.LastTargets, err = p.Store.LastTargets(ctx, ids, k)
+	in.LastTargets, err = p.Store.LastTargets(ctx, LastTargetsNeeded(in), k)
 	return in, err
 }
 
