@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/myriarch/myriarch/pkg/rollout"
+import (
+	"slices"
+
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
 
 // EvaluateTargets is the part of a pass that a report of a few agents can
 // decide alone: in.Targets are only the targets of those agents, and each
@@ -17,6 +21,13 @@ import "github.com/myriarch/myriarch/pkg/rollout"
 //     the fleet: the waves decide that);
 //   - a target failed (the threshold may be reached: pause, fail or roll
 //     back at once), or an order or an event came out of it.
+//
+// A start ordered again (a configuration target in progress whose agent is
+// not asked for its hash) is left out rather than made a whole pass: the
+// pass that started the target sets the hash right after storing it, and
+// if that fails the state machine's retried pass orders it again. An agent
+// event in between would otherwise make a whole pass that sets the same
+// hashes as the starting pass, at the same time.
 //
 // An agent-event pass is then one read of the rollout and the batch's
 // targets and agents instead of every target and agent (docs/engine.md).
@@ -35,6 +46,7 @@ func EvaluateTargets(in Input) (res Result, ok bool) {
 		}
 	}
 	p.evaluateInFlight()
+	p.orders = slices.DeleteFunc(p.orders, func(o Order) bool { return o.Kind == OrderStart }) // only starts ordered again come out of evaluateInFlight
 	p.deriveProgress()
 	res = p.result()
 	for _, t := range res.Changed {

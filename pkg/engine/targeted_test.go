@@ -160,3 +160,25 @@ func TestEvaluateTargets_NeedsTheWholeRollout(t *testing.T) {
 		})
 	}
 }
+
+// A target whose start is ordered again (its agent is not asked for its hash
+// yet: the starting pass is still setting the hashes) is left to the passes
+// of the whole rollout: the targeted step neither orders it again nor
+// refuses, and the report of another agent of the batch is decided.
+func TestEvaluateTargets_LeavesAStartOrderedAgainToTheWholePass(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a1", "a2"})
+	f.tick()
+	f.update("a1", func(a *agent.Agent) { a.DesiredHash = "h-old" })
+	f.advance(time.Second)
+	f.apply("a2")
+	res, ok := EvaluateTargets(Input{Rollout: f.r, Targets: []rollout.Target{f.target("a1"), f.target("a2")}, Agents: f.agents, Now: f.now})
+	if !ok || len(res.Orders) != 0 {
+		t.Fatalf("accepted %v, orders %+v: want accepted without orders", ok, res.Orders)
+	}
+	if len(res.Changed) != 1 || res.Changed[0].AgentID != "a2" || res.Changed[0].Status != rollout.TargetVerifying {
+		t.Fatalf("changed %+v, want a2 verifying alone", res.Changed)
+	}
+	if whole := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}); len(whole.Orders) != 1 || whole.Orders[0].AgentID != "a1" {
+		t.Fatalf("whole pass orders %+v, want a1's start again", whole.Orders)
+	}
+}
