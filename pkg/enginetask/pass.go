@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -62,7 +63,7 @@ const passAttempts = 5
 // Pass loads the rollout, evaluates it, carries out the orders and stores
 // the result.
 //
-// A configuration's orders run after the save. Setting a desired hash is
+// A configuration's starts run after the save. Setting a desired hash is
 // what pushes the configuration, so every report of it finds its target
 // stored in flight and is decided by the agent-event pass it sets off;
 // with the orders first, a wave's first agents applied while the targets of
@@ -70,7 +71,9 @@ const passAttempts = 5
 // stored but not carried out (the set failed, the task died) is not lost:
 // the next pass finds the target in progress and its agent not asked for
 // the hash, and orders it again (engine.evaluateInProgress); a failed set
-// fails the pass, which the state machine retries.
+// fails the pass, which the state machine retries. Its resets (a rollback)
+// run before the save, as a version's orders do: nothing would order a
+// stored reset again.
 //
 // A version's orders run before the save: an executor's Start returns the
 // reference stored on the target, or fails it. A lost race re-runs the pass
@@ -109,6 +112,16 @@ func (p Passer) Act(ctx context.Context, rolloutID string, req engine.Request) (
 	})
 }
 
+// ordersOf is res with only its start orders (starts) or only the others:
+// a configuration pass stores its starts before it carries them out (Pass),
+// and carries out its resets (a rollback's desired hashes back to where the
+// targets started) before it stores them, since no later pass would order
+// a stored reset again.
+func ordersOf(res engine.Result, starts bool) *engine.Result {
+	res.Orders = slices.DeleteFunc(slices.Clone(res.Orders), func(o engine.Order) bool { return (o.Kind == engine.OrderStart) != starts })
+	return &res
+}
+
 // then is a result followed by the pass after it: the later rollout and
 // deadline, every change (the later change of a target wins), the orders and
 // events of both in order.
@@ -144,10 +157,12 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			return Passed{Result: res, Targets: in.Targets}, nil
 		}
 		savedFirst := in.Rollout.Kind == policy.KindConfig
-		if !savedFirst {
-			if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
+		if savedFirst {
+			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents); err != nil {
 				return Passed{}, err
 			}
+		} else if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
+			return Passed{}, err
 		}
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, merge(in.Targets, res.Changed), res.Events, in.Now)...)
 		if err == nil {
@@ -156,7 +171,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
 			if savedFirst {
-				if _, err := p.carryOut(ctx, &res, in.Agents); err != nil {
+				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents); err != nil {
 					return Passed{}, fmt.Errorf("pass of rollout %s stored, its orders not carried out (the next pass orders them again): %w", rolloutID, err)
 				}
 				return passed, nil

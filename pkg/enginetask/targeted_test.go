@@ -332,6 +332,37 @@ func (e *reportingExecutor) Start(ctx context.Context, c executor.Call) (string,
 	return "job-" + c.Target.AgentID, nil
 }
 
+// A configuration's resets (a rollback's desired hashes back to where the
+// targets started) are carried out before the pass is stored: no later pass
+// orders a stored reset again, so a failed one stores nothing, and the
+// retried action rolls back.
+func TestAct_ConfigResetsAreCarriedOutBeforeTheSave(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st := storetest.New(t)
+	ids := pendingRollout(t, ctx, st, 2)
+	clock := func() time.Time { return t0.Add(time.Second) }
+	if _, err := (enginetask.Passer{Store: st, Clock: clock}).Pass(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	rollback := engine.Request{Action: engine.ActionRollback, Actor: "op"}
+	failing := &applyingStore{Store: st, t: t, fail: errors.New("throttled")}
+	if _, err := (enginetask.Passer{Store: failing, Clock: clock}).Act(ctx, "r1", rollback); err == nil {
+		t.Fatal("the rollback stored although its resets failed")
+	}
+	if r, err := st.GetRollout(ctx, "r1"); err != nil || r.Status != rollout.Running {
+		t.Fatalf("rollout %s (%v) after a failed reset, want running: nothing stored", r.Status, err)
+	}
+	wantDesired(t, ctx, st, ids, "h1")
+	if _, err := (enginetask.Passer{Store: st, Clock: clock}).Act(ctx, "r1", rollback); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := st.GetRollout(ctx, "r1"); err != nil || (r.Status != rollout.RollingBack && r.Status != rollout.RolledBack) {
+		t.Fatalf("rollout %s (%v), want it rolled back (its agents still report the old hash)", r.Status, err)
+	}
+	wantDesired(t, ctx, st, ids, "h0")
+}
+
 func wantStatuses(t *testing.T, ctx context.Context, st *store.Store, want map[string]rollout.TargetStatus) {
 	t.Helper()
 	_, ts, err := st.LoadRollout(ctx, "r1")
