@@ -40,24 +40,36 @@ func targetedRollout(t *testing.T, n int) (*store.Store, enginetask.Passer, []st
 // a pending configuration rollout r1 of them toward h1, in one wave.
 func pendingRollout(t *testing.T, ctx context.Context, st *store.Store, n int) []string {
 	t.Helper()
+	return pendingRolloutOf(t, ctx, st, n, policy.KindConfig, "")
+}
+
+// pendingRolloutOf is pendingRollout of kind k: a version rollout goes from
+// 0.160.0 to 0.161.0 through executor ex.
+func pendingRolloutOf(t *testing.T, ctx context.Context, st *store.Store, n int, k policy.Kind, ex string) []string {
+	t.Helper()
+	from, to := "h0", "h1"
+	if k == policy.KindVersion {
+		from, to = "0.160.0", "0.161.0"
+	}
 	var ids []string
 	var cands []engine.Candidate
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("a%02d", i)
 		ids = append(ids, id)
-		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0"})
+		cands = append(cands, engine.Candidate{AgentID: id, FromRef: from})
 		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
 			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
 			RemoteConfig: agent.RemoteConfigStatus{Hash: "h0", Status: agent.ConfigApplied, Since: t0}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindConfig)
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
+	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(k)
+	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: k, Policy: snap, ToRef: to,
 		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Executor = ex
 	if err := st.CreateRollout(ctx, r, ts); err != nil {
 		t.Fatal(err)
 	}
@@ -270,25 +282,7 @@ func TestPass_VersionReportDuringTheStartsIsEvaluated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
-	var cands []engine.Candidate
-	for i := 0; i < 3; i++ {
-		id := fmt.Sprintf("a%02d", i)
-		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "0.160.0"})
-		if err := st.RecordAgent(ctx, agent.Agent{ID: id, Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.160.0",
-			Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap := policy.Policy{Name: "test", Spec: policy.Spec{HealthWait: time.Minute}}.Snapshot(policy.KindVersion)
-	r, ts, err := engine.Create(engine.NewRollout{ID: "r1", Fleet: "edge", Kind: policy.KindVersion, Policy: snap, ToRef: "0.161.0",
-		Origin: rollout.OriginGitOps, Candidates: cands, Now: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Executor = "reporting"
-	if err := st.CreateRollout(ctx, r, ts); err != nil {
-		t.Fatal(err)
-	}
+	pendingRolloutOf(t, ctx, st, 3, policy.KindVersion, "reporting")
 	ex := &reportingExecutor{st: st, t: t, id: "a01"}
 	p := enginetask.Passer{Store: st, Executors: executor.Registry{"reporting": ex}, Clock: func() time.Time { return t0.Add(time.Second) }}
 	passed, err := p.Pass(ctx, "r1")
