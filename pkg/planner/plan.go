@@ -71,8 +71,8 @@ func Decide(in Input) Decision {
 // the relevant, not gone agents of a fleet and kind that has something to
 // roll out to (candidates). A run reads no other: a last target is a query
 // per agent, and a fleet of 1,000 agents with no version to roll out to
-// read 1,000 of them for nothing, on every plan of its version kind. in
-// needs everything but LastTargets.
+// read 1,000 of them for nothing, on every plan of its version kind. It
+// reads all of in but LastTargets.
 func LastTargetsNeeded(in Input) []string {
 	if in.Fleet == nil {
 		return nil
