@@ -37,13 +37,20 @@ func (nopLogger) Errorf(context.Context, string, ...any) {}
 
 // startFleet connects n agents to url, 100 handshakes at a time, and waits
 // until each has had its first answer (the server processed its first
-// report).
-func startFleet(ctx context.Context, url string, n int, heartbeat time.Duration) (*fleet, time.Duration, error) {
+// report). With spread 0 they connect as fast as the server takes them (a
+// connect storm); otherwise agent i starts i × spread / n after the first,
+// so that their heartbeats, which keep the phase of their connection, come
+// evenly over the interval as in a fleet whose agents did not all connect in
+// the same seconds.
+func startFleet(ctx context.Context, url string, n int, heartbeat, spread time.Duration) (*fleet, time.Duration, error) {
 	f := &fleet{got: map[int]time.Time{}}
 	f.first.Add(n)
 	begin := time.Now()
 	sem := make(chan struct{}, 100)
 	for i := range n {
+		if spread > 0 {
+			time.Sleep(time.Until(begin.Add(spread * time.Duration(i) / time.Duration(n))))
+		}
 		sem <- struct{}{}
 		c, id, err := f.startOne(ctx, i, url, heartbeat)
 		<-sem

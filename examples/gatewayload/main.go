@@ -37,12 +37,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/store"
 )
 
@@ -51,6 +48,8 @@ const agentToken = "gatewayload-token"
 type options struct {
 	sizes              []int
 	heartbeat          time.Duration
+	spread             time.Duration
+	together           bool
 	window             time.Duration
 	settle             time.Duration
 	poll               time.Duration
@@ -61,10 +60,21 @@ type options struct {
 	memProfile         string
 	logDir             string
 	role, prefix       string
+	url, rawSizes      string
 }
 
 func main() {
 	o := parseFlags()
+	if o.role == "fleet" {
+		n, err := strconv.Atoi(o.rawSizes)
+		if err == nil {
+			err = serveFleet(o.url, n, o.heartbeat, o.spread)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if o.role != "" {
 		if err := serveRole(o.role, o.prefix, o.heartbeat, o.poll); err != nil {
 			log.Fatal(err)
@@ -86,6 +96,8 @@ func parseFlags() options {
 	quick := flag.Bool("quick", false, "CI-size run: 200 agents, 2 s heartbeat, 10 s window, wave of 200")
 	flag.StringVar(&sizes, "n", "1000,5000,10000", "fleet sizes, comma-separated")
 	flag.DurationVar(&o.heartbeat, "heartbeat", 30*time.Second, "agent heartbeat (the CPU figure is per heartbeat)")
+	flag.DurationVar(&o.spread, "spread", 0, "start the agents evenly over this time instead of all at once (their heartbeats keep that phase; 0: a connect storm)")
+	flag.BoolVar(&o.together, "together", false, "measure the servers side by side over the same window, each with its own fleet, instead of one after the other")
 	flag.DurationVar(&o.window, "window", 60*time.Second, "CPU and DynamoDB measurement window")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after connect before RSS is read")
 	flag.DurationVar(&o.poll, "poll-interval", time.Second, "gateway's lagging-index poll interval")
@@ -95,9 +107,11 @@ func parseFlags() options {
 	flag.StringVar(&o.baselineCPUProfile, "baseline-cpuprofile", "", "write a CPU profile of the baseline over the window of the largest size to this file (to compare with -cpuprofile, taken the same way)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "write a heap profile of the gateway after connect of the largest size to this file")
 	flag.StringVar(&o.logDir, "logdir", "", "directory for the servers' stderr [a temporary one]")
-	flag.StringVar(&o.role, "role", "", "internal: run as the gateway or baseline server")
+	flag.StringVar(&o.role, "role", "", "internal: run as the gateway or baseline server, or as a fleet (-together)")
 	flag.StringVar(&o.prefix, "table-prefix", "", "internal: tables of -role gateway")
+	flag.StringVar(&o.url, "url", "", "internal: the server of -role fleet")
 	flag.Parse()
+	o.rawSizes = sizes
 	if *quick {
 		sizes, o.heartbeat, o.window, o.settle, o.wave = "200", 2*time.Second, 10*time.Second, 3*time.Second, 200
 	}
@@ -131,22 +145,22 @@ func run(o options) error {
 			return err
 		}
 	}
-	fmt.Printf("gatewayload: heartbeat %s, window %s, settle %s, poll %s; server logs in %s\n", o.heartbeat, o.window, o.settle, o.poll, o.logDir)
+	fmt.Printf("gatewayload: heartbeat %s, spread %s, window %s, settle %s, poll %s, together %t; server logs in %s\n", o.heartbeat, o.spread, o.window, o.settle, o.poll, o.together, o.logDir)
 	largest := o.sizes[len(o.sizes)-1]
 	for _, n := range o.sizes {
-		for _, role := range o.servers {
-			prof := profiles{}
-			if role == "gateway" && n == largest {
-				prof = profiles{cpu: o.cpuProfile, mem: o.memProfile}
+		prof := func(role string) profiles {
+			switch {
+			case n != largest:
+				return profiles{}
+			case role == "gateway":
+				return profiles{cpu: o.cpuProfile, mem: o.memProfile}
+			case role == "baseline":
+				return profiles{cpu: o.baselineCPUProfile}
 			}
-			if role == "baseline" && n == largest {
-				prof = profiles{cpu: o.baselineCPUProfile}
-			}
-			r, err := measure(ctx, o, role, prefix, n, prof, st, raw)
-			if err != nil {
-				return fmt.Errorf("%s, %d agents: %w", role, n, err)
-			}
-			r.print()
+			return profiles{}
+		}
+		if err := measureSize(ctx, o, prefix, n, prof, st, raw); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -166,143 +180,6 @@ func tables(ctx context.Context) (*store.Store, *dynamodb.Client, string, error)
 		return nil, nil, "", err
 	}
 	return store.New(raw, store.TablesWithPrefix(prefix)), raw, prefix, nil
-}
-
-type profiles struct{ cpu, mem string }
-
-type result struct {
-	role                          string
-	n                             int
-	connect                       time.Duration
-	idleRSS, rss, rssGC           int64
-	cpuPer1000PerHeartbeat        float64 // CPU seconds
-	heartbeats                    float64 // agent heartbeats in the window
-	connectUsage, windowUsage     store.Usage
-	mem                           struct{ HeapInuse, StackInuse, Goroutines int64 } // after runtime.GC
-	wave                          int
-	waveWrite, wavePush, p50, p95 time.Duration
-}
-
-func (r result) print() {
-	perAgent := func(b int64) float64 { return float64(b) / float64(r.n) / 1024 }
-	fmt.Printf("%-8s N=%-6d connect %6.1fs  RSS/agent %5.1f KB (after GC %5.1f KB; idle %5.1f MB)  CPU %.4f s/1000 agents/heartbeat\n",
-		r.role, r.n, r.connect.Seconds(), perAgent(r.rss-r.idleRSS), perAgent(r.rssGC-r.idleRSS), float64(r.idleRSS)/(1<<20), r.cpuPer1000PerHeartbeat)
-	fmt.Printf("         after GC: heap %.1f KB, stacks %.1f KB per agent, %.2f goroutines per agent",
-		perAgent(r.mem.HeapInuse), perAgent(r.mem.StackInuse), float64(r.mem.Goroutines)/float64(r.n))
-	if r.role == "gateway" {
-		fmt.Printf("\n         connect: %.2f requests %.2f reads %.2f writes per agent; idle: %.3f reads %.3f writes per heartbeat (%.0f heartbeats, %s)",
-			float64(r.connectUsage.Requests)/float64(r.n), float64(r.connectUsage.ItemsRead)/float64(r.n), float64(r.connectUsage.ItemsWritten)/float64(r.n),
-			float64(r.windowUsage.ItemsRead)/r.heartbeats, float64(r.windowUsage.ItemsWritten)/r.heartbeats, r.heartbeats, r.windowUsage)
-		if r.wave > 0 {
-			fmt.Printf("\n         wave of %d: SetDesiredHash %.2fs, all received %.2fs after it began (arrival p50 %.2fs p95 %.2fs)",
-				r.wave, r.waveWrite.Seconds(), r.wavePush.Seconds(), r.p50.Seconds(), r.p95.Seconds())
-		}
-	}
-	fmt.Println()
-}
-
-// measure starts one server, connects n agents, measures, stops both.
-func measure(ctx context.Context, o options, role, prefix string, n int, prof profiles, st *store.Store, raw *dynamodb.Client) (result, error) {
-	r := result{role: role, n: n}
-	srv, err := startServer(o, role, prefix, n)
-	if err != nil {
-		return r, err
-	}
-	defer srv.stop()
-	time.Sleep(time.Second)
-	if r.idleRSS, err = rssBytes(srv.pid); err != nil {
-		return r, err
-	}
-	u0 := srv.usage()
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	f, took, err := startFleet(cctx, "ws://"+srv.opamp+"/v1/opamp", n, o.heartbeat)
-	defer f.stop()
-	if err != nil {
-		return r, err
-	}
-	r.connect = took
-	time.Sleep(o.settle)
-	r.connectUsage = sub(srv.usage(), u0)
-	if r.rss, err = rssBytes(srv.pid); err != nil {
-		return r, err
-	}
-	if prof.mem != "" {
-		if err := srv.fetch("/debug/pprof/heap", prof.mem); err != nil {
-			return r, err
-		}
-	}
-
-	// The window: CPU and DynamoDB calls of idle agents.
-	var profDone chan error
-	if prof.cpu != "" {
-		profDone = make(chan error, 1)
-		secs := int(o.window.Seconds())
-		go func() { profDone <- srv.fetch(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), prof.cpu) }()
-	}
-	c0, u1, t0 := must(cpuTime(srv.pid)), srv.usage(), time.Now()
-	time.Sleep(o.window)
-	c1, u2, elapsed := must(cpuTime(srv.pid)), srv.usage(), time.Since(t0)
-	r.windowUsage = sub(u2, u1)
-	r.heartbeats = float64(n) * elapsed.Seconds() / o.heartbeat.Seconds()
-	r.cpuPer1000PerHeartbeat = (c1 - c0).Seconds() / (r.heartbeats / 1000)
-	if profDone != nil {
-		if err := <-profDone; err != nil {
-			return r, err
-		}
-	}
-	var gc strings.Builder
-	if err := srv.get("/debug/gc", &gc); err != nil {
-		return r, err
-	}
-	if err := json.Unmarshal([]byte(gc.String()), &r.mem); err != nil {
-		return r, err
-	}
-	if r.rssGC, err = rssBytes(srv.pid); err != nil {
-		return r, err
-	}
-
-	if role == "gateway" && o.wave > 0 {
-		if err := pushWave(ctx, &r, min(o.wave, n), f, st, raw, prefix); err != nil {
-			return r, err
-		}
-	}
-	return r, nil
-}
-
-// pushWave stores a new configuration, sets it as the desired hash of the
-// first k agents in one SetDesiredHash (what the engine does for the targets
-// it starts) and waits until all k received it over their WebSocket.
-func pushWave(ctx context.Context, r *result, k int, f *fleet, st *store.Store, raw *dynamodb.Client, prefix string) error {
-	body := []byte(fmt.Sprintf("receivers: {otlp: {protocols: {grpc: {}}}}\n# wave %d %d\n", r.n, time.Now().UnixNano()))
-	hash := revision.Hash(body)
-	_, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(store.TablesWithPrefix(prefix).Objects), Item: map[string]dtypes.AttributeValue{
-		"pk": &dtypes.AttributeValueMemberS{Value: "config"}, "sk": &dtypes.AttributeValueMemberS{Value: hash},
-		"contentType": &dtypes.AttributeValueMemberS{Value: store.ConfigContentType}, "body": &dtypes.AttributeValueMemberB{Value: body},
-		"sv": &dtypes.AttributeValueMemberN{Value: strconv.Itoa(store.SchemaVersion)}, // as the store writes it (pkg/store configs.go)
-	}})
-	if err != nil {
-		return fmt.Errorf("store the wave's configuration: %w", err)
-	}
-	all := f.expect(hash, k)
-	t0 := time.Now()
-	if err := st.SetDesiredHash(ctx, f.ids[:k], hash); err != nil {
-		return err
-	}
-	r.wave, r.waveWrite = k, time.Since(t0)
-	select {
-	case <-all:
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("wave: %d of %d agents received the configuration in 30 s", len(f.arrivals()), k)
-	}
-	r.wavePush = time.Since(t0)
-	var lat []time.Duration
-	for _, at := range f.arrivals() {
-		lat = append(lat, at.Sub(t0))
-	}
-	r.p50, r.p95 = percentile(lat, 50), percentile(lat, 95)
-	time.Sleep(2 * time.Second) // the applied reports
-	return nil
 }
 
 func sub(a, b store.Usage) store.Usage {
