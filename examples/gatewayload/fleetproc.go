@@ -12,10 +12,12 @@ import (
 	"time"
 )
 
-// With -together the baseline's fleet runs in a process of its own (this
-// program again, -role fleet): two fleets of 10,000 hold 20,000 sockets,
-// the open-file limit of many machines (20,000 here) for one process. The
-// gateway's fleet stays here, where the wave needs it.
+// With -together each fleet runs in a process of its own (this program
+// again, -role fleet): two fleets of 10,000 hold 20,000 sockets, the
+// open-file limit of many machines for one process, and each server then
+// answers a process of the same kind (a write on loopback wakes its
+// reader, and what that costs depends on the reader's process). The wave,
+// which needs the fleet here, is left out.
 
 // serveFleet is -role fleet: it connects n agents to url, prints
 // "connected <seconds>" and keeps them until its standard input closes.

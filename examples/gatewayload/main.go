@@ -97,7 +97,7 @@ func parseFlags() options {
 	flag.StringVar(&sizes, "n", "1000,5000,10000", "fleet sizes, comma-separated")
 	flag.DurationVar(&o.heartbeat, "heartbeat", 30*time.Second, "agent heartbeat (the CPU figure is per heartbeat)")
 	flag.DurationVar(&o.spread, "spread", 0, "start the agents evenly over this time instead of all at once (their heartbeats keep that phase; 0: a connect storm)")
-	flag.BoolVar(&o.together, "together", false, "measure the servers side by side over the same window, each with its own fleet, instead of one after the other")
+	flag.BoolVar(&o.together, "together", false, "measure the servers side by side over the same window, each with its own fleet in a process of its own, instead of one after the other (no wave)")
 	flag.DurationVar(&o.window, "window", 60*time.Second, "CPU and DynamoDB measurement window")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after connect before RSS is read")
 	flag.DurationVar(&o.poll, "poll-interval", time.Second, "gateway's lagging-index poll interval")

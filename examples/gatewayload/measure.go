@@ -56,7 +56,7 @@ type running struct {
 	r       result
 	srv     *serverProc
 	f       *fleet
-	child   *fleetProc // the fleet, in a process of its own (-together)
+	child   *fleetProc // the fleet, in a process of its own (-together), or f
 	prof    profiles
 	u0      store.Usage
 	cpuProf chan error
@@ -99,7 +99,7 @@ func measureTogether(ctx context.Context, o options, prefix string, n int, roles
 	connect := func(x *running) error {
 		var err error
 		url := "ws://" + x.srv.opamp + "/v1/opamp"
-		if len(xs) > 1 && x.r.role != "gateway" {
+		if len(xs) > 1 {
 			x.child, x.r.connect, err = startFleetProc(o, url, n)
 			return err
 		}
@@ -225,7 +225,7 @@ func (x *running) finish(ctx context.Context, o options, st *store.Store, raw *d
 	if x.r.rssGC, err = rssBytes(x.srv.pid); err != nil {
 		return err
 	}
-	if x.r.role == "gateway" && o.wave > 0 {
+	if x.r.role == "gateway" && o.wave > 0 && x.f != nil {
 		return pushWave(ctx, &x.r, min(o.wave, x.r.n), x.f, st, raw, prefix)
 	}
 	return nil
