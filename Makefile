@@ -82,7 +82,9 @@ storeload:
 # gatewayload: memory, CPU and DynamoDB calls per idle agent of the gateway
 # and of a baseline opamp-go server, 1,000 to 10,000 agents, and the push of
 # a configuration to 1,000 agents (examples/gatewayload, docs/scale.md);
-# about 15 minutes. GATEWAYLOAD_FLAGS=-quick for a run of a minute.
+# about 15 minutes. GATEWAYLOAD_FLAGS=-quick for a run of a minute;
+# GATEWAYLOAD_FLAGS="-together -spread 30s -wave 0" measures both servers side
+# by side with heartbeats spread evenly (the fair CPU comparison).
 GATEWAYLOAD_FLAGS ?=
 gatewayload:
 	$(GO) build -o bin/gatewayload ./examples/gatewayload
