@@ -74,12 +74,5 @@ func startFleetProc(o options, url string, n int) (*fleetProc, time.Duration, er
 
 func (p *fleetProc) stop() {
 	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
+	awaitExit(p.cmd)
 }

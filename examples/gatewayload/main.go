@@ -234,12 +234,18 @@ func startServer(o options, role, prefix string, n int) (*serverProc, error) {
 // stop ends the server's process group and waits for it.
 func (s *serverProc) stop() {
 	_ = syscall.Kill(-s.pid, syscall.SIGTERM)
+	awaitExit(s.cmd)
+}
+
+// awaitExit waits for a child started in a process group of its own to
+// exit, and kills the group after 10 s.
+func awaitExit(cmd *exec.Cmd) {
 	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
 }
