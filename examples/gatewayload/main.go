@@ -5,7 +5,8 @@
 //
 // Each server is this program run again (-role gateway or -role baseline)
 // as its own process, so that its RSS (/proc/<pid>/status VmRSS) and CPU
-// (/proc/<pid>/stat utime+stime) are its alone; the clients run here. Per
+// (/proc/<pid>/stat utime+stime) are its alone; the clients run here (with
+// -together each fleet runs in a process of its own, -role fleet). Per
 // fleet size it prints, for each server: the time until every agent had
 // its first answer, RSS per agent (after connect and a settle, minus the
 // RSS before any agent; also after runtime.GC and debug.FreeOSMemory), CPU

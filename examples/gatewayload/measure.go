@@ -56,7 +56,7 @@ type running struct {
 	r       result
 	srv     *serverProc
 	f       *fleet
-	child   *fleetProc // the fleet, in a process of its own (-together), or f
+	child   *fleetProc // the fleet in a process of its own with -together (f is nil then)
 	prof    profiles
 	u0      store.Usage
 	cpuProf chan error
@@ -84,6 +84,9 @@ func measureSize(ctx context.Context, o options, prefix string, n int, prof func
 	return nil
 }
 
+// measureTogether starts the servers of roles, connects a fleet to each and
+// measures them over one window; one role is the measurement one after the
+// other, with the fleet in this process.
 func measureTogether(ctx context.Context, o options, prefix string, n int, roles []string, prof func(role string) profiles, st *store.Store, raw *dynamodb.Client) error {
 	xs := make([]*running, len(roles))
 	for i, role := range roles {
