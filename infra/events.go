@@ -28,7 +28,7 @@ const streamRetries = 10
 // targets (enginetask.Passer.PassAgents), within Lambda's 6 MB payload (a
 // change carries the old and the new image of an agent item, a few KB each
 // in Lambda's JSON). Without a batching window Lambda does not wait to fill
-// a batch. The local stack's poller hands over up to 100
+// a batch. The local stack's poller hands over as many
 // (streams.DefaultMaxBatch).
 const agentEventBatch = 500
 

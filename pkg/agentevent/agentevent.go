@@ -14,6 +14,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -59,9 +60,10 @@ type Rollouts interface {
 
 // Passer runs the evaluation pass of what some agents reported in a rollout
 // and stores it (enginetask.Passer.PassAgents: their targets alone when
-// that decides them, otherwise the whole rollout).
+// that decides them, otherwise the whole rollout). images holds the newest
+// image of each agent in the batch (none for one deleted).
 type Passer interface {
-	PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error
+	PassAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error
 }
 
 // Assigner assigns agents to fleets against the applied revision and
@@ -108,6 +110,7 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	}
 	fleets := map[string][]string{} // fleet -> agents of the batch in it, in order
 	seen := map[[2]string]bool{}
+	images := newest(changes)
 	for _, c := range changes {
 		if !Matters(c) {
 			continue
@@ -120,16 +123,10 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(fleets)) {
-		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
-			id, err := h.Rollouts.ActiveRolloutID(ctx, f, k)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("active %s rollout of fleet %s: %w", k, f, err))
-				continue
-			}
-			if id == "" {
-				continue
-			}
-			if err := h.Passer.PassAgents(ctx, id, fleets[f]); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
+		ids, lookupErrs := h.active(ctx, f)
+		errs = append(errs, lookupErrs...)
+		for _, id := range ids {
+			if err := h.Passer.PassAgents(ctx, id, fleets[f], images); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
 				errs = append(errs, fmt.Errorf("evaluate rollout %s: %w", id, err))
 			}
 		}
@@ -138,6 +135,54 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 		h.logger().Error("agent events", "fleets", len(fleets), "errors", len(errs), "error", errors.Join(errs...).Error())
 	}
 	return errors.Join(errs...)
+}
+
+// kinds are the rollout kinds a fleet may have one active rollout of each.
+var kinds = [...]policy.Kind{policy.KindConfig, policy.KindVersion}
+
+// active is the active rollouts of fleet f, configuration first. Both kinds
+// are looked up at once: each lookup is a read that waits its turn behind
+// a wave's writes, and a batch's pass waits for them.
+func (h Handler) active(ctx context.Context, f string) ([]string, []error) {
+	var ids [len(kinds)]string
+	var errs [len(kinds)]error
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if ids[i], errs[i] = h.Rollouts.ActiveRolloutID(ctx, f, k); errs[i] != nil {
+				errs[i] = fmt.Errorf("active %s rollout of fleet %s: %w", k, f, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	var out []string
+	var failed []error
+	for i := range kinds {
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+		} else if ids[i] != "" {
+			out = append(out, ids[i])
+		}
+	}
+	return out, failed
+}
+
+// newest is the newest image of each agent in a batch, whether its change
+// matters or not (a later change that does not still carries what the one
+// before reported); an agent whose last change deleted it has none.
+func newest(changes []Change) map[string]agent.Agent {
+	out := map[string]agent.Agent{}
+	for _, c := range changes {
+		switch {
+		case c.New != nil:
+			out[c.New.ID] = *c.New
+		case c.Old != nil:
+			delete(out, c.Old.ID)
+		}
+	}
+	return out
 }
 
 // assign assigns the agents of the batch that need it, then plans the
@@ -159,7 +204,7 @@ func (h Handler) assign(ctx context.Context, changes []Change) error {
 	errs := []error{err}
 	if h.Planner != nil {
 		for _, f := range touched {
-			for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
+			for _, k := range kinds {
 				if _, err := h.Planner.PlanFleet(ctx, f, k); err != nil {
 					errs = append(errs, fmt.Errorf("plan fleet %s (%s): %w", f, k, err))
 				}

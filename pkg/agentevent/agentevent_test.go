@@ -64,7 +64,7 @@ func (f fakeRollouts) ActiveRolloutID(_ context.Context, fleet string, k policy.
 // countingPasser records the agents of every pass, by rollout.
 type countingPasser map[string][][]string
 
-func (c countingPasser) PassAgents(_ context.Context, id string, agentIDs []string) error {
+func (c countingPasser) PassAgents(_ context.Context, id string, agentIDs []string, _ map[string]agent.Agent) error {
 	c[id] = append(c[id], agentIDs)
 	return nil
 }
@@ -91,6 +91,43 @@ func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
 	want := countingPasser{"r-cfg": {{"a1", "a2"}}, "r-ver": {{"a1", "a2"}}, "r-core": {{"a1"}}}
 	if !reflect.DeepEqual(passes, want) {
 		t.Fatalf("passes %v, want %v", passes, want)
+	}
+}
+
+// imagesPasser records the images handed to each pass.
+type imagesPasser []map[string]agent.Agent
+
+func (p *imagesPasser) PassAgents(_ context.Context, _ string, _ []string, images map[string]agent.Agent) error {
+	*p = append(*p, images)
+	return nil
+}
+
+// A pass gets the newest image of each agent of the batch, also when that
+// change alone would not matter (a1's heartbeat after its report carries
+// the report too), and none for an agent the batch deleted.
+func TestHandle_PassesTheNewestImageOfEachAgent(t *testing.T) {
+	var passes imagesPasser
+	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg"}, Passer: &passes}
+	o1, report, beat := base(), base(), base()
+	report.RemoteConfig.Status = agent.ConfigApplied
+	beat.RemoteConfig.Status, beat.LastSeen = agent.ConfigApplied, t0.Add(time.Minute)
+	o2, n2 := base(), base()
+	o2.ID, n2.ID = "a2", "a2"
+	n2.Health.Healthy = false
+	gone := n2
+	err := h.Handle(context.Background(), []Change{{&o1, &report}, {&o2, &n2}, {&report, &beat}, {&gone, nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(passes) != 1 {
+		t.Fatalf("%d passes, want one", len(passes))
+	}
+	got := passes[0]
+	if a, ok := got["a1"]; !ok || !a.LastSeen.Equal(beat.LastSeen) {
+		t.Fatalf("image of a1 %+v, want the heartbeat's (the newest)", a)
+	}
+	if _, ok := got["a2"]; ok || len(got) != 1 {
+		t.Fatalf("images %v, want a1's alone (a2 was deleted)", got)
 	}
 }
 

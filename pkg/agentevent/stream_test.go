@@ -31,7 +31,7 @@ type recordingPasser struct {
 	ids []string
 }
 
-func (p *recordingPasser) PassAgents(_ context.Context, id string, _ []string) error {
+func (p *recordingPasser) PassAgents(_ context.Context, id string, _ []string, _ map[string]agent.Agent) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ids = append(p.ids, id)
@@ -138,9 +138,9 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 }
 
 // TestPoller_BatchesOfAtMostMaxBatch: 251 agent reports written while the
-// handler is busy are handed over in batches of at most MaxBatch: of 100 by
-// default (each batch's pass is of its own targets, and a smaller one is
-// evaluated sooner), the whole backlog in one or two with a larger bound.
+// handler is busy are handed over in batches of at most MaxBatch: the whole
+// backlog in one or two by default (500, as the cloud's mapping), in three
+// or more of at most 100 with that bound.
 // The backlog is read in as few reads as the stream serves it, whatever
 // the batch size: each read of a stream that is busy waits its turn on the
 // store (a wave's 1,000 desired hashes, read 100 at a time, held its first
@@ -148,7 +148,7 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
 	for _, c := range []struct {
 		maxBatch, atMost, minBatches, maxBatches int
-	}{{0, streams.DefaultMaxBatch, 3, 251}, {1000, 1000, 1, 2}} {
+	}{{0, streams.DefaultMaxBatch, 1, 2}, {100, 100, 3, 251}} {
 		sizes, reads := backlogBatches(t, c.maxBatch, 251, nil)
 		total := 0
 		for _, n := range sizes {
@@ -172,7 +172,7 @@ func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
 // handlers tolerate).
 func TestPoller_ABatchThatFailsHasTheReadDeliveredAgain(t *testing.T) {
 	failed := false
-	sizes, _ := backlogBatches(t, 0, 251, func(call int) error {
+	sizes, _ := backlogBatches(t, 100, 251, func(call int) error {
 		if call == 2 && !failed { // the second batch of the backlog's read
 			failed = true
 			return errors.New("throttled")

@@ -222,7 +222,7 @@ func (p Passer) followUp(ctx context.Context, id string, started Passed, ids []s
 	}
 	out := started
 	for i := 0; i < len(reported); i += followUpBatch {
-		t, err := p.passAgents(ctx, id, reported[i:min(i+followUpBatch, len(reported))])
+		t, err := p.passAgents(ctx, id, reported[i:min(i+followUpBatch, len(reported))], agents)
 		if err != nil {
 			p.logger().Warn("pass after starting targets", "rollout", id, "error", err)
 			return out
@@ -278,6 +278,12 @@ func (p Passer) input(ctx context.Context, r rollout.Rollout, ts []rollout.Targe
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
 	}
+	return p.inputOf(ctx, r, ts, agents)
+}
+
+// inputOf is the input of a pass over targets ts of rollout r with the
+// given agents (those of other targets are ignored).
+func (p Passer) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) (engine.Input, error) {
 	live, err := p.Liveness.Snapshot(ctx)
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", r.ID, err)

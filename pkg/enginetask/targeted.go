@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -32,8 +33,16 @@ type TargetStore interface {
 // the rollout rolls back), and after passAttempts lost races, it is a whole
 // pass (Pass). A store without targeted reads always gets whole
 // passes.
-func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string) error {
-	_, err := p.passAgents(ctx, rolloutID, agentIDs)
+//
+// images are agents as the caller knows them (the newest image of each in
+// a batch of the agents' stream), which may be older than the stored ones;
+// nil reads them all. An image only moves a target that is in progress to
+// its health wait (what the APPLIED report of the image says): every other
+// change is decided on the agent as stored, read for it. A stale image then
+// at worst leaves a target for a later record, and a wave's APPLIED reports
+// are decided without reading their agents again (docs/engine.md).
+func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error {
+	_, err := p.passAgents(ctx, rolloutID, agentIDs, images)
 	return err
 }
 
@@ -45,13 +54,13 @@ type targeted struct {
 	whole    *Passed
 }
 
-func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []string) (targeted, error) {
+func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) (targeted, error) {
 	st, ok := p.Store.(TargetStore)
 	if ok {
 		for attempt := 0; attempt < passAttempts; attempt++ {
-			res, decided, err := p.passTargets(ctx, st, rolloutID, agentIDs)
+			res, decided, err := p.passTargets(ctx, st, rolloutID, agentIDs, images)
 			if err == nil && decided {
-				return targeted{changed: res.Changed, deadline: res.NextDeadline}, nil
+				return res, nil
 			}
 			if err != nil && !errors.Is(err, rollout.ErrConflict) {
 				return targeted{}, err
@@ -66,32 +75,96 @@ func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []str
 }
 
 // passTargets runs one targeted pass; decided is false when the whole
-// rollout must decide instead.
-func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string) (res engine.Result, decided bool, err error) {
+// rollout must decide instead. The targets in progress whose agents have an
+// image are evaluated on the images first; what those do not decide is
+// evaluated on the agents as stored.
+func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string, images map[string]agent.Agent) (out targeted, decided bool, err error) {
 	r, err := st.GetRollout(ctx, id)
 	if err != nil {
-		return res, false, fmt.Errorf("load rollout %s: %w", id, err)
+		return out, false, fmt.Errorf("load rollout %s: %w", id, err)
 	}
 	if r.Status == rollout.Pending {
 		// Nothing is in flight yet, and the execution's first pass, started
 		// with the rollout, begins it: a pass here would race it and carry
 		// out the same orders (a wave's 1,000 desired hashes) twice.
-		return res, true, nil
+		return out, true, nil
 	}
 	ts, err := st.TargetsOf(ctx, r, agentIDs)
 	if err != nil {
-		return res, false, err
+		return out, false, err
 	}
-	in, err := p.input(ctx, r, ts)
+	known, stored := byImage(ts, images)
+	if len(known) > 0 {
+		in, err := p.inputOf(ctx, r, known, imagesOf(known, images))
+		if err != nil {
+			return out, false, err
+		}
+		res, ok := engine.EvaluateTargets(in)
+		if ok && toHealthWait(res.Changed) {
+			if err := p.saveTargets(ctx, st, r, &out, res); err != nil {
+				return out, false, err
+			}
+		} else {
+			stored = append(stored, known...)
+		}
+	}
+	if len(stored) == 0 {
+		return out, true, nil
+	}
+	in, err := p.input(ctx, r, stored)
 	if err != nil {
-		return res, false, err
+		return out, false, err
 	}
 	res, ok := engine.EvaluateTargets(in)
-	if !ok || len(res.Changed) == 0 {
-		return res, ok, nil
+	if !ok {
+		return out, false, nil
 	}
-	if err := st.SaveTargets(ctx, r, res.Changed); err != nil {
-		return res, false, fmt.Errorf("save targets of rollout %s: %w", id, err)
+	return out, true, p.saveTargets(ctx, st, r, &out, res)
+}
+
+// saveTargets stores the targets a targeted step changed and adds them, and
+// its deadline, to out.
+func (p Passer) saveTargets(ctx context.Context, st TargetStore, r rollout.Rollout, out *targeted, res engine.Result) error {
+	if len(res.Changed) > 0 {
+		if err := st.SaveTargets(ctx, r, res.Changed); err != nil {
+			return fmt.Errorf("save targets of rollout %s: %w", r.ID, err)
+		}
 	}
-	return res, true, nil
+	out.changed = append(out.changed, res.Changed...)
+	if d := res.NextDeadline; !d.IsZero() && (out.deadline.IsZero() || d.Before(out.deadline)) {
+		out.deadline = d
+	}
+	return nil
+}
+
+// byImage splits targets into those in progress whose agent has an image
+// and the rest.
+func byImage(ts []rollout.Target, images map[string]agent.Agent) (known, rest []rollout.Target) {
+	for _, t := range ts {
+		if _, ok := images[t.AgentID]; ok && t.Status == rollout.TargetInProgress {
+			known = append(known, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	return known, rest
+}
+
+func imagesOf(ts []rollout.Target, images map[string]agent.Agent) map[string]agent.Agent {
+	out := make(map[string]agent.Agent, len(ts))
+	for _, t := range ts {
+		out[t.AgentID] = images[t.AgentID]
+	}
+	return out
+}
+
+// toHealthWait reports whether every change moves a target to its health
+// wait: the only change an image decides.
+func toHealthWait(changed []rollout.Target) bool {
+	for _, t := range changed {
+		if t.Status != rollout.TargetVerifying {
+			return false
+		}
+	}
+	return true
 }

@@ -101,7 +101,7 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 	report(t, st, ctx, ids[3], agent.ConfigApplied, t0)
 	report(t, st, ctx, ids[7], agent.ConfigApplied, t0)
 	st.ResetUsage()
-	if err := p.PassAgents(ctx, "r1", []string{ids[3], ids[7]}); err != nil {
+	if err := p.PassAgents(ctx, "r1", []string{ids[3], ids[7]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	u := st.Usage()
@@ -121,11 +121,73 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 			t.Fatalf("target %s is %s, want %s", tg.AgentID, tg.Status, want)
 		}
 	}
-	// read: the rollout, 2 targets, 2 agents, nothing like the 100 items of
-	// a whole pass; written: 2 targets and the check of the rollout's version
-	if u.ItemsRead > 5 || u.ItemsWritten != 3 {
-		t.Fatalf("usage %s, want at most 5 items read and 3 written", u)
+	// read: the rollout, the wave's 50 targets in one Query, 2 agents, not
+	// the 101 items of a whole pass; written: 2 targets and the check of
+	// the rollout's version
+	if u.ItemsRead != 53 || u.ItemsWritten != 3 {
+		t.Fatalf("usage %s, want 53 items read and 3 written", u)
 	}
+}
+
+// An image of the batch that reports APPLIED moves its target to the
+// health wait without a read of its agent (the stored agent here has not
+// reported yet: the image alone decides).
+func TestPassAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 50)
+	stored, err := st.AgentsByID(ctx, []string{ids[3]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := stored[ids[3]]
+	img.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigApplied, Since: t0}
+	st.ResetUsage()
+	if err := p.PassAgents(ctx, "r1", []string{ids[3]}, map[string]agent.Agent{ids[3]: img}); err != nil {
+		t.Fatal(err)
+	}
+	u := st.Usage()
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[3]: rollout.TargetVerifying, ids[4]: rollout.TargetInProgress})
+	if u.ItemsRead != 51 || u.ItemsWritten != 2 {
+		t.Fatalf("usage %s, want 51 items read (the rollout, its wave; no agent) and 2 written", u)
+	}
+}
+
+// An image may be older than the stored agent: it decides nothing but a
+// target's move to its health wait. A target in its health wait is judged
+// on its agent as stored: here the agent moved on to another configuration
+// after the health wait's end, and its image from before (healthy on h1)
+// would have made the target succeed. A target whose image says FAILED
+// while the agent, as stored, applied is moved to its health wait.
+func TestPassAgents_AStaleImageDecidesNothingElse(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 3)
+	before, err := st.AgentsByID(ctx, []string{ids[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, st, ctx, ids[0], agent.ConfigApplied, t0)
+	if err := p.PassAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[0]: rollout.TargetVerifying})
+	as, err := st.AgentsByID(ctx, []string{ids[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, moved := as[ids[0]], as[ids[0]]
+	moved.RemoteConfig = agent.RemoteConfigStatus{Hash: "h2", Status: agent.ConfigApplied, Since: t0.Add(time.Minute)}
+	if err := st.RecordAgent(ctx, moved); err != nil {
+		t.Fatal(err)
+	}
+	report(t, st, ctx, ids[1], agent.ConfigApplied, t0)
+	failed := before[ids[1]]
+	failed.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigFailed, Since: t0}
+	p.Clock = func() time.Time { return t0.Add(2 * time.Minute) } // past the health wait (1m)
+	for _, id := range ids[:2] {                                  // a pass each: one failure makes a whole pass
+		images := map[string]agent.Agent{ids[0]: stale, ids[1]: failed}
+		if err := p.PassAgents(ctx, "r1", []string{id}, images); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[0]: rollout.TargetFailed, ids[1]: rollout.TargetVerifying})
 }
 
 // A FAILED report finishes a target: the whole rollout decides (its
@@ -137,7 +199,7 @@ func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	report(t, st, ctx, ids[1], agent.ConfigFailed, t0.Add(time.Second))
-	if err := p.PassAgents(ctx, "r1", []string{ids[1]}); err != nil {
+	if err := p.PassAgents(ctx, "r1", []string{ids[1]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r, ts, err := st.LoadRollout(ctx, "r1")
@@ -171,7 +233,7 @@ func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
 	}}
 	p.Store = racing
 	advance()
-	if err := p.PassAgents(ctx, "r1", []string{ids[0]}); err != nil {
+	if err := p.PassAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if racing.saves != 2 {
@@ -208,7 +270,7 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 	st := storetest.New(t)
 	p := enginetask.Passer{Store: st, Clock: func() time.Time { return t0 }}
 	pendingRollout(t, ctx, st, 1)
-	if err := p.PassAgents(ctx, "r1", []string{"a00"}); err != nil {
+	if err := p.PassAgents(ctx, "r1", []string{"a00"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, gotTs, err := st.LoadRollout(ctx, "r1")
@@ -237,7 +299,7 @@ func TestPass_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
 	if quick.orders != 1 || quick.storedBefore != 3 {
 		t.Fatalf("%d desired-hash writes, %d of their targets stored in progress before: want 1 and 3", quick.orders, quick.storedBefore)
 	}
-	if err := p.PassAgents(ctx, "r1", []string{"a01"}); err != nil { // the report's agent event
+	if err := p.PassAgents(ctx, "r1", []string{"a01"}, nil); err != nil { // the report's agent event
 		t.Fatal(err)
 	}
 	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetVerifying, "a02": rollout.TargetInProgress})

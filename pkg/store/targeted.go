@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // The targeted pass of an agent event (enginetask.Passer.PassAgents) reads
@@ -16,36 +19,105 @@ import (
 
 // TargetsOf reads the targets of the given agents in rollout r (strongly
 // consistent), in the waves that can hold a target in flight: running and
-// failed ones. The key of a target names its wave, so each agent is asked
-// once per such wave; with one running wave that is one key per agent.
-// Agents without a target there are absent.
+// failed ones. Agents without a target there are absent.
+//
+// Each such wave is read whole with a Query when it is small next to the
+// agents asked for (waveQueryLimit), and by key past that: a target item is
+// about half a kilobyte, so a Query of 8 targets costs one read unit like a
+// read of one by key, and one Query is one request where a read by key is
+// one per 100. DynamoDB Local serves a Query of 1,000 targets in about
+// 40 ms while a wave's agent writes are under way, and 100 reads by key in
+// about 500 ms (docs/scale.md), which held every report of a wave of 1,000
+// back by a second.
 func (s *Store) TargetsOf(ctx context.Context, r rollout.Rollout, agentIDs []string) ([]rollout.Target, error) {
-	var keys []map[string]types.AttributeValue
-	seen := make(map[string]bool, len(agentIDs))
+	return s.targetsOf(ctx, r, agentIDs, minWaveQuery)
+}
+
+// minWaveQuery is the fewest targets of a wave that TargetsOf reads with a
+// Query: one page of about half a megabyte, 125 read units, next to 100 for
+// the same batch read by key.
+const minWaveQuery = 1000
+
+// waveQueryLimit is the most targets of a wave that TargetsOf reads with a
+// Query for n agents: 8 per agent (as many read units as reading each by
+// key), and at least minimum.
+func waveQueryLimit(n, minimum int) int { return max(8*n, minimum) }
+
+func (s *Store) targetsOf(ctx context.Context, r rollout.Rollout, agentIDs []string, minimum int) ([]rollout.Target, error) {
+	ids := slices.Compact(slices.Sorted(slices.Values(agentIDs)))
+	var ts []rollout.Target
 	for _, w := range r.Waves {
 		if w.Status != rollout.WaveRunning && w.Status != rollout.WaveFailed {
 			continue
 		}
-		for _, id := range agentIDs {
-			if k := wavePrefix(w.Index) + id; !seen[k] {
-				seen[k] = true
-				keys = append(keys, targetKey(r.ID, w.Index, id))
+		got, err := s.waveTargetsOf(ctx, r.ID, w.Index, ids, waveQueryLimit(len(ids), minimum))
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, got...)
+	}
+	return ts, nil
+}
+
+// waveTargetsOf reads the targets of the agents ids (sorted, distinct) in
+// one wave: up to limit targets of the wave in key order with Queries, then
+// by key those of the agents past the last target read (the Queries saw
+// every target up to it).
+func (s *Store) waveTargetsOf(ctx context.Context, rolloutID string, wave int, ids []string, limit int) ([]rollout.Target, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []rollout.Target
+	var start map[string]types.AttributeValue
+	read, last := 0, ""
+	for {
+		q, err := s.query(ctx, &dynamodb.QueryInput{
+			TableName: &s.names.Targets, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(min(limit-read, 1000))),
+			ExclusiveStartKey:         start,
+			KeyConditionExpression:    aws.String("#r = :r AND begins_with(#w, :w)"),
+			ExpressionAttributeNames:  map[string]string{"#r": tables.AttrRolloutID, "#w": tables.AttrWaveAgent},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":r": str(rolloutID), ":w": str(wavePrefix(wave))},
+		})
+		if err != nil {
+			return nil, classify(err, "query targets of rollout "+rolloutID)
+		}
+		for _, av := range q.Items {
+			t, err := decodeTarget(av)
+			if err != nil {
+				return nil, err
 			}
+			if want[t.AgentID] {
+				out = append(out, t)
+			}
+			last = t.AgentID
+		}
+		read += len(q.Items)
+		if start = q.LastEvaluatedKey; start == nil {
+			return out, nil // the whole wave
+		}
+		if read >= limit {
+			break
+		}
+	}
+	var keys []map[string]types.AttributeValue
+	for _, id := range ids {
+		if id > last {
+			keys = append(keys, targetKey(rolloutID, wave, id))
 		}
 	}
 	items, err := s.batchGetAll(ctx, s.names.Targets, keys, true)
 	if err != nil {
-		return nil, classify(err, "read targets of rollout "+r.ID)
+		return nil, classify(err, "read targets of rollout "+rolloutID)
 	}
-	ts := make([]rollout.Target, 0, len(items))
 	for _, av := range items {
 		t, err := decodeTarget(av)
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, t)
+		out = append(out, t)
 	}
-	return ts, nil
+	return out, nil
 }
 
 // SaveTargets writes targets that a targeted pass changed, each on the

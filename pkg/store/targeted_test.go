@@ -3,13 +3,15 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// A running wave's targets are read by key, only those of the agents asked
-// for; targets of waves that hold nothing in flight are not read.
+// A running wave's targets are those of the agents asked for, read with one
+// Query of the wave while it is small; targets of waves that hold nothing in
+// flight are not read.
 func TestTargetsOf_ReadsTheAgentsOfTheRunningWaves(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
@@ -31,12 +33,48 @@ func TestTargetsOf_ReadsTheAgentsOfTheRunningWaves(t *testing.T) {
 	if len(got) != 2 || ids["a00001"] != 1 || ids["a00004"] != 1 {
 		t.Fatalf("targets %v, want a00001 and a00004 of wave 1 only", ids)
 	}
-	if u := s.Usage(); u.Requests != 1 || u.ItemsRead != 2 {
-		t.Fatalf("usage %s, want one batch read of 2 items", u)
+	if u := s.Usage(); u.Requests != 1 || u.ItemsRead != 3 {
+		t.Fatalf("usage %s, want one Query of wave 1's 3 targets", u)
 	}
 	r.Waves[1].Status = rollout.WaveCompleted
 	if got, err := s.TargetsOf(ctx, r, []string{"a00001"}); err != nil || len(got) != 0 {
 		t.Fatalf("no wave in flight: %v %v, want nothing read", got, err)
+	}
+}
+
+// A wave larger than its Query's limit is read up to the limit, and the
+// targets of the agents past the last one read by key: every agent asked
+// for is found once, whichever side of the limit it is on.
+func TestTargetsOf_PastTheQueryLimitByKey(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	r, ts := newRollout("r1", 60, 1, t0) // a00000 ... a00059, one wave
+	must(t, s.CreateRollout(ctx, r, ts))
+	r, _, err := s.LoadRollout(ctx, "r1")
+	must(t, err)
+	r.Waves[0].Status = rollout.WaveRunning
+	ask := []string{"a00003", "a00011", "a00045", "a00059", "a00003", "nobody"}
+	for _, c := range []struct {
+		minimum        int
+		requests, read int64
+	}{
+		{minimum: 100, requests: 1, read: 60},   // the whole wave in one Query
+		{minimum: 5, requests: 2, read: 40 + 2}, // 8 × 5 agents: a00000..a00039, then a00045 a00059 nobody by key
+	} {
+		s.ResetUsage()
+		got, err := s.targetsOf(ctx, r, ask, c.minimum)
+		must(t, err)
+		var ids []string
+		for _, tg := range got {
+			ids = append(ids, tg.AgentID)
+		}
+		slices.Sort(ids)
+		if fmt.Sprint(ids) != "[a00003 a00011 a00045 a00059]" {
+			t.Fatalf("minimum %d: targets of %v, want a00003 a00011 a00045 a00059 once each", c.minimum, ids)
+		}
+		if u := s.Usage(); u.Requests != c.requests || u.ItemsRead != c.read {
+			t.Fatalf("minimum %d: usage %s, want %d requests reading %d items", c.minimum, u, c.requests, c.read)
+		}
 	}
 }
 
