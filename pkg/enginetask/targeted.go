@@ -108,9 +108,12 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 			stored = append(stored, known...)
 		}
 	}
-	if len(stored) == 0 {
-		return out, true, nil
+	if len(stored) == 0 && len(known) > 0 {
+		return out, true, nil // the images decided them all
 	}
+	// Also without a target (the batch's agents have none in a wave in
+	// flight): the engine still says whether the rollout must decide, as
+	// one rolling back must (its next unit may be waiting for these agents).
 	in, err := p.input(ctx, r, stored)
 	if err != nil {
 		return out, false, err

@@ -482,3 +482,39 @@ func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash s
 	}
 	return nil
 }
+
+// loadCounting counts the whole passes' reads of a rollout with all its
+// targets.
+type loadCounting struct {
+	*store.Store
+	loads int
+}
+
+func (s *loadCounting) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
+	s.loads++
+	return s.Store.LoadRollout(ctx, id)
+}
+
+// A batch whose agents have no target in a wave in flight still lets the
+// rollout decide when it must: a rollout rolling back gets a whole pass
+// (the next unit of its rollback may be waiting for those agents, whose
+// targets are in a completed wave).
+func TestPassAgents_NoTargetInFlight_RollingBackIsAWholePass(t *testing.T) {
+	st, p, _, _, ctx := targetedRollout(t, 2)
+	r, _, err := st.LoadRollout(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.RollbackStartedAt = rollout.RollingBack, &t0
+	if err := st.SavePass(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	counting := &loadCounting{Store: st}
+	p.Store = counting
+	if err := p.PassAgents(ctx, "r1", []string{"elsewhere"}, map[string]agent.Agent{}); err != nil {
+		t.Fatal(err)
+	}
+	if counting.loads == 0 {
+		t.Fatal("no whole pass: a rollout rolling back must decide on every agent event")
+	}
+}
