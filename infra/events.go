@@ -32,6 +32,15 @@ const streamRetries = 10
 // (streams.DefaultMaxBatch).
 const agentEventBatch = 500
 
+// agentEventLanes is how many batches of one shard of the agents' stream
+// are handled at once (ParallelizationFactor; the local poller's Lanes): a
+// wave's reports are decided by passes side by side instead of queueing
+// behind one pass at a time, while the changes of one agent stay in order
+// (Lambda keeps the records of a partition key in one batch sequence).
+// Targeted passes of different agents do not conflict; whole passes that
+// race each other re-read and decide again (conditional writes).
+const agentEventLanes = 4
+
 // connectAgentEvents feeds every change of an agent item to the
 // agent-event function within about a second (no batching window), newest
 // changes only (a new deployment does not replay the table's history).
@@ -40,9 +49,10 @@ func connectAgentEvents(scope constructs.Construct, fns Functions, ts Tables) aw
 		// A backlog in few invocations, each one pass per rollout over the
 		// batch's targets. Without a batching window a quiet stream still
 		// delivers a single change at once.
-		BatchSize:        jsii.Number(agentEventBatch),
-		StartingPosition: awslambda.StartingPosition_LATEST,
-		RetryAttempts:    jsii.Number(streamRetries),
+		BatchSize:             jsii.Number(agentEventBatch),
+		ParallelizationFactor: jsii.Number(agentEventLanes),
+		StartingPosition:      awslambda.StartingPosition_LATEST,
+		RetryAttempts:         jsii.Number(streamRetries),
 	})
 }
 

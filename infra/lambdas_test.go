@@ -123,6 +123,7 @@ func TestAgentEvent_ReadsTheAgentsStream(t *testing.T) {
 			"FunctionName":          map[string]any{"Ref": fnID},
 			"StartingPosition":      "LATEST",
 			"BatchSize":             500, // a wave's reports in two passes
+			"ParallelizationFactor": 4,   // passes side by side, an agent's changes in order
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 			"DestinationConfig":     assertions.Match_ObjectLike(&map[string]any{"OnFailure": assertions.Match_AnyValue()}),
 		})

@@ -21,7 +21,11 @@ func FromLambda(ev events.DynamoDBEvent) ([]Record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record %s: new image: %w", r.EventID, err)
 		}
-		out = append(out, Record{EventName: r.EventName, SequenceNumber: r.Change.SequenceNumber, Old: oldImg, New: newImg})
+		keys, err := convertMap(r.Change.Keys)
+		if err != nil {
+			return nil, fmt.Errorf("record %s: keys: %w", r.EventID, err)
+		}
+		out = append(out, Record{EventName: r.EventName, SequenceNumber: r.Change.SequenceNumber, Keys: keys, Old: oldImg, New: newImg})
 	}
 	return out, nil
 }

@@ -25,6 +25,7 @@ import (
 type Record struct {
 	EventName      string
 	SequenceNumber string
+	Keys           map[string]types.AttributeValue // the item's key
 	Old, New       map[string]types.AttributeValue
 }
 
@@ -44,7 +45,12 @@ type Poller struct {
 	// is read up to it before it is handed over, and a read that returns
 	// more is handed over in batches of it, in order.
 	MaxBatch int
-	Log      *slog.Logger
+	// Lanes is how many batches of one shard are handled side by side, as
+	// Lambda's ParallelizationFactor [1]: the records of one item go to one
+	// lane, in order, and the shard is read on while the lanes handle what
+	// was read (lanes.go).
+	Lanes int
+	Log   *slog.Logger
 	// Ready, if set, is closed once the shards are positioned: changes made
 	// afterwards are delivered.
 	Ready chan<- struct{}
@@ -54,9 +60,11 @@ type Poller struct {
 func (p Poller) Run(ctx context.Context) error {
 	iters := map[string]*string{} // shard id -> iterator
 	positioned := false           // the first discovery is done: later shards are read whole
-	interval := p.Interval
-	if interval == 0 {
-		interval = 200 * time.Millisecond
+	interval := p.interval()
+	var ls *lanes
+	if p.Lanes > 1 {
+		ls = p.startLanes(ctx)
+		defer ls.stop()
 	}
 	for ctx.Err() == nil {
 		if err := p.discover(ctx, iters, positioned); err != nil {
@@ -76,7 +84,7 @@ func (p Poller) Run(ctx context.Context) error {
 			if it == nil {
 				continue
 			}
-			next, n, err := p.poll(ctx, it)
+			next, n, err := p.poll(ctx, it, ls)
 			if err != nil && ctx.Err() != nil {
 				return nil // stopped: the batch is read again by whoever polls next
 			}
@@ -172,7 +180,7 @@ const DefaultMaxBatch = 500
 // behind them by seconds). On a failure the iterator stays, so the same
 // records are read again, the batches before the failed one too (handling
 // is idempotent).
-func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
+func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, error) {
 	maxBatch := p.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
@@ -196,13 +204,23 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 			if err != nil {
 				return it, 0, fmt.Errorf("new image: %w", err)
 			}
+			keys, err := attributevalue.FromDynamoDBStreamsMap(r.Dynamodb.Keys)
+			if err != nil {
+				return it, 0, fmt.Errorf("keys: %w", err)
+			}
 			recs = append(recs, Record{EventName: string(r.EventName), SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
-				Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
+				Keys: keys, Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
 		}
 		next = out.NextShardIterator
 		if len(out.Records) == 0 {
 			break // caught up
 		}
+	}
+	if ls != nil {
+		if err := ls.dispatch(ctx, recs, maxBatch); err != nil {
+			return it, 0, err
+		}
+		return next, len(recs), nil
 	}
 	if len(recs) > 0 {
 		for i := 0; i < len(recs); i += maxBatch {
@@ -212,6 +230,13 @@ func (p Poller) poll(ctx context.Context, it *string) (*string, int, error) {
 		}
 	}
 	return next, len(recs), nil
+}
+
+func (p Poller) interval() time.Duration {
+	if p.Interval == 0 {
+		return 200 * time.Millisecond
+	}
+	return p.Interval
 }
 
 func nonEmpty(m map[string]types.AttributeValue) map[string]types.AttributeValue {
