@@ -408,7 +408,7 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 // agentStreamLanes is how many batches of the agents' stream are handled
 // side by side, as the cloud mapping's ParallelizationFactor
 // (infra/events.go): with 4, report → transition of a wave of 1,000 fell
-// from 1.9 to 1.1 s at p50; 8 lanes gave 1.7 s, each pass querying the wave
+// from 1.9 to 1.1-1.4 s at p50; 8 lanes gave 1.7 s, each pass querying the wave
 // (docs/scale.md).
 const agentStreamLanes = 4
 
