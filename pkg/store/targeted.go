@@ -6,11 +6,9 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
-	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
 // The targeted pass of an agent event (enginetask.Passer.PassAgents) reads
@@ -69,31 +67,20 @@ func (s *Store) waveTargetsOf(ctx context.Context, rolloutID string, wave int, i
 		want[id] = true
 	}
 	var out []rollout.Target
-	var start map[string]types.AttributeValue
-	read, last := 0, ""
+	read, last, token := 0, "", ""
 	for {
-		q, err := s.query(ctx, &dynamodb.QueryInput{
-			TableName: &s.names.Targets, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(min(limit-read, 1000))),
-			ExclusiveStartKey:         start,
-			KeyConditionExpression:    aws.String("#r = :r AND begins_with(#w, :w)"),
-			ExpressionAttributeNames:  map[string]string{"#r": tables.AttrRolloutID, "#w": tables.AttrWaveAgent},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":r": str(rolloutID), ":w": str(wavePrefix(wave))},
-		})
+		p, err := s.targetPage(ctx, rolloutID, wave, token, min(limit-read, 1000), true)
 		if err != nil {
-			return nil, classify(err, "query targets of rollout "+rolloutID)
+			return nil, err
 		}
-		for _, av := range q.Items {
-			t, err := decodeTarget(av)
-			if err != nil {
-				return nil, err
-			}
+		for _, t := range p.Items {
 			if want[t.AgentID] {
 				out = append(out, t)
 			}
 			last = t.AgentID
 		}
-		read += len(q.Items)
-		if start = q.LastEvaluatedKey; start == nil {
+		read += len(p.Items)
+		if token = p.Next; token == "" {
 			return out, nil // the whole wave
 		}
 		if read >= limit {
