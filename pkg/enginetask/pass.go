@@ -281,8 +281,8 @@ func (p Passer) input(ctx context.Context, r rollout.Rollout, ts []rollout.Targe
 	return p.inputOf(ctx, r, ts, agents)
 }
 
-// inputOf is the input of a pass over targets ts of rollout r with the
-// given agents (those of other targets are ignored).
+// inputOf is the input of a pass over targets ts of rollout r with their
+// agents.
 func (p Passer) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) (engine.Input, error) {
 	live, err := p.Liveness.Snapshot(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -16,32 +17,24 @@ import (
 // until it is handled (or the poller stops), and holds back the batches
 // after it; a reader whose lane is full waits for it.
 type lanes struct {
-	p     Poller
-	queue []chan []Record
-	done  chan struct{}
+	p       Poller
+	queue   []chan []Record
+	running sync.WaitGroup
 }
 
 // laneDepth is the batches a lane holds before the reader waits for it.
 const laneDepth = 2
 
 func (p Poller) startLanes(ctx context.Context) *lanes {
-	l := &lanes{p: p, done: make(chan struct{})}
-	running := make(chan struct{}, p.Lanes)
+	l := &lanes{p: p}
 	for range p.Lanes {
 		q := make(chan []Record, laneDepth)
 		l.queue = append(l.queue, q)
-		running <- struct{}{}
-		go func() {
-			defer func() {
-				<-running
-				if len(running) == 0 {
-					close(l.done)
-				}
-			}()
+		l.running.Go(func() {
 			for batch := range q {
 				l.handle(ctx, batch)
 			}
-		}()
+		})
 	}
 	return l
 }
@@ -86,7 +79,7 @@ func (l *lanes) stop() {
 	for _, q := range l.queue {
 		close(q)
 	}
-	<-l.done
+	l.running.Wait()
 }
 
 // lane is the lane of an item's records: a hash of its key.

@@ -48,7 +48,8 @@ type Poller struct {
 	// Lanes is how many batches of one shard are handled side by side, as
 	// Lambda's ParallelizationFactor [1]: the records of one item go to one
 	// lane, in order, and the shard is read on while the lanes handle what
-	// was read (lanes.go).
+	// was read (lanes.go). The Handler is then called from Lanes
+	// goroutines at once, each with batches of its own items.
 	Lanes int
 	Log   *slog.Logger
 	// Ready, if set, is closed once the shards are positioned: changes made
