@@ -309,6 +309,10 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		if resp := w.send(s.in); resp.ErrorResponse != nil {
 			t.Fatalf("%s: error response %v", s.name, resp.ErrorResponse)
 		}
+		// A change no decision waits for (the effective configuration) is
+		// answered before it is stored; its writer was started before the
+		// answer.
+		h.g.writes.Wait()
 		if got := h.agents.writeCount(); got != s.writes {
 			t.Errorf("%s: %d writes, want %d", s.name, got, s.writes)
 		}
