@@ -148,6 +148,8 @@ bench-assign:
 # bench-wave: a configuration rollout whose one wave starts 1,000 simulated
 # agents at once (maxConcurrent 0): decision → agent received, APPLIED report
 # → target verifying, p50/p95/max in ms (docs/scale.md). About two minutes.
+# MYRIARCH_WAVE_AGENTS sets the wave's size; MYRIARCH_WAVE_WARMUP=N rolls N
+# unmeasured waves first (about 15 s each), for the emulator's steady state.
 bench-wave:
 	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 10m ./pkg/stack
 
