@@ -75,7 +75,7 @@ func envInt(b *testing.B, name string, def int) int {
 
 // runWave measures one wave of n agents after warm unmeasured waves of the
 // same size: those let DynamoDB Local's JIT compiler finish (its compiler
-// threads take 30-150 % of a core for the first minute, docs/scale.md), so
+// threads take 30-150 % of a core for the first 45 s or so, docs/scale.md), so
 // that the measured wave shows the stack in a steady state.
 func runWave(b *testing.B, n, warm int, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -124,9 +124,15 @@ func runWave(b *testing.B, n, warm int, prefix string) {
 			b.Fatalf("the agent stream never went quiet: %v", err)
 		}
 	}
+	// change gives fleet edge a new configuration (a comment line more)
+	// and returns its hash.
+	change := func(comment string) string {
+		files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# "+comment+"\n")...)
+		return revision.Hash(files["configs/edge.yaml"])
+	}
 	settle(first)
 	for w := 0; w < warm; w++ {
-		files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# warm-up\n")...)
+		hash := change("warm-up")
 		id, err := s.applyForRollout(ctx, c, files, fmt.Sprintf("warm-%d", w))
 		if err != nil {
 			b.Fatal(err)
@@ -134,12 +140,11 @@ func runWave(b *testing.B, n, warm int, prefix string) {
 		if _, err := s.watch(ctx, c, id, func(string, ...any) {}, "completed"); err != nil {
 			b.Fatal(err)
 		}
-		settle(revision.Hash(files["configs/edge.yaml"]))
+		settle(hash)
 	}
 
 	// The change: a new configuration of fleet edge, one rollout, one wave.
-	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# wave\n")...)
-	next := revision.Hash(files["configs/edge.yaml"])
+	next := change("wave")
 	obs := observe(ctx, fleet, next)
 	b.ResetTimer()
 	s.Deps.Store.ResetUsage()
