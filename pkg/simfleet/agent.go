@@ -186,7 +186,7 @@ func (a *agent) setConnected(c bool) {
 	a.mu.Lock()
 	a.connected = c
 	a.mu.Unlock()
-	a.changes.notify()
+	a.changes.agentChanged(a)
 }
 
 // onMessage queues the newest remote configuration and collector package
@@ -264,7 +264,7 @@ func (a *agent) work(ctx context.Context) {
 // all-packages hash it has not handled (OpAMP's way to say "same offer"); a
 // version to install from outside that it does not run.
 func (a *agent) take() (*protobufs.AgentRemoteConfig, *offer, string) {
-	defer a.changes.notify()
+	defer a.changes.agentChanged(a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rc, of, version := a.pendingConfig, a.pendingOffer, a.pendingInstall
@@ -323,7 +323,7 @@ func (a *agent) report(change func(), parts part) {
 		a.warn("description", a.client.SetAgentDescription(desc))
 	}
 	a.persist()
-	a.changes.notify()
+	a.changes.agentChanged(a)
 }
 
 // reportConfig sends the remote configuration status.
@@ -334,7 +334,7 @@ func (a *agent) reportConfig(status protobufs.RemoteConfigStatuses, hash []byte,
 	a.mu.Unlock()
 	a.warn("remote config status", a.client.SetRemoteConfigStatus(proto.Clone(rcs).(*protobufs.RemoteConfigStatus)))
 	a.persist()
-	a.changes.notify()
+	a.changes.agentChanged(a)
 }
 
 func (a *agent) warn(what string, err error) {

@@ -27,13 +27,51 @@ type Fleet struct {
 	metricsURL string
 }
 
-// changes tells waiters that the state of some agent changed.
+// changes tells waiters that the state of some agent changed, and tells
+// watchers (Fleet.Watch) which agent and how.
 type changes struct {
-	mu sync.Mutex
-	ch chan struct{}
+	mu       sync.Mutex
+	ch       chan struct{}
+	watchers map[int]func(AgentState)
+	nextID   int
 }
 
 func newChanges() *changes { return &changes{ch: make(chan struct{})} }
+
+// agentChanged tells watchers, then waiters, that a's state changed (a.mu
+// not held): a Wait that sees the change knows the watchers were told.
+func (c *changes) agentChanged(a *agent) {
+	defer c.notify()
+	c.mu.Lock()
+	fns := make([]func(AgentState), 0, len(c.watchers))
+	for _, fn := range c.watchers {
+		fns = append(fns, fn)
+	}
+	c.mu.Unlock()
+	if len(fns) == 0 {
+		return
+	}
+	s := a.state()
+	for _, fn := range fns {
+		fn(s)
+	}
+}
+
+func (c *changes) watch(fn func(AgentState)) (stop func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watchers == nil {
+		c.watchers = map[int]func(AgentState){}
+	}
+	id := c.nextID
+	c.nextID++
+	c.watchers[id] = fn
+	return func() {
+		c.mu.Lock()
+		delete(c.watchers, id)
+		c.mu.Unlock()
+	}
+}
 
 func (c *changes) notify() {
 	c.mu.Lock()
@@ -192,6 +230,14 @@ func (f *Fleet) Snapshot() []AgentState {
 	}
 	return out
 }
+
+// Watch calls fn with an agent's new state after each change of it, on the
+// goroutine that changed it (fn must not block), until stop is called. A
+// Wait wakes up after changes and snapshots every agent, so when changes
+// come faster than its snapshots it sees several at once, later than they
+// happened; a watcher gets each change when it happens, at the cost of one
+// agent's state.
+func (f *Fleet) Watch(fn func(AgentState)) (stop func()) { return f.changes.watch(fn) }
 
 // Wait blocks until cond holds for a snapshot of the fleet, checking again
 // whenever an agent's state changes, or until ctx is done.

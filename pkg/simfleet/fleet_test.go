@@ -7,6 +7,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -113,5 +114,43 @@ func assertLog(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if !slices.Equal(got, want) {
 		t.Errorf("%s reports\n got %q\nwant %q", what, got, want)
+	}
+}
+
+// A watcher is told each change of an agent with that agent's state, and
+// nothing after it stops watching.
+func TestFleet_WatchTellsEachChangeOfAnAgent(t *testing.T) {
+	h := start(t, 2, nil)
+	h.waitFleet(t, "all connected", func(s []AgentState) bool { return s[0].Connected && s[1].Connected })
+	var mu sync.Mutex
+	var log []string
+	stop := h.fleet.Watch(func(s AgentState) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = appendChanged(log, s.HostName+" "+s.ConfigStatus+" "+s.ConfigHash+" "+s.Status)
+	})
+	msg, hash := configMsg("receivers: {otlp: {}}\n")
+	h.srv.send(t, h.uid(2), msg)
+	h.srv.wait(t, h.uid(2), "APPLYING", func(a *seen) bool { return a.remote.GetStatus() == applying })
+	h.step(t, 2)
+	h.srv.wait(t, h.uid(2), "APPLIED, restart", func(a *seen) bool {
+		return a.remote.GetStatus() == applied && !a.health.GetHealthy() && a.health.GetStatus() == ""
+	})
+	h.waitFleet(t, "agent 2 restarting", func(s []AgentState) bool { return s[1].ConfigStatus == "APPLIED" && !s[1].Healthy })
+	stop()
+	mu.Lock()
+	got := slices.Clone(log)
+	mu.Unlock()
+	want := []string{"sim-02   StatusOK", "sim-02 APPLYING " + hash + " StatusOK", "sim-02 APPLIED " + hash + " StatusOK",
+		"sim-02 APPLIED " + hash + " "}
+	if !slices.Equal(got, want) {
+		t.Errorf("watched\n got %q\nwant %q", got, want)
+	}
+	h.step(t, 2) // the restart goes on: no longer watched
+	h.waitFleet(t, "agent 2 starting", func(s []AgentState) bool { return s[1].Status == StatusStarting })
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(log, want) {
+		t.Errorf("watched after stop: %q", log[len(want):])
 	}
 }

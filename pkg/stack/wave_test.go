@@ -145,7 +145,7 @@ func runWave(b *testing.B, n, warm int, prefix string) {
 
 	// The change: a new configuration of fleet edge, one rollout, one wave.
 	next := change("wave")
-	obs := observe(ctx, fleet, next)
+	obs := observe(fleet, next)
 	b.ResetTimer()
 	s.Deps.Store.ResetUsage()
 	began := time.Now()
@@ -225,33 +225,32 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type waveObserver struct {
 	mu           sync.Mutex
 	got, applied map[string]time.Time
+	stop         func()
 }
 
-func observe(ctx context.Context, fleet *simfleet.Fleet, hash string) *waveObserver {
+func observe(fleet *simfleet.Fleet, hash string) *waveObserver {
 	o := &waveObserver{got: map[string]time.Time{}, applied: map[string]time.Time{}}
-	go func() {
-		_ = fleet.Wait(ctx, func(st []simfleet.AgentState) bool {
-			now := time.Now()
-			o.mu.Lock()
-			defer o.mu.Unlock()
-			for _, a := range st {
-				if a.ConfigHash != hash {
-					continue
-				}
-				if _, ok := o.got[a.InstanceUID]; !ok {
-					o.got[a.InstanceUID] = now
-				}
-				if _, ok := o.applied[a.InstanceUID]; !ok && a.ConfigStatus == "APPLIED" {
-					o.applied[a.InstanceUID] = now
-				}
-			}
-			return len(o.applied) == len(st)
-		})
-	}()
+	// Watched, not waited for: a Wait's snapshot of the 1,000 agents can
+	// come after several changes, and would time them all at its own now.
+	o.stop = fleet.Watch(func(a simfleet.AgentState) {
+		if a.ConfigHash != hash {
+			return
+		}
+		now := time.Now()
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if _, ok := o.got[a.InstanceUID]; !ok {
+			o.got[a.InstanceUID] = now
+		}
+		if _, ok := o.applied[a.InstanceUID]; !ok && a.ConfigStatus == "APPLIED" {
+			o.applied[a.InstanceUID] = now
+		}
+	})
 	return o
 }
 
 func (o *waveObserver) times() (got, applied map[string]time.Time) {
+	o.stop()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.got, o.applied
