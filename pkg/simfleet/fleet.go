@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,14 +44,12 @@ func newChanges() *changes { return &changes{ch: make(chan struct{})} }
 func (c *changes) agentChanged(a *agent) {
 	defer c.notify()
 	c.mu.Lock()
-	fns := make([]func(AgentState), 0, len(c.watchers))
-	for _, fn := range c.watchers {
-		fns = append(fns, fn)
-	}
-	c.mu.Unlock()
-	if len(fns) == 0 {
+	if len(c.watchers) == 0 {
+		c.mu.Unlock()
 		return
 	}
+	fns := slices.Collect(maps.Values(c.watchers))
+	c.mu.Unlock()
 	s := a.state()
 	for _, fn := range fns {
 		fn(s)
