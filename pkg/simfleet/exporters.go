@@ -57,18 +57,21 @@ func (f *Fleet) FailExporters(where string, fraction float64) error {
 func (f *Fleet) HealExporters(where string) error { return f.setScenario(where, 0) }
 
 func (f *Fleet) setScenario(where string, fraction float64) error {
-	matched := 0
+	var matched []*agent
 	for _, a := range f.agents {
 		a.mu.Lock()
 		if a.inLocked(where) {
-			matched++
+			matched = append(matched, a)
 			a.traffic.advance(a.cfg.Clock.Now())
 			a.traffic.failScenario = fraction
 		}
 		a.mu.Unlock()
 	}
-	if matched == 0 {
+	if len(matched) == 0 {
 		return fmt.Errorf("no agent is in %q", where)
+	}
+	for _, a := range matched {
+		f.changes.tell(a)
 	}
 	f.changes.notify()
 	return nil

@@ -1,7 +1,10 @@
 package simfleet
 
 import (
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,6 +57,30 @@ func TestFailExporters_Region(t *testing.T) {
 		if want := map[int]float64{0: 1, 1: 1, 2: 0, 3: 1}[i]; s.ExportsFailing != want {
 			t.Errorf("agent %d exports failing %v, want %v", s.Number, s.ExportsFailing, want)
 		}
+	}
+}
+
+// A watcher hears of the change from each agent it touched, and only those.
+func TestFailExporters_Watched(t *testing.T) {
+	h := start(t, 4, threeZones)
+	h.waitFleet(t, "all connected", func(s []AgentState) bool {
+		return !slices.ContainsFunc(s, func(a AgentState) bool { return !a.Connected })
+	})
+	var mu sync.Mutex
+	var told []string
+	stop := h.fleet.Watch(func(s AgentState) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, fmt.Sprintf("%s %v", s.HostName, s.ExportsFailing))
+	})
+	defer stop()
+	if err := h.fleet.FailExporters("eu-west-1", 0.5); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"sim-01 0.5", "sim-02 0.5", "sim-04 0.5"}; !slices.Equal(told, want) {
+		t.Errorf("watched %q, want %q", told, want)
 	}
 }
 

@@ -42,7 +42,12 @@ func newChanges() *changes { return &changes{ch: make(chan struct{})} }
 // agentChanged tells watchers, then waiters, that a's state changed (a.mu
 // not held): a Wait that sees the change knows the watchers were told.
 func (c *changes) agentChanged(a *agent) {
-	defer c.notify()
+	c.tell(a)
+	c.notify()
+}
+
+// tell calls the watchers with a's state (a.mu not held).
+func (c *changes) tell(a *agent) {
 	c.mu.Lock()
 	if len(c.watchers) == 0 {
 		c.mu.Unlock()
