@@ -27,9 +27,13 @@ import (
 // "Predicting a rollout"). 2s is well above that and well below the 10s
 // by which a health wait's end could be missed when the state machine
 // slept its full cap while targets applied.
+//
+// Not parallel: what it measures is the stack's own timing, and beside the
+// package's parallel tests (the demo's rollout, a browser) on two cores the
+// real rollout ran 3.1 and 3.8 s behind the prediction in two runs of
+// `make test`, for load that no operator's rollout shares with its engine.
 func TestPrediction_AgainstTheStack(t *testing.T) {
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
-	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
