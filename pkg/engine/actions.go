@@ -324,6 +324,7 @@ func (p *pass) abort(actor string) {
 		}
 		p.cancel(i, "cancelled by abort")
 	}
+	p.r.EndPasses(p.ts)
 	p.r.Status = rollout.Aborted
 	p.r.StatusReason = "aborted by " + actorOr(actor)
 	p.r.FinishedAt = timePtr(p.now)
@@ -384,11 +385,31 @@ func (p *pass) retryFailed() {
 			w.Status = rollout.WaveRunning
 			w.FinishedAt = nil
 		}
+		p.reopenStageOf(*t)
 	}
 	p.reopenFailedWaves()
 	p.r.Status = rollout.Running
 	p.r.StatusReason = ""
 	p.r.PausedByThreshold = false
+}
+
+// reopenStageOf runs the stage of a retried target again when it had
+// passed or was baking (its failure stayed below the threshold): the stage
+// is running until the target is final, then bakes and reads its gate
+// anew, and the target's pass will gain a new outcome. A failed stage is
+// reopened by reopenFailedWaves.
+func (p *pass) reopenStageOf(t rollout.Target) {
+	if t.Stage >= len(p.r.Stages) || len(p.r.Stages) == 0 {
+		return
+	}
+	st := &p.r.Stages[t.Stage]
+	if st.Status != rollout.StagePassed && st.Status != rollout.StageBaking {
+		return
+	}
+	st.Status, st.BakeUntil, st.FinishedAt = rollout.StageRunning, nil, nil
+	if t.Pass < len(st.Passes) {
+		st.Passes[t.Pass].Outcome = ""
+	}
 }
 
 // MarkStartFailed records that the executor's Start (or Validate) failed for

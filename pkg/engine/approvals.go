@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -34,6 +35,23 @@ func (p *pass) awaitApproval(w int) bool {
 	return false
 }
 
+// approvalBetween reports whether wave w follows a wave that
+// approvalsBetween names, with nothing but skipped (empty) waves between
+// them: the approval guards the next wave that has targets, so an empty
+// wave does not take it along when it is skipped. Example: canary → eu (no
+// agents) → rest with approvalsBetween [canary]: rest waits for approval.
+func (p *pass) approvalBetween(w int) bool {
+	for i := w - 1; i >= 0; i-- {
+		if slices.Contains(p.r.Policy.ApprovalsBetween, p.r.Waves[i].Name) {
+			return true
+		}
+		if p.r.Waves[i].Status != rollout.WaveSkipped {
+			return false
+		}
+	}
+	return false
+}
+
 func (p *pass) approvalExpired(w rollout.Wave) bool {
 	e := p.r.Policy.Approvals.Expiry
 	return e > 0 && w.WaitingSince != nil && !p.now.Before(w.WaitingSince.Add(e))
@@ -53,22 +71,31 @@ func (p *pass) approvalReason(w int) string {
 
 // failApproval stops wave w after a rejection or an expiry: the wave fails,
 // nothing of it starts, and onFailure applies. A rejection judges what ran
-// before it, so rollback-wave returns the last stage (or wave) that passed
-// before w, and rollback-all that one and every passed one before it.
+// before it, so rollback-wave returns the last stage (or wave) that ran
+// before w (a skipped wave did not run), and rollback-all that one and
+// every passed one before it.
 func (p *pass) failApproval(w int, reason string) {
-	unit := w - 1
+	p.stopWave(w, p.lastUnitBefore(w), reason)
+}
+
+// lastUnitBefore is the last stage, or without stages the last wave, that
+// ran before wave w; -1 when none did (the rollback then finds nothing to
+// return).
+func (p *pass) lastUnitBefore(w int) int {
 	if len(p.r.Stages) > 0 {
-		unit = -1
-		for s, st := range p.r.Stages {
-			if st.Wave < w {
-				unit = s
+		for s := len(p.r.Stages) - 1; s >= 0; s-- {
+			if st := p.r.Stages[s]; st.Wave < w && st.StartedAt != nil {
+				return s
 			}
 		}
+		return -1
 	}
-	if unit < 0 {
-		unit = 0 // nothing ran before: the rollback finds nothing started
+	for i := w - 1; i >= 0; i-- {
+		if p.r.Waves[i].StartedAt != nil {
+			return i
+		}
 	}
-	p.stopWave(w, unit, reason)
+	return -1
 }
 
 // ApprovalDeadline is when the approval of a waiting wave expires.

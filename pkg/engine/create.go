@@ -135,18 +135,7 @@ func AddStragglers(r rollout.Rollout, cands []Candidate) (rollout.Rollout, []rol
 		ids[i] = c.AgentID
 	}
 	layout, places := topology.AddStragglers(r.Policy, layoutOf(r.Stages), last, ids)
-	stages := stagesOf(layout)
-	for i := range stages {
-		if i < len(r.Stages) {
-			stages[i].Status, stages[i].StartedAt, stages[i].BakeUntil, stages[i].FinishedAt =
-				r.Stages[i].Status, r.Stages[i].StartedAt, r.Stages[i].BakeUntil, r.Stages[i].FinishedAt
-			for j := range stages[i].Passes {
-				if j < len(r.Stages[i].Passes) {
-					stages[i].Passes[j].Outcome = r.Stages[i].Passes[j].Outcome // counted once, stragglers or not
-				}
-			}
-		}
-	}
+	stages := keepProgress(stagesOf(layout), r.Stages)
 	if s := &stages[len(stages)-1]; s.Status == rollout.StagePassed || s.Status == rollout.StageBaking {
 		s.Status, s.BakeUntil, s.FinishedAt = rollout.StageRunning, nil, nil
 	}
@@ -155,4 +144,31 @@ func AddStragglers(r rollout.Rollout, cands []Candidate) (rollout.Rollout, []rol
 		out[i].Stage, out[i].Pass, out[i].Batch = places[i].Stage, places[i].Pass, places[i].Batch
 	}
 	return r, out
+}
+
+// keepProgress carries what the stored stages have run into the stages of
+// a new layout, which only grew (stragglers): every field of a stage and of
+// a pass stays as it was (status, times, the gate with its readings, the
+// last red, the freeze that holds it, batch gates and cleared batches, the
+// outcome) but the pass's size and batches, which the layout recomputed.
+// Rebuilding them from the layout alone would drop the gate of a stage that
+// bakes, which would then pass at the end of its bake with no reading.
+func keepProgress(layout, stored []rollout.Stage) []rollout.Stage {
+	for i := range layout {
+		if i >= len(stored) {
+			continue
+		}
+		grown := layout[i].Passes
+		layout[i] = stored[i]
+		layout[i].Passes = append([]rollout.Pass(nil), stored[i].Passes...)
+		for j, p := range grown {
+			if j >= len(layout[i].Passes) {
+				layout[i].Passes = append(layout[i].Passes, p)
+				continue
+			}
+			q := &layout[i].Passes[j]
+			q.Size, q.BatchSize, q.Batches = p.Size, p.BatchSize, p.Batches
+		}
+	}
+	return layout
 }

@@ -31,6 +31,12 @@ func (p *pass) beginBake(s int, bake time.Duration) {
 	st.Status, st.BakeUntil = rollout.StageBaking, timePtr(p.now.Add(bake))
 	if h := p.health(); h != nil {
 		g := gate.Begin(p.now, bake, h.Interval, true)
+		if st.Gate != nil {
+			// The stage bakes again after stragglers or a retried target
+			// reopened it: red readings already taken are not forgotten
+			// until a green one follows.
+			g.Consecutive, g.LastRed = st.Gate.Consecutive, st.Gate.LastRed
+		}
 		st.Gate = &g
 	}
 }
@@ -53,6 +59,9 @@ func (p *pass) bake(s int) (passed bool) {
 	case gate.Failed:
 		reason := fmt.Sprintf("stage %s: gate red: %s", st.Name, st.Gate.Reason(h.FailuresToStop))
 		st.LastRed = st.Gate.LastRed
+		for i := range st.Passes { // the stage's gate reads every pass of it
+			st.Passes[i].Outcome = rollout.StageFailed
+		}
 		p.emit("rollout.gate_red", reason)
 		p.stopWave(st.Wave, s, reason)
 		return false
@@ -113,6 +122,7 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 		case gate.Failed:
 			reason := fmt.Sprintf("stage %s: batch gate of %s red: %s", st.Name, batchName(*ps, b-1), ps.Gate.Reason(fts))
 			st.LastRed = ps.Gate.LastRed
+			ps.Outcome = rollout.StageFailed
 			p.emit("rollout.gate_red", reason)
 			p.stopWave(st.Wave, s, reason)
 			return nil, false
@@ -135,6 +145,15 @@ func (p *pass) policyWave(w int) policy.Wave {
 	return p.r.Policy.RestWave()
 }
 
+// unitQueue is the rollback queue that begins with unit u: empty (not
+// nil, which would mean every started target) when no unit ran (-1).
+func unitQueue(u int) []int {
+	if u < 0 {
+		return []int{}
+	}
+	return []int{u}
+}
+
 // stopWave fails wave w at unit u (a stage, or the wave itself without
 // stages) and applies onFailure: pause, rollback of every started target,
 // rollback-wave or rollback-all.
@@ -146,9 +165,9 @@ func (p *pass) stopWave(w, u int, reason string) {
 	case policy.OnFailureRollback:
 		p.startRollback(reason)
 	case policy.OnFailureRollbackWave:
-		p.startRollbackOf(reason, []int{u})
+		p.startRollbackOf(reason, unitQueue(u))
 	case policy.OnFailureRollbackAll:
-		p.startRollbackOf(reason, append([]int{u}, p.passedUnitsBefore(u)...))
+		p.startRollbackOf(reason, append(unitQueue(u), p.passedUnitsBefore(u)...))
 	default:
 		p.pause(reason)
 	}

@@ -68,6 +68,7 @@ func (p *pass) startRollbackOf(reason string, queue []int) { p.beginRollback(rea
 // started and resets the started ones: all of them without a queue, those
 // of the queue's first unit with one.
 func (p *pass) beginRollback(reason string, queue []int) {
+	p.r.EndPasses(p.ts)
 	p.r.Status = rollout.RollingBack
 	p.r.StatusReason = reason
 	p.r.RollbackStartedAt = timePtr(p.now)
@@ -78,9 +79,10 @@ func (p *pass) beginRollback(reason string, queue []int) {
 			p.cancel(i, "cancelled by the rollback")
 		}
 	}
-	if queue == nil {
+	switch {
+	case queue == nil:
 		p.reset(func(*rollout.Target) bool { return true })
-	} else {
+	case len(queue) > 0:
 		p.resetUnit(queue[0])
 	}
 	p.evaluateRollback()

@@ -53,7 +53,8 @@ func (p *pass) openWave(w int) bool {
 		wave.Status = rollout.WaveSkipped
 		return true
 	}
-	if wave.RequireApproval && !wave.Approved {
+	if (wave.RequireApproval || p.approvalBetween(w)) && !wave.Approved {
+		wave.RequireApproval = true
 		return p.awaitApproval(w)
 	}
 	wave.Status = rollout.WaveRunning

@@ -18,6 +18,10 @@ const (
 	// StageFrozen: the stage has not started because a freeze of one of its
 	// regions is active; it starts by itself when the freeze ends.
 	StageFrozen StageStatus = "frozen"
+	// PassCancelled is the outcome of a pass whose stage was ended from
+	// outside (abort, supersede) before it finished, none of its targets
+	// having failed.
+	PassCancelled StageStatus = "cancelled"
 )
 
 // Stage is one stage of a rollout whose policy splits waves by region or
@@ -84,4 +88,30 @@ func (r Rollout) StageProgress() (passed, total int) {
 		}
 	}
 	return passed, len(r.Stages)
+}
+
+// EndPasses gives an outcome to each pass of a running or baking stage
+// that the rollout leaves unfinished from outside (abort, supersede, a
+// rollback that was asked for): failed when one of its targets failed,
+// else cancelled, so that every pass that began is counted once. Stages
+// are cloned first, so a caller's copy of the rollout is not changed.
+func (r *Rollout) EndPasses(targets []Target) {
+	r.Stages = append([]Stage(nil), r.Stages...)
+	for s := range r.Stages {
+		st := &r.Stages[s]
+		if st.Status != StageRunning && st.Status != StageBaking {
+			continue
+		}
+		st.Passes = append([]Pass(nil), st.Passes...)
+		for i := range st.Passes {
+			if st.Passes[i].Outcome == "" {
+				st.Passes[i].Outcome = PassCancelled
+			}
+		}
+		for _, t := range targets {
+			if t.Stage == s && t.Pass < len(st.Passes) && t.Status == TargetFailed && st.Passes[t.Pass].Outcome == PassCancelled {
+				st.Passes[t.Pass].Outcome = StageFailed
+			}
+		}
+	}
 }
