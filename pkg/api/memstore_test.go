@@ -365,6 +365,9 @@ func (m *memStore) CreateRollout(_ context.Context, r rollout.Rollout, ts []roll
 func (m *memStore) AgentsByID(_ context.Context, ids []string) (map[string]agent.Agent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.failing("AgentsByID"); err != nil {
+		return nil, err
+	}
 	out := map[string]agent.Agent{}
 	for _, id := range ids {
 		if a, ok := m.agents[id]; ok {

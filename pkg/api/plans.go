@@ -265,12 +265,13 @@ func (s *server) applyTimes(ctx context.Context, fleetName string, k policy.Kind
 	return predict.ApplyTimes(k, samples)
 }
 
-// livePrediction is the predicted rest of a rollout the engine evaluates;
-// nil for the others, and when the agents cannot be read or the stored
-// state is one the engine cannot evaluate (logged: the rollout is shown
-// without it).
-func (s *server) livePrediction(ctx context.Context, r rollout.Rollout, ts []rollout.Target) (pred *predict.Prediction) {
-	if !predict.Evaluated(r.Status) {
+// livePrediction is the predicted rest of a rollout the engine evaluates,
+// from agents, which holds at least those of its open targets
+// (detailAgents); nil for the others, when the agents could not be read
+// (agents nil) or the stored state is one the engine cannot evaluate
+// (logged: the rollout is shown without it).
+func (s *server) livePrediction(ctx context.Context, r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) (pred *predict.Prediction) {
+	if !predict.Evaluated(r.Status) || agents == nil {
 		return nil
 	}
 	defer func() {
@@ -279,20 +280,6 @@ func (s *server) livePrediction(ctx context.Context, r rollout.Rollout, ts []rol
 			pred = nil
 		}
 	}()
-	var ids []string
-	for _, t := range ts {
-		if !t.Status.Final() {
-			ids = append(ids, t.AgentID)
-		}
-	}
-	agents := map[string]agent.Agent{}
-	if len(ids) > 0 {
-		var err error
-		if agents, err = s.Store.AgentsByID(ctx, ids); err != nil {
-			s.Log.WarnContext(ctx, "read the agents of a rollout for its prediction", "rollout", r.ID, "error", err.Error())
-			return nil
-		}
-	}
 	live, err := s.liveness(ctx)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read gateway leases for a prediction", "rollout", r.ID, "error", err.Error())

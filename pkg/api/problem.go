@@ -95,6 +95,10 @@ type Problem struct {
 	// Waves are the names of the rollout's waves, in index order, when a
 	// request named a wave the rollout does not have (wave_name_unknown).
 	Waves []string `json:"waves,omitempty"`
+	// Stages are the names of the rollout's stages, in order, when a request
+	// named a stage the rollout does not have (request_invalid); none when
+	// the rollout has no stages.
+	Stages []string `json:"stages,omitempty"`
 }
 
 // Error makes a Problem an error that handlers return.

@@ -9,9 +9,11 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/predict"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -69,8 +71,36 @@ func (s *server) getRollout(_ http.ResponseWriter, r *http.Request, _ Principal)
 		return 0, nil, err
 	}
 	v := newRolloutDetail(ro, ts, s.Names)
-	v.Prediction = s.livePrediction(r.Context(), ro, ts)
+	agents := s.detailAgents(r.Context(), ro, ts)
+	withPassScopes(&v, passScopes(ro, ts, agents))
+	v.Prediction = s.livePrediction(r.Context(), ro, ts, agents)
 	return http.StatusOK, v, nil
+}
+
+// detailAgents reads in one call the agents the detail needs: those of the
+// open targets for the prediction (a rollout the engine evaluates), and
+// those of the passes whose regions or zones come from their agents
+// (scopedByAgents). Nil when they cannot be read (logged: the detail is
+// shown without the prediction, and those passes without the regions or
+// zones of their agents).
+func (s *server) detailAgents(ctx context.Context, r rollout.Rollout, ts []rollout.Target) map[string]agent.Agent {
+	evaluated := predict.Evaluated(r.Status)
+	scoped := scopedByAgents(r)
+	var ids []string
+	for _, t := range ts {
+		if evaluated && !t.Status.Final() || scoped[passKey{t.Stage, t.Pass}] {
+			ids = append(ids, t.AgentID)
+		}
+	}
+	if len(ids) == 0 {
+		return map[string]agent.Agent{}
+	}
+	agents, err := s.Store.AgentsByID(ctx, ids)
+	if err != nil {
+		s.Log.WarnContext(ctx, "read the agents of a rollout for its detail", "rollout", r.ID, "error", err.Error())
+		return nil
+	}
+	return agents
 }
 
 // loadRollout reads a rollout with its targets; a missing one is a 404.
@@ -87,7 +117,7 @@ func rolloutError(id string, err error) error {
 }
 
 func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
-	q, p := newQuery(r, "wave", "status", "limit", "pageToken")
+	q, p := newQuery(r, "wave", "stage", "status", "limit", "pageToken")
 	if p != nil {
 		return 0, nil, p
 	}
@@ -118,13 +148,27 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 			return 0, nil, p
 		}
 	}
+	var stage *stageFilter
+	if name := q.get("stage"); name != "" {
+		f, p := resolveStage(ro, name)
+		if p != nil {
+			return 0, nil, p
+		}
+		if ref != nil && f.wave != AllWaves && f.wave != wave {
+			return http.StatusOK, listPage[targetView]{Items: []targetView{}}, nil // the stage is in another wave
+		}
+		if ref == nil {
+			wave = f.wave // the store reads the stage's wave only
+		}
+		stage = &f
+	}
 	page, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
 	var kept []rollout.Target
 	for _, t := range page.Items {
-		if len(statuses) == 0 || slices.Contains(statuses, string(t.Status)) {
+		if (len(statuses) == 0 || slices.Contains(statuses, string(t.Status))) && (stage == nil || stage.keeps(t)) {
 			kept = append(kept, t)
 		}
 	}
@@ -138,7 +182,7 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 	}
 	out := listPage[targetView]{Items: []targetView{}, NextPageToken: page.Next}
 	for _, t := range kept {
-		v := newTargetView(t)
+		v := newTargetView(ro, t)
 		v.DisplayName = names[t.AgentID]
 		out.Items = append(out.Items, v)
 	}

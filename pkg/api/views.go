@@ -157,7 +157,8 @@ func batchesDone(r rollout.Rollout, ts []rollout.Target) map[[2]int]int {
 
 // newRolloutDetail adds what the rollout page shows per wave: the targets by
 // status and the number in the health wait (verifying). The end of each
-// wait is no field: the page adds policy.healthWait to verifiedAt.
+// wait is no field: the page adds policy.healthWait to verifiedAt. Per pass
+// it adds the batches done and the first agents (passAgents).
 func newRolloutDetail(r rollout.Rollout, ts []rollout.Target, names Directory) rolloutView {
 	v := newRolloutView(r, names)
 	all := schema.TargetCounts{}
@@ -175,10 +176,12 @@ func newRolloutDetail(r rollout.Rollout, ts []rollout.Target, names Directory) r
 	}
 	v.TargetCounts = &all
 	done := batchesDone(r, ts)
+	ids := passAgents(ts)
 	for s := range v.Stages {
 		for p := range v.Stages[s].Passes {
 			n := done[[2]int{s, p}]
 			v.Stages[s].Passes[p].BatchesDone = &n
+			v.Stages[s].Passes[p].Agents = ids[passKey{s, p}]
 		}
 	}
 	return v
@@ -281,9 +284,10 @@ func shortDuration(d time.Duration) string {
 }
 
 // newTargetView normalizes the progress for reading (a target ended from
-// outside shows a consistent final picture) and drops followUntil, which is
-// the engine's bookkeeping and no part of the schema.
-func newTargetView(t rollout.Target) targetView {
+// outside shows a consistent final picture), drops followUntil, which is
+// the engine's bookkeeping and no part of the schema, and places the target
+// in the stages of its rollout r.
+func newTargetView(r rollout.Rollout, t rollout.Target) targetView {
 	v := targetView{
 		RolloutID: t.RolloutID, AgentID: t.AgentID, Wave: t.Wave, Status: t.Status, Reason: t.Reason, ReasonCode: t.ReasonCode,
 		Attempt: t.Attempt, FromRef: t.FromRef, ToRef: t.ToRef, StartedAt: utcPtr(t.StartedAt), VerifiedAt: utcPtr(t.VerifiedAt),
@@ -295,6 +299,7 @@ func newTargetView(t rollout.Target) targetView {
 		q.UpdatedAt = q.UpdatedAt.UTC()
 		v.Progress = &q
 	}
+	withPlacement(&v, r, t)
 	return v
 }
 

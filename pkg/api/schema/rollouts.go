@@ -125,7 +125,21 @@ type StagePass struct {
 	// gate read last (waves with batchGate).
 	Cleared int        `json:"cleared,omitempty"`
 	Gate    *BatchGate `json:"gate,omitempty"`
+	// Regions and Zones are those a gate of the pass queries: its own
+	// region and zone when its wave splits by them, else the distinct
+	// values its agents report, sorted (getRollout only). Agents are the
+	// ids of its agents in batch order, then by id, at most MaxPassAgents
+	// (in the rollout's detail only); Targets says how many it has.
+	Regions []string `json:"regions,omitempty"`
+	Zones   []string `json:"zones,omitempty"`
+	Agents  []string `json:"agents,omitempty"`
 }
+
+// MaxPassAgents bounds the agents a pass lists in the rollout's detail: a
+// rollout may have 100,000 targets, and the page reads the detail every few
+// seconds. The targets of a stage, all of them, are listed with
+// GET /api/v1/rollouts/{id}/targets?stage=<name>.
+const MaxPassAgents = 100
 
 // PolicySnapshot is the schema PolicySnapshot: the policy a rollout keeps.
 type PolicySnapshot struct {
@@ -282,6 +296,12 @@ type Target struct {
 	FinishedAt  *time.Time               `json:"finishedAt,omitempty"`
 	ExternalRef string                   `json:"externalRef,omitempty"`
 	Progress    *progress.TargetProgress `json:"progress,omitempty"`
+	// Stage, Pass and Batch place the target in a rollout whose waves run
+	// in stages: the names of its stage and pass, and its batch in the
+	// pass from 0. Absent for a rollout without stages.
+	Stage string `json:"stage,omitempty"`
+	Pass  string `json:"pass,omitempty"`
+	Batch *int   `json:"batch,omitempty"`
 }
 
 // RolloutSummary is the schema RolloutSummary (a fleet's active rollouts).

@@ -1,0 +1,191 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/rollout"
+)
+
+// Where the targets of a rollout in stages sit, as the API shows it: each
+// target names its stage and pass, the targets route filters by stage, and
+// each pass of the detail lists its first agents and the regions and zones
+// its gate queries. The rollout stores only indexes (a target's stage, pass
+// and batch) and per pass counts; the names come from the rollout's stages.
+
+// passKey is a pass by the indexes of its stage and of itself in the stage.
+type passKey [2]int
+
+// maxStageNameChars bounds the stage name quoted back in a refusal.
+const maxStageNameChars = 64
+
+// withPlacement names the stage and pass of t and gives its batch; a
+// rollout without stages leaves the fields absent.
+func withPlacement(v *targetView, r rollout.Rollout, t rollout.Target) {
+	if t.Stage < 0 || t.Stage >= len(r.Stages) {
+		return
+	}
+	st := r.Stages[t.Stage]
+	if t.Pass < 0 || t.Pass >= len(st.Passes) {
+		return
+	}
+	batch := t.Batch
+	v.Stage, v.Pass, v.Batch = st.Name, st.Passes[t.Pass].Name, &batch
+}
+
+// stageFilter is ?stage=<name> resolved against a rollout: the indexes of
+// its stages of that name (one: names are unique) and the wave they belong
+// to, which narrows the store's read.
+type stageFilter struct {
+	stages map[int]bool
+	wave   int
+}
+
+func (f stageFilter) keeps(t rollout.Target) bool { return f.stages[t.Stage] }
+
+// resolveStage finds the stage named name. A name the rollout does not
+// have is a 400 request_invalid that names it and lists the rollout's
+// stages, rather than an empty page that would look like a stage without
+// targets.
+func resolveStage(r rollout.Rollout, name string) (stageFilter, *Problem) {
+	f := stageFilter{stages: map[int]bool{}, wave: AllWaves}
+	waves := map[int]bool{}
+	names := make([]string, len(r.Stages))
+	for i, st := range r.Stages {
+		names[i] = st.Name
+		if st.Name == name {
+			f.stages[i], waves[st.Wave] = true, true
+		}
+	}
+	if len(f.stages) == 0 {
+		return f, unknownStage(r, name, names)
+	}
+	if len(waves) == 1 {
+		for w := range waves {
+			f.wave = w
+		}
+	}
+	return f, nil
+}
+
+func unknownStage(r rollout.Rollout, name string, names []string) *Problem {
+	detail := fmt.Sprintf("rollout %s has no stage named %q; ", r.ID, clip(name, maxStageNameChars))
+	if len(names) == 0 {
+		return badRequest("%sit has no stages: its waves run whole", detail)
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
+	p := problem(http.StatusBadRequest, CodeRequestInvalid, detail+"its stages are "+strings.Join(quoted, ", "))
+	p.Stages = names
+	return p
+}
+
+// passAgents lists per pass the ids of its agents in batch order, then by
+// id, at most schema.MaxPassAgents: those of its first batches.
+func passAgents(ts []rollout.Target) map[passKey][]string {
+	byPass := map[passKey][]rollout.Target{}
+	for _, t := range ts {
+		k := passKey{t.Stage, t.Pass}
+		byPass[k] = append(byPass[k], t)
+	}
+	out := make(map[passKey][]string, len(byPass))
+	for k, pts := range byPass {
+		slices.SortFunc(pts, func(a, b rollout.Target) int {
+			if a.Batch != b.Batch {
+				return a.Batch - b.Batch
+			}
+			return strings.Compare(a.AgentID, b.AgentID)
+		})
+		ids := make([]string, min(len(pts), schema.MaxPassAgents))
+		for i := range ids {
+			ids[i] = pts[i].AgentID
+		}
+		out[k] = ids
+	}
+	return out
+}
+
+// passScope is the regions and zones of a pass.
+type passScope struct{ regions, zones []string }
+
+// scopedByAgents lists the passes whose region or zone comes from their
+// agents: a pass that is not split has neither of its own, a pass split by
+// region no zone.
+func scopedByAgents(r rollout.Rollout) map[passKey]bool {
+	out := map[passKey]bool{}
+	for s, st := range r.Stages {
+		for p, ps := range st.Passes {
+			if ps.Region == "" || ps.Zone == "" {
+				out[passKey{s, p}] = true
+			}
+		}
+	}
+	return out
+}
+
+// passScopes lists per pass the regions and zones its stage gate queries
+// (engine.GateRequest): the pass's own region and zone where its wave
+// splits by them, else the distinct values its agents report now, sorted.
+// An agent that is deleted, or lacks the attribute, adds none. agents
+// holds at least the agents of the passes scopedByAgents names.
+func passScopes(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) map[passKey]passScope {
+	out := map[passKey]passScope{}
+	for s, st := range r.Stages {
+		for p, ps := range st.Passes {
+			var sc passScope
+			if ps.Region != "" {
+				sc.regions = []string{ps.Region}
+			}
+			if ps.Zone != "" {
+				sc.zones = []string{ps.Zone}
+			}
+			out[passKey{s, p}] = sc
+		}
+	}
+	topo := r.Policy.Topology
+	for _, t := range ts {
+		k := passKey{t.Stage, t.Pass}
+		sc, ok := out[k]
+		if !ok {
+			continue
+		}
+		ps := r.Stages[t.Stage].Passes[t.Pass]
+		a := agents[t.AgentID]
+		if ps.Region == "" {
+			sc.regions = addValue(sc.regions, a.Attributes[topo.RegionAttribute])
+		}
+		if ps.Zone == "" {
+			sc.zones = addValue(sc.zones, a.Attributes[topo.ZoneAttribute])
+		}
+		out[k] = sc
+	}
+	for k, sc := range out {
+		slices.Sort(sc.regions)
+		slices.Sort(sc.zones)
+		out[k] = sc
+	}
+	return out
+}
+
+func addValue(xs []string, x string) []string {
+	if x == "" || slices.Contains(xs, x) {
+		return xs
+	}
+	return append(xs, x)
+}
+
+// withPassScopes sets the regions and zones of every pass of the view.
+func withPassScopes(v *rolloutView, scopes map[passKey]passScope) {
+	for s := range v.Stages {
+		for p := range v.Stages[s].Passes {
+			sc := scopes[passKey{s, p}]
+			v.Stages[s].Passes[p].Regions, v.Stages[s].Passes[p].Zones = sc.regions, sc.zones
+		}
+	}
+}
