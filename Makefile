@@ -106,10 +106,13 @@ demo: bin/myriarch-local
 # run; AGENTS=0 starts no simulated fleet. GATEWAY_PROCESS=1 runs the OpAMP
 # gateway as its own process (bin/opamp-gateway), to be killed and started
 # again on its own; the stack prints the command line that starts it.
+# MYRIARCH_PROMETHEUS_URL and MYRIARCH_ALERTMANAGER_URL point the gates at a
+# Prometheus and an Alertmanager of yours: the stack then starts none of that
+# kind, and its Debian package is not needed.
 GATEWAY_PROCESS ?=
 GATEWAY_PROCESS_ON = $(filter 1 yes true,$(GATEWAY_PROCESS))
 run: bin/myriarch-local $(if $(GATEWAY_PROCESS_ON),bin/opamp-gateway)
-	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS) $(if $(GATEWAY_PROCESS_ON),-gateway-process)
+	$(WITH_GATES) --unless-url-set $(WITH_DYNAMODB) bin/myriarch-local run $(LOCAL_ADDRS) -agents $(AGENTS) -metrics-target $(METRICS) $(if $(GATEWAY_PROCESS_ON),-gateway-process)
 
 # The addresses of the local stack: make run API=127.0.0.1:9080 ...
 API ?= 127.0.0.1:8080

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# with-gate-servers.sh [CMD [ARGS...]]
+# with-gate-servers.sh [--unless-url-set] [CMD [ARGS...]]
 #
 # Makes sure the servers that the gate's integration tests run are installed:
 # Debian's prometheus and prometheus-alertmanager (pkg/gate/gatetest starts
@@ -7,13 +7,28 @@
 # apt-get, a missing package is installed; otherwise a missing one is an
 # error that names it, never a skip. Then runs CMD, whose exit status is the
 # script's; nothing is started here.
+#
+# --unless-url-set (make run): a server that MYRIARCH_PROMETHEUS_URL or
+# MYRIARCH_ALERTMANAGER_URL names is the user's, and the local stack starts
+# none of that kind, so its package is not needed.
 set -euo pipefail
 
 fail() { echo "with-gate-servers: $*" >&2; exit 1; }
 
+unless_url_set=
+if [ "${1:-}" = --unless-url-set ]; then
+	unless_url_set=1
+	shift
+fi
 missing=()
-command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
-command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
+need() { # need BINARY VARIABLE: BINARY is missing unless installed, or VARIABLE names the user's server
+	if [ -n "$unless_url_set" ] && [ -n "${!2:-}" ]; then
+		return
+	fi
+	command -v "$1" >/dev/null 2>&1 || missing+=("$1")
+}
+need prometheus MYRIARCH_PROMETHEUS_URL
+need prometheus-alertmanager MYRIARCH_ALERTMANAGER_URL
 
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -22,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "with-gate-servers: installing ${missing[*]}" >&2
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-	for bin in prometheus prometheus-alertmanager; do
+	for bin in "${missing[@]}"; do
 		command -v "$bin" >/dev/null 2>&1 || fail "$bin still missing after apt-get install"
 	done
 fi

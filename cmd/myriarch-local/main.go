@@ -104,12 +104,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer metrics.Close()
 		target = metrics.Addr().String()
 	}
-	gates, err := startGateServers(target, mode == "demo", stderr)
+	prometheus, alertmanager := chooseGateSources(mode, os.Getenv)
+	gates, err := startGateServers(prometheus, alertmanager, target, mode == "demo", stderr)
 	if err != nil {
 		return fail(err)
 	}
 	defer gates.stop()
-	o.PrometheusURL, o.AlertmanagerURL = gates.url(gates.prometheus), gates.url(gates.alertmanager)
+	o.PrometheusURL, o.AlertmanagerURL = gates.prometheus.url, gates.alertmanager.url
 	s, err := stack.Start(ctx, o)
 	if err != nil {
 		return fail(err)
@@ -122,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	printEndpoints(stdout, s)
 	printGatewayProcess(stdout, s)
-	fmt.Fprintf(stdout, "  Prometheus        %s   (scrapes %s)\n  Alertmanager      %s\n", or(o.PrometheusURL, "not running"), target, or(o.AlertmanagerURL, "not running"))
+	printGateSources(stdout, gates.prometheus, gates.alertmanager, target)
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
 		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
