@@ -3,6 +3,7 @@ package client_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -68,7 +69,7 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 		"MeOperator": roundTrip[client.Me], "RolloutWaitingApproval": roundTrip[client.Rollout],
 		"RolloutBuiltInPolicy": roundTrip[client.Rollout], "RolloutSecondApproval": roundTrip[client.Rollout],
 		"RolloutRedGate": roundTrip[client.Rollout], "RolloutListPage": roundTrip[client.Page[client.Rollout]],
-		"TargetListVersion": roundTrip[client.Page[client.Target]], "FleetStatusUI": roundTrip[client.Fleet],
+		"TargetListVersion": roundTrip[client.Page[client.Target]], "TargetListOfAStage": roundTrip[client.Page[client.Target]], "FleetStatusUI": roundTrip[client.Fleet],
 		"FleetListPage": roundTrip[client.Page[client.Fleet]], "VersionOptions": roundTrip[client.VersionOptions],
 		"SelectPlanned": roundTrip[client.SelectResult], "SelectNoop": roundTrip[client.SelectResult],
 		"TargetAfterClear": roundTrip[client.ClearResult], "AuditListFleet": roundTrip[client.Page[client.AuditEntry]],
@@ -481,5 +482,48 @@ func TestWaveRef(t *testing.T) {
 	}
 	if r, err := op.ApproveWith(t.Context(), id, client.ApproveRequest{Wave: "rest"}); err != nil || !r.Waves[1].Approved {
 		t.Fatalf("approve rest: %v", err)
+	}
+}
+
+// TestTargets_ByStage: a rollout in stages places its targets (stage, pass,
+// batch), the filter Stage lists one stage's targets, and a stage the
+// rollout lacks is a request_invalid that lists its stages. The regions
+// and zones of a pass that is not split are those of its agents.
+func TestTargets_ByStage(t *testing.T) {
+	s := clienttest.Start(t, t0)
+	for i, where := range [][2]string{{"eu-1", "eu-1a"}, {"us-1", "us-1b"}, {"eu-1", "eu-1b"}} {
+		attrs := map[string]string{"labels.fleet": "edge", "cloud.region": where[0], "cloud.availability_zone": where[1]}
+		if i == 0 {
+			attrs["labels.wave"] = "canary"
+		}
+		s.PutAgent(clienttest.HealthyAgent(fmt.Sprintf("e%02d", i+1), attrs, "old", s.Now()))
+	}
+	staged := strings.Replace(clienttest.CanaryPolicy, "    - {name: rest, percent: 100, requireApproval: true}\n",
+		"    - {name: rest, percent: 100, requireApproval: true, by: zone}\n", 1)
+	id := s.ApplyEdgeFiles(t, 0, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", staged))
+	ctx := t.Context()
+	c := s.Client(clienttest.ViewerToken)
+	ts, err := c.AllTargets(ctx, id, client.TargetFilter{Stage: "rest/eu-1b"}, 0)
+	if err != nil || len(ts) != 1 || ts[0].AgentID != "e03" || ts[0].Stage != "rest/eu-1b" || ts[0].Pass != "rest/eu-1/eu-1b" ||
+		ts[0].Batch == nil || *ts[0].Batch != 0 {
+		t.Fatalf("targets of rest/eu-1b: %+v, %v; want e03 in rest/eu-1/eu-1b#0", ts, err)
+	}
+	_, err = c.AllTargets(ctx, id, client.TargetFilter{Stage: "eu-1b"}, 0)
+	var p *client.Problem
+	if !errors.As(err, &p) || p.Code != "request_invalid" || strings.Join(p.Stages, ",") != "canary,rest/eu-1b,rest/us-1b" {
+		t.Fatalf("an unknown stage: %v (%+v), want request_invalid listing canary, rest/eu-1b, rest/us-1b", err, p)
+	}
+	var raw json.RawMessage
+	if err := c.Do(ctx, http.MethodGet, "/api/v1/rollouts/"+id, nil, nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var r client.Rollout
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "rollout with passes", raw, r)
+	if canary := r.Stages[0].Passes[0]; strings.Join(canary.Regions, ",") != "eu-1" || strings.Join(canary.Zones, ",") != "eu-1a" ||
+		strings.Join(canary.Agents, ",") != "e01" {
+		t.Errorf("canary pass %+v, want e01 in eu-1 and eu-1a", canary)
 	}
 }

@@ -26,6 +26,9 @@ type Problem struct {
 	// Waves are the rollout's wave names, in index order, of a
 	// wave_name_unknown.
 	Waves []string `json:"waves,omitempty"`
+	// Stages are the rollout's stage names, in order, of a request_invalid
+	// for a stage it does not have.
+	Stages []string `json:"stages,omitempty"`
 }
 
 // Error is "<status> <code>: <detail>".

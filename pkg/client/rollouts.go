@@ -67,9 +67,13 @@ func (c *Client) GetRollout(ctx context.Context, id string) (Rollout, error) {
 	return r, c.get(ctx, "/api/v1/rollouts/"+escape(id), nil, &r)
 }
 
-// TargetFilter narrows listRolloutTargets; Wave "" lists every wave.
+// TargetFilter narrows listRolloutTargets; Wave "" lists every wave and
+// Stage "" every stage. Stage is a stage's name (a target's Stage); the API
+// refuses one the rollout does not have (400 request_invalid, Problem.Stages
+// lists the rollout's).
 type TargetFilter struct {
 	Wave     WaveRef
+	Stage    string
 	Statuses []rollout.TargetStatus
 }
 
@@ -103,6 +107,9 @@ func (c *Client) ListTargets(ctx context.Context, id string, f TargetFilter, lim
 	q := url.Values{}
 	if f.Wave != "" {
 		q.Set("wave", string(f.Wave))
+	}
+	if f.Stage != "" {
+		q.Set("stage", f.Stage)
 	}
 	if len(f.Statuses) > 0 {
 		q.Set("status", joined(f.Statuses))
