@@ -269,8 +269,9 @@ func (v view) stageNote(st client.Stage) string {
 }
 
 // stageLines are the lines under a stage: the freeze that holds a frozen
-// one; the gate of a baking or failed one; the pass and batch a running
-// one works on (nowLine) and its batch gates that have not passed yet.
+// one; the gate of a baking or failed one, and for a failed one how to
+// list its targets; the pass and batch a running one works on (nowLine)
+// and its batch gates that have not passed yet.
 func (v view) stageLines(st client.Stage) []string {
 	var lines []string
 	if st.Status == rollout.StageFrozen && st.Held != "" {
@@ -294,6 +295,9 @@ func (v view) stageLines(st client.Stage) []string {
 			if st.LastRed != "" {
 				lines = append(lines, "last red: "+st.LastRed)
 			}
+		}
+		if st.Status == rollout.StageFailed {
+			lines = append(lines, fmt.Sprintf("its targets: myrctl rollouts targets %s --stage %s", v.r.ID, st.Name))
 		}
 	case rollout.StageRunning:
 		for _, p := range st.Passes {
@@ -439,7 +443,11 @@ func (v view) writeTargets(w io.Writer) {
 			if v.perGroup > 0 && i == v.perGroup {
 				break
 			}
-			row(tw, "    "+agentName(t), fmt.Sprintf("wave %d", t.Wave), v.detail(t, waits))
+			where := fmt.Sprintf("wave %d", t.Wave)
+			if b := batchName(t); b != "" {
+				where += " · " + b
+			}
+			row(tw, "    "+agentName(t), where, v.detail(t, waits))
 		}
 		_ = tw.Flush()
 		if more := len(ts) - v.perGroup; v.perGroup > 0 && more > 0 {

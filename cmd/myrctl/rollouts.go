@@ -153,7 +153,7 @@ func printRollout(g *globals, r client.Rollout) {
 
 func rolloutsTargetsCmd(g *globals) *cobra.Command {
 	var limit int
-	var wave, status string
+	var wave, stage, status string
 	cmd := &cobra.Command{
 		Use:   "targets ID",
 		Short: "List a rollout's targets with their status and progress (every page unless --limit)",
@@ -168,6 +168,12 @@ func rolloutsTargetsCmd(g *globals) *cobra.Command {
 				if f.Wave, err = waveFlag(wave); err != nil {
 					return err
 				}
+			}
+			if cmd.Flags().Changed("stage") {
+				if stage == "" {
+					return fmt.Errorf("--stage must be a stage's name (myrctl rollouts get lists them), not empty")
+				}
+				f.Stage = stage
 			}
 			if f.Statuses, err = parseStatuses(status, targetStatuses); err != nil {
 				return err
@@ -188,6 +194,7 @@ func rolloutsTargetsCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&wave, "wave", "", "only targets of this wave: its name (canary) or its index from 0")
+	cmd.Flags().StringVar(&stage, "stage", "", "only targets of this stage, by its name (rest/eu-west-1a)")
 	cmd.Flags().StringVar(&status, "status", "", "only targets in these statuses (comma-separated)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many targets (0: all)")
 	return cmd
@@ -210,9 +217,28 @@ func printTargets(g *globals, r client.Rollout, ts []client.Target) {
 	v := view{r: r, targets: ts, now: g.now()}
 	waits := healthWaits(r, ts, v.now)
 	w := table(g.stdout)
-	fmt.Fprintln(w, "AGENT\tWAVE\tSTATUS\tFROM\tTO\tDETAIL")
+	staged := len(r.Stages) > 0
+	if staged {
+		fmt.Fprintln(w, "AGENT\tWAVE\tSTAGE\tBATCH\tSTATUS\tFROM\tTO\tDETAIL")
+	} else {
+		fmt.Fprintln(w, "AGENT\tWAVE\tSTATUS\tFROM\tTO\tDETAIL")
+	}
 	for _, t := range ts {
-		row(w, agentName(t), strconv.Itoa(t.Wave), string(t.Status), orDash(shortRef(t.FromRef)), shortRef(t.ToRef), v.detail(t, waits))
+		cells := []string{agentName(t), strconv.Itoa(t.Wave)}
+		if staged {
+			cells = append(cells, orDash(t.Stage), orDash(batchName(t)))
+		}
+		cells = append(cells, string(t.Status), orDash(shortRef(t.FromRef)), shortRef(t.ToRef), v.detail(t, waits))
+		row(w, cells...)
 	}
 	_ = w.Flush()
+}
+
+// batchName names a target's batch as logs do, <pass>#<batch>
+// (rest/eu-2/eu-2a#1); empty for a target without a placement.
+func batchName(t client.Target) string {
+	if t.Batch == nil {
+		return ""
+	}
+	return t.Pass + "#" + strconv.Itoa(*t.Batch)
 }

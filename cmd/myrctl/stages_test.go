@@ -74,6 +74,7 @@ func TestWriteStages_HeldBatchGateAndLastRed(t *testing.T) {
   zones/eu-1a  failed   0 pass(es), batches 0/0
     gate: 3 readings, 1 red in a row (stops at 1)
     last red: probe http://{host}:13133/ (h1): status 503, want 200
+    its targets: myrctl rollouts targets r-1 --stage zones/eu-1a
   zones/eu-1b  running  2 pass(es), batches 3/6
     now: zones/eu-1/eu-1b#1 (batch gate), zones/eu-1/eu-1c#1
     batch gate zones/eu-1/eu-1b#1: 1 reading, last green · next reading due
