@@ -94,6 +94,20 @@ func (p *pass) runWave(w int) bool {
 	if p.checkThreshold(w) {
 		return false
 	}
+	done := p.startWave(w)
+	// The start step may have skipped the last targets that could still
+	// start (offline beyond the grace period, gone from the fleet), which
+	// can leave a wave that cannot continue: decided now, not by the next
+	// pass.
+	if p.r.Waves[w].Status != rollout.WaveFailed && p.checkThreshold(w) {
+		return false
+	}
+	return done
+}
+
+// startWave starts what may start in wave w and reports whether every
+// target of it is final (and, with stages, every stage passed).
+func (p *pass) startWave(w int) bool {
 	if len(p.r.Stages) > 0 {
 		return p.runStages(w)
 	}
@@ -221,10 +235,13 @@ func (p *pass) waveBake(w int) time.Duration {
 	return 0
 }
 
-// currentBatches gives, per pass of stage s, the batch that may start: the
-// lowest batch with a target that is not final.
+// currentBatches gives, per pass of stage s, the batch that may start:
+// the batch in flight, if one is, else the lowest batch with a target that
+// is not final. A target that retry-failed sent back to an earlier batch
+// waits until the batch in flight is final: one batch (maxUnavailable
+// targets) at a time, whatever order the batches come back in.
 func (p *pass) currentBatches(s int) map[int]int {
-	current := map[int]int{}
+	current, flying := map[int]int{}, map[int]int{}
 	for i := range p.ts {
 		t := &p.ts[i]
 		if t.Stage != s || t.Status.Final() {
@@ -233,7 +250,13 @@ func (p *pass) currentBatches(s int) map[int]int {
 		if b, ok := current[t.Pass]; !ok || t.Batch < b {
 			current[t.Pass] = t.Batch
 		}
+		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+			if b, ok := flying[t.Pass]; !ok || t.Batch < b {
+				flying[t.Pass] = t.Batch
+			}
+		}
 	}
+	maps.Copy(current, flying)
 	return current
 }
 
