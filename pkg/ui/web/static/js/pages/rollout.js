@@ -1,7 +1,9 @@
 // The rollout page: what myrctl watch shows (cmd/myrctl/frame.go), live —
 // the header with the policy source line, the wave cards with their health
-// waits and approvals, the stages with bakes and gates, and the targets
-// with running work first; the operator actions for those who may.
+// waits and approvals, the stages with bakes and gates and the agents of
+// their passes, and the targets with running work first (in a rollout in
+// stages with their stage and batch, or only those of one stage); the
+// operator actions for those who may.
 import { seg } from '../api.js';
 import { alertText, badge, facts, formatInstant, h, shortRef, timeEl } from '../dom.js';
 import { byRunningWork, byWave, countsLine } from '../targets.js';
@@ -56,7 +58,7 @@ function view(app) {
     header(app, r, now),
     app.can(OPERATE) ? actionsBar(app, r) : null,
     waveSection(app, r, waits, now),
-    r.stages && r.stages.length ? stageSection(app, r, now) : null,
+    r.stages && r.stages.length ? stageSection(app, r, targets, now) : null,
     targetSection(app, r, targets, waits, now));
 }
 
@@ -225,14 +227,37 @@ function approvalForm(app, r, w) {
 
 // --- stages ------------------------------------------------------------------
 
-function stageSection(app, r, now) {
+// PASS_AGENTS_SHOWN is how many agents a pass names on its stage's card;
+// the API lists at most 100, and the targets of the stage are one click
+// away.
+const PASS_AGENTS_SHOWN = 10;
+
+function stageSection(app, r, targets, now) {
   const fts = Math.max((r.policy.health && r.policy.health.failuresToStop) || 1, 1);
+  const names = new Map(targets.map((t) => [t.agentId, t.displayName || t.agentId]));
+  const staged = new Set(targets.map((t) => t.stage).filter(Boolean));
   return h('section', { 'aria-labelledby': 'stages-title' },
     h('h2', { id: 'stages-title' }, 'Stages', r.progress ? ` ${r.progress} passed` : ''),
-    h('ol', { class: 'cards' }, r.stages.map((st) => stageCard(app, r, st, fts, now))));
+    h('ol', { class: 'cards' }, r.stages.map((st) => stageCard(app, r, st, fts, now, names, staged.has(st.name)))));
 }
 
-function stageCard(app, r, st, fts, now) {
+// passLine is a pass with its targets and batches, the regions and zones
+// it covers where its name does not say them (a pass that is not split
+// reports its agents'), and its first agents.
+function passLine(p, names) {
+  const parts = [`${p.name}: ${plural(p.targets, 'target')}, batches ${p.batchesDone ?? '?'}/${p.batches} (${p.batchSize} at a time)`];
+  if (!p.region && (p.regions || []).length) parts.push(`regions ${p.regions.join(', ')}`);
+  if (!p.zone && (p.zones || []).length) parts.push(`zones ${p.zones.join(', ')}`);
+  const agents = (p.agents || []).slice(0, PASS_AGENTS_SHOWN).map((id) => names.get(id) || id);
+  let list = null;
+  if (agents.length) {
+    const more = Math.max(p.targets, (p.agents || []).length) - agents.length;
+    list = h('span', { class: 'agents' }, 'agents: ' + agents.join(', ') + (more > 0 ? `, … and ${more} more` : ''));
+  }
+  return h('li', {}, parts.join(' · '), list ? [' · ', list] : null);
+}
+
+function stageCard(app, r, st, fts, now, names, hasTargets) {
   let done = 0;
   let total = 0;
   for (const p of st.passes) {
@@ -258,12 +283,14 @@ function stageCard(app, r, st, fts, now) {
       if (p.gate && (p.cleared || 0) <= p.gate.batch) lines.push(...gateLines(`Batch gate ${p.name}#${p.gate.batch}`, p.gate, fts, true, now));
     }
   }
+  const shown = app.ui.stage === st.name;
   return h('li', { class: 'card stage s-' + st.status, 'data-key': 'stage-' + st.name },
     h('h3', {}, st.name, ' ', badge(st.status)),
     h('p', {}, `wave ${st.wave} · batches ${done}/${total}`),
-    h('ul', { class: 'passes' }, st.passes.map((p) => h('li', {},
-      `${p.name}: ${plural(p.targets, 'target')}, batches ${p.batchesDone ?? '?'}/${p.batches} (${p.batchSize} at a time)`))),
-    lines);
+    h('ul', { class: 'passes' }, st.passes.map((p) => passLine(p, names))),
+    lines,
+    hasTargets ? h('div', { class: 'bar' }, h('button', { type: 'button', 'data-action': 'stage', 'data-stage': st.name,
+      'aria-pressed': shown ? 'true' : 'false' }, 'Targets of this stage')) : null);
 }
 
 // gateLines describe a gate as myrctl watch does: its readings, the red
@@ -304,26 +331,41 @@ function plural(n, noun) {
 
 // --- targets -----------------------------------------------------------------
 
-function targetSection(app, r, targets, waits, now) {
+// targetSection lists the targets, or those of the stage the operator
+// chose on its card (app.ui.stage); in a rollout in stages each with its
+// stage and batch.
+function targetSection(app, r, all, waits, now) {
   const wave = Boolean(app.ui.byWave);
+  const staged = (r.stages || []).length > 0;
+  const stage = staged && app.ui.stage ? app.ui.stage : null;
+  const targets = stage ? all.filter((t) => t.stage === stage) : all;
   const groups = wave ? byWave(targets, r.waves) : byRunningWork(targets);
   const version = r.kind === 'version';
-  const cols = version ? 5 : 4;
+  const cols = 4 + (version ? 1 : 0) + (staged ? 2 : 0);
+  let empty = 'This rollout has no targets.';
+  if (stage) empty = 'This stage has no targets.';
   return h('section', { 'aria-labelledby': 'targets-title' },
     h('div', { class: 'section-head' },
-      h('h2', { id: 'targets-title' }, `Targets (${targets.length})`),
+      h('h2', { id: 'targets-title' }, stage ? `Targets of stage ${stage} (${targets.length} of ${all.length})` : `Targets (${all.length})`),
+      stage ? h('button', { type: 'button', 'data-action': 'stage', 'data-stage': '' }, 'All targets') : null,
       h('button', { type: 'button', 'data-action': 'order', 'aria-pressed': wave ? 'true' : 'false' }, 'Wave order')),
-    targets.length === 0 ? h('p', {}, 'This rollout has no targets.') : h('table', { class: 'targets' },
-      h('caption', { class: 'visually-hidden' }, wave ? 'Targets in wave order' : 'Targets, running work first'),
+    targets.length === 0 ? h('p', {}, empty) : h('table', { class: 'targets' },
+      h('caption', { class: 'visually-hidden' }, (wave ? 'Targets in wave order' : 'Targets, running work first') + (stage ? `, of stage ${stage}` : '')),
       h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col' }, 'Wave'), h('th', { scope: 'col' }, 'Status'),
-        h('th', { scope: 'col' }, 'Detail'), version ? h('th', { scope: 'col' }, 'Progress') : null)),
+        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col' }, 'Wave'),
+        staged ? [h('th', { scope: 'col' }, 'Stage'), h('th', { scope: 'col' }, 'Batch')] : null,
+        h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Detail'), version ? h('th', { scope: 'col' }, 'Progress') : null)),
       groups.map((g) => h('tbody', { 'data-key': g.key },
         h('tr', { class: 'group' }, h('th', { scope: 'colgroup', colspan: cols }, `${g.title} (${g.targets.length})`)),
-        g.targets.map((t) => targetRow(r, t, waits, now, version))))));
+        g.targets.map((t) => targetRow(r, t, waits, now, version, staged))))));
 }
 
-function targetRow(r, t, waits, now, version) {
+// batchName names a target's batch as logs do: <pass>#<batch>.
+function batchName(t) {
+  return t.batch === undefined || t.batch === null ? '' : `${t.pass}#${t.batch}`;
+}
+
+function targetRow(r, t, waits, now, version, staged) {
   const wait = waits.get(t.agentId);
   const parts = [];
   if (t.status === 'verifying' && wait) {
@@ -339,6 +381,7 @@ function targetRow(r, t, waits, now, version) {
   return h('tr', { 'data-key': 't-' + t.agentId, 'data-agent': t.agentId },
     h('th', { scope: 'row', title: t.agentId }, t.displayName || t.agentId),
     h('td', {}, String(t.wave)),
+    staged ? [h('td', {}, t.stage || ''), h('td', {}, batchName(t))] : null,
     h('td', {}, badge(t.status)),
     h('td', { class: 'detail' }, interleave(parts, ' · ')),
     version ? h('td', {}, t.progress ? steps(t.progress, wait) : null) : null);
@@ -415,6 +458,12 @@ const actions = {
   reject: (app, { form, data }) => decide(app, form, data, 'reject'),
   order(app) {
     app.ui.byWave = !app.ui.byWave;
+    return { local: true, keep: true };
+  },
+  // stage shows the targets of the stage the button names, or all of them
+  // again (a second press, or the button without a stage).
+  stage(app, { set }) {
+    app.ui.stage = set.stage && app.ui.stage !== set.stage ? set.stage : null;
     return { local: true, keep: true };
   },
 };
