@@ -68,6 +68,7 @@ var policyOnly = []parserOnly{
 	{policy.CodeGateInvalid, "is above max", "min and max compared with each other"},
 	{policy.CodeGateInvalid, "is already used by metrics", "unique metric names compare the metrics with each other"},
 	{policy.CodeGateInvalid, "error parsing regexp", "the regular expression of a matcher"},
+	{policy.CodePlaceholderUnknown, "unknown placeholder", "a template's {name}s against the names its field substitutes: refusing all but a few names inside braces takes a lookahead, which the schema's patterns (RE2) do not have"},
 	{policy.CodeApprovalInvalid, "which the policy does not have", "approvalsBetween names waves of the same policy"},
 	{policy.CodeApprovalInvalid, "expiry must be at least 1m", "a duration's value: a pattern cannot compare it with 1m"},
 	{policy.CodeFreezeInvalid, "is not after from", "two times compared with each other"},

@@ -19,8 +19,12 @@ type Vars struct {
 
 // Substitute replaces {fleet}, {region}, {zone}, {wave}, {stage} and {host}
 // in tmpl. Any other {x} stays as it is: PromQL has braces of its own
-// (`rate(x{job="a"}[5m])`), so an unknown name is no error. A substituted
-// value is not scanned again, so a value holding "{host}" stays literal.
+// (`rate(x{job="a"}[5m])`). A policy cannot hold an unknown name, nor one
+// that has no value in its field ({host} in a metric, {region} in a probe
+// URL): its validation refuses them (policy.StagePlaceholders and
+// policy.ProbePlaceholders, which TestPlaceholders_AgreeWithPolicy holds to
+// the readers). A substituted value is not scanned again, so a value
+// holding "{host}" stays literal.
 func Substitute(tmpl string, v Vars) string {
 	return strings.NewReplacer(
 		"{fleet}", v.Fleet,

@@ -24,6 +24,10 @@ const (
 	// CodeGateInvalid: health checks (probe URLs, metric queries and
 	// thresholds, alert conditions, interval, batchBake).
 	CodeGateInvalid = "gate_invalid"
+	// CodePlaceholderUnknown: a {name} in a gate's template (a metric
+	// query, a CloudWatch dimension, an alarm name or prefix, a probe URL)
+	// that the field does not substitute: a typo, or {host} in a metric.
+	CodePlaceholderUnknown = "placeholder_unknown"
 	// CodeApprovalInvalid: approvalsBetween names no wave, approvals rules.
 	CodeApprovalInvalid = "approval_invalid"
 	// CodeFreezeInvalid: a freeze without a period, until before from.
@@ -36,5 +40,5 @@ var Codes = []string{
 	CodeUnknownField, CodeTypeInvalid, CodeDurationInvalid, CodeWaveInvalid,
 	CodeWaveNameInvalid, CodeValueInvalid, CodeWindowInvalid, CodeTimezoneInvalid,
 	CodeSelectorInvalid, CodeBakeInvalid, CodeMaxUnavailableInvalid, CodeTopologyInvalid,
-	CodeGateInvalid, CodeApprovalInvalid, CodeFreezeInvalid,
+	CodeGateInvalid, CodePlaceholderUnknown, CodeApprovalInvalid, CodeFreezeInvalid,
 }

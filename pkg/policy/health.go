@@ -38,7 +38,8 @@ type Health struct {
 }
 
 // Probe is an HTTP request to every target of the stage. URL is a template
-// that starts with http://{host} or https://{host}.
+// that starts with http://{host} or https://{host}; {fleet}, {wave} and
+// {stage} are substituted too (ProbePlaceholders).
 type Probe struct {
 	URL          string        `json:"url"`
 	ExpectStatus int           `json:"expectStatus,omitempty"` // default 200
@@ -47,7 +48,7 @@ type Probe struct {
 }
 
 // Metric is a query read once per pass of the stage; {fleet}, {region},
-// {zone}, {wave} and {stage} are substituted. Red above Max, below Min, or
+// {zone}, {wave} and {stage} are substituted (StagePlaceholders). Red above Max, below Min, or
 // when the query returns no data.
 type Metric struct {
 	Name     string   `json:"name"`

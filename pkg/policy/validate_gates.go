@@ -68,6 +68,7 @@ func validateHealth(l *issue.List, path string, h Health) {
 	if a := h.Alerts; a != nil {
 		validateAlerts(l, path+".alerts", *a)
 	}
+	validatePlaceholders(l, path, h)
 }
 
 func validateMetric(l *issue.List, path string, m Metric, i int, names map[string]int) {

@@ -273,6 +273,8 @@ var GateIssues = []SpecIssue{
 	{"health: {metrics: [{name: m, provider: cloudwatch, max: 1}]}", policy.CodeGateInvalid, "spec.health.metrics[0]", "a metric-math expression"},
 	{"health: {metrics: [{name: m, provider: cloudwatch, cloudwatch: {namespace: N}, max: 1}]}", policy.CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "namespace and metricName"},
 	{"health: {metrics: [{name: m, query: up, cloudwatch: {namespace: N, metricName: M}, max: 1}]}", policy.CodeGateInvalid, "spec.health.metrics[0].cloudwatch", "provider is prometheus"},
+	{`health: {metrics: [{name: m, query: 'x{az="{az}"}', max: 1}]}`, policy.CodePlaceholderUnknown, "spec.health.metrics[0].query", "metric m: unknown placeholder {az}; the placeholders are {fleet}, {region}, {zone}, {wave}, {stage}"},
+	{"health: {probes: [{url: 'http://{host}/{zone}'}]}", policy.CodePlaceholderUnknown, "spec.health.probes[0].url", "unknown placeholder {zone}"},
 	{"health: {alerts: {}}", policy.CodeGateInvalid, "spec.health.alerts", "needs blockOn"},
 	{"health: {alerts: {blockOn: ['severity']}}", policy.CodeGateInvalid, "spec.health.alerts.blockOn[0]", "want key=value"},
 	{"health: {alerts: {blockOn: ['severity=~(']}}", policy.CodeGateInvalid, "spec.health.alerts.blockOn[0]", "error parsing regexp"},
