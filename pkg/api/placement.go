@@ -87,24 +87,30 @@ func unknownStage(r rollout.Rollout, name string, names []string) *Problem {
 }
 
 // passAgents lists per pass the ids of its agents in batch order, then by
-// id, at most schema.MaxPassAgents: those of its first batches.
+// id, at most schema.MaxPassAgents: those of its first batches. It keeps
+// only batch and id of each target, not the target: a rollout may have
+// 100,000.
 func passAgents(ts []rollout.Target) map[passKey][]string {
-	byPass := map[passKey][]rollout.Target{}
+	type member struct {
+		batch int
+		id    string
+	}
+	byPass := map[passKey][]member{}
 	for _, t := range ts {
 		k := passKey{t.Stage, t.Pass}
-		byPass[k] = append(byPass[k], t)
+		byPass[k] = append(byPass[k], member{t.Batch, t.AgentID})
 	}
 	out := make(map[passKey][]string, len(byPass))
-	for k, pts := range byPass {
-		slices.SortFunc(pts, func(a, b rollout.Target) int {
-			if a.Batch != b.Batch {
-				return a.Batch - b.Batch
+	for k, ms := range byPass {
+		slices.SortFunc(ms, func(a, b member) int {
+			if a.batch != b.batch {
+				return a.batch - b.batch
 			}
-			return strings.Compare(a.AgentID, b.AgentID)
+			return strings.Compare(a.id, b.id)
 		})
-		ids := make([]string, min(len(pts), schema.MaxPassAgents))
+		ids := make([]string, min(len(ms), schema.MaxPassAgents))
 		for i := range ids {
-			ids[i] = pts[i].AgentID
+			ids[i] = ms[i].id
 		}
 		out[k] = ids
 	}

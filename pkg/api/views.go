@@ -175,8 +175,10 @@ func newRolloutDetail(r rollout.Rollout, ts []rollout.Target, names Directory) r
 		v.Waves[i].Counts, v.Waves[i].Total, v.Waves[i].InHealthWait = &c, &total, &wait
 	}
 	v.TargetCounts = &all
-	done := batchesDone(r, ts)
-	ids := passAgents(ts)
+	if len(r.Stages) == 0 {
+		return v
+	}
+	done, ids := batchesDone(r, ts), passAgents(ts)
 	for s := range v.Stages {
 		for p := range v.Stages[s].Passes {
 			n := done[[2]int{s, p}]
