@@ -116,6 +116,32 @@ func rolloutError(id string, err error) error {
 	return err
 }
 
+// targetsScope resolves ?wave= (ref, nil when absent) and ?stage= against
+// the rollout: the wave the store reads (AllWaves, the wave asked for, or
+// the stage's) and the stage the targets must be in (nil: any). none: the
+// stage is in another wave than the one asked for, so nothing is listed.
+func targetsScope(ro rollout.Rollout, ref *waveRef, stageName string) (wave int, stage *stageFilter, none bool, p *Problem) {
+	wave = AllWaves
+	if ref != nil {
+		if wave, p = ref.resolve(ro); p != nil {
+			return 0, nil, false, p
+		}
+	}
+	if stageName == "" {
+		return wave, nil, false, nil
+	}
+	f, p := resolveStage(ro, stageName)
+	switch {
+	case p != nil:
+		return 0, nil, false, p
+	case ref == nil:
+		return f.wave, &f, false, nil
+	case f.wave != AllWaves && f.wave != wave:
+		return 0, nil, true, nil
+	}
+	return wave, &f, false, nil
+}
+
 func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Principal) (int, any, error) {
 	q, p := newQuery(r, "wave", "stage", "status", "limit", "pageToken")
 	if p != nil {
@@ -142,25 +168,12 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 	if err != nil {
 		return 0, nil, rolloutError(id, err)
 	}
-	wave := AllWaves
-	if ref != nil {
-		if wave, p = ref.resolve(ro); p != nil {
-			return 0, nil, p
-		}
+	wave, stage, none, p := targetsScope(ro, ref, q.get("stage"))
+	if p != nil {
+		return 0, nil, p
 	}
-	var stage *stageFilter
-	if name := q.get("stage"); name != "" {
-		f, p := resolveStage(ro, name)
-		if p != nil {
-			return 0, nil, p
-		}
-		if ref != nil && f.wave != AllWaves && f.wave != wave {
-			return http.StatusOK, listPage[targetView]{Items: []targetView{}}, nil // the stage is in another wave
-		}
-		if ref == nil {
-			wave = f.wave // the store reads the stage's wave only
-		}
-		stage = &f
+	if none {
+		return http.StatusOK, listPage[targetView]{Items: []targetView{}}, nil
 	}
 	page, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
 	if err != nil {
