@@ -324,7 +324,7 @@ func (p *pass) abort(actor string) {
 		}
 		p.cancel(i, "cancelled by abort")
 	}
-	p.r.EndPasses(p.ts)
+	p.r.EndPasses(p.ts, p.now)
 	p.r.Status = rollout.Aborted
 	p.r.StatusReason = "aborted by " + actorOr(actor)
 	p.r.FinishedAt = timePtr(p.now)

@@ -59,9 +59,6 @@ func (p *pass) bake(s int) (passed bool) {
 	case gate.Failed:
 		reason := fmt.Sprintf("stage %s: gate red: %s", st.Name, st.Gate.Reason(h.FailuresToStop))
 		st.LastRed = st.Gate.LastRed
-		for i := range st.Passes { // the stage's gate reads every pass of it
-			st.Passes[i].Outcome = rollout.StageFailed
-		}
 		p.emit("rollout.gate_red", reason)
 		p.stopWave(st.Wave, s, reason)
 		return false
@@ -122,7 +119,6 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 		case gate.Failed:
 			reason := fmt.Sprintf("stage %s: batch gate of %s red: %s", st.Name, batchName(*ps, b-1), ps.Gate.Reason(fts))
 			st.LastRed = ps.Gate.LastRed
-			ps.Outcome = rollout.StageFailed
 			p.emit("rollout.gate_red", reason)
 			p.stopWave(st.Wave, s, reason)
 			return nil, false

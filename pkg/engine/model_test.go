@@ -333,7 +333,7 @@ func (m *model) supersede() {
 	before := m.snapshot()
 	r := cloneRollout(f.r)
 	r.Status, r.FinishedAt = rollout.Superseded, timePtr(f.now)
-	r.EndPasses(f.ts)
+	r.EndPasses(f.ts, f.now)
 	r.EndOpenWaves(f.now)
 	res := Result{Rollout: r}
 	for _, t := range f.ts {

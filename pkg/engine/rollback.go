@@ -68,7 +68,7 @@ func (p *pass) startRollbackOf(reason string, queue []int) { p.beginRollback(rea
 // started and resets the started ones: all of them without a queue, those
 // of the queue's first unit with one.
 func (p *pass) beginRollback(reason string, queue []int) {
-	p.r.EndPasses(p.ts)
+	p.r.EndPasses(p.ts, p.now)
 	p.r.Status = rollout.RollingBack
 	p.r.StatusReason = reason
 	p.r.RollbackStartedAt = timePtr(p.now)

@@ -205,23 +205,21 @@ func (p *pass) passStage(s int) {
 }
 
 // recordPassOutcomes gives each pass of the finished stage s that has no
-// outcome yet its own: failed when one of its targets failed, passed
+// outcome yet its own: failed when one of its targets failed or its
+// stage's gate or its own batch gate is red (rollout.PassFailed), passed
 // otherwise. A pass of a failed stage whose targets all succeeded (another
-// pass failed it, or its gate) passed; a pass of a passed stage with a
-// failure below the threshold failed. Passes that already have an outcome
-// keep it: the stage finished before and stragglers reopened it.
+// pass failed it) passed; a pass of a passed stage with a failure below the
+// threshold failed. Passes that already have an outcome keep it: the stage
+// finished before and stragglers reopened it.
 func (p *pass) recordPassOutcomes(s int) {
 	st := &p.r.Stages[s]
-	fresh := make([]bool, len(st.Passes))
 	for i := range st.Passes {
-		if st.Passes[i].Outcome == "" {
-			st.Passes[i].Outcome, fresh[i] = rollout.StagePassed, true
+		if st.Passes[i].Outcome != "" {
+			continue
 		}
-	}
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Stage == s && t.Pass < len(st.Passes) && fresh[t.Pass] && t.Status == rollout.TargetFailed {
-			st.Passes[t.Pass].Outcome = rollout.StageFailed
+		st.Passes[i].Outcome = rollout.StagePassed
+		if p.r.PassFailed(s, i, p.ts, p.now) {
+			st.Passes[i].Outcome = rollout.StageFailed
 		}
 	}
 }

@@ -201,7 +201,7 @@ func (d *Decision) supersede(in Input, a Active) {
 		r.StatusReason = d.Reconcile.SupersedeReason
 	}
 	r.FinishedAt = timePtr(in.Now)
-	r.EndPasses(a.Targets)
+	r.EndPasses(a.Targets, in.Now)
 	r.EndOpenWaves(in.Now)
 	e := &Ended{Rollout: r, Events: []engine.Event{{Type: notify.TypeSuperseded, Reason: r.StatusReason}}}
 	for _, t := range a.Targets {

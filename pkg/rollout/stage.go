@@ -92,10 +92,10 @@ func (r Rollout) StageProgress() (passed, total int) {
 
 // EndPasses gives an outcome to each pass of a running or baking stage
 // that the rollout leaves unfinished from outside (abort, supersede, a
-// rollback that was asked for): failed when one of its targets failed,
-// else cancelled, so that every pass that began is counted once. Stages
-// are cloned first, so a caller's copy of the rollout is not changed.
-func (r *Rollout) EndPasses(targets []Target) {
+// rollback that was asked for): failed when PassFailed, else cancelled, so
+// that every pass that began is counted once. Stages are cloned first, so
+// a caller's copy of the rollout is not changed.
+func (r *Rollout) EndPasses(targets []Target, now time.Time) {
 	r.Stages = append([]Stage(nil), r.Stages...)
 	for s := range r.Stages {
 		st := &r.Stages[s]
@@ -104,14 +104,37 @@ func (r *Rollout) EndPasses(targets []Target) {
 		}
 		st.Passes = append([]Pass(nil), st.Passes...)
 		for i := range st.Passes {
-			if st.Passes[i].Outcome == "" {
-				st.Passes[i].Outcome = PassCancelled
+			if st.Passes[i].Outcome != "" {
+				continue
 			}
-		}
-		for _, t := range targets {
-			if t.Stage == s && t.Pass < len(st.Passes) && t.Status == TargetFailed && st.Passes[t.Pass].Outcome == PassCancelled {
-				st.Passes[t.Pass].Outcome = StageFailed
+			st.Passes[i].Outcome = PassCancelled
+			if r.PassFailed(s, i, targets, now) {
+				st.Passes[i].Outcome = StageFailed
 			}
 		}
 	}
+}
+
+// PassFailed reports whether pass i of stage s failed: one of its targets
+// failed, or at now the gate of its stage or its own batch gate is red
+// (failuresToStop consecutive red readings, or a red last reading). A red
+// stage gate fails every pass of the stage, since it reads them all.
+func (r Rollout) PassFailed(s, i int, targets []Target, now time.Time) bool {
+	fts := 1
+	if h := r.Policy.Health; h != nil {
+		fts = h.FailuresToStop
+	}
+	st := r.Stages[s]
+	if st.Gate != nil && st.Gate.Verdict(fts, now) == gate.Failed {
+		return true
+	}
+	if g := st.Passes[i].Gate; g != nil && g.Verdict(fts, now) == gate.Failed {
+		return true
+	}
+	for _, t := range targets {
+		if t.Stage == s && t.Pass == i && t.Status == TargetFailed {
+			return true
+		}
+	}
+	return false
 }

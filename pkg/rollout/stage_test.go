@@ -1,6 +1,9 @@
 package rollout
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // EndPasses gives every pass of a stage that was running or baking an
 // outcome (failed with a failed target, else cancelled), and none to the
@@ -18,7 +21,7 @@ func TestEndPasses(t *testing.T) {
 		{AgentID: "b", Stage: 1, Pass: 0, Status: TargetCancelled},
 		{AgentID: "c", Stage: 2, Pass: 0, Status: TargetSucceeded},
 	}
-	r.EndPasses(ts)
+	r.EndPasses(ts, time.Time{})
 	want := []StageStatus{StagePassed, PassCancelled, StageFailed, PassCancelled, ""}
 	got := []StageStatus{r.Stages[0].Passes[0].Outcome, r.Stages[1].Passes[0].Outcome, r.Stages[1].Passes[1].Outcome,
 		r.Stages[2].Passes[0].Outcome, r.Stages[3].Passes[0].Outcome}
