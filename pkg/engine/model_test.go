@@ -17,10 +17,11 @@ import (
 	"github.com/myriarch/myriarch/pkg/windows"
 )
 
-// modelChecks is how many random rollouts TestModel_Engine drives (unless
-// -rapid.checks says otherwise): enough to find each defect of
-// meet_test.go from scratch when its fix is undone.
-const modelChecks = 1500
+// modelChecks is how many random rollouts each model test drives (unless
+// -rapid.checks says otherwise): enough to find each defect of meet_test.go
+// from scratch when its fix is undone (docs/engine.md, "How the engine is
+// tested").
+const modelChecks = 10000
 
 // TestModel_Engine drives random rollouts over the whole space of the
 // policy (stages by region and zone, parallel regions, batches by number
@@ -29,16 +30,27 @@ const modelChecks = 1500
 // windows) through random events (agent reports, offline agents,
 // stragglers joining at any moment, gate readings green or red, failed
 // Starts and executor failures, every operator action, supersede, the
-// clock), and checks the invariants of the model (checkModel) after every
-// action and every evaluation.
-func TestModel_Engine(t *testing.T) {
+// clock), and checks the invariants of the model (model_invariants_test.go)
+// after every action and every evaluation.
+func TestModel_Engine(t *testing.T) { checkModel(t, space{}) }
+
+// TestModel_Engine_DeepRollouts is the same model in the corner where
+// rollbacks by stage matter: always in stages split by region or zone,
+// onFailure rollback-wave or rollback-all, several agents. Random rollouts
+// of the whole space rarely get three stages deep before one fails.
+func TestModel_Engine_DeepRollouts(t *testing.T) { checkModel(t, space{deep: true}) }
+
+// space narrows the policies the model draws.
+type space struct{ deep bool }
+
+func checkModel(t *testing.T, sp space) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
 		_ = f.Value.Set(fmt.Sprint(modelChecks))
 		defer func() { _ = f.Value.Set("100") }()
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		m := newModel(t, rt)
-		for step, steps := 0, rapid.IntRange(1, 80).Draw(rt, "steps"); step < steps; step++ {
+		m := newModel(t, rt, sp)
+		for step, steps := 0, rapid.IntRange(1, 120).Draw(rt, "steps"); step < steps; step++ {
 			m.step()
 		}
 	})
@@ -65,14 +77,14 @@ type episode struct {
 
 var modelPlaces = [][2]string{{"r1", "r1a"}, {"r1", "r1b"}, {"r2", "r2a"}, {"r2", "r2b"}, {"r3", "r3a"}}
 
-func newModel(t *testing.T, rt *rapid.T) *model {
-	spec := drawSpec(rt)
+func newModel(t *testing.T, rt *rapid.T, sp space) *model {
+	spec := drawSpec(rt, sp)
 	p := policy.Policy{Name: "model", Spec: spec}
 	if l := policy.Validate(p); l.HasErrors() {
 		rt.Skip("invalid policy: ", l.Err())
 	}
 	snap := p.Snapshot(policy.KindConfig)
-	n := rapid.IntRange(1, 10).Draw(rt, "agents")
+	n := rapid.IntRange(1+3*b2i(sp.deep), 10).Draw(rt, "agents")
 	f := &fixture{t: t, now: t0, agents: map[string]agent.Agent{}}
 	var cands []Candidate
 	for i := 0; i < n; i++ {
@@ -107,8 +119,13 @@ func modelAgent(id string, attrs map[string]string) agent.Agent {
 // drawSpec draws a policy: waves (a canary, a region, an empty one, the
 // rest), each maybe split, baked, batched and gated; the rollout's gate,
 // approvals, freezes, windows, threshold and onFailure.
-func drawSpec(rt *rapid.T) policy.Spec {
-	staged := rapid.Bool().Draw(rt, "staged")
+func drawSpec(rt *rapid.T, sp space) policy.Spec {
+	staged := sp.deep || rapid.Bool().Draw(rt, "staged")
+	splits := []policy.Split{"", policy.SplitZone, policy.SplitRegion}
+	onFailure := []policy.OnFailure{"", policy.OnFailurePause, policy.OnFailureRollback, policy.OnFailureRollbackWave, policy.OnFailureRollbackAll}
+	if sp.deep {
+		splits, onFailure = splits[1:], onFailure[3:]
+	}
 	var ws []policy.Wave
 	add := func(name string, sel map[string]string) {
 		w := policy.Wave{Name: name, RequireApproval: rapid.IntRange(0, 5).Draw(rt, name+".requireApproval") == 0}
@@ -118,7 +135,7 @@ func drawSpec(rt *rapid.T) policy.Spec {
 			w.Percent = 100
 		}
 		if staged {
-			w.By = rapid.SampledFrom([]policy.Split{"", policy.SplitZone, policy.SplitRegion}).Draw(rt, name+".by")
+			w.By = rapid.SampledFrom(splits).Draw(rt, name+".by")
 			if w.By != "" {
 				w.ParallelRegions = rapid.IntRange(0, 2).Draw(rt, name+".parallelRegions")
 			}
@@ -143,7 +160,7 @@ func drawSpec(rt *rapid.T) policy.Spec {
 	s := policy.Spec{Waves: ws, MaxConcurrent: intp(rapid.IntRange(0, 3).Draw(rt, "maxConcurrent")),
 		HealthWait: time.Minute, ApplyTimeout: 10 * time.Minute, OfflineGracePeriod: 5 * time.Minute,
 		FailureThreshold: policy.Threshold{MaxFailed: rapid.IntRange(0, 3).Draw(rt, "maxFailed")},
-		OnFailure:        rapid.SampledFrom([]policy.OnFailure{"", policy.OnFailurePause, policy.OnFailureRollback, policy.OnFailureRollbackWave, policy.OnFailureRollbackAll}).Draw(rt, "onFailure"),
+		OnFailure:        rapid.SampledFrom(onFailure).Draw(rt, "onFailure"),
 		Approvals:        policy.Approvals{Required: rapid.IntRange(1, 2).Draw(rt, "approvals"), Expiry: time.Duration(rapid.SampledFrom([]int{10, 60}).Draw(rt, "expiry")) * time.Minute},
 	}
 	for _, w := range ws[:len(ws)-1] {
@@ -174,11 +191,13 @@ func (m *model) step() {
 	// Time moves between two events, as it does for real: a report never
 	// carries the instant of a start that an action of a later step makes.
 	f.advance(time.Second)
-	switch rapid.IntRange(0, 13).Draw(rt, "event") {
+	switch rapid.IntRange(0, 16).Draw(rt, "event") {
 	case 0, 1, 2:
 		if id, ok := m.inFlight(); ok {
 			f.apply(id)
 		}
+	case 14, 15, 16:
+		m.progress()
 	case 3:
 		if id, ok := m.inFlight(); ok {
 			f.update(id, func(a *agent.Agent) {
@@ -210,6 +229,30 @@ func (m *model) step() {
 		f.advance(time.Duration(rapid.IntRange(0, 240).Draw(rt, "seconds")) * time.Second)
 	}
 	m.evaluate()
+}
+
+// progress: every target in flight reports success and health, and the
+// clock moves to the next deadline, so that rollouts get far: stages pass
+// and later ones fail, which the rollbacks by stage need.
+func (m *model) progress() {
+	f := m.f
+	for _, id := range f.inFlightIDs() {
+		if f.target(id).Status == rollout.TargetInProgress {
+			f.apply(id)
+		} else {
+			f.health(id, true, agent.StatusOK, "")
+		}
+	}
+	if d := f.last.NextDeadline; !d.IsZero() {
+		f.now = d
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (m *model) inFlight() (string, bool) {
@@ -259,7 +302,7 @@ func (m *model) readGates() {
 	for _, d := range DueGates(f.r, f.now) {
 		g := GateState(f.r, d)
 		rs := []gate.Result{{Kind: gate.KindProbe, Name: "healthz", Detail: "200"}}
-		if rapid.Bool().Draw(m.rt, "red") {
+		if rapid.IntRange(0, 3).Draw(m.rt, "red") == 0 { // green mostly, so that stages pass and later ones run
 			rs = []gate.Result{{Kind: gate.KindProbe, Name: "healthz", Red: true, Detail: rapid.SampledFrom([]string{"status 503", "no data", "error: timeout"}).Draw(m.rt, "redDetail")}}
 		}
 		r := f.r
