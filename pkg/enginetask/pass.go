@@ -76,9 +76,11 @@ const passAttempts = 5
 // stored reset again.
 //
 // A version's orders run before the save: an executor's Start returns the
-// reference stored on the target, or fails it. A lost race re-runs the pass
-// and repeats them, which executors tolerate (at-least-once); a save before
-// them could lose a start for good.
+// reference stored on the target, or fails it. Its starts are claimed first
+// (claim.go): the targets are stored in progress on their versions, so that
+// another evaluation, or this one after a lost race, does not start them
+// again; the answers survive a lost save, and a claim left without one by
+// a pass that died is started again after claimGrace.
 func (p Passer) Pass(ctx context.Context, rolloutID string) (Passed, error) {
 	return p.run(ctx, rolloutID, false, evaluate)
 }
@@ -140,6 +142,7 @@ func then(first, next engine.Result) engine.Result {
 func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide func(engine.Input) (engine.Result, error)) (Passed, error) {
 	var lastErr error
 	var failures map[string]engine.ExecutorFailure
+	starts := p.newClaims()
 	for attempt := 0; attempt < passAttempts; attempt++ {
 		in, err := p.load(ctx, rolloutID)
 		if err != nil {
@@ -149,19 +152,28 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			failures = p.askExecutor(ctx, in)
 		}
 		in.ExecutorFailures = failures
+		answered := starts.answered(in.Targets) // of starts made before a save this call lost
+		in.Targets = merge(in.Targets, answered)
 		res, err := decide(in)
 		if err != nil {
+			p.keepAnswers(ctx, starts, in.Rollout, answered)
 			return Passed{}, err
 		}
+		res.Changed = mergeChanged(answered, res.Changed)
+		starts.restartStale(&res, in.Targets, in.Now)
 		if !res.Changes() && sameRollout(in.Rollout, res.Rollout) {
 			return Passed{Result: res, Targets: in.Targets}, nil
 		}
 		savedFirst := in.Rollout.Kind == policy.KindConfig
 		if savedFirst {
-			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents); err != nil {
+			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents, starts); err != nil {
 				return Passed{}, err
 			}
-		} else if res, err = p.carryOutAndSettle(ctx, in, res); err != nil {
+		} else if res, err = p.carryOutAndSettle(ctx, in, res, starts); err != nil {
+			if errors.Is(err, errClaimLost) {
+				lastErr = err
+				continue
+			}
 			return Passed{}, err
 		}
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, merge(in.Targets, res.Changed), res.Events, in.Now)...)
@@ -171,7 +183,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
 			if savedFirst {
-				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents); err != nil {
+				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents, starts); err != nil {
 					return Passed{}, fmt.Errorf("pass of rollout %s stored, its orders not carried out (the next pass orders them again): %w", rolloutID, err)
 				}
 				return passed, nil
@@ -300,12 +312,12 @@ func (p Passer) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.Tar
 // deadline was applyTimeout for a target that had already failed, and the
 // threshold was not applied until then). Each round settles at least one
 // target for good, so the rounds are bounded by the targets.
-func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result) (engine.Result, error) {
-	settled, err := p.carryOut(ctx, &res, in.Agents)
+func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result, starts *claims) (engine.Result, error) {
+	settled, err := p.carryOut(ctx, &res, in.Agents, starts)
 	for round := 0; err == nil && settled > 0 && round < len(in.Targets); round++ {
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
 		next := engine.Evaluate(in)
-		if settled, err = p.carryOut(ctx, &next, in.Agents); err != nil {
+		if settled, err = p.carryOut(ctx, &next, in.Agents, starts); err != nil {
 			break
 		}
 		res = then(res, next)
@@ -314,10 +326,10 @@ func (p Passer) carryOutAndSettle(ctx context.Context, in engine.Input, res engi
 }
 
 // carryOut performs the orders of a pass. For a configuration it sets desired
-// hashes (grouped by hash); for a version it calls the executor, and a target
-// whose Start fails is marked failed in the result before it is stored;
-// settled counts those.
-func (p Passer) carryOut(ctx context.Context, res *engine.Result, agents map[string]agent.Agent) (settled int, err error) {
+// hashes (grouped by hash); for a version it claims the starts and calls the
+// executor (claim.go), and a target whose Start fails is marked failed in
+// the result before it is stored; settled counts those.
+func (p Passer) carryOut(ctx context.Context, res *engine.Result, agents map[string]agent.Agent, starts *claims) (settled int, err error) {
 	if len(res.Orders) == 0 {
 		return 0, nil
 	}
@@ -335,10 +347,14 @@ func (p Passer) carryOut(ctx context.Context, res *engine.Result, agents map[str
 		}
 		return 0, nil
 	}
-	return p.carryOutVersion(ctx, res, agents)
+	return p.carryOutVersion(ctx, res, agents, starts)
 }
 
-func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents map[string]agent.Agent) (settled int, err error) {
+// carryOutVersion claims the starts of a version pass, then calls the
+// executor for them and for the other orders. When a claim is lost, only
+// the starts claimed before it are carried out, and the error wraps
+// errClaimLost: the pass runs again.
+func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents map[string]agent.Agent, starts *claims) (settled int, err error) {
 	r := res.Rollout
 	ex, exErr := p.Executors.For(r.Executor)
 	if exErr == nil {
@@ -348,10 +364,17 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents 
 	for i, t := range res.Changed {
 		at[t.AgentID] = i
 	}
+	var won map[string]bool
+	var lost error
+	if exErr == nil {
+		if won, lost = starts.claim(ctx, res, at); lost != nil && !errors.Is(lost, errClaimLost) {
+			return 0, lost
+		}
+	}
 	for _, o := range res.Orders {
 		i, ok := at[o.AgentID]
-		if !ok {
-			continue
+		if !ok || lost != nil && !(o.Kind == engine.OrderStart && won[o.AgentID]) {
+			continue // after a lost claim only the starts claimed are this pass's
 		}
 		t := res.Changed[i]
 		call := executor.Call{Rollout: r, Target: t, Agent: agents[t.AgentID], Version: o.Ref, Operation: callOperation(o.Kind)}
@@ -371,6 +394,9 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents 
 			return settled, fmt.Errorf("executor %s: %w", r.Executor, exErr)
 		default:
 			ref, serr := ex.Start(ctx, call)
+			if o.Kind == engine.OrderStart {
+				ref = starts.answer(r, t, ref, serr, p.Clock().UTC())
+			}
 			if serr != nil && o.Kind == engine.OrderStart {
 				res.Changed[i] = engine.MarkStartFailed(t, p.Clock().UTC(), serr.Error())
 				settled++
@@ -382,7 +408,20 @@ func (p Passer) carryOutVersion(ctx context.Context, res *engine.Result, agents 
 			res.Changed[i].ExternalRef = ref
 		}
 	}
-	return settled, nil
+	return settled, lost
+}
+
+// keepAnswers stores the answers of starts this call made before a save it
+// lost, when the pass after the re-read decides nothing (an action refused
+// now): otherwise only a claim's restart would tell the executor's answer
+// again. A failure to store them is logged; the pass's error is returned.
+func (p Passer) keepAnswers(ctx context.Context, starts *claims, r rollout.Rollout, answered []rollout.Target) {
+	if len(answered) == 0 || starts.store == nil {
+		return
+	}
+	if err := starts.store.SaveTargets(ctx, r, answered); err != nil {
+		p.logger().Warn("store the answers of claimed starts", "rollout", r.ID, "error", err)
+	}
 }
 
 func (p Passer) logEvents(res engine.Result) {

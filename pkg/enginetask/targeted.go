@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -93,6 +94,10 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 	if err != nil {
 		return out, false, err
 	}
+	// A claimed start is its pass's until that pass stores the answer
+	// (claim.go); the pass's follow-up reads the agents that reported
+	// meanwhile. Deciding it here would make that save lose its race.
+	ts = slices.DeleteFunc(ts, func(t rollout.Target) bool { return claimed(r.Kind, t) })
 	known, stored := byImage(ts, images)
 	if len(known) > 0 {
 		in, err := p.inputOf(ctx, r, known, imagesOf(known, images))
