@@ -87,9 +87,8 @@ func TestTick_Stages_BatchesOneAfterTheOtherThenBake(t *testing.T) {
 		t.Fatalf("stages %+v, want canary, rest/r1a, rest/r1b", f.r.Stages)
 	}
 	f.tick()
-	if got := f.inFlightIDs(); len(got) != 1 || got[0] != "a0" {
-		t.Fatalf("in flight %v, want the canary alone", got)
-	}
+	f.wantPass(passExpectation{starts: []string{"a0"}, changed: map[string]rollout.TargetStatus{"a0": rollout.TargetInProgress},
+		events: []string{"rollout.started", "rollout.stage_started"}, deadline: t0.Add(10 * time.Minute)}) // applyTimeout of a0
 	f.settle() // the canary succeeds; its stage has no bake; rest/r1a starts its first batch
 	if got := f.inFlightIDs(); len(got) != 1 || f.target(got[0]).Stage != 1 {
 		t.Fatalf("in flight %v, want one target of rest/r1a (batches of one)", got)
@@ -114,6 +113,12 @@ func TestTick_Stages_BatchesOneAfterTheOtherThenBake(t *testing.T) {
 	}
 	f.now = bakeUntil
 	f.tick()
+	next := f.inFlightIDs()
+	if len(next) != 1 {
+		t.Fatalf("in flight %v after the bake, want one target", next)
+	}
+	f.wantPass(passExpectation{starts: next, changed: map[string]rollout.TargetStatus{next[0]: rollout.TargetInProgress},
+		events: []string{"rollout.stage_passed", "rollout.stage_started"}, deadline: bakeUntil.Add(10 * time.Minute)})
 	if f.r.Stages[1].Status != rollout.StagePassed || len(f.inFlightIDs()) != 1 || f.target(f.inFlightIDs()[0]).Stage != 2 {
 		t.Fatalf("after the bake: stages %+v, in flight %v; want rest/r1a passed and rest/r1b's first batch", f.r.Stages, f.inFlightIDs())
 	}
