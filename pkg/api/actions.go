@@ -65,6 +65,7 @@ func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Princip
 		if pr == nil {
 			return 0, nil, err
 		}
+		pr = s.orLate(r.Context(), id, req, pr)
 		if pr.Code != CodeRolloutNotFound {
 			s.audit(r.Context(), actionEntry(s.Clock(), p, id, req, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
 		}
@@ -123,6 +124,24 @@ func actionRequest(r *http.Request, action engine.Action) (engine.Request, waveR
 	}
 	req.Wave = wave.index
 	return req, wave, nil
+}
+
+// orLate is pr, or approval_expired when pr refuses an approve or reject
+// because the wave's expiry stopped it (lateApproval). The rollout is read
+// again for it, only for the refusals that can be one.
+func (s *server) orLate(ctx context.Context, id string, req engine.Request, pr *Problem) *Problem {
+	if req.Action != engine.ActionApprove && req.Action != engine.ActionReject ||
+		pr.Code != CodeWaveNotApprovable && pr.Code != CodeActionNotAllowed {
+		return pr
+	}
+	ro, err := s.Store.GetRollout(ctx, id)
+	if err != nil {
+		return pr
+	}
+	if late := lateApproval(ro, req, pr.Code); late != nil {
+		return late
+	}
+	return pr
 }
 
 // creatorsOf are who count as the creators of a rollout for the rule of no
