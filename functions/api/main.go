@@ -84,7 +84,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 		planning = plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}
 	} else {
 		planning = &api.LocalPlanning{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID, Liveness: live}, Executors: executors,
-			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log}
+			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log, Metrics: os.Stdout}
 	}
 	return api.New(api.Deps{
 		Store: dynamo.Store{Store: st}, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,

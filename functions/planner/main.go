@@ -31,6 +31,7 @@ func main() {
 		log.Error("planner: start", "error", err.Error())
 		os.Exit(1)
 	}
+	d.Metrics = os.Stdout // embedded metric format: the passes a supersede ended
 	planning := d.Planning(newID)
 	lambda.Start(func(ctx context.Context, payload json.RawMessage) (any, error) {
 		var req api.PlanRequest

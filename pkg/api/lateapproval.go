@@ -21,13 +21,6 @@ import (
 // "system", reason "expired", until resume or retry-failed asks for a new
 // approval), and that refusal is turned into approval_expired here.
 
-// expiredBy and expiredReason are the wave's rejection when its approval
-// expired (engine.awaitApproval).
-const (
-	expiredBy     = "system"
-	expiredReason = "expired"
-)
-
 // lateApproval is the problem of an approve or reject of req.Wave that the
 // engine refused with code because the wave's approval expired and the
 // expiry stopped the wave; nil for every other refusal: a wave that never
@@ -39,11 +32,10 @@ func lateApproval(ro rollout.Rollout, req engine.Request, code string) *Problem 
 		return nil
 	}
 	w := ro.Waves[req.Wave]
-	d := w.Rejected
-	if d == nil || d.By != expiredBy || d.ActorID != "" || d.Reason != expiredReason {
+	if !engine.StoppedByExpiry(w) {
 		return nil
 	}
-	at := d.At // when the engine saw the expiry: only without waitingSince or expiry, which it always has
+	at := w.Rejected.At // when the engine saw the expiry: only without waitingSince or expiry, which it always has
 	if dl := engine.ApprovalDeadline(ro, w); dl != nil {
 		at = *dl
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -116,7 +117,10 @@ type LocalPlanning struct {
 	// Tokens clears the task token of an ended rollout after its wake.
 	Tokens TaskTokens
 	Log    *slog.Logger
-	mu     sync.Mutex
+	// Metrics receives the records of the passes a supersede ended
+	// (enginetask.WritePassMetrics); nil writes none.
+	Metrics io.Writer
+	mu      sync.Mutex
 }
 
 // planAttempts bounds the re-runs of a planner run that lost a race.
@@ -137,6 +141,9 @@ func (l *LocalPlanning) PlanFleet(ctx context.Context, fleetName string, k polic
 		return d, err
 	}
 	l.cancel(ctx, d)
+	if d.Ended != nil && d.Ended.Rollout.FinishedAt != nil {
+		enginetask.WritePassMetrics(l.Metrics, d.Ended.Before, d.Ended.Rollout, *d.Ended.Rollout.FinishedAt)
+	}
 	l.wakeEnded(ctx, d)
 	return d, l.start(ctx, d)
 }

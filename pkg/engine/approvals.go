@@ -23,7 +23,7 @@ func (p *pass) awaitApproval(w int) bool {
 	}
 	if p.approvalExpired(*wave) {
 		expiry := p.r.Policy.Approvals.Expiry
-		wave.Rejected = &rollout.Decision{By: "system", At: p.now, Reason: "expired"}
+		wave.Rejected = &rollout.Decision{By: ExpiredBy, At: p.now, Reason: ExpiredReason}
 		reason := fmt.Sprintf("the approval of wave %d %q expired after %s (%d of %d approvals)", w, wave.Name, expiry, len(wave.Approvals), p.required())
 		p.emit("rollout.approval_expired", reason)
 		p.failApproval(w, reason)
@@ -50,6 +50,20 @@ func (p *pass) approvalBetween(w int) bool {
 		}
 	}
 	return false
+}
+
+// ExpiredBy and ExpiredReason are the rejection that an approval's expiry
+// records on its wave.
+const (
+	ExpiredBy     = "system"
+	ExpiredReason = "expired"
+)
+
+// StoppedByExpiry reports whether wave w was stopped by the expiry of its
+// approval (and not reopened since: resume and retry-failed clear it).
+func StoppedByExpiry(w rollout.Wave) bool {
+	d := w.Rejected
+	return d != nil && d.By == ExpiredBy && d.ActorID == "" && d.Reason == ExpiredReason
 }
 
 func (p *pass) approvalExpired(w rollout.Wave) bool {

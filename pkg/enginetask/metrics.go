@@ -14,13 +14,13 @@ const (
 	MetricPassFinished = "RolloutPassesFinished" // per fleet, region, zone and outcome (passed, failed)
 )
 
-// writePassMetrics writes one record per pass that gained its outcome
+// WritePassMetrics writes one record per pass that gained its outcome
 // between before and after (rollout.Pass.Outcome, recorded by the engine
 // when the pass's stage first finished): the count of finished passes per
 // fleet, region, zone and the pass's own outcome (failed only if one of its
 // targets failed). A pass that had its outcome already, in a stage that
 // stragglers reopened, is not counted again.
-func writePassMetrics(w io.Writer, before, after rollout.Rollout, now time.Time) {
+func WritePassMetrics(w io.Writer, before, after rollout.Rollout, now time.Time) {
 	if w == nil {
 		return
 	}

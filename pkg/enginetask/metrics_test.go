@@ -25,7 +25,7 @@ func TestWritePassMetrics(t *testing.T) {
 	after.Stages[1].Status = rollout.StageFailed
 	after.Stages[1].Passes = []rollout.Pass{pass("rest/eu-1/eu-1a", "eu-1", "eu-1a", rollout.StagePassed), pass("rest/us-1/us-1a", "us-1", "us-1a", rollout.StageFailed)}
 	var b strings.Builder
-	writePassMetrics(&b, before, after, now)
+	WritePassMetrics(&b, before, after, now)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("records %q, want one per pass of the stage that failed", b.String())
@@ -66,7 +66,7 @@ func TestWritePassMetrics(t *testing.T) {
 	passedAgain := cloneStages(reopened)
 	passedAgain.Stages[1].Status = rollout.StagePassed
 	b.Reset()
-	writePassMetrics(&b, reopened, passedAgain, now)
+	WritePassMetrics(&b, reopened, passedAgain, now)
 	if b.Len() != 0 {
 		t.Fatalf("records %q for a stage that passed again, want none", b.String())
 	}

@@ -180,7 +180,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		if err == nil {
 			p.logEvents(res)
 			p.audit(ctx, res, in.Now)
-			writePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
+			WritePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Passed{Result: res, Targets: merge(in.Targets, res.Changed)}
 			if savedFirst {
 				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents, starts); err != nil {

@@ -625,3 +625,25 @@ func TestLastTargetsNeeded_AreThoseDecideReads(t *testing.T) {
 		})
 	}
 }
+
+// A supersede ends the passes of the stage that was running: each gains
+// an outcome (cancelled, or failed with a failed target), and the decision
+// keeps the rollout as it was, so that those passes are counted.
+func TestDecide_Supersede_EndsThePassesOfTheRunningStage(t *testing.T) {
+	act := active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetInProgress, rollout.TargetFailed)
+	act.Rollout.Stages = []rollout.Stage{{Name: "all", Status: rollout.StageRunning, Passes: []rollout.Pass{{Name: "eu"}, {Name: "us"}}}}
+	act.Targets[1].Pass = 1
+	in := input(policy.KindConfig, agents(2))
+	in.Active = act
+	d := Decide(in)
+	if d.Ended == nil {
+		t.Fatalf("not superseded: %s", d.Note)
+	}
+	ps := d.Ended.Rollout.Stages[0].Passes
+	if ps[0].Outcome != rollout.PassCancelled || ps[1].Outcome != rollout.StageFailed {
+		t.Fatalf("pass outcomes %q, %q; want cancelled, failed", ps[0].Outcome, ps[1].Outcome)
+	}
+	if o := d.Ended.Before.Stages[0].Passes[0].Outcome; o != "" {
+		t.Fatalf("the rollout before the supersede has outcome %q", o)
+	}
+}

@@ -135,6 +135,9 @@ func (e Exclusion) Reason() string {
 // Ended is an active rollout the run ended, with its events
 // (rollout.superseded, rollout.failed).
 type Ended struct {
+	// Before is the rollout as it was, Rollout as the run ended it: the
+	// passes that gained their outcome between them are counted.
+	Before    rollout.Rollout
 	Rollout   rollout.Rollout
 	Cancelled []rollout.Target
 	Orders    []engine.Order

@@ -203,7 +203,7 @@ func (d *Decision) supersede(in Input, a Active) {
 	r.FinishedAt = timePtr(in.Now)
 	r.EndPasses(a.Targets, in.Now)
 	r.EndOpenWaves(in.Now)
-	e := &Ended{Rollout: r, Events: []engine.Event{{Type: notify.TypeSuperseded, Reason: r.StatusReason}}}
+	e := &Ended{Before: a.Rollout, Rollout: r, Events: []engine.Event{{Type: notify.TypeSuperseded, Reason: r.StatusReason}}}
 	for _, t := range a.Targets {
 		if !t.Status.Open() {
 			continue

@@ -161,7 +161,7 @@ func (d Deps) Engine() enginetask.Handler {
 // of the rollouts it creates.
 func (d Deps) Planning(newID func() string) *api.LocalPlanning {
 	return &api.LocalPlanning{Planner: planner.Planner{Store: d.Store, Clock: d.Clock, NewID: newID, Liveness: d.Liveness}, Executors: d.Executors,
-		SFN: d.SFN, StateMachineArn: d.StateMachineArn, Tokens: d.Store, Log: d.Log}
+		SFN: d.SFN, StateMachineArn: d.StateMachineArn, Tokens: d.Store, Log: d.Log, Metrics: d.Metrics}
 }
 
 // AgentEvents assigns agents as they report, has planning plan the fleets
