@@ -13,7 +13,7 @@ import (
 // Nomad's resultExpectation): an extra order, change or event fails the
 // test as surely as a missing one.
 type passExpectation struct {
-	starts, resets, cancels []string                       // agent ids of the orders, sorted
+	starts, resets, cancels []string                        // agent ids of the orders, sorted
 	changed                 map[string]rollout.TargetStatus // the targets the pass changed, with their status after it
 	events                  []string                        // event types, in order
 	deadline                time.Time                       // zero: none
