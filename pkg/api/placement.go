@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -117,9 +117,6 @@ func passAgents(ts []rollout.Target) map[passKey][]string {
 	return out
 }
 
-// passScope is the regions and zones of a pass.
-type passScope struct{ regions, zones []string }
-
 // scopedByAgents lists the passes whose region or zone comes from their
 // agents: a pass that is not split has neither of its own, a pass split by
 // region no zone.
@@ -135,63 +132,12 @@ func scopedByAgents(r rollout.Rollout) map[passKey]bool {
 	return out
 }
 
-// passScopes lists per pass the regions and zones its stage gate queries
-// (engine.GateRequest): the pass's own region and zone where its wave
-// splits by them, else the distinct values its agents report now, sorted.
-// An agent that is deleted, or lacks the attribute, adds none. agents
-// holds at least the agents of the passes scopedByAgents names.
-func passScopes(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) map[passKey]passScope {
-	out := map[passKey]passScope{}
-	for s, st := range r.Stages {
-		for p, ps := range st.Passes {
-			var sc passScope
-			if ps.Region != "" {
-				sc.regions = []string{ps.Region}
-			}
-			if ps.Zone != "" {
-				sc.zones = []string{ps.Zone}
-			}
-			out[passKey{s, p}] = sc
-		}
-	}
-	topo := r.Policy.Topology
-	for _, t := range ts {
-		k := passKey{t.Stage, t.Pass}
-		sc, ok := out[k]
-		if !ok {
-			continue
-		}
-		ps := r.Stages[t.Stage].Passes[t.Pass]
-		a := agents[t.AgentID]
-		if ps.Region == "" {
-			sc.regions = addValue(sc.regions, a.Attributes[topo.RegionAttribute])
-		}
-		if ps.Zone == "" {
-			sc.zones = addValue(sc.zones, a.Attributes[topo.ZoneAttribute])
-		}
-		out[k] = sc
-	}
-	for k, sc := range out {
-		slices.Sort(sc.regions)
-		slices.Sort(sc.zones)
-		out[k] = sc
-	}
-	return out
-}
-
-func addValue(xs []string, x string) []string {
-	if x == "" || slices.Contains(xs, x) {
-		return xs
-	}
-	return append(xs, x)
-}
-
 // withPassScopes sets the regions and zones of every pass of the view.
-func withPassScopes(v *rolloutView, scopes map[passKey]passScope) {
+func withPassScopes(v *rolloutView, scopes map[engine.PassKey]engine.PassScope) {
 	for s := range v.Stages {
 		for p := range v.Stages[s].Passes {
-			sc := scopes[passKey{s, p}]
-			v.Stages[s].Passes[p].Regions, v.Stages[s].Passes[p].Zones = sc.regions, sc.zones
+			sc := scopes[engine.PassKey{Stage: s, Pass: p}]
+			v.Stages[s].Passes[p].Regions, v.Stages[s].Passes[p].Zones = sc.Regions, sc.Zones
 		}
 	}
 }

@@ -331,22 +331,22 @@ func TestPassScopes_AreWhatTheGateQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scopes := passScopes(r, ts, agents)
+	scopes := engine.PassScopes(r, ts, agents, nil)
 	checked := 0
 	for s, st := range r.Stages {
 		req := engine.GateRequest(engine.Input{Rollout: r, Targets: ts, Agents: agents}, engine.GateDue{Stage: s, Pass: engine.StageGate})
 		for p, gp := range req.Passes {
-			sc := scopes[[2]int{s, p}]
-			if want := strings.Split(gp.Region, "|"); join(sc.regions) != join(want) {
-				t.Errorf("stage %s pass %s: regions %v, the gate queries %q", st.Name, gp.Name, sc.regions, gp.Region)
+			sc := scopes[engine.PassKey{Stage: s, Pass: p}]
+			if want := strings.Split(gp.Region, "|"); join(sc.Regions) != join(want) {
+				t.Errorf("stage %s pass %s: regions %v, the gate queries %q", st.Name, gp.Name, sc.Regions, gp.Region)
 			}
-			if want := strings.Split(gp.Zone, "|"); join(sc.zones) != join(want) {
-				t.Errorf("stage %s pass %s: zones %v, the gate queries %q", st.Name, gp.Name, sc.zones, gp.Zone)
+			if want := strings.Split(gp.Zone, "|"); join(sc.Zones) != join(want) {
+				t.Errorf("stage %s pass %s: zones %v, the gate queries %q", st.Name, gp.Name, sc.Zones, gp.Zone)
 			}
 			checked++
 		}
 	}
-	if canary := scopes[[2]int{0, 0}]; join(canary.regions) != "ap-1,us-1" || join(canary.zones) != "ap-1a,us-1a,us-1c" {
+	if canary := scopes[engine.PassKey{}]; join(canary.Regions) != "ap-1,us-1" || join(canary.Zones) != "ap-1a,us-1a,us-1c" {
 		t.Errorf("canary scope %+v, want regions ap-1,us-1 and zones ap-1a,us-1a,us-1c", canary)
 	}
 	if checked != 5 { // canary, eu-1a, eu-1b, and rest/ap-1+us-1 with two passes

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -72,7 +73,7 @@ func (s *server) getRollout(_ http.ResponseWriter, r *http.Request, _ Principal)
 	}
 	v := newRolloutDetail(ro, ts, s.Names)
 	agents := s.detailAgents(r.Context(), ro, ts)
-	withPassScopes(&v, passScopes(ro, ts, agents))
+	withPassScopes(&v, engine.PassScopes(ro, ts, agents, nil))
 	v.Prediction = s.livePrediction(r.Context(), ro, ts, agents)
 	return http.StatusOK, v, nil
 }
