@@ -24,7 +24,7 @@ const (
 type Result struct {
 	Kind  Kind   `json:"kind"`
 	Name  string `json:"name"`            // metric name, probe URL template, "alertmanager", alarm name or prefix
-	Scope string `json:"scope,omitempty"` // pass "eu-west-1/eu-west-1a", probe host, or empty for the stage
+	Scope string `json:"scope,omitempty"` // the pass's name ("rest/eu-west-1/eu-west-1a"), the probed host, or empty for the stage (alerts)
 	Red   bool   `json:"red"`
 	// Error says the check could not be read (provider unreachable, query
 	// rejected): the result is red, and operators see an error, not a breach.
