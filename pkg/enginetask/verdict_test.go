@@ -46,6 +46,10 @@ func TestVerdict(t *testing.T) {
 		{"long history continues", passed(rollout.Running, soon, rollout.TargetVerifying), MaxIterations, VerdictContinue, soon},
 		{"one pass before the limit", passed(rollout.Running, soon, rollout.TargetVerifying), MaxIterations - 1, VerdictWaitHealth, soon},
 		{"deadline in the past: no wait", passed(rollout.Running, now.Add(-time.Second), rollout.TargetVerifying), 1, VerdictWaitHealth, now},
+		// Step Functions truncates a Wait's timestamp to whole seconds: a
+		// deadline 400ms past a second is asked as the next second, so the
+		// execution never wakes before it (and evaluates again in a loop).
+		{"deadline with a fraction of a second: rounded up", passed(rollout.Running, soon.Add(400*time.Millisecond), rollout.TargetVerifying), 1, VerdictWaitHealth, soon.Add(time.Second)},
 	}
 	shortWait := passed(rollout.Running, later, rollout.TargetInProgress)
 	shortWait.Rollout.Policy.HealthWait = 3 * time.Second

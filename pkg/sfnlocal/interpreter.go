@@ -221,6 +221,9 @@ func (e *execution) wait(th *thread, sr *stateRun, v any) (any, *asl.Error) {
 	if werr != nil {
 		return nil, asErr(werr)
 	}
+	// The service keeps whole seconds of a Wait's timestamp: 12:00:00.500Z
+	// ends the wait at 12:00:00, half a second early.
+	until = until.Truncate(time.Second)
 	if e.sleepUntil(th, until) {
 		return nil, errAborted
 	}
