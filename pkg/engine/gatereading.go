@@ -138,7 +138,6 @@ func addUnique(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-
 // RecordReading stores the reading of gate d taken at at, if the gate is
 // still due at dueAt: a retried task, or a reading that lost a race with
 // another, records nothing twice. It reports whether r changed.
