@@ -28,9 +28,10 @@ func (p *pass) health() *policy.Health { return p.r.Policy.Health }
 // BakeUntil, and the gate when the policy has health checks.
 func (p *pass) beginBake(s int, bake time.Duration) {
 	st := &p.r.Stages[s]
-	st.Status, st.BakeUntil = rollout.StageBaking, timePtr(p.now.Add(bake))
+	since := WholeSecondAfter(p.now)
+	st.Status, st.BakeUntil = rollout.StageBaking, timePtr(since.Add(bake))
 	if h := p.health(); h != nil {
-		g := gate.Begin(p.now, bake, h.Interval, true)
+		g := gate.Begin(since, bake, h.Interval, true)
 		if st.Gate != nil {
 			// The stage bakes again after stragglers or a retried target
 			// reopened it: red readings already taken are not forgotten
@@ -107,7 +108,7 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 			if h != nil {
 				interval = h.Interval
 			}
-			ps.Gate = &rollout.BatchGate{Batch: b - 1, State: gate.Begin(p.now, wave.BatchBake, interval, checks)}
+			ps.Gate = &rollout.BatchGate{Batch: b - 1, State: gate.Begin(WholeSecondAfter(p.now), wave.BatchBake, interval, checks)}
 		}
 		fts := 1
 		if h := p.health(); h != nil {

@@ -396,3 +396,19 @@ func TestApprovals_Expire(t *testing.T) {
 }
 
 func asRefused(err error, re **RefusedError) bool { return errors.As(err, re) }
+
+// A bake and its gate begin on a whole second, so that the readings fall on
+// whole seconds too: Step Functions wakes the execution on whole seconds,
+// and a reading due at .400 would otherwise be taken up to a second late,
+// the end of a short bake's only reading before it.
+func TestGates_BakeBeginsOnAWholeSecond(t *testing.T) {
+	f := gatedFixture(t, nil)
+	f.tick()
+	f.advance(400 * time.Millisecond)
+	f.settle() // a0 succeeds at +1m0.4s
+	st := f.r.Stages[0]
+	if st.Status != rollout.StageBaking || !st.BakeUntil.Equal(t0.Add(3*time.Minute+time.Second)) || !st.Gate.Since.Equal(t0.Add(time.Minute+time.Second)) {
+		t.Fatalf("stage %+v gate %+v, want the bake from +1m1s to +3m1s", st, st.Gate)
+	}
+	f.wantDeadline(t0.Add(time.Minute + 31*time.Second)) // the first reading, on a whole second
+}

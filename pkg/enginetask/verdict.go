@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -74,7 +75,7 @@ func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
 	if until.Before(now) {
 		until = now
 	}
-	out.WaitUntil = wholeSecondAfter(until).UTC().Format(time.RFC3339Nano)
+	out.WaitUntil = engine.WholeSecondAfter(until).UTC().Format(time.RFC3339Nano)
 	if continueAfter <= 0 {
 		continueAfter = MaxIterations
 	}
@@ -148,16 +149,4 @@ func baking(r rollout.Rollout) bool {
 		}
 	}
 	return false
-}
-
-// wholeSecondAfter rounds t up to a whole second. Step Functions truncates
-// a Wait state's timestamp to whole seconds: a deadline of 12:00:00.400 would
-// wake the execution at 12:00:00, before it, the pass would find nothing due
-// and ask for the same moment again, a loop of evaluations until the clock
-// passes it. Example: 12:00:00.400 → 12:00:01; 12:00:00 stays.
-func wholeSecondAfter(t time.Time) time.Time {
-	if w := t.Truncate(time.Second); w.Before(t) {
-		return w.Add(time.Second)
-	}
-	return t
 }
