@@ -67,6 +67,9 @@ const (
 	updateItem     dynamoAction = "UpdateItem"
 	deleteItem     dynamoAction = "DeleteItem"
 	batchWriteItem dynamoAction = "BatchWriteItem"
+	// conditionCheckItem: the ConditionCheck item of a transaction
+	// (SaveTargets checks the rollout's version without writing it).
+	conditionCheckItem dynamoAction = "ConditionCheckItem"
 )
 
 // tableAccess is what one principal may do with one table: Actions on the
@@ -92,8 +95,10 @@ var functionTables = map[string]map[string]tableAccess{
 		// SetPackageOffer (the updater executor's Start and Cancel).
 		tables.Agents.Name: on(getItem, batchGetItem, putItem),
 		// LoadRollout, the read of ParkToken, ClearTaskToken, SetExecution
-		// and RecordFailure; SavePass (put, counter update, lock delete).
-		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem),
+		// and RecordFailure; SavePass (put, counter update, lock delete);
+		// the claim of version starts (SaveTargets: a ConditionCheck of the
+		// rollout's version).
+		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem, conditionCheckItem),
 		tables.Targets.Name:  on(query, putItem), // LoadRollout; SavePass
 		tables.Events.Name:   on(putItem),        // SavePass, RecordFailure: the outbox
 		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
@@ -133,9 +138,14 @@ var functionTables = map[string]map[string]tableAccess{
 	fnAgentEvent: {
 		// AssignAgent; the pass: AgentsByID, SetDesiredHash, SetPackageOffer.
 		tables.Agents.Name: on(getItem, batchGetItem, putItem),
-		// ActiveRolloutID; the pass: LoadRollout, SavePass.
-		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem),
-		tables.Targets.Name:  on(query, putItem), // LoadRollout; SavePass
+		// ActiveRolloutID; the pass: LoadRollout, SavePass; the targeted
+		// pass and the claim of version starts: SaveTargets (a
+		// ConditionCheck of the rollout's version beside the targets).
+		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem, conditionCheckItem),
+		// LoadRollout; SavePass, SaveTargets; TargetsOf (a BatchGetItem of
+		// the agents' targets when their wave is larger than max(1,000, 8 ×
+		// agents), else a Query of the wave).
+		tables.Targets.Name: on(query, putItem, batchGetItem),
 		tables.Objects.Name:  on(getItem, query), // AppliedFleets (CurrentRevision, the fleets)
 		tables.Events.Name:   on(putItem),        // SavePass: the outbox
 		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
@@ -155,8 +165,9 @@ var functionTables = map[string]map[string]tableAccess{
 			QueryIndexes: []string{tables.IndexByFleet, tables.IndexByName, tables.IndexAssignment}},
 		// GetRollout, LoadRollout, ActiveRollout, LastTargets; RolloutsPage
 		// (Query of byFleetKind or byCreated, then BatchGetItem); ClearTaskToken
-		// and the actions' SavePass (put, counter update, lock delete).
-		tables.Rollouts.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem, updateItem, deleteItem},
+		// and the actions' SavePass (put, counter update, lock delete); the
+		// claim of version starts of an action's pass (SaveTargets).
+		tables.Rollouts.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem, updateItem, deleteItem, conditionCheckItem},
 			QueryIndexes: []string{tables.IndexByFleetKind, tables.IndexByCreated}},
 		// TargetsPage and LoadRollout (Query of the table), LastTargets
 		// (byAgentKind); SavePass.
@@ -196,9 +207,11 @@ var functionTables = map[string]map[string]tableAccess{
 // lost race), LaggingAgents (Scan of the sparse index lagging: one request
 // per poll while it is empty); ConfigByHash (the
 // configuration or its manifest, then a Query of its chunks); RenewLease
-// and EndLease (a conditional PutItem of its lease; it never reads leases).
+// and EndLease (a conditional PutItem of its lease; it never reads leases);
+// LoadAgents (a consistent BatchGetItem of the lagging agents whose version
+// the index does not tell, every agent on its first connection).
 var gatewayTables = map[string]tableAccess{
-	tables.Agents.Name:   {Actions: []dynamoAction{getItem, putItem}, ScanIndexes: []string{tables.IndexLagging}},
+	tables.Agents.Name:   {Actions: []dynamoAction{getItem, putItem, batchGetItem}, ScanIndexes: []string{tables.IndexLagging}},
 	tables.Objects.Name:  on(getItem, query),
 	tables.Gateways.Name: on(putItem),
 }

@@ -227,7 +227,7 @@ func unique(s []string) []string {
 var wantDynamoDB = map[string][]string{
 	fnEngine: {
 		"agents: BatchGetItem GetItem PutItem",
-		"rollouts: DeleteItem GetItem PutItem UpdateItem",
+		"rollouts: ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
 		"targets: PutItem Query",
 		"events: PutItem",
 		"audit: PutItem",
@@ -249,8 +249,8 @@ var wantDynamoDB = map[string][]string{
 		"agents stream: DescribeStream GetRecords GetShardIterator",
 		"*: ListStreams",
 		"agents: BatchGetItem GetItem PutItem",
-		"rollouts: DeleteItem GetItem PutItem UpdateItem",
-		"targets: PutItem Query",
+		"rollouts: ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
+		"targets: BatchGetItem PutItem Query",
 		"objects: GetItem Query",
 		"events: PutItem",
 		"audit: PutItem",
@@ -261,7 +261,7 @@ var wantDynamoDB = map[string][]string{
 		"agents/index/byFleet: Query",
 		"agents/index/byName: Query",
 		"agents/index/assignment: Query",
-		"rollouts: BatchGetItem DeleteItem GetItem PutItem UpdateItem",
+		"rollouts: BatchGetItem ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
 		"rollouts/index/byFleetKind: Query",
 		"rollouts/index/byCreated: Query",
 		"targets: PutItem Query",
@@ -288,7 +288,7 @@ var wantDynamoDB = map[string][]string{
 
 // wantGatewayDynamoDB is the gateway task's.
 var wantGatewayDynamoDB = []string{
-	"agents: GetItem PutItem",
+	"agents: BatchGetItem GetItem PutItem",
 	"agents/index/lagging: Scan",
 	"objects: GetItem Query",
 	"gateways: PutItem",
