@@ -145,7 +145,7 @@ var functionTables = map[string]map[string]tableAccess{
 		// LoadRollout; SavePass, SaveTargets; TargetsOf (a BatchGetItem of
 		// the agents' targets when their wave is larger than max(1,000, 8 ×
 		// agents), else a Query of the wave).
-		tables.Targets.Name: on(query, putItem, batchGetItem),
+		tables.Targets.Name:  on(query, putItem, batchGetItem),
 		tables.Objects.Name:  on(getItem, query), // AppliedFleets (CurrentRevision, the fleets)
 		tables.Events.Name:   on(putItem),        // SavePass: the outbox
 		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
