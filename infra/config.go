@@ -20,29 +20,36 @@ import (
 // context (`cdk deploy -c key=value` or cdk.json), else from an environment
 // variable, else from its default; docs/deploy.md lists them.
 type Config struct {
-	Stage              string        // names the stack and its resources: Myriarch-<stage>
-	DomainName         string        // the gateway's public host name; empty: the load balancer's DNS name
-	CertificateArn     string        // ACM certificate of the gateway's TLS listener; empty: a stack parameter
-	AgentTokenSecret   string        // Secrets Manager secret (name or ARN) holding the agents' bearer tokens; empty: created
-	Gateway            bool          // run the gateway on Fargate; false: run it elsewhere (LocalStack without ECS)
-	GatewayImage       string        // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
-	GatewayArch        string        // arm64 or x86_64: the CPU of the gateway tasks and its image
-	GatewayTasks       int           // gateway tasks behind the load balancer, at least 2
-	NatGateways        int           // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
-	DeletionProtection bool          // DynamoDB deletion protection and retained tables
-	APIRateLimit       int           // API Gateway steady-state requests per second
-	APIBurstLimit      int           // API Gateway burst
-	AlarmTopicArn      string        // SNS topic that alarms notify; empty: alarms without actions
-	ApprovalWaitAlarm  time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
-	APITokens          string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
-	DefaultTimezone    string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
-	ReconnectGrace     string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
-	AgentRetention     string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h
-	Releases           string        // comma-separated collector releases the API offers as versions
-	Platforms          string        // comma-separated platforms of those releases
-	ReleaseRefresh     string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
-	ReleaseSourceURL   string        // the GitHub REST API the refresh asks; empty: https://api.github.com
-	NotificationsTopic bool          // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
+	Stage            string // names the stack and its resources: Myriarch-<stage>
+	DomainName       string // the gateway's public host name; empty: the load balancer's DNS name
+	CertificateArn   string // ACM certificate of the gateway's TLS listener; empty: a stack parameter
+	AgentTokenSecret string // Secrets Manager secret (name or ARN) holding the agents' bearer tokens; empty: created
+	Gateway          bool   // run the gateway on Fargate; false: run it elsewhere (LocalStack without ECS)
+	GatewayImage     string // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
+	GatewayArch      string // arm64 or x86_64: the CPU of the gateway tasks and its image
+	GatewayTasks     int    // gateway tasks behind the load balancer, at least 2
+	// PlannerReservedConcurrency is the planner's reserved concurrency: 1
+	// (the default) makes it the single writer of rollouts; 0 reserves none
+	// (its runs then race only through the conditional writes of the
+	// store, the active-rollout lock and the rollout's version), for an
+	// account whose concurrency quota is 100 or less: AWS keeps 100
+	// unreserved, and a deploy that would reserve below that fails.
+	PlannerReservedConcurrency int
+	NatGateways                int           // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
+	DeletionProtection         bool          // DynamoDB deletion protection and retained tables
+	APIRateLimit               int           // API Gateway steady-state requests per second
+	APIBurstLimit              int           // API Gateway burst
+	AlarmTopicArn              string        // SNS topic that alarms notify; empty: alarms without actions
+	ApprovalWaitAlarm          time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
+	APITokens                  string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	DefaultTimezone            string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
+	ReconnectGrace             string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
+	AgentRetention             string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h
+	Releases                   string        // comma-separated collector releases the API offers as versions
+	Platforms                  string        // comma-separated platforms of those releases
+	ReleaseRefresh             string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
+	ReleaseSourceURL           string        // the GitHub REST API the refresh asks; empty: https://api.github.com
+	NotificationsTopic         bool          // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
 	// The health gates the engine reads (gates.go).
 	PrometheusURL        string       // the root of Prometheus's HTTP API; with an AMP workspace and unset: the workspace's query URL
 	AMPWorkspace         ampWorkspace // Amazon Managed Service for Prometheus; zero: none
@@ -74,6 +81,7 @@ var settings = []setting{
 	{"gatewayImage", "MYRIARCH_GATEWAY_IMAGE", ""},
 	{"gatewayArch", "MYRIARCH_GATEWAY_ARCH", "arm64"},
 	{"gatewayTasks", "MYRIARCH_GATEWAY_TASKS", "2"},
+	{"plannerReservedConcurrency", "MYRIARCH_PLANNER_RESERVED_CONCURRENCY", "1"}, // 0 or 1
 	{"natGateways", "MYRIARCH_NAT_GATEWAYS", "0"},
 	{"deletionProtection", "MYRIARCH_DELETION_PROTECTION", "true"},
 	{"apiRateLimit", "MYRIARCH_API_RATE_LIMIT", "50"},
@@ -156,6 +164,9 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	c.GatewayTasks = number("gatewayTasks", 2) // one task dying must not disconnect the whole fleet
 	c.NatGateways = number("natGateways", 0)
+	if c.PlannerReservedConcurrency = number("plannerReservedConcurrency", 0); c.PlannerReservedConcurrency > 1 {
+		errs = append(errs, fmt.Sprintf("plannerReservedConcurrency: %d must be 0 or 1 (1: the single writer of rollouts)", c.PlannerReservedConcurrency))
+	}
 	c.APIRateLimit = number("apiRateLimit", 1)
 	c.APIBurstLimit = number("apiBurstLimit", 1)
 	boolean := func(key string) bool {

@@ -60,7 +60,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, DeletionProtection: true,
+	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, PlannerReservedConcurrency: 1, DeletionProtection: true,
 		APIRateLimit: 50, APIBurstLimit: 100, CloudWatchGates: true, ApprovalWaitAlarm: 24 * time.Hour, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -74,6 +74,7 @@ func TestLoadConfig_Refuses(t *testing.T) {
 		{"gatewayTasks", "1", "gatewayTasks"},                             // one task is a single point of failure
 		{"gatewayTasks", "two", "gatewayTasks"},                           // not a number
 		{"natGateways", "-1", "natGateways"},                              // negative
+		{"plannerReservedConcurrency", "2", "plannerReservedConcurrency"}, // more than one planner at once is no single writer
 		{"apiRateLimit", "0", "apiRateLimit"},                             // would refuse every request
 		{"deletionProtection", "maybe", "deletionProtection"},             // not a boolean
 		{"gateway", "no", "gateway"},                                      // strconv.ParseBool forms only

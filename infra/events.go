@@ -77,8 +77,13 @@ func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Functi
 }
 
 // schedulePlanner runs the planner every minute (docs/rollouts.md, "When rollouts arise").
-// A missed tick is not retried: the next one comes a minute later.
+// A missed tick is not retried: the next one comes a minute later. That
+// holds twice: for EventBridge's delivery (the rule target's retry policy)
+// and for Lambda's own queue of asynchronous invocations, whose defaults
+// (2 retries, events kept 6 hours) would run a failing tick three times and
+// queue ticks behind the planner's single reserved execution.
 func schedulePlanner(scope constructs.Construct, fns Functions) awsevents.Rule {
+	noAsyncRetries(fns[fnPlanner], time.Minute)
 	return awsevents.NewRule(scope, jsii.String("PlannerSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Myriarch planner: every minute"),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(1))),
@@ -98,6 +103,7 @@ const watchdogEvery = 5 * time.Minute
 // not retried: the next one comes five minutes later, and it is the same
 // check.
 func scheduleWatchdog(scope constructs.Construct, fns Functions) awsevents.Rule {
+	noAsyncRetries(fns[fnWatchdog], watchdogEvery)
 	return awsevents.NewRule(scope, jsii.String("WatchdogSchedule"), &awsevents.RuleProps{
 		Description: jsii.String("Myriarch watchdog: every 5 minutes"),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(watchdogEvery.Minutes()))),
@@ -105,6 +111,16 @@ func scheduleWatchdog(scope constructs.Construct, fns Functions) awsevents.Rule 
 			RetryAttempts: jsii.Number(0),
 			MaxEventAge:   awscdk.Duration_Minutes(jsii.Number(watchdogEvery.Minutes())),
 		})},
+	})
+}
+
+// noAsyncRetries sets Lambda's asynchronous invocation of a scheduled
+// function: no retry of a failed run, and an event older than the schedule's
+// period is dropped (the next run does the same work).
+func noAsyncRetries(fn awslambda.Function, period time.Duration) {
+	fn.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{
+		RetryAttempts: jsii.Number(0),
+		MaxEventAge:   awscdk.Duration_Seconds(jsii.Number(period.Seconds())),
 	})
 }
 

@@ -64,7 +64,7 @@ var functionSpecs = []functionSpec{
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true, Liveness: true, // the read-gates task; its passes judge liveness
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
-	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts
+	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts (Config.PlannerReservedConcurrency may lift it)
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
 		Liveness:        true,  // gone agents get no targets
 		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
@@ -134,8 +134,8 @@ func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functi
 			LoggingFormat: awslambda.LoggingFormat_JSON,
 			LogGroup:      logs,
 		}
-		if f.ReservedConcurrency > 0 {
-			props.ReservedConcurrentExecutions = jsii.Number(float64(f.ReservedConcurrency))
+		if n := reservedConcurrency(c, f); n > 0 {
+			props.ReservedConcurrentExecutions = jsii.Number(float64(n))
 		}
 		if f.Gates {
 			net.place(props, role)
@@ -148,6 +148,15 @@ func newFunctions(scope constructs.Construct, c Config, net *gateNetwork) Functi
 		out[f.Name] = fn
 	}
 	return out
+}
+
+// reservedConcurrency is what f reserves: the planner's follows the
+// configuration (0 for accounts whose quota leaves nothing to reserve).
+func reservedConcurrency(c Config, f functionSpec) int {
+	if f.Name == fnPlanner {
+		return min(f.ReservedConcurrency, c.PlannerReservedConcurrency)
+	}
+	return f.ReservedConcurrency
 }
 
 // functionRole is the function's own role, in place of the one CDK would
@@ -182,10 +191,13 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 	}
 	if f.ServerTimezone {
 		set(setup.EnvServerTimezone, c.DefaultTimezone)
-		set(setup.EnvReconnectGrace, c.ReconnectGrace)
 	}
 	if f.Liveness {
+		// Every function that judges whether an agent is online reads the
+		// same rule: the planner too, so that it does not call gone an agent
+		// the engine still counts as online.
 		set(setup.EnvAgentRetention, c.AgentRetention)
+		set(setup.EnvReconnectGrace, c.ReconnectGrace)
 	}
 	if f.Catalog {
 		set("MYRIARCH_RELEASES", c.Releases)

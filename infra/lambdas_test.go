@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -56,12 +58,19 @@ func TestFunctions_GoOnGraviton(t *testing.T) {
 	}
 }
 
-// The planner is the spec's single writer of rollouts.
+// The planner is the spec's single writer of rollouts; an account whose
+// concurrency quota leaves nothing to reserve (AWS keeps 100 unreserved)
+// deploys with plannerReservedConcurrency 0, and no reservation.
 func TestFunctions_PlannerIsASingleWriter(t *testing.T) {
 	s := synthesized(t, nil)
 	_, r := s.function(t, fnPlanner)
 	if r.Properties["ReservedConcurrentExecutions"] != float64(1) {
 		t.Errorf("planner reserved concurrency %v, want 1", r.Properties["ReservedConcurrentExecutions"])
+	}
+	s = synthesized(t, map[string]string{"plannerReservedConcurrency": "0"})
+	_, r = s.function(t, fnPlanner)
+	if v, ok := r.Properties["ReservedConcurrentExecutions"]; ok {
+		t.Errorf("planner reserved concurrency %v with plannerReservedConcurrency 0, want none", v)
 	}
 }
 
@@ -133,4 +142,21 @@ func TestAgentEvent_ReadsTheAgentsStream(t *testing.T) {
 			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
 		})
 	})
+}
+
+// Every function that judges whether an agent is online reads the same
+// liveness settings, the planner included: with reconnectGrace set, a
+// planner without it would call gone an agent the engine counts online.
+func TestFunctions_LivenessSettingsAlike(t *testing.T) {
+	s := synthesized(t, map[string]string{"reconnectGrace": "30s", "agentRetention": "48h"})
+	for _, f := range functionSpecs {
+		if !f.Liveness {
+			continue
+		}
+		_, fn := s.function(t, f.Name)
+		e := env(fn.Properties)
+		if e[setup.EnvReconnectGrace] != "30s" || e[setup.EnvAgentRetention] != "48h" {
+			t.Errorf("%s: %s=%v %s=%v, want 30s and 48h", f.Name, setup.EnvReconnectGrace, e[setup.EnvReconnectGrace], setup.EnvAgentRetention, e[setup.EnvAgentRetention])
+		}
+	}
 }

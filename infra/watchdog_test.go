@@ -80,3 +80,20 @@ func TestWatchdog_DescribesTheRolloutExecutions(t *testing.T) {
 		t.Errorf("DynamoDB %q, want only reads %q", g.dynamo, want)
 	}
 }
+
+// The scheduled functions keep no queue of failed runs: Lambda's own
+// asynchronous invocation retries none and drops an event older than the
+// schedule's period (its defaults: 2 retries, 6 hours).
+func TestScheduled_NoAsyncRetries(t *testing.T) {
+	s := synthesized(t, nil)
+	for name, age := range map[string]int{fnPlanner: 60, fnWatchdog: 300} {
+		fnID, _ := s.function(t, name)
+		must(t, name+" async invocation", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+				"FunctionName":             map[string]any{"Ref": fnID},
+				"MaximumRetryAttempts":     0,
+				"MaximumEventAgeInSeconds": age,
+			})
+		})
+	}
+}

@@ -21,7 +21,7 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	tokens, err := api.LoadTokens(os.Getenv)
+	tokens, err := loadTokens(os.Getenv, log)
 	if err != nil {
 		log.Error("authorizer: start", "error", err.Error())
 		os.Exit(1)
@@ -29,6 +29,20 @@ func main() {
 	lambda.Start(func(_ context.Context, req events.APIGatewayCustomAuthorizerRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 		return authorize(tokens, req)
 	})
+}
+
+// loadTokens is the token table of the environment. A deployment without
+// tokens (the infra configuration's default) refuses every request with
+// 401, as its docs say, rather than exiting at init, which API Gateway
+// would answer with a 500 for every call; a token configuration that is
+// set but invalid still stops the function.
+func loadTokens(getenv func(string) string, log *slog.Logger) (*api.TokenTable, error) {
+	tokens, err := api.LoadTokens(getenv)
+	if errors.Is(err, api.ErrNoTokens) {
+		log.Warn("authorizer: no API tokens are configured (apiTokens or apiTokensFile); every request is refused with 401")
+		return api.NewTokenTable(nil)
+	}
+	return tokens, err
 }
 
 // errUnauthorized is the exact error text API Gateway turns into a 401.

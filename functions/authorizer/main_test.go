@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -34,5 +36,29 @@ func TestAuthorize(t *testing.T) {
 		if _, err := authorize(tokens, events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: bad, MethodArn: arn}); err == nil || err.Error() != "Unauthorized" {
 			t.Errorf("token %q: %v, want Unauthorized", bad, err)
 		}
+	}
+}
+
+// Without a token configuration (the default of the infra configuration)
+// the authorizer starts and refuses every token with 401; a configuration
+// that is set but invalid is an error at start.
+func TestLoadTokens_NoneConfiguredRefusesEverything(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tokens, err := loadTokens(func(string) string { return "" }, log)
+	if err != nil {
+		t.Fatalf("no tokens configured: %v, want a table that refuses everything", err)
+	}
+	token, _, _ := api.MintToken(api.Principal{Actor: "token:x", Role: api.RoleAdmin})
+	if _, err := authorize(tokens, events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + token, MethodArn: "arn:aws:execute-api:eu-west-1:1:a/prod/GET/api/v1/fleets"}); err == nil || err.Error() != "Unauthorized" {
+		t.Fatalf("a token with no table configured: %v, want Unauthorized", err)
+	}
+	bad := func(k string) string {
+		if k == "MYRIARCH_TOKENS" {
+			return "{not json"
+		}
+		return ""
+	}
+	if _, err := loadTokens(bad, log); err == nil {
+		t.Fatal("an invalid token configuration must stop the authorizer")
 	}
 }

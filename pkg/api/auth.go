@@ -144,8 +144,11 @@ func LoadTokens(getenv func(string) string) (*TokenTable, error) {
 		}
 		return ParseTokens(b)
 	}
-	return nil, errors.New("token configuration: set MYRIARCH_TOKENS or MYRIARCH_TOKENS_FILE")
+	return nil, ErrNoTokens
 }
+
+// ErrNoTokens is LoadTokens's error when no token configuration is set.
+var ErrNoTokens = errors.New("token configuration: set MYRIARCH_TOKENS or MYRIARCH_TOKENS_FILE")
 
 // Authenticate finds the principal of a token. Every entry is compared in
 // constant time, and all of them, so that the time taken says nothing about
