@@ -330,9 +330,7 @@ func (m *model) act() {
 // the rollout is active.
 func (m *model) straggler() {
 	f := m.f
-	switch f.r.Status {
-	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
-	default:
+	if !inFlightEvaluated(f.r.Status) { // the statuses the planner adds stragglers to and supersedes
 		return
 	}
 	id := fmt.Sprintf("late%d", m.late)
@@ -368,9 +366,7 @@ func (m *model) failStart() {
 // supersede ends the rollout as the planner does when its target changes.
 func (m *model) supersede() {
 	f := m.f
-	switch f.r.Status {
-	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
-	default:
+	if !inFlightEvaluated(f.r.Status) { // the statuses the planner adds stragglers to and supersedes
 		return
 	}
 	before := m.snapshot()
