@@ -91,6 +91,14 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		"MYRIARCH_GATEWAY_LISTEN":        fmt.Sprintf(":%d", gatewayPort),
 		"MYRIARCH_GATEWAY_HEALTH_LISTEN": fmt.Sprintf(":%d", gatewayHealthPort),
 	}
+	// What a package offer carries (the updater executor); unset, the
+	// gateway's default URL never resolves.
+	if c.PackageDownloadURL != "" {
+		env["MYRIARCH_GATEWAY_DOWNLOAD_URL"] = c.PackageDownloadURL
+	}
+	if c.PackageName != "" {
+		env["MYRIARCH_GATEWAY_PACKAGE_NAME"] = c.PackageName
+	}
 	for _, name := range sortedKeys(env) {
 		container.AddEnvironment(jsii.String(name), jsii.String(env[name]))
 	}

@@ -117,3 +117,21 @@ func TestGateway_ImageBuiltAtDeployFromTheDockerfile(t *testing.T) {
 		t.Errorf("image build context holds %v, want %v", got, want)
 	}
 }
+
+// The package offers of the updater executor carry the deployment's
+// download URL template and package name (packageDownloadUrl,
+// packageName), which the gateway's task reads from its environment.
+func TestGateway_PackageOffersFromTheConfiguration(t *testing.T) {
+	const url = "https://downloads.example.com/otelcol/{version}/otelcol-contrib.tar.gz"
+	s := synthesized(t, map[string]string{"packageDownloadUrl": url, "packageName": "otelcol-contrib"})
+	must(t, "download URL and package name in the task's environment", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{
+			"ContainerDefinitions": []any{assertions.Match_ObjectLike(&map[string]any{
+				"Environment": assertions.Match_ArrayWith(&[]any{
+					map[string]any{"Name": "MYRIARCH_GATEWAY_DOWNLOAD_URL", "Value": url},
+					map[string]any{"Name": "MYRIARCH_GATEWAY_PACKAGE_NAME", "Value": "otelcol-contrib"},
+				}),
+			})},
+		})
+	})
+}

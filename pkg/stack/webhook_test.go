@@ -51,20 +51,7 @@ func TestWebhookRollout_CompletesAndCancelsOnSupersede(t *testing.T) {
 	t.Parallel()        // the other end-to-end tests have stacks of their own
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	secretsDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(secretsDir, "edge-hook"), []byte("e2e-signing-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: "webhook-test-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now,
-		PlannerEvery: time.Hour, SecretsDir: secretsDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	cfg := simfleet.DefaultConfig()
-	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = 5, s.GatewayURL, s.AgentToken, 10
-	fleet := connectFleet(t, ctx, s, cfg)
+	s, fleet := webhookStack(t, ctx, "webhook-test-")
 
 	const held = "0.162.0" // its installs never finish: the first rollout stays in flight
 	var mu sync.Mutex
@@ -229,20 +216,7 @@ func TestWebhookRollout_StartsEachTargetOnceWhileAnotherPassEvaluates(t *testing
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	secretsDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(secretsDir, "edge-hook"), []byte("e2e-signing-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: "webhook-once-", StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now,
-		PlannerEvery: time.Hour, SecretsDir: secretsDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
-	cfg := simfleet.DefaultConfig()
-	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = 5, s.GatewayURL, s.AgentToken, 10
-	fleet := connectFleet(t, ctx, s, cfg)
+	s, fleet := webhookStack(t, ctx, "webhook-once-")
 	rc := &receiver.Receiver{Secret: "e2e-signing-secret", Now: time.Now, Install: fleet.Install}
 	// wave early is one target of five: the second start is wave rest's first
 	sent := &deliveryCounter{next: rc, holdNth: 2, held: make(chan string, 1), release: make(chan struct{})}
@@ -347,4 +321,24 @@ func targetSummary(ts []rollout.Target) string {
 		parts = append(parts, fmt.Sprintf("%s:%s(%s)", tg.AgentID[:min(8, len(tg.AgentID))], tg.Status, tg.Reason))
 	}
 	return strings.Join(parts, " ")
+}
+
+// webhookStack is a local stack whose webhook executor signs with the
+// e2e secret, and five simulated collectors connected to it.
+func webhookStack(t *testing.T, ctx context.Context, tablePrefix string) (*Stack, *simfleet.Fleet) {
+	t.Helper()
+	secretsDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secretsDir, "edge-hook"), []byte("e2e-signing-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
+		TablePrefix: tablePrefix, StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now,
+		PlannerEvery: time.Hour, SecretsDir: secretsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	cfg := simfleet.DefaultConfig()
+	cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = 5, s.GatewayURL, s.AgentToken, 10
+	return s, connectFleet(t, ctx, s, cfg)
 }
