@@ -71,12 +71,14 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		outputs = append(outputs, output{"NotificationsTopicArn", topic.TopicArn()})
 	}
 	if gw != nil {
-		host := c.DomainName
-		if host == "" {
-			host = *gw.LoadBalancer.LoadBalancerDnsName()
+		// The TLS listener's certificate covers the deployment's own name,
+		// never the load balancer's: without domainName the stack cannot
+		// name an endpoint agents would trust, and says what to do.
+		endpoint := output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", c.DomainName, gatewayOpAMPPath))}
+		if c.DomainName == "" {
+			endpoint = output{"OpampEndpointNeedsDomainName", jsii.String("point a DNS name that the gateway certificate covers at GatewayLoadBalancerDns (a CNAME or an alias record), set domainName to it and deploy again; agents connect to wss://<that name>" + gatewayOpAMPPath)}
 		}
-		outputs = append(outputs,
-			output{"OpampEndpoint", jsii.String(fmt.Sprintf("wss://%s%s", host, gatewayOpAMPPath))},
+		outputs = append(outputs, endpoint,
 			output{"GatewayLoadBalancerDns", gw.LoadBalancer.LoadBalancerDnsName()},
 			// For aws ecs update-service --cluster ... --service ... (a token rotation).
 			output{"GatewayClusterName", gw.Cluster.ClusterName()},

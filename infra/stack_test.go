@@ -25,6 +25,15 @@ func TestOutputs_WhereAgentsAndOperatorsConnect(t *testing.T) {
 	must(t, "OpAMP endpoint on the configured domain", func() {
 		s.template.HasOutput(jsii.String("OpampEndpoint"), map[string]any{"Value": "wss://opamp.example.com/v1/opamp"})
 	})
+	// Without domainName no endpoint is named: the certificate covers no
+	// load balancer's name, and agents would refuse wss://<load balancer>.
+	plain := synthesized(t, nil)
+	if outs := *plain.template.FindOutputs(jsii.String("OpampEndpoint"), nil); len(outs) != 0 {
+		t.Errorf("OpampEndpoint without domainName: %v, want none", outs)
+	}
+	must(t, "the step that names the endpoint", func() {
+		plain.template.HasOutput(jsii.String("OpampEndpointNeedsDomainName"), map[string]any{"Value": assertions.Match_StringLikeRegexp(jsii.String("set domainName"))})
+	})
 	var url any
 	for _, o := range *s.template.FindOutputs(jsii.String("ApiUrl"), nil) {
 		url = (*o)["Value"]
