@@ -11,11 +11,56 @@ import (
 )
 
 // Body limits: an action or a selection is a few bytes; a revision carries
-// rendered configurations.
+// rendered configurations. In AWS every request reaches the api Lambda as
+// API Gateway's proxy event, in a synchronous invocation of at most
+// LambdaRequestBytes: the body travels there as a JSON string, escaped once
+// more, beside the headers and the request context. A larger body is refused
+// by AWS before the API sees it, so the API refuses it too, locally as
+// well, with its own 413 (fitsLambdaEvent).
 const (
-	MaxBodyBytes         = 1 << 20  // 1 MiB
-	MaxRevisionBodyBytes = 10 << 20 // 10 MiB
+	MaxBodyBytes         = 1 << 20 // 1 MiB
+	MaxRevisionBodyBytes = 6 << 20 // 6 MiB: nothing larger fits the event
+	// LambdaRequestBytes is the largest synchronous Lambda request:
+	// 6,291,456 bytes ("Request must be smaller than 6291456 bytes").
+	LambdaRequestBytes = 6 << 20
+	// eventContextBytes is what the proxy event holds besides the body and
+	// the headers: the path, the request context with the authorizer's
+	// principal, the stage variables (about 2 KiB), with room to spare.
+	eventContextBytes = 16 << 10
 )
+
+// fitsLambdaEvent reports whether a request with body and header would fit
+// the api Lambda's request in AWS, and its estimated size: the body as an
+// escaped JSON string, the headers twice (headers and multiValueHeaders),
+// and the rest of the event. Example: 5 MiB of YAML with a newline every
+// 40 bytes is about 5.4 MiB in the revision's JSON and 5.5 MiB in the
+// event: it fits; 6 MiB of JSON does not.
+func fitsLambdaEvent(body []byte, header http.Header) (bool, int) {
+	n := escapedJSONLen(body) + eventContextBytes
+	for k, vs := range header {
+		for _, v := range vs {
+			n += 2 * (len(k) + len(v) + 8) // quotes, colon, comma
+		}
+	}
+	return n <= LambdaRequestBytes, n
+}
+
+// escapedJSONLen is the length of s as a JSON string: quotes, backslashes
+// and the short control escapes take two bytes, other control bytes six.
+func escapedJSONLen(s []byte) int {
+	n := 2
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			n += 2
+		case c < 0x20:
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
 
 // decodeBody reads a JSON object into v, a pointer to a struct: every body
 // of the API is an object. Refusals, before anything is decided: a content
@@ -34,6 +79,10 @@ func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 		return problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("the body exceeds %d bytes", limit))
 	case err != nil:
 		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body could not be read")
+	}
+	if ok, n := fitsLambdaEvent(body, r.Header); !ok {
+		return problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf(
+			"the body of %d bytes would be about %d bytes in the API's Lambda request, over AWS's limit of %d: send less (split a revision's fleets over several revisions)", len(body), n, LambdaRequestBytes))
 	}
 	if len(bytes.TrimSpace(body)) == 0 && r.Header.Get("Content-Type") == "" {
 		if optional {

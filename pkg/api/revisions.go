@@ -33,7 +33,8 @@ const (
 // a longer value would be refused by DynamoDB as a key, a 500.
 const MaxCommitLength = 128
 
-// readRevision decodes {"commit": ..., "files": {path: text}} (10 MiB).
+// readRevision decodes {"commit": ..., "files": {path: text}} (6 MiB, and
+// what fits the api Lambda's request in AWS).
 func readRevision(r *http.Request) (string, map[string][]byte, *Problem) {
 	if _, pr := newQuery(r); pr != nil {
 		return "", nil, pr

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -144,7 +145,7 @@ func TestCurrentRevision_WhoAppliedWhat(t *testing.T) {
 }
 
 func TestRevisions_BodyRules(t *testing.T) {
-	big := strings.Repeat("#", 2<<20) // 2 MiB: over the 1 MiB of other bodies, under the 10 MiB of revisions
+	big := strings.Repeat("#", 2<<20) // 2 MiB: over the 1 MiB of other bodies, under the 6 MiB of revisions
 	cases := []struct {
 		name, path, body string
 		status           int
@@ -158,7 +159,10 @@ func TestRevisions_BodyRules(t *testing.T) {
 		{"commit over 128 characters, validate", "/api/v1/revisions/validate", `{"commit": "` + strings.Repeat("c", 5000) + `", "files": {}}`, 400, CodeRequestInvalid},
 		{"commit of 128 characters is fine", "/api/v1/revisions/validate", `{"commit": "` + strings.Repeat("c", MaxCommitLength) + `", "files": {}}`, 200, ""},
 		{"files not text", "/api/v1/revisions", `{"commit": "x", "files": {"fleets/a.yaml": 1}}`, 400, CodeRequestInvalid},
-		{"over 10 MiB", "/api/v1/revisions", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat("#", 10<<20) + `"}}`, 413, CodeBodyTooLarge},
+		{"over 6 MiB", "/api/v1/revisions", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat("#", 6<<20) + `"}}`, 413, CodeBodyTooLarge},
+		// 5.8 MiB of body, but each backslash is escaped again in API
+		// Gateway's proxy event: 11.6 MiB, which no Lambda request carries
+		{"escaped beyond the Lambda request", "/api/v1/revisions/validate", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat(`\\`, 2900<<10) + `"}}`, 413, CodeBodyTooLarge},
 		{"2 MiB is fine", "/api/v1/revisions/validate", `{"commit": "x", "files": {"configs/a.yaml": "` + big + `"}}`, 200, ""},
 	}
 	for _, c := range cases {
@@ -345,5 +349,19 @@ func TestApplyRevision_InterruptedSweepIsPartialAndTheTickFinishesIt(t *testing.
 	wantOK(t, rep)
 	if res := decode[applyResult](t, rep); !res.Agents.Complete || res.Agents.Total != 6 {
 		t.Errorf("agents %+v, want complete over the 6 agents", res.Agents)
+	}
+}
+
+// escapedJSONLen measures a body as encoding/json would write it as a
+// string, without HTML escaping (what API Gateway's event holds).
+func TestEscapedJSONLen_AsEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and backslash \\`, "lines\nand\ttabs\r", "control \x01\x1f", strings.Repeat("a: \"b\"\n", 1000)} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		if got, want := escapedJSONLen([]byte(s)), b.Len()-1; got != want { // Encode adds a newline
+			t.Errorf("%q: %d, encoding/json writes %d", s, got, want)
+		}
 	}
 }

@@ -20,13 +20,15 @@ const (
 	MaxConfigBytes = 4 << 20
 
 	// MaxBytes is the largest revision: the bytes of all its files together,
-	// 8 MiB. The API reads at most 10 MiB of JSON (api.MaxRevisionBodyBytes),
-	// in which the files travel as strings; the 2 MiB between the two are
-	// for the envelope and for escaping (each newline and quote of a YAML
-	// file takes two bytes in JSON), so that a revision under MaxBytes fits
-	// the body in any ordinary case. One escaped far beyond that is refused
-	// by both /revisions/validate and /revisions with 413.
-	MaxBytes = 8 << 20
+	// 5 MiB. In AWS the API's request, the revision's JSON inside API
+	// Gateway's proxy event, must fit a synchronous Lambda invocation of
+	// 6 MiB (api.LambdaRequestBytes); the MiB between the two is for the
+	// JSON around the files and for escaping them twice (each newline and
+	// quote of a YAML file takes two bytes in JSON, and its backslash two
+	// more in the event), so that a revision under MaxBytes fits in any
+	// ordinary case. One escaped far beyond that is refused by both
+	// /revisions/validate and /revisions with 413.
+	MaxBytes = 5 << 20
 
 	// MaxObjectBytes is the largest fleet, policy or executor object as the
 	// store keeps it (its JSON), 64 KiB: one item each, and a rollout carries

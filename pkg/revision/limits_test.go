@@ -61,7 +61,7 @@ func TestLoad_Limits(t *testing.T) {
 			msg: "configs/edge.yaml is 4194305 bytes (4.0 MiB), over the limit of 4194304 bytes (4.0 MiB) for a rendered configuration"},
 		{name: "files at the limit together", files: with(map[string][]byte{"configs/edge.yaml": configYAML(MaxConfigBytes), "configs/other.yaml": configYAML(MaxBytes - MaxConfigBytes - rest)}), code: CodeRevisionTooLarge},
 		{name: "files over the limit together", files: with(map[string][]byte{"configs/edge.yaml": configYAML(MaxConfigBytes), "configs/other.yaml": configYAML(MaxBytes - MaxConfigBytes - rest + 1)}), code: CodeRevisionTooLarge, path: "",
-			msg: "the files of the revision are 8388609 bytes (8.0 MiB) together, over the limit of 8388608 bytes (8.0 MiB): split the fleets over several revisions or shrink their configurations"},
+			msg: "the files of the revision are 5242881 bytes (5.0 MiB) together, over the limit of 5242880 bytes (5.0 MiB): split the fleets over several revisions or shrink their configurations"},
 		{name: "a fleet expanded by aliases", files: with(map[string][]byte{"fleets/edge.yaml": []byte(aliased.String())}), code: CodeObjectTooLarge, path: "fleets/edge.yaml",
 			msg: `fleet "edge" is SIZE as stored, over the limit of 65536 bytes (64.0 KiB) for a fleet`},
 		{name: "a policy with a long comment", files: with(map[string][]byte{"policies/demo-config.yaml": []byte(string(good["policies/demo-config.yaml"]) + "# " + strings.Repeat("x", 70<<10) + "\n")}), code: CodeObjectTooLarge}, // not stored

@@ -11,7 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/revision"
 )
 
-// A configuration of 1 MB, and one at the 4 MiB limit beside it (together
+// A configuration of 512 KiB, and one at the 4 MiB limit beside it (together
 // more than one DynamoDB transaction holds), validate, apply and read back
 // byte for byte as the gateway reads them; one byte over the limit is
 // refused by validate and apply alike, with nothing stored.
@@ -42,7 +42,7 @@ func TestAPIOnDynamoDB_LargeConfigurationsApplyWhole(t *testing.T) {
 		return string(raw)
 	}
 
-	edge, bulk := configYAML(1<<20, 1), configYAML(revision.MaxConfigBytes, 2)
+	edge, bulk := configYAML(512<<10, 1), configYAML(revision.MaxConfigBytes, 2)
 	good := body("1a2b3c4d", map[string]string{"configs/edge.yaml": edge, "configs/bulk.yaml": bulk})
 	if status, v := e.do("POST", "/api/v1/revisions/validate", "ad", good); status != 200 || v["valid"] != true {
 		t.Fatalf("validate: %d %v", status, v["issues"])
@@ -58,7 +58,7 @@ func TestAPIOnDynamoDB_LargeConfigurationsApplyWhole(t *testing.T) {
 	}
 	_, list := e.do("GET", "/api/v1/rollouts?kind=config", "op", "")
 	if items, _ := list["items"].([]any); len(items) != 1 || items[0].(map[string]any)["toRef"] != revision.Hash([]byte(edge)) {
-		t.Errorf("configuration rollouts %v, want one of edge to the 1 MB configuration", list["items"])
+		t.Errorf("configuration rollouts %v, want one of edge to its 512 KiB configuration", list["items"])
 	}
 
 	over := body("5e6f7a8b", map[string]string{"configs/edge.yaml": edge, "configs/bulk.yaml": configYAML(revision.MaxConfigBytes+1, 3)})
