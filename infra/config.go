@@ -28,6 +28,7 @@ type Config struct {
 	GatewayImage     string // image URI of the gateway; empty: built from opamp-gateway/Dockerfile at deploy time
 	GatewayArch      string // arm64 or x86_64: the CPU of the gateway tasks and its image
 	GatewayTasks     int    // gateway tasks behind the load balancer, at least 2
+	GatewayMaxTasks  int    // the most tasks the gateway's scaling adds, at least GatewayTasks
 	// PlannerReservedConcurrency is the planner's reserved concurrency: 1
 	// (the default) makes it the single writer of rollouts; 0 reserves none
 	// (its runs then race only through the conditional writes of the
@@ -88,6 +89,7 @@ var settings = []setting{
 	{"gatewayImage", "MYRIARCH_GATEWAY_IMAGE", ""},
 	{"gatewayArch", "MYRIARCH_GATEWAY_ARCH", "arm64"},
 	{"gatewayTasks", "MYRIARCH_GATEWAY_TASKS", "2"},
+	{"gatewayMaxTasks", "MYRIARCH_GATEWAY_MAX_TASKS", "10"},                      // 10 tasks: 400,000 agents
 	{"plannerReservedConcurrency", "MYRIARCH_PLANNER_RESERVED_CONCURRENCY", "1"}, // 0 or 1
 	{"packageDownloadUrl", "MYRIARCH_PACKAGE_DOWNLOAD_URL", ""},                  // https, with {version}
 	{"packageName", "MYRIARCH_PACKAGE_NAME", ""},
@@ -175,6 +177,9 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	c.GatewayTasks = number("gatewayTasks", 2) // one task dying must not disconnect the whole fleet
 	c.NatGateways = number("natGateways", 0)
+	if c.GatewayMaxTasks = number("gatewayMaxTasks", 2); c.GatewayMaxTasks < c.GatewayTasks {
+		errs = append(errs, fmt.Sprintf("gatewayMaxTasks: %d is fewer than gatewayTasks %d", c.GatewayMaxTasks, c.GatewayTasks))
+	}
 	if c.PlannerReservedConcurrency = number("plannerReservedConcurrency", 0); c.PlannerReservedConcurrency > 1 {
 		errs = append(errs, fmt.Sprintf("plannerReservedConcurrency: %d must be 0 or 1 (1: the single writer of rollouts)", c.PlannerReservedConcurrency))
 	}

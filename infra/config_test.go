@@ -60,7 +60,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, NatGateways: 0, PlannerReservedConcurrency: 1, DeletionProtection: true,
+	want := Config{Stage: "dev", Gateway: true, GatewayArch: "arm64", GatewayTasks: 2, GatewayMaxTasks: 10, NatGateways: 0, PlannerReservedConcurrency: 1, DeletionProtection: true,
 		APIRateLimit: 50, APIBurstLimit: 100, CloudWatchGates: true, ApprovalWaitAlarm: 24 * time.Hour, RepoRoot: repo(t), LambdaBuildDir: repo(t, "build", "lambda")}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults\n got %+v\nwant %+v", c, want)
@@ -73,6 +73,7 @@ func TestLoadConfig_Refuses(t *testing.T) {
 	}{
 		{"gatewayTasks", "1", "gatewayTasks"},                                                // one task is a single point of failure
 		{"gatewayTasks", "two", "gatewayTasks"},                                              // not a number
+		{"gatewayMaxTasks", "1", "gatewayMaxTasks"},                                          // fewer than gatewayTasks
 		{"natGateways", "-1", "natGateways"},                                                 // negative
 		{"plannerReservedConcurrency", "2", "plannerReservedConcurrency"},                    // more than one planner at once is no single writer
 		{"packageDownloadUrl", "http://d.example.com/{version}", "packageDownloadUrl"},       // not https: a download could be changed on the way

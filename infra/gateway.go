@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapplicationautoscaling"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticloadbalancingv2"
@@ -20,8 +22,8 @@ const (
 	gatewayHealthPort  = 8080                       // the container's /healthz, for the load balancer only
 	gatewayHealthPath  = "/healthz"                 // 503 while the task drains
 	gatewayOpAMPPath   = "/v1/opamp"                // where agents connect
-	gatewayCPU         = 512                        // vCPU units per task (0.5 vCPU)
-	gatewayMemoryMiB   = 1024                       // per task
+	gatewayCPU         = 1024                       // vCPU units per task (1 vCPU): docs/scale.md's sizing
+	gatewayMemoryMiB   = 2048                       // per task: 40,000 agents at about 24 KB each, half the memory
 	gatewayStopSeconds = 30                         // SIGTERM drains connections before SIGKILL
 )
 
@@ -117,6 +119,7 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		SecurityGroups:         &[]awsec2.ISecurityGroup{taskGroup},
 		HealthCheckGracePeriod: awscdk.Duration_Seconds(jsii.Number(60)),
 	})
+	scaleGateway(service, c)
 
 	nlb := awselasticloadbalancingv2.NewNetworkLoadBalancer(scope, jsii.String("GatewayLoadBalancer"), &awselasticloadbalancingv2.NetworkLoadBalancerProps{
 		Vpc:              vpc,
@@ -204,5 +207,36 @@ func agentTokenSecret(scope constructs.Construct, c Config) awssecretsmanager.IS
 			PasswordLength:     jsii.Number(48),
 			ExcludePunctuation: jsii.Bool(true),
 		},
+	})
+}
+
+// Scaling of the gateway's tasks (docs/scale.md, "Sizing"): a task is bound
+// by memory, about 24 KB per connected agent, and is planned for 40,000
+// agents, half of its 2 GB. Target tracking adds tasks when the average
+// memory (or CPU) of the tasks passes half, up to gatewayMaxTasks, and
+// removes them slowly: a task that goes disconnects its agents, which
+// reconnect to the others at once, a connect storm best kept rare.
+const (
+	gatewayMemoryTarget  = 50 // percent of the tasks' memory, on average
+	gatewayCPUTarget     = 50 // percent of their CPU
+	gatewayScaleInAfter  = 30 * time.Minute
+	gatewayScaleOutAfter = 2 * time.Minute
+)
+
+func scaleGateway(service awsecs.FargateService, c Config) {
+	tasks := service.AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{
+		MinCapacity: jsii.Number(float64(c.GatewayTasks)),
+		MaxCapacity: jsii.Number(float64(c.GatewayMaxTasks)),
+	})
+	cool := func(d time.Duration) awscdk.Duration { return awscdk.Duration_Seconds(jsii.Number(d.Seconds())) }
+	tasks.ScaleOnMemoryUtilization(jsii.String("Memory"), &awsecs.MemoryUtilizationScalingProps{
+		TargetUtilizationPercent: jsii.Number(gatewayMemoryTarget),
+		ScaleInCooldown:          cool(gatewayScaleInAfter),
+		ScaleOutCooldown:         cool(gatewayScaleOutAfter),
+	})
+	tasks.ScaleOnCpuUtilization(jsii.String("Cpu"), &awsecs.CpuUtilizationScalingProps{
+		TargetUtilizationPercent: jsii.Number(gatewayCPUTarget),
+		ScaleInCooldown:          cool(gatewayScaleInAfter),
+		ScaleOutCooldown:         cool(gatewayScaleOutAfter),
 	})
 }

@@ -104,3 +104,19 @@ func checkGatewayImports(t *testing.T, allowed map[string]bool) {
 		}
 	}
 }
+
+// The build stage cross-compiles: it runs on the builder's platform
+// ($BUILDPLATFORM) and builds for the image's ($TARGETOS/$TARGETARCH), so
+// that an arm64 image is built on an x86 host without emulation.
+func TestGatewayImage_CrossCompiles(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", gatewayDockerfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(raw)
+	for _, want := range []string{"FROM --platform=$BUILDPLATFORM golang:", "ARG TARGETOS TARGETARCH", "GOOS=$TARGETOS GOARCH=$TARGETARCH go build"} {
+		if !strings.Contains(df, want) {
+			t.Errorf("%s lacks %q", gatewayDockerfile, want)
+		}
+	}
+}

@@ -135,3 +135,29 @@ func TestGateway_PackageOffersFromTheConfiguration(t *testing.T) {
 		})
 	})
 }
+
+// A task has docs/scale.md's size (1 vCPU, 2 GB: 40,000 agents), and the
+// service scales on the tasks' memory and CPU between gatewayTasks and
+// gatewayMaxTasks, adding tasks within minutes and removing them slowly.
+func TestGateway_SizedAndScaled(t *testing.T) {
+	s := synthesized(t, nil)
+	must(t, "task of 1 vCPU and 2 GB", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{"Cpu": "1024", "Memory": "2048"})
+	})
+	must(t, "scaling between 2 and 10 tasks", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::ApplicationAutoScaling::ScalableTarget"), map[string]any{
+			"MinCapacity": 2, "MaxCapacity": 10, "ScalableDimension": "ecs:service:DesiredCount"})
+	})
+	for metric, target := range map[string]int{"ECSServiceAverageMemoryUtilization": gatewayMemoryTarget, "ECSServiceAverageCPUUtilization": gatewayCPUTarget} {
+		must(t, "target tracking on "+metric, func() {
+			s.template.HasResourceProperties(jsii.String("AWS::ApplicationAutoScaling::ScalingPolicy"), map[string]any{
+				"PolicyType": "TargetTrackingScaling",
+				"TargetTrackingScalingPolicyConfiguration": assertions.Match_ObjectLike(&map[string]any{
+					"PredefinedMetricSpecification": map[string]any{"PredefinedMetricType": metric},
+					"TargetValue":                   target,
+					"ScaleInCooldown":               1800,
+				}),
+			})
+		})
+	}
+}
