@@ -65,6 +65,7 @@ func connectStream(scope constructs.Construct, dlqID string, fn awslambda.Functi
 	dlq := awssqs.NewQueue(scope, jsii.String(dlqID), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true), // a request without TLS is refused
 	})
 	if props.BatchSize == nil {
 		props.BatchSize = jsii.Number(100)

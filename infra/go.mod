@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.142.0
+	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/myriarch/myriarch v0.0.0-00010101000000-000000000000
 )
 

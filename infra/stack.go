@@ -92,6 +92,7 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 	for _, o := range outputs {
 		awscdk.NewCfnOutput(stack, jsii.String(o.name), &awscdk.CfnOutputProps{Value: o.value})
 	}
+	checkWithNag(stack)
 	return stack, nil
 }
 

@@ -28,7 +28,10 @@ type synthesis struct {
 	resources map[string]resource
 	outdir    string
 	config    Config
-	err       error
+	// nag lists cdk-nag's findings that no suppression covers (path, rule
+	// and message), read at synthesis.
+	nag []string
+	err error
 }
 
 type resource struct {
@@ -115,6 +118,9 @@ func synthesize(extra map[string]string) (s *synthesis) {
 		return s
 	}
 	s.template = assertions.Template_FromStack(stack, nil)
+	for _, m := range *assertions.Annotations_FromStack(stack).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))) {
+		s.nag = append(s.nag, fmt.Sprint(*m.Id, ": ", m.Entry.Data))
+	}
 	raw, err := json.Marshal(s.template.ToJSON())
 	if err != nil {
 		s.err = err
