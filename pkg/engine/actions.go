@@ -399,7 +399,7 @@ func (p *pass) retryFailed() {
 // anew, and the target's pass will gain a new outcome. A failed stage is
 // reopened by reopenFailedWaves.
 func (p *pass) reopenStageOf(t rollout.Target) {
-	if t.Stage >= len(p.r.Stages) || len(p.r.Stages) == 0 {
+	if t.Stage >= len(p.r.Stages) {
 		return
 	}
 	st := &p.r.Stages[t.Stage]

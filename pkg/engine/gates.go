@@ -110,10 +110,7 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 			}
 			ps.Gate = &rollout.BatchGate{Batch: b - 1, State: gate.Begin(WholeSecondAfter(p.now), wave.BatchBake, interval, checks)}
 		}
-		fts := 1
-		if h := p.health(); h != nil {
-			fts = h.FailuresToStop
-		}
+		fts := p.r.Policy.GateFailuresToStop()
 		switch ps.Gate.Verdict(fts, p.now) {
 		case gate.Passed:
 			ps.Cleared = b

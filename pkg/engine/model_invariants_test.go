@@ -283,10 +283,7 @@ func (c modelCheck) stageRegions(s int) []string {
 // when its stage was ended from outside; and every pass of a stage that
 // ended has one.
 func (c modelCheck) outcomes() {
-	fts := 1
-	if h := c.a.r.Policy.Health; h != nil {
-		fts = h.FailuresToStop
-	}
+	fts := c.a.r.Policy.GateFailuresToStop()
 	red := func(g *gate.State) bool { return g != nil && g.Verdict(fts, c.now) == gate.Failed }
 	for s, st := range c.a.r.Stages {
 		for p, ps := range st.Passes {

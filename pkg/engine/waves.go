@@ -205,23 +205,14 @@ func (p *pass) passStage(s int) {
 }
 
 // recordPassOutcomes gives each pass of the finished stage s that has no
-// outcome yet its own: failed when one of its targets failed or its
-// stage's gate or its own batch gate is red (rollout.PassFailed), passed
+// outcome yet its own (rollout.SettlePasses): failed when one of its
+// targets failed or its stage's gate or its own batch gate is red, passed
 // otherwise. A pass of a failed stage whose targets all succeeded (another
 // pass failed it) passed; a pass of a passed stage with a failure below the
 // threshold failed. Passes that already have an outcome keep it: the stage
 // finished before and stragglers reopened it.
 func (p *pass) recordPassOutcomes(s int) {
-	st := &p.r.Stages[s]
-	for i := range st.Passes {
-		if st.Passes[i].Outcome != "" {
-			continue
-		}
-		st.Passes[i].Outcome = rollout.StagePassed
-		if p.r.PassFailed(s, i, p.ts, p.now) {
-			st.Passes[i].Outcome = rollout.StageFailed
-		}
-	}
+	p.r.SettlePasses(s, rollout.StagePassed, p.ts, p.now)
 }
 
 // waveBake is the bake after each stage of wave w (the implicit rest wave

@@ -184,6 +184,16 @@ func (s Snapshot) ApprovalAfterLast() bool {
 	return false
 }
 
+// GateFailuresToStop is health.failuresToStop, the consecutive red
+// readings that fail a gate; 1 without health checks (a batch gate that is
+// only a wait).
+func (s Snapshot) GateFailuresToStop() int {
+	if s.Health == nil {
+		return 1
+	}
+	return s.Health.FailuresToStop
+}
+
 // Staged reports whether the rollout runs in stages: a wave splits by
 // region or zone, or a health gate or a freeze must be read between steps.
 // A wave without by is then one stage with one pass.

@@ -92,49 +92,43 @@ func (r Rollout) StageProgress() (passed, total int) {
 
 // EndPasses gives an outcome to each pass of a running or baking stage
 // that the rollout leaves unfinished from outside (abort, supersede, a
-// rollback that was asked for): failed when PassFailed, else cancelled, so
-// that every pass that began is counted once. Stages are cloned first, so
-// a caller's copy of the rollout is not changed.
+// rollback that was asked for): failed or cancelled (SettlePasses), so that
+// every pass that began is counted once. Stages are cloned first, so a
+// caller's copy of the rollout is not changed.
 func (r *Rollout) EndPasses(targets []Target, now time.Time) {
 	r.Stages = append([]Stage(nil), r.Stages...)
 	for s := range r.Stages {
-		st := &r.Stages[s]
-		if st.Status != StageRunning && st.Status != StageBaking {
-			continue
-		}
-		st.Passes = append([]Pass(nil), st.Passes...)
-		for i := range st.Passes {
-			if st.Passes[i].Outcome != "" {
-				continue
-			}
-			st.Passes[i].Outcome = PassCancelled
-			if r.PassFailed(s, i, targets, now) {
-				st.Passes[i].Outcome = StageFailed
-			}
+		if st := &r.Stages[s]; st.Status == StageRunning || st.Status == StageBaking {
+			st.Passes = append([]Pass(nil), st.Passes...)
+			r.SettlePasses(s, PassCancelled, targets, now)
 		}
 	}
 }
 
-// PassFailed reports whether pass i of stage s failed: one of its targets
-// failed, or at now the gate of its stage or its own batch gate is red
-// (failuresToStop consecutive red readings, or a red last reading). A red
-// stage gate fails every pass of the stage, since it reads them all.
-func (r Rollout) PassFailed(s, i int, targets []Target, now time.Time) bool {
-	fts := 1
-	if h := r.Policy.Health; h != nil {
-		fts = h.FailuresToStop
-	}
-	st := r.Stages[s]
-	if st.Gate != nil && st.Gate.Verdict(fts, now) == gate.Failed {
-		return true
-	}
-	if g := st.Passes[i].Gate; g != nil && g.Verdict(fts, now) == gate.Failed {
-		return true
-	}
+// SettlePasses gives each pass of stage s that has no outcome yet its own:
+// failed when one of its targets failed, or at now the gate of its stage or
+// its own batch gate is red (failuresToStop consecutive red readings, or a
+// red last reading: a red stage gate fails every pass of the stage, since
+// it reads them all); otherwise, else. Passes that have an outcome keep it.
+// It changes r.Stages[s].Passes in place.
+func (r *Rollout) SettlePasses(s int, otherwise StageStatus, targets []Target, now time.Time) {
+	st := &r.Stages[s]
+	fts := r.Policy.GateFailuresToStop()
+	failed := make([]bool, len(st.Passes))
 	for _, t := range targets {
-		if t.Stage == s && t.Pass == i && t.Status == TargetFailed {
-			return true
+		if t.Stage == s && t.Pass < len(failed) && t.Status == TargetFailed {
+			failed[t.Pass] = true
 		}
 	}
-	return false
+	stageRed := st.Gate != nil && st.Gate.Verdict(fts, now) == gate.Failed
+	for i := range st.Passes {
+		ps := &st.Passes[i]
+		if ps.Outcome != "" {
+			continue
+		}
+		ps.Outcome = otherwise
+		if stageRed || failed[i] || (ps.Gate != nil && ps.Gate.Verdict(fts, now) == gate.Failed) {
+			ps.Outcome = StageFailed
+		}
+	}
 }
