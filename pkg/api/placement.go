@@ -17,9 +17,6 @@ import (
 // its gate queries. The rollout stores only indexes (a target's stage, pass
 // and batch) and per pass counts; the names come from the rollout's stages.
 
-// passKey is a pass by the indexes of its stage and of itself in the stage.
-type passKey [2]int
-
 // maxStageNameChars bounds the stage name quoted back in a refusal.
 const maxStageNameChars = 64
 
@@ -90,17 +87,17 @@ func unknownStage(r rollout.Rollout, name string, names []string) *Problem {
 // id, at most schema.MaxPassAgents: those of its first batches. It keeps
 // only batch and id of each target, not the target: a rollout may have
 // 100,000.
-func passAgents(ts []rollout.Target) map[passKey][]string {
+func passAgents(ts []rollout.Target) map[engine.PassKey][]string {
 	type member struct {
 		batch int
 		id    string
 	}
-	byPass := map[passKey][]member{}
+	byPass := map[engine.PassKey][]member{}
 	for _, t := range ts {
-		k := passKey{t.Stage, t.Pass}
+		k := engine.PassKey{Stage: t.Stage, Pass: t.Pass}
 		byPass[k] = append(byPass[k], member{t.Batch, t.AgentID})
 	}
-	out := make(map[passKey][]string, len(byPass))
+	out := make(map[engine.PassKey][]string, len(byPass))
 	for k, ms := range byPass {
 		slices.SortFunc(ms, func(a, b member) int {
 			if a.batch != b.batch {
@@ -120,12 +117,12 @@ func passAgents(ts []rollout.Target) map[passKey][]string {
 // scopedByAgents lists the passes whose region or zone comes from their
 // agents: a pass that is not split has neither of its own, a pass split by
 // region no zone.
-func scopedByAgents(r rollout.Rollout) map[passKey]bool {
-	out := map[passKey]bool{}
+func scopedByAgents(r rollout.Rollout) map[engine.PassKey]bool {
+	out := map[engine.PassKey]bool{}
 	for s, st := range r.Stages {
 		for p, ps := range st.Passes {
 			if ps.Region == "" || ps.Zone == "" {
-				out[passKey{s, p}] = true
+				out[engine.PassKey{Stage: s, Pass: p}] = true
 			}
 		}
 	}

@@ -89,7 +89,7 @@ func (s *server) detailAgents(ctx context.Context, r rollout.Rollout, ts []rollo
 	scoped := scopedByAgents(r)
 	var ids []string
 	for _, t := range ts {
-		if evaluated && !t.Status.Final() || scoped[passKey{t.Stage, t.Pass}] {
+		if evaluated && !t.Status.Final() || scoped[engine.PassKey{Stage: t.Stage, Pass: t.Pass}] {
 			ids = append(ids, t.AgentID)
 		}
 	}

@@ -183,7 +183,7 @@ func newRolloutDetail(r rollout.Rollout, ts []rollout.Target, names Directory) r
 		for p := range v.Stages[s].Passes {
 			n := done[[2]int{s, p}]
 			v.Stages[s].Passes[p].BatchesDone = &n
-			v.Stages[s].Passes[p].Agents = ids[passKey{s, p}]
+			v.Stages[s].Passes[p].Agents = ids[engine.PassKey{Stage: s, Pass: p}]
 		}
 	}
 	return v
