@@ -46,9 +46,10 @@ trap stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# In memory, or on disk in one shared database file (the same whatever the
-# credentials and region), so that a restarted stack finds its tables.
-storage=(-inMemory)
+# In memory, or on disk, always in one shared database (the same whatever
+# the credentials and region: the local cloud gives each role credentials
+# of its own), and on disk so that a restarted stack finds its tables.
+storage=(-inMemory -sharedDb)
 if [ -n "${MYRIARCH_DATA:-}" ]; then
 	mkdir -p "$MYRIARCH_DATA/dynamodb"
 	db_path=$(cd "$MYRIARCH_DATA/dynamodb" && pwd)
