@@ -1,0 +1,144 @@
+package lambdas
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/localcloud/cfn"
+)
+
+// FunctionsFrom reads every AWS::Lambda::Function of the template, with
+// its AWS::Lambda::EventInvokeConfig. Each function's code is the
+// bootstrap of its asset directory, which must be an executable for this
+// machine: the template declares arm64 (the deployed architecture), and
+// the local cloud runs the assets built for the host instead.
+func FunctionsFrom(t *cfn.Template) ([]Function, error) {
+	var fns []Function
+	var errs []error
+	for _, id := range t.OfType("AWS::Lambda::Function") {
+		fn, err := functionFrom(t, id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fns = append(fns, fn)
+	}
+	if err := applyInvokeConfigs(t, fns); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return fns, nil
+}
+
+func functionFrom(t *cfn.Template, id string) (Function, error) {
+	p := props(t.Resources[id].Properties)
+	fn := Function{LogicalID: id, Name: t.Physical(id), ARN: t.Arn(id), ReservedConcurrency: -1, Async: DefaultAsync()}
+	fail := func(format string, args ...any) (Function, error) {
+		return Function{}, fmt.Errorf("function %s (%s): %s", id, fn.Name, fmt.Sprintf(format, args...))
+	}
+	if h := p.str("Handler"); h != "bootstrap" {
+		return fail("Handler %q: the local cloud runs custom runtimes only (Handler bootstrap)", h)
+	}
+	if r := p.str("Runtime"); !strings.HasPrefix(r, "provided") {
+		return fail("Runtime %q: the local cloud runs custom runtimes only (provided.*)", r)
+	}
+	key := props(p.obj("Code")).str("S3Key")
+	hash, ok := strings.CutSuffix(key, ".zip")
+	if !ok || hash == "" {
+		return fail("Code.S3Key %q is not a CDK file asset (<hash>.zip)", key)
+	}
+	dir, err := filepath.Abs(filepath.Join(t.Dir, "asset."+hash))
+	if err != nil {
+		return fail("%v", err)
+	}
+	fn.Bootstrap = filepath.Join(dir, "bootstrap")
+	if err := checkBootstrap(fn.Bootstrap); err != nil {
+		return fail("%v", err)
+	}
+	role, ok := t.LogicalIDOf(p.str("Role"))
+	if !ok {
+		return fail("Role %q is no role of the template", p.str("Role"))
+	}
+	fn.RoleLogicalID = role
+	fn.Env = map[string]string{}
+	for k, v := range props(p.obj("Environment")).obj("Variables") {
+		fn.Env[k] = fmt.Sprint(v)
+	}
+	fn.Timeout = time.Duration(p.num("Timeout", defaultTimeout.Seconds()) * float64(time.Second))
+	fn.MemoryMB = int(p.num("MemorySize", defaultMemoryMB))
+	fn.ReservedConcurrency = int(p.num("ReservedConcurrentExecutions", -1))
+	return fn, nil
+}
+
+// applyInvokeConfigs sets each function's Async from the
+// EventInvokeConfig whose FunctionName is its name or ARN.
+func applyInvokeConfigs(t *cfn.Template, fns []Function) error {
+	var errs []error
+	for _, id := range t.OfType("AWS::Lambda::EventInvokeConfig") {
+		p := props(t.Resources[id].Properties)
+		i := indexOf(fns, p.str("FunctionName"))
+		switch {
+		case i < 0:
+			errs = append(errs, fmt.Errorf("event invoke config %s: no function %q", id, p.str("FunctionName")))
+		case p.str("Qualifier") != "$LATEST":
+			errs = append(errs, fmt.Errorf("event invoke config %s: Qualifier %q: the local cloud runs $LATEST only", id, p.str("Qualifier")))
+		case p["DestinationConfig"] != nil:
+			errs = append(errs, fmt.Errorf("event invoke config %s: DestinationConfig is not emulated", id))
+		default:
+			fns[i].Async = AsyncConfig{
+				MaxRetries:  int(p.num("MaximumRetryAttempts", defaultMaxRetries)),
+				MaxEventAge: time.Duration(p.num("MaximumEventAgeInSeconds", defaultMaxEventAge.Seconds())) * time.Second,
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// indexOf finds a function by name or ARN (a qualified ARN included).
+func indexOf(fns []Function, nameOrARN string) int {
+	for i, fn := range fns {
+		if fn.matches(nameOrARN) {
+			return i
+		}
+	}
+	return -1
+}
+
+// matches says whether a FunctionName parameter names the function: its
+// name, its ARN, or its ARN qualified with $LATEST, as the Invoke API
+// accepts them.
+func (f Function) matches(nameOrARN string) bool {
+	return nameOrARN == f.Name || nameOrARN == f.ARN || nameOrARN == f.ARN+":$LATEST"
+}
+
+// props reads resolved template properties.
+type props map[string]any
+
+func (p props) str(k string) string {
+	s, _ := p[k].(string)
+	return s
+}
+
+func (p props) obj(k string) map[string]any {
+	m, _ := p[k].(map[string]any)
+	return m
+}
+
+// num reads a number, which templates may also write as a string.
+func (p props) num(k string, def float64) float64 {
+	switch v := p[k].(type) {
+	case float64:
+		return v
+	case string:
+		var f float64
+		if _, err := fmt.Sscan(v, &f); err == nil {
+			return f
+		}
+	}
+	return def
+}
