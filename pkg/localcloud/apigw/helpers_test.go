@@ -3,6 +3,7 @@ package apigw
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -185,6 +186,9 @@ func newHarness(t *testing.T, opts Options, change func(map[string]any)) *harnes
 		clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 	}
 	opts.Now = h.clock.Now
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
 	f, err := New(loadTemplate(t, change), h.lambda, simplePolicyAllows, opts)
 	if err != nil {
 		t.Fatal(err)
