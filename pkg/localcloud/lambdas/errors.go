@@ -25,15 +25,17 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("ResourceNotFoundException: Function not found: %s", e.Function)
 }
 
-// PayloadTooLargeError is RequestEntityTooLargeException: a request above
-// 6 MB (synchronous) or 256 KB (asynchronous).
+// PayloadTooLargeError is a request above 6 MB (synchronous) or 256 KB
+// (asynchronous): HTTP 413, RequestTooLargeException in the API's model
+// (which the SDK decodes; the service's message calls it
+// RequestEntityTooLargeException in places).
 type PayloadTooLargeError struct {
 	Size, Limit int
 	Operation   string // InvokeFunction or InvokeAsync
 }
 
 func (e *PayloadTooLargeError) Error() string {
-	return "RequestEntityTooLargeException: " + e.message()
+	return "RequestTooLargeException: " + e.message()
 }
 
 func (e *PayloadTooLargeError) message() string {

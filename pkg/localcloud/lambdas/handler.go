@@ -89,7 +89,7 @@ func writeInvokeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &notFound):
 		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+notFound.Function, "")
 	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLargeException", tooLarge.message(), "")
+		writeError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", tooLarge.message(), "")
 	case errors.Is(err, context.Canceled):
 		// The caller is gone: nobody reads the answer.
 		w.WriteHeader(499)
