@@ -192,3 +192,16 @@ func (s *Server) sendTaskHeartbeat(in *sendTaskHeartbeatInput) (any, error) {
 	}
 	return struct{}{}, nil
 }
+
+// TaskTokenStateMachine is the state machine whose execution issued a
+// task token: AWS authorizes states:SendTask* against it, so the local
+// cloud's IAM proxy asks. A token it never issued is not found.
+func (s *Server) TaskTokenStateMachine(token string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[token]
+	if !ok {
+		return "", false
+	}
+	return t.exec.machineArn, true
+}

@@ -256,3 +256,11 @@ func TestTaskToken_TimeoutSecondsPathMustBeAPositiveInteger(t *testing.T) {
 		t.Fatalf("status %s error %s", d.Status, aws.ToString(d.Error))
 	}
 }
+
+func TestTaskTokenStateMachine_UnknownToken(t *testing.T) {
+	s := sfnlocal.New(sfnlocal.Options{})
+	defer s.Close()
+	if arn, ok := s.TaskTokenStateMachine("AQnever"); ok {
+		t.Errorf("a token never issued belongs to %s", arn)
+	}
+}

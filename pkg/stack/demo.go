@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/simfleet"
 )
@@ -52,7 +54,7 @@ type Summary struct {
 // with a bake and a health gate on the collectors' export failures between
 // them; last, a configuration that breaks the exports of one zone turns
 // that zone's gate red, and the stage is rolled back.
-func (s *Stack) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
+func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	start := s.clock()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -214,14 +216,38 @@ func withHealthWait(files map[string][]byte, hw string) map[string][]byte {
 	return out
 }
 
-func (s *Stack) waitAgents(ctx context.Context, n int) error {
+// waitAgents waits until the inventory lists n agents, as a client sees it.
+func (s Endpoints) waitAgents(ctx context.Context, n int) error {
+	c := client{base: s.APIURL, token: s.AdminToken}
 	for {
-		as, err := s.Deps.Store.AllAgents(ctx)
-		if err == nil && len(as) >= n {
+		got, err := countAgents(ctx, c)
+		if err == nil && got >= n {
 			return nil
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return fmt.Errorf("only %d of %d agents connected: %w", len(as), n, err)
+			return fmt.Errorf("only %d of %d agents connected: %w", got, n, err)
+		}
+	}
+}
+
+// countAgents pages through the inventory.
+func countAgents(ctx context.Context, c client) (int, error) {
+	n, token := 0, ""
+	for {
+		var page struct {
+			Items         []struct{} `json:"items"`
+			NextPageToken string     `json:"nextPageToken"`
+		}
+		path := fmt.Sprintf("/api/v1/agents?limit=%d", api.MaxLimit)
+		if token != "" {
+			path += "&pageToken=" + url.QueryEscape(token)
+		}
+		if err := c.do(ctx, "GET", path, nil, &page); err != nil {
+			return n, err
+		}
+		n += len(page.Items)
+		if token = page.NextPageToken; token == "" {
+			return n, nil
 		}
 	}
 }
@@ -237,12 +263,12 @@ type applied struct {
 	} `json:"fleets"`
 }
 
-func (s *Stack) apply(ctx context.Context, c client, files map[string][]byte, commit string) error {
+func (s Endpoints) apply(ctx context.Context, c client, files map[string][]byte, commit string) error {
 	_, err := s.applyResult(ctx, c, files, commit)
 	return err
 }
 
-func (s *Stack) applyResult(ctx context.Context, c client, files map[string][]byte, commit string) (applied, error) {
+func (s Endpoints) applyResult(ctx context.Context, c client, files map[string][]byte, commit string) (applied, error) {
 	body := map[string]any{"commit": commit, "files": textFiles(files)}
 	var out applied
 	err := c.do(ctx, "POST", "/api/v1/revisions", body, &out)
@@ -251,7 +277,7 @@ func (s *Stack) applyResult(ctx context.Context, c client, files map[string][]by
 
 // applyForRollout applies a revision and returns the configuration rollout
 // it created for fleet edge.
-func (s *Stack) applyForRollout(ctx context.Context, c client, files map[string][]byte, commit string) (string, error) {
+func (s Endpoints) applyForRollout(ctx context.Context, c client, files map[string][]byte, commit string) (string, error) {
 	out, err := s.applyResult(ctx, c, files, commit)
 	if err != nil {
 		return "", err
@@ -276,7 +302,7 @@ func textFiles(files map[string][]byte) map[string]string {
 
 // watch prints the rollout's progress whenever it changes, until it
 // reaches want; a final status other than want is an error.
-func (s *Stack) watch(ctx context.Context, c client, id string, say func(string, ...any), want string) (rolloutView, error) {
+func (s Endpoints) watch(ctx context.Context, c client, id string, say func(string, ...any), want string) (rolloutView, error) {
 	last := ""
 	var lastWait time.Time
 	for {
@@ -310,7 +336,7 @@ const countdownEvery = 5 * time.Second
 
 // sayHealthWait prints the countdown of the rollout's health waits, at most
 // every countdownEvery; it returns when it last printed.
-func (s *Stack) sayHealthWait(ctx context.Context, c client, r rolloutView, say func(string, ...any), printed time.Time) time.Time {
+func (s Endpoints) sayHealthWait(ctx context.Context, c client, r rolloutView, say func(string, ...any), printed time.Time) time.Time {
 	now := s.clock()
 	if now.Sub(printed) < countdownEvery {
 		return printed
@@ -342,4 +368,33 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+// Apply applies a revision as the admin and waits for nothing more.
+func (s Endpoints) Apply(ctx context.Context, files map[string][]byte, commit string) error {
+	return s.apply(ctx, client{base: s.APIURL, token: s.AdminToken}, files, commit)
+}
+
+// SelectVersion selects a collector version for a fleet as the admin and
+// returns the rollout it created.
+func (s Endpoints) SelectVersion(ctx context.Context, fleet, version string) (string, error) {
+	var sel struct {
+		RolloutID string `json:"rolloutId"`
+		Message   string `json:"message"`
+	}
+	c := client{base: s.APIURL, token: s.AdminToken}
+	if err := c.do(ctx, "POST", "/api/v1/fleets/"+fleet+"/actions/select-version", map[string]string{"version": version, "reason": "test"}, &sel); err != nil {
+		return "", err
+	}
+	if sel.RolloutID == "" {
+		return "", fmt.Errorf("selecting %s created no rollout: %s", version, sel.Message)
+	}
+	return sel.RolloutID, nil
+}
+
+// WaitRollout waits until the rollout is in status want (an error if it
+// ends otherwise) and returns its targets' counts by status.
+func (s Endpoints) WaitRollout(ctx context.Context, id, want string) (map[string]int, error) {
+	r, err := s.watch(ctx, client{base: s.APIURL, token: s.AdminToken}, id, func(string, ...any) {}, want)
+	return r.TargetCounts, err
 }

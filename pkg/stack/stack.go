@@ -125,13 +125,25 @@ func listen(service, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// Endpoints are what a client of a running stack needs, the local stack's
+// and the local cloud's alike (cmd/myriarch-cloud runs the demo on them):
+// its URLs, its tokens, and the wall clock.
+type Endpoints struct {
+	APIURL, GatewayURL string
+	AdminToken         string
+	AgentToken         string
+	OperatorToken      string // approves what the admin applied
+	ViewerToken        string // reads only: the page shows it no actions
+	Clock              func() time.Time
+}
+
+func (e Endpoints) clock() time.Time { return e.Clock() }
+
 // Stack is a running local stack.
 type Stack struct {
-	APIURL, GatewayURL, SFNURL string
-	AdminToken, AgentToken     string
-	OperatorToken              string // approves what the admin applied
-	ViewerToken                string // reads only: the page shows it no actions
-	StateMachineArn            string
+	Endpoints
+	SFNURL          string
+	StateMachineArn string
 	Deps                       setup.Deps
 	// Gateway is the gateway process with Options.GatewayBinary, else nil.
 	Gateway *GatewayProcess
@@ -143,7 +155,6 @@ type Stack struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	log     *slog.Logger
-	clock   func() time.Time
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
@@ -162,7 +173,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		cancel()
 		return nil, errors.New("stack: Options.Clock is required")
 	}
-	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, AgentToken: o.AgentToken, clock: o.Clock}
+	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, Endpoints: Endpoints{AgentToken: o.AgentToken, Clock: o.Clock}}
 	if err := s.start(ctx, runCtx, o); err != nil {
 		s.Stop()
 		return nil, err

@@ -11,7 +11,11 @@ import (
 
 // StartAlertmanager runs Alertmanager with a single receiver that sends
 // nowhere, with its data in dir.
-func StartAlertmanager(dir string) (*Process, error) {
+func StartAlertmanager(dir string) (*Process, error) { return StartAlertmanagerOn("", dir) }
+
+// StartAlertmanagerOn is StartAlertmanager listening on addr (host:port);
+// "" picks a free port.
+func StartAlertmanagerOn(addr, dir string) (*Process, error) {
 	config, err := json.Marshal(map[string]any{
 		"route":     map[string]any{"receiver": "null"},
 		"receivers": []any{map[string]any{"name": "null"}},
@@ -19,7 +23,7 @@ func StartAlertmanager(dir string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := server{binary: "prometheus-alertmanager", aptPackage: "prometheus-alertmanager", args: func(addr, dir string) []string {
+	s := server{binary: "prometheus-alertmanager", aptPackage: "prometheus-alertmanager", addr: addr, args: func(addr, dir string) []string {
 		return []string{
 			"--config.file=" + dir + "/alertmanager.yml",
 			"--storage.path=" + dir + "/data",

@@ -12,6 +12,12 @@ import (
 // StartPrometheus runs Prometheus scraping the targets (host:port, path
 // /metrics) every scrapeInterval, with its data in dir.
 func StartPrometheus(dir string, scrapeTargets []string, scrapeInterval time.Duration) (*Process, error) {
+	return StartPrometheusOn("", dir, scrapeTargets, scrapeInterval)
+}
+
+// StartPrometheusOn is StartPrometheus listening on addr (host:port), the
+// address a deployment's settings already name; "" picks a free port.
+func StartPrometheusOn(addr, dir string, scrapeTargets []string, scrapeInterval time.Duration) (*Process, error) {
 	// Prometheus reads YAML, and JSON is YAML: encoding/json quotes the
 	// targets. Durations in milliseconds, which Prometheus parses ("500ms").
 	interval := fmt.Sprintf("%dms", max(1, scrapeInterval.Milliseconds()))
@@ -29,7 +35,7 @@ func StartPrometheus(dir string, scrapeTargets []string, scrapeInterval time.Dur
 	if err != nil {
 		return nil, err
 	}
-	s := server{binary: "prometheus", aptPackage: "prometheus", args: func(addr, dir string) []string {
+	s := server{binary: "prometheus", aptPackage: "prometheus", addr: addr, args: func(addr, dir string) []string {
 		return []string{
 			"--config.file=" + dir + "/prometheus.yml",
 			"--storage.tsdb.path=" + dir + "/data",

@@ -33,6 +33,9 @@ type server struct {
 	// args are the command line for a listen address and the server's own
 	// directory (its configuration file is already there).
 	args func(addr, dir string) []string
+	// addr, if set, is the one address to listen on (a template names
+	// it); empty: a free loopback port, tried again if taken meanwhile.
+	addr string
 }
 
 // start runs the server with the configuration in dir and returns the
@@ -44,6 +47,9 @@ func (s server) start(dir, configName string, config []byte) (*Process, error) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, configName), config, 0o600); err != nil {
 		return nil, err
+	}
+	if s.addr != "" {
+		return s.run(path, s.addr, dir, "http://"+s.addr)
 	}
 	var lastErr error
 	for range startTries {
