@@ -70,4 +70,3 @@ func serveCmd(ctx context.Context, mode string, args []string, stdout, stderr io
 	}
 	return nil
 }
-

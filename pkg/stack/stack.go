@@ -144,7 +144,7 @@ type Stack struct {
 	Endpoints
 	SFNURL          string
 	StateMachineArn string
-	Deps                       setup.Deps
+	Deps            setup.Deps
 	// Gateway is the gateway process with Options.GatewayBinary, else nil.
 	Gateway *GatewayProcess
 

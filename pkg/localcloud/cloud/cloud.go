@@ -56,8 +56,8 @@ type Options struct {
 	// Fresh deletes the template's tables first, as deleting the stack
 	// would: a run starts empty.
 	Fresh bool
-	Log           *slog.Logger
-	Clock         func() time.Time
+	Log   *slog.Logger
+	Clock func() time.Time
 }
 
 // Cloud is a running local cloud.
@@ -65,6 +65,7 @@ type Cloud struct {
 	APIURL     string // the REST API's invoke URL, with its stage
 	GatewayURL string // ws://…/v1/opamp
 	AgentToken string // the agents' token, from the gateway's secret
+	gatewayEnv map[string]string
 	Template   *cfn.Template
 	Bus        *bus
 	// Record is every AWS call the cloud evaluated, by role; Policies are
@@ -172,6 +173,10 @@ func (c *Cloud) onClose(f func() error) {
 	c.closers = append(c.closers, f)
 }
 
+// GatewayEnv is a variable of the gateway's environment, as its task
+// definition sets it.
+func (c *Cloud) GatewayEnv(name string) string { return c.gatewayEnv[name] }
+
 // Denials are the calls a role's policy refused.
 func (c *Cloud) Denials() []iam.Call { return c.Record.Denials() }
 
@@ -236,7 +241,7 @@ func (c *Cloud) startGateway(t *cfn.Template, base map[string]string, sec *secre
 	}
 	c.onClose(func() error { return stopProcess(cmd, log) })
 	c.GatewayURL = "ws://" + ct.Env["MYRIARCH_GATEWAY_LISTEN"] + "/v1/opamp"
-	c.AgentToken = ct.Env["MYRIARCH_AGENT_TOKENS"]
+	c.AgentToken, c.gatewayEnv = ct.Env["MYRIARCH_AGENT_TOKENS"], ct.Env
 	return waitHTTP("http://"+ct.Env["MYRIARCH_GATEWAY_HEALTH_LISTEN"]+"/healthz", 30*time.Second)
 }
 

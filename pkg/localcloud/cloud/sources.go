@@ -11,4 +11,6 @@ func (c *Cloud) eventSources(runCtx context.Context, t *cfn.Template, rt *lambda
 	return nil
 }
 
-func (c *Cloud) schedules(runCtx context.Context, t *cfn.Template, rt *lambdas.Runtime) error { return nil }
+func (c *Cloud) schedules(runCtx context.Context, t *cfn.Template, rt *lambdas.Runtime) error {
+	return nil
+}
