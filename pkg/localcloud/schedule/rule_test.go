@@ -1,0 +1,86 @@
+package schedule
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/myriarch/myriarch/pkg/localcloud/cfn"
+)
+
+func TestParseRate(t *testing.T) {
+	cases := []struct {
+		expr string
+		want time.Duration // 0: invalid
+	}{
+		{"rate(1 minute)", time.Minute},
+		{"rate(5 minutes)", 5 * time.Minute},
+		{"rate(1 hour)", time.Hour},
+		{"rate(12 hours)", 12 * time.Hour},
+		{"rate(1 day)", 24 * time.Hour},
+		{"rate(7 days)", 7 * 24 * time.Hour},
+		{"rate(1 minutes)", 0}, // plural for 1
+		{"rate(5 minute)", 0},  // singular for 5
+		{"rate(0 hours)", 0},
+		{"rate(-1 hours)", 0},
+		{"rate(1 second)", 0},
+		{"rate(1.5 hours)", 0},
+		{"cron(0 12 * * ? *)", 0},
+	}
+	for _, c := range cases {
+		got, err := ParseRate(c.expr)
+		if got != c.want || (err == nil) != (c.want != 0) {
+			t.Errorf("%s: %s, %v; want %s", c.expr, got, err, c.want)
+		}
+	}
+}
+
+func loadTemplate(t *testing.T, name string) *cfn.Template {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name+".template.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := cfn.Parse(raw, t.TempDir(), "S", cfn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+func TestRulesFrom(t *testing.T) {
+	rules, err := RulesFrom(loadTemplate(t, "rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Rule{{
+		LogicalID: "PlannerSchedule", Name: "S-PlannerSchedule", ARN: "arn:aws:events:us-east-1:123456789012:rule/S-PlannerSchedule",
+		Period: time.Minute, Enabled: true,
+		Targets: []Target{{ID: "Target0", Arn: "arn:aws:lambda:us-east-1:123456789012:function:s-planner", Retry: RetryPolicy{MaxRetries: 0, MaxEventAge: time.Minute}}},
+	}, {
+		LogicalID: "ReleaseSchedule", Name: "S-ReleaseSchedule", ARN: "arn:aws:events:us-east-1:123456789012:rule/S-ReleaseSchedule",
+		Period: 24 * time.Hour,
+		// Without a RetryPolicy: EventBridge's 185 retries over 24 hours.
+		Targets: []Target{{ID: "Target0", Arn: "arn:aws:lambda:us-east-1:123456789012:function:s-releases", Input: `{"refresh":true}`, Retry: RetryPolicy{MaxRetries: 185, MaxEventAge: 24 * time.Hour}}},
+	}}
+	if !reflect.DeepEqual(rules, want) {
+		t.Errorf("rules\n got %+v\nwant %+v", rules, want)
+	}
+}
+
+func TestRulesFrom_Refuses(t *testing.T) {
+	_, err := RulesFrom(loadTemplate(t, "refused"))
+	for _, w := range []string{
+		`rule Cron: ScheduleExpression "cron(0 12 * * ? *)": cron expressions are not emulated`,
+		`rule Plural: ScheduleExpression "rate(1 minutes)"`,
+		`rule Queue: target Q: "arn:aws:sqs:us-east-1:123456789012:q": only Lambda function targets`,
+		`rule Transformer: target T: InputTransformer is not emulated`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%v\nwant an error with %q", err, w)
+		}
+	}
+}
