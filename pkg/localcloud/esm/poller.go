@@ -100,7 +100,11 @@ func (p *Poller) init() error {
 		return fmt.Errorf("esm %s: a Poller needs Streams and Invoke", p.LogicalID)
 	}
 	p.filter = f
-	p.region = strings.Split(p.StreamARN, ":")[3]
+	arn := strings.Split(p.StreamARN, ":")
+	if len(arn) < 6 || arn[2] != "dynamodb" {
+		return fmt.Errorf("esm %s: StreamARN %q is not a DynamoDB stream's ARN", p.LogicalID, p.StreamARN)
+	}
+	p.region = arn[3]
 	if p.ReadARN == "" {
 		p.ReadARN = p.StreamARN
 	}
