@@ -82,7 +82,10 @@ func applyInvokeConfigs(t *cfn.Template, fns []Function) error {
 	for _, id := range t.OfType("AWS::Lambda::EventInvokeConfig") {
 		p := props(t.Resources[id].Properties)
 		i := indexOf(fns, p.str("FunctionName"))
+		fn, known := t.LogicalIDOf(p.str("FunctionName"))
 		switch {
+		case i < 0 && known && t.Resources[fn].Type == "AWS::Lambda::Function":
+			// Its function is refused, with its own error.
 		case i < 0:
 			errs = append(errs, fmt.Errorf("event invoke config %s: no function %q", id, p.str("FunctionName")))
 		case p.str("Qualifier") != "$LATEST":

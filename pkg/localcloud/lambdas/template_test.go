@@ -127,6 +127,10 @@ func TestFunctionsFrom_Refuses(t *testing.T) {
 				t.Errorf("%s: %v, want an error with %q", c.name, err, w)
 			}
 		}
+		// The refused function's EventInvokeConfig adds no second error.
+		if err != nil && strings.Contains(err.Error(), "event invoke config") {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 	_, err := FunctionsFrom(loadTemplate(t, "unsupported", map[string]string{"aaa": testBootstrap(t)}))
 	for _, w := range []string{`FnNode (S-FnNode): Handler "index.handler"`, `FnImage (S-FnImage): Code.S3Key ""`, `Qualifier "live"`, "DestinationConfig is not emulated", `no function "nowhere"`} {
