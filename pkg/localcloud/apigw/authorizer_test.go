@@ -46,6 +46,15 @@ func TestAuthorizer_TokenCheckedBeforeTheCall(t *testing.T) {
 	}
 }
 
+// IdentityValidationExpression must match the whole token, anchored or
+// not (Java's Pattern.matches).
+func TestAuthorizer_ValidationMatchesTheWholeToken(t *testing.T) {
+	h := newHarness(t, Options{}, func(res map[string]any) { props(res, "Auth")["IdentityValidationExpression"] = "Bearer [a-z.]+" })
+	expectUnauthorized(t, h.do("GET", "/dev/a", "", "Authorization", "Bearer abc.def trailing"))
+	expectUnauthorized(t, h.do("GET", "/dev/a", "", "Authorization", "xBearer abc"))
+	expectResponse(t, h.authed("GET", "/dev/a", ""), 200, "ok")
+}
+
 // The authorizer gets the TOKEN event with the request's method ARN.
 func TestAuthorizer_Event(t *testing.T) {
 	h := newHarness(t, Options{}, nil)

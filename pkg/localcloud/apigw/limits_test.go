@@ -3,6 +3,7 @@ package apigw
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,14 @@ func TestLimits_IntegrationTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, Options{IntegrationTimeout: 20 * time.Millisecond}, nil)
 			h.on(apiFn, fn)
-			expectResponse(t, h.do("GET", "/dev/ui", ""), 504, `{"message":"Endpoint request timed out"}`)
+			done := make(chan *httptest.ResponseRecorder, 1)
+			go func() { done <- h.do("GET", "/dev/ui", "") }()
+			select {
+			case w := <-done:
+				expectResponse(t, w, 504, `{"message":"Endpoint request timed out"}`)
+			case <-time.After(5 * time.Second):
+				t.Fatal("no answer 5 s after a 20 ms timeout")
+			}
 		})
 	}
 }
