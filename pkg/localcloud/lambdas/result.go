@@ -27,6 +27,9 @@ func (r Result) Failed() bool { return r.FunctionError != "" }
 // exceeded its timeout.
 const errorTimedOut = "Sandbox.Timedout"
 
+// errorExited is the errorType of a runtime that exited.
+const errorExited = "Runtime.ExitError"
+
 // verdict is what one of RIE's replies means.
 type verdict struct {
 	result Result
@@ -41,7 +44,8 @@ type verdict struct {
 // /invocation/{id}/error, with errorType and errorMessage and nothing but
 // a stackTrace besides. A timeout is RIE's plain-text "Task timed out
 // after N.00 seconds", reported as Lambda does; a runtime that exited or
-// an oversized response is a 502 with the error JSON.
+// an oversized response is a 502 with the error JSON, a runtime that
+// exited during its init a 502 without a body.
 func classify(requestID string, r rieReply) (verdict, error) {
 	if r.status == http.StatusOK && bytes.HasPrefix(r.body, []byte("Task timed out after ")) {
 		return verdict{result: timedOut(requestID, string(r.body)), replace: true}, nil
@@ -54,6 +58,11 @@ func classify(requestID string, r rieReply) (verdict, error) {
 		return verdict{result: Result{RequestID: requestID, Payload: r.body}}, nil
 	case isErr:
 		return verdict{result: failed(requestID, r.body, e), replace: true}, nil
+	case r.status == http.StatusBadGateway && len(bytes.TrimSpace(r.body)) == 0:
+		// RIE's answer when the runtime exited during its init: Lambda
+		// reports Runtime.ExitError (RIE logs the exit status, which its
+		// answer leaves out).
+		return verdict{result: exited(requestID), replace: true}, nil
 	}
 	return verdict{replace: true}, fmt.Errorf("RIE answered %d: %.200s", r.status, r.body)
 }
@@ -62,6 +71,12 @@ func classify(requestID string, r rieReply) (verdict, error) {
 // the message RIE gives, prefixed as Lambda prefixes it.
 func timedOut(requestID, what string) Result {
 	e := functionError{Type: errorTimedOut, Message: fmt.Sprintf("RequestId: %s Error: %s", requestID, what)}
+	body, _ := json.Marshal(e)
+	return failed(requestID, body, e)
+}
+
+func exited(requestID string) Result {
+	e := functionError{Type: errorExited, Message: fmt.Sprintf("RequestId: %s Error: Runtime exited with error during init (the exit status is in the function's log)", requestID)}
 	body, _ := json.Marshal(e)
 	return failed(requestID, body, e)
 }

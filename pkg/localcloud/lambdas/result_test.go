@@ -23,7 +23,9 @@ func TestClassify(t *testing.T) {
 		{name: "no errorType", reply: rieReply{200, []byte(`{"errorMessage":"x"}`)}},
 		{name: "timeout", reply: rieReply{200, []byte(`Task timed out after 3.00 seconds`)}, failed: true, errorType: "Sandbox.Timedout", replace: true},
 		{name: "runtime exit", reply: rieReply{502, []byte(`{"errorType":"Runtime.ExitError","errorMessage":"exit status 3"}`)}, failed: true, errorType: "Runtime.ExitError", replace: true},
+		{name: "init exit", reply: rieReply{502, nil}, failed: true, errorType: "Runtime.ExitError", replace: true},
 		{name: "RIE failure", reply: rieReply{500, nil}, replace: true, err: true},
+		{name: "RIE answers text", reply: rieReply{502, []byte("bad")}, replace: true, err: true},
 	}
 	for _, c := range cases {
 		v, err := classify("req-1", c.reply)

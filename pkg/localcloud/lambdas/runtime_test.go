@@ -129,6 +129,20 @@ func TestInvoke_FunctionErrors(t *testing.T) {
 	}
 }
 
+// A function whose init fails reports Runtime.ExitError on each
+// invocation, with a fresh instance each time.
+func TestInvoke_InitFailure(t *testing.T) {
+	fn := testFunction(t, "broken")
+	fn.Env["FN_FAIL_INIT"] = "1"
+	r := newRuntime(t, 4, fn)
+	for range 2 {
+		res, _ := invoke(t, r, "broken", `{}`)
+		if res.FunctionError != "Unhandled" || res.ErrorType != "Runtime.ExitError" {
+			t.Errorf("init failure: %+v", res)
+		}
+	}
+}
+
 // A timeout is Sandbox.Timedout, and the instance is killed and replaced
 // by a new one, as Lambda resets the execution environment.
 func TestInvoke_TimeoutReplacesTheInstance(t *testing.T) {

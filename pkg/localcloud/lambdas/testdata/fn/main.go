@@ -54,4 +54,10 @@ func handle(_ context.Context, e event) (reply, error) {
 	return r, nil
 }
 
-func main() { lambda.Start(handle) }
+func main() {
+	// A function that fails its init, as one missing its configuration does.
+	if os.Getenv("FN_FAIL_INIT") != "" {
+		os.Exit(1)
+	}
+	lambda.Start(handle)
+}
