@@ -70,10 +70,17 @@ func (p *Proxy) authorize(r *http.Request, role *Role, op Operation) string {
 	session := role.SessionArn(p.Policies.Partition, p.Policies.Account)
 	denied := ""
 	for _, a := range op.Accesses {
-		d, err := p.Evaluator.Decide(r.Context(), Request{
-			Principal: session, Action: a.Action, Resource: a.Resource, Account: p.Policies.Account,
-			IdentityPolicies: role.IdentityPolicies(),
-		})
+		req := Request{Principal: session, Action: a.Action, Resource: a.Resource, Account: p.Policies.Account,
+			IdentityPolicies: role.IdentityPolicies()}
+		var err error
+		if evaluatedOnResource[a.Action] && a.Resource != "*" {
+			req.Resource = "*"
+			req.IdentityPolicies, err = narrowedTo(req.IdentityPolicies, a.Resource)
+		}
+		var d Decision
+		if err == nil {
+			d, err = p.Evaluator.Decide(r.Context(), req)
+		}
 		call := Call{Role: role.LogicalID, Action: a.Action, Resource: a.Resource, Allowed: d.Allowed}
 		msg := ""
 		if err != nil {
