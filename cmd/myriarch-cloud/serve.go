@@ -60,7 +60,7 @@ func serveCmd(ctx context.Context, mode string, args []string, stdout, stderr io
 	e := stack.Endpoints{APIURL: c.APIURL, GatewayURL: c.GatewayURL, AdminToken: s.AdminToken, OperatorToken: s.OperatorToken,
 		ViewerToken: s.ViewerToken, AgentToken: c.AgentToken, Clock: time.Now}
 	sum, err := e.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: 4, HealthWait: "5s", Bake: "2s",
-		NewVersion: "0.161.0", MetricsAddr: s.Metrics, Timeout: 10 * time.Minute, Out: stdout})
+		NewVersion: "0.162.0", MetricsAddr: s.Metrics, Timeout: 10 * time.Minute, Out: stdout})
 	if err != nil {
 		return err
 	}

@@ -398,3 +398,8 @@ func (s Endpoints) WaitRollout(ctx context.Context, id, want string) (map[string
 	r, err := s.watch(ctx, client{base: s.APIURL, token: s.AdminToken}, id, func(string, ...any) {}, want)
 	return r.TargetCounts, err
 }
+
+// Post sends an action with a token of the caller's choosing.
+func (s Endpoints) Post(ctx context.Context, token, path string, body any) error {
+	return client{base: s.APIURL, token: token}.do(ctx, "POST", path, body, nil)
+}

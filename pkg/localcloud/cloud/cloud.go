@@ -222,7 +222,7 @@ func sfnEndpoint(c *Cloud, log *slog.Logger) (*sfnlocal.Server, *sfn.Client, str
 }
 
 // startGateway runs the task definition's container.
-func (c *Cloud) startGateway(t *cfn.Template, base map[string]string, sec *secrets) error {
+func (c *Cloud) startGateway(ctx context.Context, t *cfn.Template, base map[string]string, sec *secrets, allowed roleCheck) error {
 	ids := t.OfType("AWS::ECS::TaskDefinition")
 	if len(ids) == 0 {
 		return nil // a stack without the gateway (gateway=false) runs it elsewhere
@@ -230,6 +230,17 @@ func (c *Cloud) startGateway(t *cfn.Template, base map[string]string, sec *secre
 	ct, err := containerOf(t, ids[0], sec)
 	if err != nil {
 		return err
+	}
+	for _, arn := range ct.Secrets {
+		// ECS's agent reads the secrets with the task's execution role; a
+		// refusal stops the task before it starts (ResourceInitializationError).
+		ok, err := allowed(ctx, ct.ExecutionRole, "secretsmanager:GetSecretValue", arn)
+		if err != nil {
+			return fmt.Errorf("gateway task: its secret %s: %w", arn, err)
+		}
+		if !ok {
+			return fmt.Errorf("gateway task: ResourceInitializationError: the execution role %s may not read the secret %s", ct.ExecutionRole, arn)
+		}
 	}
 	cmd, log, err := ct.command(c.o.Gateway, base, c.o.LogDir)
 	if err != nil {

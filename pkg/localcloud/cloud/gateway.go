@@ -22,6 +22,10 @@ type container struct {
 	Env   map[string]string
 	Ports map[int]int // container port → loopback port
 	Role  string      // the task role's logical id
+	// ExecutionRole fetches the container's secrets (ECS's agent does, with
+	// this role, before the container starts); Secrets are their ARNs.
+	ExecutionRole string
+	Secrets       []string
 }
 
 // containerOf reads the task definition: a variable whose value is an
@@ -62,6 +66,7 @@ func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error
 			return container{}, fmt.Errorf("task definition %s: secret %s from %s: no such secret", id, name, from)
 		}
 		c.Env[name] = v.value
+		c.Secrets = append(c.Secrets, v.arn)
 	}
 	roleArn, _ := p["TaskRoleArn"].(string)
 	role, ok := t.LogicalIDOf(roleArn)
@@ -69,6 +74,7 @@ func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error
 		return container{}, fmt.Errorf("task definition %s: task role %q is not a role of the template", id, roleArn)
 	}
 	c.Role = role
+	c.ExecutionRole, _ = p["ExecutionRoleArn"].(string)
 	return c, nil
 }
 

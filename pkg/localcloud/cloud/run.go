@@ -87,7 +87,7 @@ func (c *Cloud) run(ctx, runCtx context.Context, t *cfn.Template, localStreams m
 			return err
 		}
 	}
-	allowed := func(ctx context.Context, roleArn, action, resource string) (bool, error) {
+	var allowed roleCheck = func(ctx context.Context, roleArn, action, resource string) (bool, error) {
 		return roleAllowed(ctx, t, policies, ev, rec, roleArn, action, resource)
 	}
 	invoke := func(ctx context.Context, arn string, payload []byte) (json.RawMessage, error) {
@@ -119,7 +119,7 @@ func (c *Cloud) run(ctx, runCtx context.Context, t *cfn.Template, localStreams m
 		return err
 	}
 	c.APIURL = apiURL + "/" + front.Stage()
-	return c.startGateway(t, base, sec)
+	return c.startGateway(ctx, t, base, sec, allowed)
 }
 
 type apigwInvoker struct{ rt *lambdas.Runtime }
@@ -136,6 +136,9 @@ func mustProxy(u string) http.Handler {
 	}
 	return h
 }
+
+// roleCheck evaluates a call a service makes with a role, by its ARN.
+type roleCheck func(ctx context.Context, roleArn, action, resource string) (bool, error)
 
 // roleAllowed evaluates and records a call a service makes with a role
 // (Step Functions invoking a task's function with the state machine's

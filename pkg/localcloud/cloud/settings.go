@@ -28,7 +28,7 @@ type Settings struct {
 }
 
 // Releases are the collector versions the cloud's API offers.
-const Releases = "0.160.0,0.161.0,0.162.0,0.163.0"
+const Releases = "0.160.0,0.161.0,0.162.0,0.163.0,0.164.0"
 
 // NewSettings mints tokens and picks free loopback ports.
 func NewSettings() (Settings, error) {

@@ -60,7 +60,7 @@ func stateMachineOf(t *cfn.Template, id string) (stateMachine, error) {
 // registers every Lambda function its tasks may name: an invocation is
 // first held to the state machine role's policy (lambda:InvokeFunction),
 // then runs in the Lambda runtime.
-func createStateMachines(ctx context.Context, t *cfn.Template, srv *sfnlocal.Server, client *sfn.Client, invoke lambdaInvoker, allowed func(ctx context.Context, roleArn, action, resource string) (bool, error)) error {
+func createStateMachines(ctx context.Context, t *cfn.Template, srv *sfnlocal.Server, client *sfn.Client, invoke lambdaInvoker, allowed roleCheck) error {
 	for _, id := range t.OfType("AWS::StepFunctions::StateMachine") {
 		sm, err := stateMachineOf(t, id)
 		if err != nil {
