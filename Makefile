@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
+.PHONY: cloud cloud-run cloud-test test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -35,6 +35,7 @@ WITH_AWSCLI := scripts/with-aws-cli.sh
 test: check
 	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
+	$(MAKE) cloud-test
 
 check: fmt vet tidy asl
 
@@ -97,6 +98,21 @@ fuzz:
 # Step Functions endpoint, the Lambdas in one process, the API, the gateway,
 # the planner schedule, the stream delivery) with 50 simulated collectors:
 # a configuration rollout approved through the API, then a version rollout.
+# cloud: the synthesized stack as AWS runs it, on this machine
+# (scripts/cloud.sh): every Lambda from its own bootstrap under the Lambda
+# Runtime Interface Emulator, the API Gateway front, the streams' event
+# source mappings, the schedules, the state machine and the gateway from
+# the template, every AWS call held to its role's IAM policy; then the
+# demo's rollouts. cloud-run serves it until Ctrl-C; cloud-test runs its
+# end-to-end tests (part of `make test`).
+WITH_RIE := scripts/with-lambda-rie.sh
+cloud:
+	$(WITH_GATES) $(WITH_RIE) $(WITH_DYNAMODB) scripts/cloud.sh demo
+cloud-run:
+	$(WITH_GATES) $(WITH_RIE) $(WITH_DYNAMODB) scripts/cloud.sh run
+cloud-test:
+	$(WITH_GATES) $(WITH_RIE) $(WITH_DYNAMODB) scripts/cloud.sh test
+
 demo: bin/myriarch-local
 	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)
 

@@ -11,11 +11,13 @@ import (
 // lambdaRetried are the errors of a Lambda invocation that every Task state
 // retries: the transient service errors AWS recommends retrying
 // (ClientExecutionTimeout, Service, AWSLambda, SdkClient), throttling, and
-// Lambda.Unknown, which is how Step Functions reports a function that timed
-// out or ran out of memory; the tasks are idempotent, so one timeout must
-// not move a rollout to failed. RetryableError is the tasks' own.
+// Lambda.Unknown, which is how Step Functions reports a function that ran
+// out of memory or crashed, and Sandbox.Timedout, the errorType Lambda
+// gives a function that timed out (the local cloud's runtime reports it
+// so too); the tasks are idempotent, so one timeout must not move a
+// rollout to failed. RetryableError is the tasks' own.
 var lambdaRetried = []string{"Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException", "Lambda.AWSLambdaException",
-	"Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "RetryableError"}
+	"Lambda.SdkClientException", "Lambda.TooManyRequestsException", "Lambda.Unknown", "Sandbox.Timedout", "RetryableError"}
 
 func TestContract_EveryLambdaTaskRetriesTransientErrors(t *testing.T) {
 	raw, err := os.ReadFile("../../statemachines/rollout.asl.json")
