@@ -33,7 +33,7 @@ WITH_AWSCLI := scripts/with-aws-cli.sh
 # integration tests (pkg/store) and the web page's tests in Chromium
 # included, against a DynamoDB Local started for it.
 test: check
-	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
+	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_RIE) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
 	$(MAKE) cloud-test
 
