@@ -61,21 +61,21 @@ func MappingsFrom(t *cfn.Template) ([]Mapping, error) {
 	return ms, nil
 }
 
-func mappingFrom(t *cfn.Template, id string, p map[string]any) (Mapping, error) {
+func mappingFrom(t *cfn.Template, id string, p cfn.Props) (Mapping, error) {
 	m := Mapping{
 		LogicalID:        id,
-		StreamARN:        str(p, "EventSourceArn"),
-		BatchSize:        int(num(p, "BatchSize", defaultBatchSize)),
-		BatchingWindow:   time.Duration(num(p, "MaximumBatchingWindowInSeconds", 0)) * time.Second,
-		StartingPosition: str(p, "StartingPosition"),
+		StreamARN:        p.Str("EventSourceArn"),
+		BatchSize:        int(p.Num("BatchSize", defaultBatchSize)),
+		BatchingWindow:   time.Duration(p.Num("MaximumBatchingWindowInSeconds", 0)) * time.Second,
+		StartingPosition: p.Str("StartingPosition"),
 		Bisect:           p["BisectBatchOnFunctionError"] == true,
-		MaxRetries:       int(num(p, "MaximumRetryAttempts", -1)),
-		Parallelization:  int(num(p, "ParallelizationFactor", 1)),
+		MaxRetries:       int(p.Num("MaximumRetryAttempts", -1)),
+		Parallelization:  int(p.Num("ParallelizationFactor", 1)),
 	}
 	if !strings.Contains(m.StreamARN, ":dynamodb:") || !strings.Contains(m.StreamARN, "/stream/") {
 		return Mapping{}, fmt.Errorf("EventSourceArn %q: only DynamoDB streams are emulated", m.StreamARN)
 	}
-	if age := num(p, "MaximumRecordAgeInSeconds", -1); age > 0 {
+	if age := p.Num("MaximumRecordAgeInSeconds", -1); age > 0 {
 		m.MaxRecordAge = time.Duration(age) * time.Second
 	}
 	if m.StartingPosition != "LATEST" && m.StartingPosition != "TRIM_HORIZON" {
@@ -91,18 +91,18 @@ func mappingFrom(t *cfn.Template, id string, p map[string]any) (Mapping, error) 
 	m.ReportBatchItemFailures = slices.Contains(types, any("ReportBatchItemFailures"))
 	if dest, ok := p["DestinationConfig"].(map[string]any); ok {
 		onFailure, _ := dest["OnFailure"].(map[string]any)
-		m.OnFailure = str(onFailure, "Destination")
+		m.OnFailure = cfn.Props(onFailure).Str("Destination")
 	}
 	criteria, _ := p["FilterCriteria"].(map[string]any)
 	filters, _ := criteria["Filters"].([]any)
 	for _, f := range filters {
-		pattern := str(f.(map[string]any), "Pattern")
+		pattern := cfn.Props(f.(map[string]any)).Str("Pattern")
 		if _, err := compilePattern(pattern); err != nil {
 			return Mapping{}, fmt.Errorf("filter %s: %w", pattern, err)
 		}
 		m.Filters = append(m.Filters, pattern)
 	}
-	return m, linkFunction(t, &m, str(p, "FunctionName"))
+	return m, linkFunction(t, &m, p.Str("FunctionName"))
 }
 
 // linkFunction finds the mapping's function, by the name or ARN its
@@ -113,28 +113,10 @@ func linkFunction(t *cfn.Template, m *Mapping, name string) error {
 		return fmt.Errorf("FunctionName %q is no function of the template", name)
 	}
 	m.FunctionARN = t.Arn(fn)
-	role, ok := t.LogicalIDOf(str(t.Resources[fn].Properties, "Role"))
+	role, ok := t.LogicalIDOf(cfn.Props(t.Resources[fn].Properties).Str("Role"))
 	if !ok {
 		return fmt.Errorf("function %s: its role is no role of the template", fn)
 	}
 	m.RoleLogicalID = role
 	return nil
-}
-
-func str(p map[string]any, k string) string {
-	s, _ := p[k].(string)
-	return s
-}
-
-func num(p map[string]any, k string, def float64) float64 {
-	switch v := p[k].(type) {
-	case float64:
-		return v
-	case string:
-		var f float64
-		if _, err := fmt.Sscan(v, &f); err == nil {
-			return f
-		}
-	}
-	return def
 }

@@ -36,18 +36,18 @@ func FunctionsFrom(t *cfn.Template) ([]Function, error) {
 }
 
 func functionFrom(t *cfn.Template, id string) (Function, error) {
-	p := props(t.Resources[id].Properties)
+	p := cfn.Props(t.Resources[id].Properties)
 	fn := Function{LogicalID: id, Name: t.Physical(id), ARN: t.Arn(id), ReservedConcurrency: -1, Async: DefaultAsync()}
 	fail := func(format string, args ...any) (Function, error) {
 		return Function{}, fmt.Errorf("function %s (%s): %s", id, fn.Name, fmt.Sprintf(format, args...))
 	}
-	if h := p.str("Handler"); h != "bootstrap" {
+	if h := p.Str("Handler"); h != "bootstrap" {
 		return fail("Handler %q: the local cloud runs custom runtimes only (Handler bootstrap)", h)
 	}
-	if r := p.str("Runtime"); !strings.HasPrefix(r, "provided") {
+	if r := p.Str("Runtime"); !strings.HasPrefix(r, "provided") {
 		return fail("Runtime %q: the local cloud runs custom runtimes only (provided.*)", r)
 	}
-	key := props(p.obj("Code")).str("S3Key")
+	key := p.Obj("Code").Str("S3Key")
 	hash, ok := strings.CutSuffix(key, ".zip")
 	if !ok || hash == "" {
 		return fail("Code.S3Key %q is not a CDK file asset (<hash>.zip)", key)
@@ -60,18 +60,18 @@ func functionFrom(t *cfn.Template, id string) (Function, error) {
 	if err := checkBootstrap(fn.Bootstrap); err != nil {
 		return fail("%v", err)
 	}
-	role, ok := t.LogicalIDOf(p.str("Role"))
+	role, ok := t.LogicalIDOf(p.Str("Role"))
 	if !ok {
-		return fail("Role %q is no role of the template", p.str("Role"))
+		return fail("Role %q is no role of the template", p.Str("Role"))
 	}
 	fn.RoleLogicalID = role
 	fn.Env = map[string]string{}
-	for k, v := range props(p.obj("Environment")).obj("Variables") {
+	for k, v := range p.Obj("Environment").Obj("Variables") {
 		fn.Env[k] = fmt.Sprint(v)
 	}
-	fn.Timeout = time.Duration(p.num("Timeout", defaultTimeout.Seconds()) * float64(time.Second))
-	fn.MemoryMB = int(p.num("MemorySize", defaultMemoryMB))
-	fn.ReservedConcurrency = int(p.num("ReservedConcurrentExecutions", -1))
+	fn.Timeout = time.Duration(p.Num("Timeout", defaultTimeout.Seconds()) * float64(time.Second))
+	fn.MemoryMB = int(p.Num("MemorySize", defaultMemoryMB))
+	fn.ReservedConcurrency = int(p.Num("ReservedConcurrentExecutions", -1))
 	return fn, nil
 }
 
@@ -80,22 +80,22 @@ func functionFrom(t *cfn.Template, id string) (Function, error) {
 func applyInvokeConfigs(t *cfn.Template, fns []Function) error {
 	var errs []error
 	for _, id := range t.OfType("AWS::Lambda::EventInvokeConfig") {
-		p := props(t.Resources[id].Properties)
-		i := indexOf(fns, p.str("FunctionName"))
-		fn, known := t.LogicalIDOf(p.str("FunctionName"))
+		p := cfn.Props(t.Resources[id].Properties)
+		i := indexOf(fns, p.Str("FunctionName"))
+		fn, known := t.LogicalIDOf(p.Str("FunctionName"))
 		switch {
 		case i < 0 && known && t.Resources[fn].Type == "AWS::Lambda::Function":
 			// Its function is refused, with its own error.
 		case i < 0:
-			errs = append(errs, fmt.Errorf("event invoke config %s: no function %q", id, p.str("FunctionName")))
-		case p.str("Qualifier") != "$LATEST":
-			errs = append(errs, fmt.Errorf("event invoke config %s: Qualifier %q: the local cloud runs $LATEST only", id, p.str("Qualifier")))
+			errs = append(errs, fmt.Errorf("event invoke config %s: no function %q", id, p.Str("FunctionName")))
+		case p.Str("Qualifier") != "$LATEST":
+			errs = append(errs, fmt.Errorf("event invoke config %s: Qualifier %q: the local cloud runs $LATEST only", id, p.Str("Qualifier")))
 		case p["DestinationConfig"] != nil:
 			errs = append(errs, fmt.Errorf("event invoke config %s: DestinationConfig is not emulated", id))
 		default:
 			fns[i].Async = AsyncConfig{
-				MaxRetries:  int(p.num("MaximumRetryAttempts", defaultMaxRetries)),
-				MaxEventAge: time.Duration(p.num("MaximumEventAgeInSeconds", defaultMaxEventAge.Seconds())) * time.Second,
+				MaxRetries:  int(p.Num("MaximumRetryAttempts", defaultMaxRetries)),
+				MaxEventAge: time.Duration(p.Num("MaximumEventAgeInSeconds", defaultMaxEventAge.Seconds())) * time.Second,
 			}
 		}
 	}
@@ -117,31 +117,4 @@ func indexOf(fns []Function, nameOrARN string) int {
 // accepts them.
 func (f Function) matches(nameOrARN string) bool {
 	return nameOrARN == f.Name || nameOrARN == f.ARN || nameOrARN == f.ARN+":$LATEST"
-}
-
-// props reads resolved template properties.
-type props map[string]any
-
-func (p props) str(k string) string {
-	s, _ := p[k].(string)
-	return s
-}
-
-func (p props) obj(k string) map[string]any {
-	m, _ := p[k].(map[string]any)
-	return m
-}
-
-// num reads a number, which templates may also write as a string.
-func (p props) num(k string, def float64) float64 {
-	switch v := p[k].(type) {
-	case float64:
-		return v
-	case string:
-		var f float64
-		if _, err := fmt.Sscan(v, &f); err == nil {
-			return f
-		}
-	}
-	return def
 }
