@@ -18,6 +18,7 @@
 //	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version} [https://example.invalid/otelcol/{version}]
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
+//	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [60s]; 0 = off
 //	-log-level         MYRIARCH_LOG_LEVEL              debug, info, warn or error [info]
 //	-debug-listen      MYRIARCH_GATEWAY_DEBUG_LISTEN   net/http/pprof under /debug/pprof/ [off]; loopback addresses only
 //
@@ -29,6 +30,11 @@
 // loopback host it also keeps the SDK off the instance metadata endpoint,
 // with a region and dummy credentials unless the environment sets them
 // (store.AWSConfig).
+//
+// Every WebSocket agent is sent a ping frame each -ws-ping, so that the
+// Network Load Balancer, which drops a flow idle for 350 s, keeps the
+// connection of an agent that says nothing for longer; pings are not sent
+// over the gateway's own TLS (-tls-cert; pkg/gateway, ping.go says why).
 //
 // The debug listener is off unless -debug-listen names a loopback address
 // (127.0.0.1:6060, [::1]:6060, localhost:6060; any other is refused at
@@ -130,7 +136,7 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 	g, err := gateway.New(gateway.Config{
 		Now: now, Logger: log, Tokens: tokens,
 		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
-		PackageName: o.packageName, DownloadURL: o.downloadURL,
+		PackageName: o.packageName, DownloadURL: o.downloadURL, WSPing: wsPing(o.wsPing),
 	}, st, st)
 	if err != nil {
 		return err
@@ -193,6 +199,15 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 }
 
 var errStopped = errors.New("stopped")
+
+// wsPing is the gateway's WSPing for -ws-ping: 0 turns the pings off, which
+// the gateway spells negative (its zero is the default).
+func wsPing(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
 
 // drain shuts down in order: refuse new agents (health 503, 503 on the
 // OpAMP path), stop listening and finish plain HTTP requests, close the

@@ -59,6 +59,10 @@ func TestParseOptions(t *testing.T) {
 		{"debug on a public address", []string{"-debug-listen", "10.0.0.5:6060"}, base, "loopback"},
 		{"debug on a name", []string{"-debug-listen", "gateway.internal:6060"}, base, "loopback"},
 		{"debug without port", []string{"-debug-listen", "127.0.0.1"}, base, "debug-listen"},
+		{"pings off", []string{"-ws-ping", "0"}, base, ""},
+		{"pings from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "2m"), ""},
+		{"negative ping interval", []string{"-ws-ping", "-1s"}, base, "ws-ping"},
+		{"bad ping interval", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "often"), "ws-ping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,8 +74,28 @@ func TestParseOptions(t *testing.T) {
 	}
 	o, err := parseOptions(nil, func(k string) string { return base[k] })
 	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
-		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo {
+		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo ||
+		o.wsPing != time.Minute {
 		t.Errorf("defaults %+v, %v", o, err)
+	}
+}
+
+// -ws-ping 0 turns the pings off: the gateway's zero would be its default.
+func TestWSPing(t *testing.T) {
+	for _, tt := range []struct{ flag, want time.Duration }{
+		{flag: 0, want: -1},                              // off
+		{flag: time.Minute, want: time.Minute},           // the default
+		{flag: 90 * time.Second, want: 90 * time.Second}, // as given
+	} {
+		if got := wsPing(tt.flag); got != tt.want {
+			t.Errorf("wsPing(%v) = %v, want %v", tt.flag, got, tt.want)
+		}
+	}
+	o, err := parseOptions([]string{"-ws-ping", "0"}, func(k string) string {
+		return map[string]string{"MYRIARCH_TABLE_PREFIX": "dev-", "MYRIARCH_AGENT_TOKENS": "a"}[k]
+	})
+	if err != nil || o.wsPing != 0 {
+		t.Errorf("-ws-ping 0: %v, %v", o.wsPing, err)
 	}
 }
 
@@ -184,7 +208,7 @@ func startServe(t *testing.T, ctx context.Context, o options, reload chan struct
 func TestServe_TLS(t *testing.T) {
 	dir := t.TempDir()
 	pool := writeCertificate(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-tls-cert", filepath.Join(dir, "cert.pem"), "-tls-key", filepath.Join(dir, "key.pem")},
+	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-tls-cert", filepath.Join(dir, "cert.pem"), "-tls-key", filepath.Join(dir, "key.pem"), "-ws-ping", "20ms"},
 		func(k string) string {
 			return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-", "MYRIARCH_AGENT_TOKENS": "tok"}[k]
 		})
@@ -202,6 +226,45 @@ func TestServe_TLS(t *testing.T) {
 	sendReport(t, conn)
 	if _, ok := st.get("018f3a10-2233-7444-8555-666677778888"); !ok {
 		t.Error("agent not recorded over TLS")
+	}
+	if n := pingsIn(t, conn, 300*time.Millisecond); n != 0 { // a ping could split a frame on TLS (pkg/gateway, ping.go)
+		t.Errorf("%d pings over the gateway's own TLS, want none", n)
+	}
+}
+
+// TestServe_Pings: -ws-ping reaches the gateway, which pings a WebSocket
+// agent that says nothing.
+func TestServe_Pings(t *testing.T) {
+	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-ws-ping", "20ms"},
+		func(k string) string {
+			return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-", "MYRIARCH_AGENT_TOKENS": "tok"}[k]
+		})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, opampAddr, _, _ := startServe(t, ctx, o, nil)
+	conn := dial(t, opampAddr, "tok")
+	sendReport(t, conn)
+	if n := pingsIn(t, conn, 300*time.Millisecond); n < 3 {
+		t.Errorf("%d pings in 300 ms at 20 ms, want several", n)
+	}
+}
+
+// pingsIn reads conn for d and counts the pings it was sent; conn is spent
+// after (its read timed out).
+func pingsIn(t *testing.T, conn *websocket.Conn, d time.Duration) int {
+	t.Helper()
+	n := 0
+	conn.SetPingHandler(func(string) error { n++; return nil })
+	must(t, conn.SetReadDeadline(time.Now().Add(d)))
+	for {
+		if _, _, err := conn.ReadMessage(); err != nil {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("read: %v", err)
+			}
+			return n
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ type options struct {
 	downloadURL          string
 	packageName          string
 	drainTimeout         time.Duration
+	wsPing               time.Duration // 0 = off
 	logLevel             slog.Level
 }
 
@@ -49,7 +50,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return def
 	}
 	var o options
-	var poll, heartbeat, drainTimeout, offlineAfter, level string
+	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level string
 	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
@@ -65,6 +66,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.downloadURL, "download-url", env("MYRIARCH_GATEWAY_DOWNLOAD_URL", gateway.DefaultDownloadURL), "package URL template with {version}")
 	fs.StringVar(&o.packageName, "package-name", env("MYRIARCH_GATEWAY_PACKAGE_NAME", ""), "OpAMP package name of the collector")
 	fs.StringVar(&drainTimeout, "drain-timeout", env("MYRIARCH_GATEWAY_DRAIN_TIMEOUT", "20s"), "how long a shutdown waits for connections to close")
+	fs.StringVar(&wsPing, "ws-ping", env("MYRIARCH_GATEWAY_WS_PING", "60s"), "WebSocket ping interval (0 = off)")
 	fs.StringVar(&level, "log-level", env("MYRIARCH_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -74,6 +76,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	o.pollInterval = positiveDuration("poll-interval", poll, &errs)
 	o.heartbeat = positiveDuration("heartbeat", heartbeat, &errs)
 	o.drainTimeout = positiveDuration("drain-timeout", drainTimeout, &errs)
+	if d, err := time.ParseDuration(wsPing); err != nil || d < 0 {
+		errs = append(errs, fmt.Errorf("-ws-ping %q: want a duration such as 60s, or 0 for none", wsPing))
+	} else {
+		o.wsPing = d
+	}
 	if n, err := strconv.Atoi(offlineAfter); err != nil || n < 2 {
 		errs = append(errs, fmt.Errorf("-offline-after %q: want a whole number of at least 2", offlineAfter))
 	} else {

@@ -22,6 +22,7 @@ type link struct {
 	g          *Gateway
 	plainHTTP  bool
 	conn       types.Connection
+	ping       *pinger // nil for plain HTTP, or when pings are off
 	s          *session
 	said       bool // the agent said goodbye (AgentDisconnect)
 	readFailed bool // the transport broke rather than closed
@@ -42,6 +43,7 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 	l.conn = conn
 	if !l.plainHTTP {
 		l.g.links.add(l)
+		l.ping = l.g.startPinger(l)
 	}
 }
 
@@ -205,6 +207,7 @@ func (l *link) closed(types.Connection) {
 	if l.plainHTTP {
 		return
 	}
+	l.ping.stop()
 	defer g.links.remove(l)
 	if l.s == nil {
 		g.log.Debug("connection closed before the first message")

@@ -38,7 +38,9 @@
 // (URL from Config.DownloadURL, hashes derived from name, version and URL
 // so that every task offers the same bytes) when the agent neither runs nor
 // reports that version; each once per connection, on (re)connect and from
-// the poll of the lagging index.
+// the poll of the lagging index. A WebSocket agent is also sent a ping
+// frame every WSPing, so that the load balancer does not drop a connection
+// on which nothing else passes (ping.go).
 //
 // What it writes: a (re)connection, a report that changed a reported fact,
 // and a closed connection (offline, unless the gateway closed it to drain),
@@ -175,6 +177,13 @@ type Config struct {
 	AckGrace time.Duration
 	// After is the timer of backoffs and waits [time.After].
 	After func(time.Duration) <-chan time.Time
+	// WSPing is the interval of the ping frames sent to each WebSocket
+	// agent, so that the load balancer never sees its connection idle
+	// (ping.go) [DefaultWSPing]; negative sends none.
+	WSPing time.Duration
+	// AfterFunc runs f once after d on a goroutine of its own; the pings
+	// are timed with it [time.AfterFunc].
+	AfterFunc func(d time.Duration, f func()) Timer
 }
 
 // DefaultLazyWrite is Config.LazyWrite unless set: in a wave the APPLYING
@@ -216,6 +225,10 @@ func (c Config) withDefaults() (Config, error) {
 	c.AckGrace = orDefault(c.AckGrace, 5*time.Second)
 	if c.After == nil {
 		c.After = time.After
+	}
+	c.WSPing = orDefault(c.WSPing, DefaultWSPing)
+	if c.AfterFunc == nil {
+		c.AfterFunc = afterFunc
 	}
 	if c.Task == "" {
 		var b [8]byte
@@ -261,6 +274,8 @@ type Gateway struct {
 	saves    chan *saveJob // to the batch writers, with a BatchSaver
 	// queuedSaves counts the writes waiting for a batch writer.
 	queuedSaves atomic.Int32
+	pingers     atomic.Int32 // pingers not ended (ping.go)
+	noPings     sync.Once    // logs that a connection is not pinged
 }
 
 // New builds a gateway task over a store of agents and configurations.

@@ -46,13 +46,19 @@ func newHarness(t *testing.T, agents *memAgents, change ...func(*Config)) *harne
 // integration test).
 func startHarness(t *testing.T, agents Agents, change ...func(*Config)) *harness {
 	t.Helper()
+	return startHarnessWith(t, agents, memConfigs{"abcd01": "receivers: {}", "abcd02": "receivers: {otlp: {}}"}, change...)
+}
+
+// startHarnessWith runs the gateway with these configurations.
+func startHarnessWith(t *testing.T, agents Agents, configs Configs, change ...func(*Config)) *harness {
+	t.Helper()
 	h := &harness{t: t, clock: &clock{now: t0}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := Config{Now: h.clock.Now, Logger: log, Tokens: []string{"old-token", token}, PollInterval: 10 * time.Millisecond, MaxMessageBytes: 64 << 10}
 	for _, c := range change {
 		c(&cfg)
 	}
-	g, err := New(cfg, agents, memConfigs{"abcd01": "receivers: {}", "abcd02": "receivers: {otlp: {}}"})
+	g, err := New(cfg, agents, configs)
 	if err != nil {
 		t.Fatal(err)
 	}
