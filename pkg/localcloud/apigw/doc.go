@@ -22,8 +22,10 @@
 // authorizer types, integrations other than AWS_PROXY, API keys, request
 // validators and models, resource policies, OpenAPI bodies, Velocity in
 // gateway responses beyond $context.error.* and $context.requestId.
-// Accepted and ignored: the stage's MethodSettings (throttling, logging,
-// metrics), access logs, tracing, the deployment and the account.
+// The stage's throttling (MethodSettings for /* and *) is a token bucket
+// of its rate and burst, answered with THROTTLED (429); throttling of one
+// method alone is refused. Accepted and ignored: the stage's logging and
+// metrics settings, access logs, tracing, the deployment and the account.
 // Header names reach the function in Go's canonical form, where API
 // Gateway keeps the client's spelling; a request without body has "" in
 // the event where API Gateway has null.

@@ -113,6 +113,9 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Front) handle(r *http.Request, body []byte, requestID string) (proxyResponse, *failure) {
+	if f.api.limiter != nil && !f.api.limiter.AllowN(f.opts.Now(), 1) {
+		return proxyResponse{}, ptr(throttled())
+	}
 	path, route, m, ok := f.route(r)
 	if !ok {
 		return proxyResponse{}, ptr(missingAuthToken())

@@ -109,3 +109,38 @@ func TestIntegration_NeedsThePermission(t *testing.T) {
 		t.Errorf("asked %v (want %s), %d calls", asked, want, h.lambda.count(apiFn))
 	}
 }
+
+// The stage's throttling is a token bucket of its rate and burst: past the
+// burst a request is THROTTLED (the template's 429 override), and the rate
+// refills it.
+func TestLimits_StageThrottling(t *testing.T) {
+	h := newHarness(t, Options{}, func(res map[string]any) {
+		props(res, "Stage")["MethodSettings"] = []any{map[string]any{"HttpMethod": "*", "ResourcePath": "/*", "ThrottlingBurstLimit": 2, "ThrottlingRateLimit": 1}}
+	})
+	for i := range 2 {
+		if w := h.do("GET", "/dev/items/1", ""); w.Code != 200 {
+			t.Fatalf("request %d within the burst: %d", i+1, w.Code)
+		}
+	}
+	w := h.do("GET", "/dev/items/1", "")
+	if w.Code != 429 || w.Header().Get("X-Amzn-Errortype") != "TooManyRequestsException" {
+		t.Fatalf("past the burst: %d %q, want 429 TooManyRequestsException", w.Code, w.Header().Get("X-Amzn-Errortype"))
+	}
+	if h.lambda.count(apiFn) != 2 {
+		t.Errorf("the throttled request reached the function")
+	}
+	h.clock.advance(time.Second)
+	if w := h.do("GET", "/dev/items/1", ""); w.Code != 200 {
+		t.Errorf("a second later (rate 1/s): %d", w.Code)
+	}
+}
+
+// Throttling of one method alone is refused, not silently widened.
+func TestLimits_MethodThrottlingRefused(t *testing.T) {
+	change := func(res map[string]any) {
+		props(res, "Stage")["MethodSettings"] = []any{map[string]any{"HttpMethod": "GET", "ResourcePath": "/~1items", "ThrottlingRateLimit": 5}}
+	}
+	if _, err := New(loadTemplate(t, change), &fakeLambda{}, simplePolicyAllows, Options{}); err == nil || !strings.Contains(err.Error(), "not emulated") {
+		t.Errorf("err = %v, want the method's throttling refused", err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/myriarch/myriarch/pkg/localcloud/cfn"
 )
 
@@ -20,6 +22,7 @@ type restAPI struct {
 	minCompressionBytes int
 	root                *resource
 	responses           responseSet
+	limiter             *rate.Limiter // the stage's throttling; nil: none
 }
 
 // method is an AWS::ApiGateway::Method with its AWS_PROXY integration.
@@ -128,6 +131,11 @@ func (a *restAPI) readStage(t *cfn.Template) error {
 	if a.stage == "" {
 		return fmt.Errorf("apigw: %s: no StageName", stages[0])
 	}
+	lim, err := stageLimiter(props, stages[0])
+	if err != nil {
+		return err
+	}
+	a.limiter = lim
 	for k, v := range asMap(props["Variables"]) {
 		if a.stageVariables == nil {
 			a.stageVariables = map[string]string{}
