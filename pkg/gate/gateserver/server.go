@@ -2,7 +2,9 @@
 // packages prometheus and prometheus-alertmanager) on free loopback ports,
 // each with its own configuration and data directory: for the gate's
 // integration tests (pkg/gate/gatetest) and for the local demo, whose gate
-// reads the simulated collectors' pipeline metrics.
+// reads the simulated collectors' pipeline metrics. On Linux a server ends
+// with the process that started it, even one killed with SIGKILL
+// (StartWithParent).
 package gateserver
 
 import (
@@ -77,11 +79,10 @@ func (s server) run(path, addr, dir, url string) (*Process, error) {
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(path, s.args(addr, dir)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logFile, logFile
-	if err := cmd.Start(); err != nil {
+	exited, err := StartWithParent(cmd) // a killed stack leaves no server listening
+	if err != nil {
 		return nil, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	if gone, err := waitReady(url, exited); err != nil {
 		if !gone {
 			_ = stop(cmd, exited)

@@ -1,0 +1,38 @@
+package gateserver
+
+import (
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+// startTied starts cmd with a parent-death signal: the kernel sends the
+// child SIGKILL when its parent dies. "Parent" is the thread that forked it,
+// not the process (prctl(2), PR_SET_PDEATHSIG; go.dev/issue/27505), and Go
+// runs goroutines on any thread and ends a thread whose goroutine returns
+// while locked to it. So the child is started by a goroutine locked to its
+// thread, which keeps that thread until the child has exited: the thread
+// then ends only with the process. One thread per child: the stack runs
+// three at most.
+func startTied(cmd *exec.Cmd) (<-chan error, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started := make(chan error, 1)
+	exited := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread() // the child is gone: the thread may serve others
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return exited, nil
+}
