@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -124,13 +125,11 @@ func (actorsAsNames) DisplayName(actor string) string { return actor }
 // routes is the table of operations of api/openapi.yaml, and the page.
 func (s *server) routes(page http.Handler) http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.recoverPanics)
+	r.Use(s.requestID, s.recoverPanics, middleware.GetHead) // HEAD wherever GET is
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, problem(http.StatusNotFound, CodeNotFound, "no operation at "+r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, problem(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path))
-	})
+	r.MethodNotAllowed(methodNotAllowed(r))
 	r.Get("/api/v1/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(apidoc.OpenAPI)
@@ -138,7 +137,7 @@ func (s *server) routes(page http.Handler) http.Handler {
 	r.Handle("/ui", page) // outside /api/v1: the page itself needs no token
 	r.Handle("/ui/*", page)
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(limitHeaders, s.authenticate)
 		r.Get("/me", s.handle(PermRead, s.getMe))
 		r.Get("/rollouts", s.handle(PermRead, s.listRollouts))
 		r.Get("/rollouts/{id}", s.handle(PermRead, s.getRollout))

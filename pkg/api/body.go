@@ -66,8 +66,9 @@ func escapedJSONLen(s []byte) int {
 // of the API is an object. Refusals, before anything is decided: a content
 // type other than application/json (415), more than limit bytes (413),
 // malformed JSON, a value that is not an object, unknown fields, a wrong
-// type or trailing data (400). optional lets an empty body through, leaving
-// v as is; only an absent body means "no options", never null.
+// type or trailing data (400). optional lets an absent body (zero bytes)
+// through, leaving v as is; only that means "no options": never null, never
+// a body of only whitespace.
 func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 	// No ResponseWriter for MaxBytesReader: with one, net/http closes the
 	// connection after the 413 and lingers half a second; without, it drains
@@ -84,21 +85,18 @@ func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 		return problem(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf(
 			"the body of %d bytes would be about %d bytes in the API's Lambda request, over AWS's limit of %d: send less (split a revision's fleets over several revisions)", len(body), n, LambdaRequestBytes))
 	}
-	if len(bytes.TrimSpace(body)) == 0 && r.Header.Get("Content-Type") == "" {
-		if optional {
-			return nil
-		}
-		return problem(http.StatusBadRequest, CodeRequestInvalid, "a JSON body is required")
+	if pr := blankBody(body, optional); pr != nil {
+		return pr
+	}
+	if len(body) == 0 && r.Header.Get("Content-Type") == "" {
+		return nil // no body: no options
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return problem(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
 			fmt.Sprintf("the body must be application/json, not %q", r.Header.Get("Content-Type")))
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		if optional {
-			return nil
-		}
-		return problem(http.StatusBadRequest, CodeRequestInvalid, "a JSON body is required")
+	if len(body) == 0 {
+		return nil // optional: blankBody refused a required one
 	}
 	if kind := topLevelKind(body); kind != "object" && kind != "" {
 		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body is not valid: expected a JSON object, got "+kind)
@@ -112,6 +110,22 @@ func decodeBody(r *http.Request, v any, limit int64, optional bool) *Problem {
 		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body is not valid: data after the JSON value")
 	}
 	return nil
+}
+
+// blankBody refuses a body that is absent where one is required, and a body
+// of only whitespace everywhere: "no options" is no body at all or {}
+// (docs/engine.md, the operator actions), and whitespace is neither, so a
+// client that meant to send something is told rather than ignored.
+func blankBody(body []byte, optional bool) *Problem {
+	switch {
+	case len(body) == 0 && optional:
+		return nil
+	case len(bytes.TrimSpace(body)) > 0:
+		return nil
+	case len(body) > 0 && optional:
+		return problem(http.StatusBadRequest, CodeRequestInvalid, "the body holds only whitespace: send no body or {}")
+	}
+	return problem(http.StatusBadRequest, CodeRequestInvalid, "a JSON body is required")
 }
 
 // topLevelKind names the kind of a well-formed JSON value by its first

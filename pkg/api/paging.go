@@ -30,7 +30,13 @@ type query struct {
 }
 
 func newQuery(r *http.Request, allowed ...string) (query, *Problem) {
-	q := query{v: r.URL.Query(), allowed: map[string]bool{}}
+	// url.URL.Query drops a pair it cannot decode (a broken escape such as
+	// %ZZ, a ';'): the filter would be ignored and everything listed.
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return query{}, badRequest("the query string cannot be decoded: %s", clip(err.Error(), 200))
+	}
+	q := query{v: v, allowed: map[string]bool{}}
 	for _, a := range allowed {
 		q.allowed[a] = true
 	}

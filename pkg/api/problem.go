@@ -40,6 +40,7 @@ const (
 	CodeNoVersionTarget      = "no_version_target"          // 409: install plan of a fleet without a target
 	CodeBodyTooLarge         = "body_too_large"             // 413
 	CodeUnsupportedMediaType = "unsupported_media_type"     // 415
+	CodeHeaderTooLarge       = "header_too_large"           // 431
 	CodeWaveNotFound         = engine.CodeWaveNotFound      // 422
 	CodeSelectionRejected    = selection.CodeSelectionRejected
 	CodeRevisionInvalid      = "revision_invalid" // 422
@@ -73,6 +74,7 @@ var titles = map[string]string{
 	CodeNoVersionTarget:                   "The fleet has no target version",
 	CodeBodyTooLarge:                      "The body is too large",
 	CodeUnsupportedMediaType:              "The body must be JSON",
+	CodeHeaderTooLarge:                    "The request header is too large",
 	CodeWaveNotFound:                      "The wave does not exist",
 	CodeSelectionRejected:                 "The version choice is refused",
 	CodeRevisionInvalid:                   "The revision is invalid",

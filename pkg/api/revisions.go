@@ -100,7 +100,11 @@ func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Princip
 	}
 	if err := s.Store.PutRevision(ctx, rev, now); err != nil {
 		if errors.Is(err, rollout.ErrConflict) {
-			return 0, nil, problem(http.StatusConflict, CodeConflict, "another revision was applied at the same time; apply again")
+			// A refusal like the 422: audited, so that the log shows the
+			// attempt that lost the race.
+			pr := problem(http.StatusConflict, CodeConflict, "another revision was applied at the same time; apply again")
+			s.audit(ctx, revisionEntry(now, p, commit, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
+			return 0, nil, pr
 		}
 		return 0, nil, err
 	}

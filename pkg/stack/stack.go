@@ -523,6 +523,11 @@ func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
 		return "", err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if service == "api" {
+		// Above the API's own limit, so that the API refuses a large header
+		// with its problem instead of net/http's text/plain 431.
+		srv.MaxHeaderBytes = api.ServerMaxHeaderBytes
+	}
 	s.mu.Lock()
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
