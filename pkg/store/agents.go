@@ -41,7 +41,9 @@ type AgentRecord struct {
 	// computed against, so that an older computation never overwrites a
 	// newer one.
 	AssignedRev int64
-	Version     int64
+	// Credential is the agent's own credential, as digests (agentcreds.go).
+	Credential Credential
+	Version    int64
 }
 
 // Values of the assignState attribute.
@@ -83,6 +85,7 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	if r.AssignedRev > 0 {
 		it.n(attrAssigned, r.AssignedRev)
 	}
+	r.Credential.encode(it)
 	if r.Lagging() {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
@@ -99,6 +102,7 @@ func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
 	r.Push = Push{AckedHash: d.optStr(attrAckHash), AckedOffer: d.optStr(attrAckOffer)}
 	r.AssignPending = strings.HasPrefix(d.optStr(tables.AttrAssignState), assignPendingPrefix)
 	r.AssignedRev = d.optNum(attrAssigned)
+	r.Credential = decodeCredential(d)
 	return r, d.err
 }
 

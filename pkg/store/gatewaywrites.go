@@ -21,6 +21,7 @@ type AgentVersion struct {
 	reportedHash  string // the configuration hash the agent reported, as stored
 	assignPending bool
 	assignedRev   int64
+	credential    Credential // the gateway never changes it: a write keeps it as read
 }
 
 // After reports whether v is an earlier version of the same agent: the
@@ -47,7 +48,7 @@ func (o owned) agent() agent.Agent {
 
 func versionOf(r AgentRecord) *AgentVersion {
 	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, reportedHash: r.RemoteConfig.Hash,
-		assignPending: r.AssignPending, assignedRev: r.AssignedRev,
+		assignPending: r.AssignPending, assignedRev: r.AssignedRev, credential: r.Credential,
 		owned: owned{fleet: r.Fleet, assignmentError: r.AssignmentError, desiredHash: r.DesiredHash,
 			targetVersion: r.TargetVersion, packageOffer: r.PackageOffer}}
 }
@@ -162,7 +163,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 // read it.
 func overVersion(a agent.Agent, prev *AgentVersion) AgentRecord {
 	r := AgentRecord{Agent: reported(a, prev.owned.agent()), Push: prev.push, AssignPending: prev.assignPending,
-		AssignedRev: prev.assignedRev, Version: prev.version}
+		AssignedRev: prev.assignedRev, Credential: prev.credential, Version: prev.version}
 	deliveredByReport(&r, prev.reportedHash)
 	if !maps.Equal(r.Attributes, prev.attributes) {
 		r.AssignPending = true
