@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/myriarch/myriarch/pkg/gate/gateserver"
 )
 
 // GatewayProcess is the OpAMP gateway run as its own process (the real
@@ -72,14 +74,17 @@ func (p *GatewayProcess) Start(ctx context.Context) error {
 	cmd := exec.Command(p.Binary, p.Args...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = p.Stderr, p.Stderr
-	if err := cmd.Start(); err != nil {
+	// It dies with the stack, even with a stack killed with SIGKILL: no
+	// gateway of a stack that is gone holds the address.
+	exited, err := gateserver.StartWithParent(cmd)
+	if err != nil {
 		p.mu.Unlock()
 		return fmt.Errorf("start the gateway process %s: %w", p.Binary, err)
 	}
 	done := make(chan struct{})
 	p.cmd, p.done = cmd, done
 	p.mu.Unlock()
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() { <-exited; close(done) }()
 	return p.waitHealthy(ctx, done)
 }
 
