@@ -86,7 +86,7 @@ var executorOnly = []parserOnly{
 	{executorobject.CodeYAMLInvalid, "not valid YAML", yamlLevel},
 	{executorobject.CodeYAMLInvalid, "is set twice", yamlLevel},
 	{executorobject.CodeYAMLInvalid, "aliases (*", aliases + "; the parser refuses them"},
-	{executorobject.CodeTypeInvalid, "expected a string, number, boolean, list or mapping", "a YAML tag such as !!binary: the editor sees the text written, a string"},
+	{executorobject.CodeYAMLTagInvalid, "the YAML tag", "a YAML tag such as !!binary: the editor sees the text written, a string"},
 	{executorobject.CodeInvalid, "is longer than", "a duration's value: a pattern cannot compare it with its bound"},
 }
 

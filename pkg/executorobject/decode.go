@@ -43,6 +43,9 @@ func (d *decoder) document(data []byte) *yaml.Node {
 			err = errors.New("the file holds more than one YAML document (---); write one Executor per file")
 		}
 	}
+	if err == nil {
+		d.issues = append(d.issues, issue.RefuseYAMLTags(&doc)...)
+	}
 	switch {
 	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null"):
 		d.fail(CodeYAMLInvalid, "", "the document is empty; an Executor needs apiVersion, kind, metadata and spec")

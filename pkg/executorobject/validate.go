@@ -19,6 +19,7 @@ import (
 // lists each with what causes it.
 const (
 	CodeYAMLInvalid       = "yaml_invalid"        // not YAML, not one mapping, a key set twice, merge keys
+	CodeYAMLTagInvalid    = issue.CodeYAMLTag     // an explicit tag (!!binary, !!int, !custom), the rule of every object
 	CodeAPIVersionInvalid = "api_version_invalid" // apiVersion missing or not myriarch.dev/v1alpha1
 	CodeKindInvalid       = "kind_invalid"        // kind missing or not Executor
 	CodeNameInvalid       = "name_invalid"        // metadata.name missing or not a name

@@ -14,6 +14,7 @@ import (
 // unknown_field for the rules; the others name structural problems.
 const (
 	CodeYAMLInvalid      = "yaml_invalid"      // not YAML, or not a mapping at the top
+	CodeYAMLTagInvalid   = issue.CodeYAMLTag   // an explicit tag (!!int 0.161.0), the rule of every object
 	CodeFieldInvalid     = "field_invalid"     // wrong type or value, or a key listed twice
 	CodeFieldRequired    = "field_required"    // apiVersion, kind or metadata.name missing
 	CodeNameInvalid      = "name_invalid"      // metadata.name outside NamePattern
@@ -36,6 +37,7 @@ func Parse(data []byte) (Fleet, issue.List) {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
 		return Fleet{}, p.issues
 	}
+	p.issues = append(p.issues, issue.RefuseYAMLTags(&doc)...)
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || isNull(doc.Content[0]) {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
 		return Fleet{}, p.issues

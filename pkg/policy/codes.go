@@ -1,9 +1,12 @@
 package policy
 
+import "github.com/myriarch/myriarch/pkg/issue"
+
 // Issue codes of a RolloutPolicy. They are stable: clients and the CLI match
 // on them, and docs/policy.md lists each with an example message.
 const (
 	CodeYAMLInvalid       = "yaml_invalid"        // not YAML, not one mapping, duplicate key, merge key
+	CodeYAMLTagInvalid    = issue.CodeYAMLTag     // an explicit tag (!!int, !!python/object:...), the rule of every object
 	CodeAPIVersionInvalid = "api_version_invalid" // apiVersion missing or not myriarch.dev/v1alpha1
 	CodeKindInvalid       = "kind_invalid"        // kind missing or not RolloutPolicy
 	CodeNameRequired      = "name_required"       // metadata.name missing or empty
@@ -36,7 +39,7 @@ const (
 
 // Codes lists every code, for documentation and tests.
 var Codes = []string{
-	CodeYAMLInvalid, CodeAPIVersionInvalid, CodeKindInvalid, CodeNameRequired,
+	CodeYAMLInvalid, CodeYAMLTagInvalid, CodeAPIVersionInvalid, CodeKindInvalid, CodeNameRequired,
 	CodeUnknownField, CodeTypeInvalid, CodeDurationInvalid, CodeWaveInvalid,
 	CodeWaveNameInvalid, CodeValueInvalid, CodeWindowInvalid, CodeTimezoneInvalid,
 	CodeSelectorInvalid, CodeBakeInvalid, CodeMaxUnavailableInvalid, CodeTopologyInvalid,

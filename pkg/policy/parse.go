@@ -31,6 +31,9 @@ func Parse(data []byte) (Policy, issue.List) {
 // document returns the root mapping of the only document in data.
 func (d *decoder) document(data []byte) *yaml.Node {
 	doc, more, err := readYAML(data)
+	if err == nil && !more {
+		d.issues = append(d.issues, issue.RefuseYAMLTags(doc)...)
+	}
 	switch {
 	case err != nil:
 		d.issues.Errorf(CodeYAMLInvalid, "", "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))

@@ -48,6 +48,11 @@ func checkConfig(file string, body []byte) issue.List {
 			continue
 		}
 		top := doc.Content[0]
+		// The configuration is the collector's, tags included; its top, the
+		// mapping that wraps it, is Myriarch's: no tag, as in every object.
+		for _, is := range issue.RefuseYAMLTag(top, "") {
+			l.Errorf(is.Code, file, "%s: line %d: %s", file, top.Line, is.Message)
+		}
 		if top.Kind != yaml.MappingNode && !(top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null") {
 			l.Errorf(CodeConfigInvalid, file, "%s: line %d: the configuration must be a YAML mapping (receivers:, exporters:, service: ...), not %s", file, top.Line, kindName(top))
 			continue

@@ -133,7 +133,7 @@ var Issues = []Issue{
 	{"credential twice", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, credentials: [4, 4]}"), executorobject.CodeInvalid, "spec.awx.credentials[1]", false},
 	{"credentials not a list", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, credentials: 4}"), executorobject.CodeTypeInvalid, "spec.awx.credentials", false},
 	{"extraVars not a mapping", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, extraVars: [a]}"), executorobject.CodeTypeInvalid, "spec.awx.extraVars", false},
-	{"extraVars with a binary", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, extraVars: {b: !!binary aGk=}}"), executorobject.CodeTypeInvalid, "spec.awx.extraVars.b", false},
+	{"extraVars with a binary", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, extraVars: {b: !!binary aGk=}}"), executorobject.CodeYAMLTagInvalid, "spec.awx.extraVars.b", false},
 	{"limit empty", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, limit: ''}"), executorobject.CodeInvalid, "spec.awx.limit", false},
 	{"hostAttribute empty", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, hostAttribute: ''}"), executorobject.CodeInvalid, "spec.awx.hostAttribute", false},
 	{"awx timeout zero", Doc("type: awx\nawx: {url: https://a.example, jobTemplateId: 1, credentialRef: t, timeout: 0s}"), executorobject.CodeInvalid, "spec.awx.timeout", false},
