@@ -10,8 +10,8 @@ import (
 // its own (net/http's conn.serve writes it on the connection), so the API
 // keeps its own limit below the server's: a header between the two gets
 // the API's 431 problem. ServerMaxHeaderBytes is what the local stack's
-// http.Server reads; behind API Gateway the gateway refuses large headers
-// itself (its REST APIs take 10 KiB of request line and header values).
+// http.Server reads; behind API Gateway the gateway refuses headers over
+// its own quotas before the api Lambda runs.
 const (
 	// MaxHeaderBytes is the largest request line and header the API
 	// answers: far above any token or cookie a client sends, far below
