@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
@@ -22,7 +23,10 @@ type link struct {
 	g          *Gateway
 	plainHTTP  bool
 	conn       types.Connection
-	ping       *pinger // nil for plain HTTP, or when pings are off
+	ping       *pinger     // nil for plain HTTP, or when pings are off
+	guard      *frameGuard // nil for plain HTTP (wsguard.go)
+	quiet      *quietTimer // closes it while it opens no session (quiet.go); nil for plain HTTP
+	opened     atomic.Bool // a session opened on it
 	s          *session
 	said       bool // the agent said goodbye (AgentDisconnect)
 	readFailed bool // the transport broke rather than closed
@@ -43,7 +47,9 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 	l.conn = conn
 	if !l.plainHTTP {
 		l.g.links.add(l)
+		l.guard = guardOf(conn.Connection())
 		l.ping = l.g.startPinger(l)
+		l.startQuietTimer()
 	}
 }
 
@@ -56,6 +62,8 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // connections. An idle heartbeat (answerIdle), most messages of a fleet,
 // needs neither: it is answered here.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	defer l.heard()
+	defer l.handled()
 	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {
 		if resp, ok := l.g.answerIdle(s, msg); ok {
 			return resp
@@ -208,6 +216,7 @@ func (l *link) closed(types.Connection) {
 		return
 	}
 	l.ping.stop()
+	l.quiet.stop()
 	defer g.links.remove(l)
 	if l.s == nil {
 		g.log.Debug("connection closed before the first message")
@@ -226,14 +235,25 @@ func (l *link) closed(types.Connection) {
 	g.markOffline(l.s, "connection closed")
 }
 
+// handled gives back the decode slot of the message just handled or
+// dropped (wsguard.go).
+func (l *link) handled() {
+	if l.guard != nil {
+		l.guard.handled()
+	}
+}
+
 // readError tells a broken transport (no bytes read) from a message that
 // could not be decoded, which opamp-go drops and we log.
 func (l *link) readError(_ types.Connection, _ int, msgBytes []byte, err error) {
 	defer l.g.recoverIn("OnReadMessageError")
 	if msgBytes == nil {
-		l.readFailed = true
+		var refusal *wsRefusal
+		l.readFailed = !errors.As(err, &refusal) // the guard closed it, and logged why
 		return
 	}
+	defer l.heard()
+	l.handled()
 	l.g.log.Warn("dropped an undecodable OpAMP message", "bytes", len(msgBytes), "error", err)
 }
 
@@ -303,6 +323,12 @@ func (ls *linkSet) remove(l *link) {
 	case ls.closed <- struct{}{}:
 	default:
 	}
+}
+
+func (ls *linkSet) len() int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.open)
 }
 
 func (ls *linkSet) snapshot() []*link {

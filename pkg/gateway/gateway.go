@@ -182,8 +182,22 @@ type Config struct {
 	// (ping.go) [DefaultWSPing]; negative sends none.
 	WSPing time.Duration
 	// AfterFunc runs f once after d on a goroutine of its own; the pings
-	// are timed with it [time.AfterFunc].
+	// and the quiet connections' bounds are timed with it [time.AfterFunc].
 	AfterFunc func(d time.Duration, f func()) Timer
+	// FirstMessageWait: a WebSocket connection that sends no complete
+	// message within it after the upgrade is closed (quiet.go)
+	// [DefaultFirstMessageWait].
+	FirstMessageWait time.Duration
+	// MaxConnsPerSource bounds the open WebSocket connections of one source
+	// address; more are refused with 429 (sources.go) [0: no bound, for
+	// the local stack and load tests, whose agents share one address].
+	MaxConnsPerSource int
+	// DecodeSlots bounds the messages over 16 KiB that are read, decoded
+	// and handled at once (decodeslots.go) [DefaultDecodeSlots].
+	DecodeSlots int
+	// SlotWait is how long such a message waits for a slot before it is
+	// refused [DefaultSlotWait].
+	SlotWait time.Duration
 }
 
 // DefaultLazyWrite is Config.LazyWrite unless set: in a wave the APPLYING
@@ -227,6 +241,12 @@ func (c Config) withDefaults() (Config, error) {
 		c.After = time.After
 	}
 	c.WSPing = orDefault(c.WSPing, DefaultWSPing)
+	c.FirstMessageWait = orDefault(c.FirstMessageWait, DefaultFirstMessageWait)
+	c.DecodeSlots = orDefault(c.DecodeSlots, DefaultDecodeSlots)
+	c.SlotWait = orDefault(c.SlotWait, DefaultSlotWait)
+	if c.MaxConnsPerSource < 0 || c.DecodeSlots < 0 || c.FirstMessageWait < 0 || c.SlotWait < 0 {
+		return c, errors.New("gateway: MaxConnsPerSource, DecodeSlots, FirstMessageWait and SlotWait cannot be negative")
+	}
 	if c.AfterFunc == nil {
 		c.AfterFunc = afterFunc
 	}
@@ -276,6 +296,14 @@ type Gateway struct {
 	queuedSaves atomic.Int32
 	pingers     atomic.Int32 // pingers not ended (ping.go)
 	noPings     sync.Once    // logs that a connection is not pinged
+
+	// What the task refused to hold (Stats).
+	decodeSlots      *decodeSlots
+	sources          sourceLimit
+	refusedPerSource atomic.Int64
+	tooBig           atomic.Int64
+	noDecodeSlot     atomic.Int64
+	quietClosed      atomic.Int64
 }
 
 // New builds a gateway task over a store of agents and configurations.
@@ -294,6 +322,9 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 		cache:    configCache{byHash: make(map[string]cachedConfig)},
 		handlers: newHandlers(),
 		flush:    make(chan struct{}),
+
+		decodeSlots: newDecodeSlots(cfg.DecodeSlots, cfg.SlotWait, cfg.After),
+		sources:     sourceLimit{max: cfg.MaxConnsPerSource, now: cfg.Now, sources: make(map[string]*source)},
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err

@@ -163,7 +163,7 @@ func (g *Gateway) startPinger(l *link) *pinger {
 	if g.cfg.WSPing < 0 {
 		return nil
 	}
-	conn := l.conn.Connection()
+	conn := rawConn(l.conn.Connection()) // under the frame guard (wsguard.go)
 	if !writesWholeFrames(conn) {
 		g.noPings.Do(func() {
 			g.log.Info("WebSocket pings are off on connections that are not plain TCP (TLS served by the gateway itself)")

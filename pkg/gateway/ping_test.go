@@ -50,6 +50,22 @@ func (ft *fakeTimers) all() []*fakeTimer {
 	return append([]*fakeTimer(nil), ft.timers...)
 }
 
+// pings are the timers but those of the first-message bound (quiet.go),
+// which the gateway arms for every WebSocket connection too.
+func (ft *fakeTimers) pings() []*fakeTimer {
+	return ft.armedFirstFor(func(d time.Duration) bool { return d != DefaultFirstMessageWait })
+}
+
+func (ft *fakeTimers) armedFirstFor(match func(time.Duration) bool) []*fakeTimer {
+	var out []*fakeTimer
+	for _, t := range ft.all() {
+		if match(t.intervals()[0]) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (t *fakeTimer) Reset(d time.Duration) bool {
 	t.ft.mu.Lock()
 	defer t.ft.mu.Unlock()
@@ -203,7 +219,7 @@ func TestGateway_PingsWebSocketAgent(t *testing.T) {
 	c := h.dialPings(0)
 	c.send(msg(withVersion("1.0")))
 	c.next("the answer to the first message")
-	timers := ft.all()
+	timers := ft.pings()
 	if len(timers) != 1 {
 		t.Fatalf("%d ping timers for one connection, want 1", len(timers))
 	}
@@ -416,7 +432,7 @@ func TestGateway_NoPings(t *testing.T) {
 		c := h.dialPings(0)
 		c.send(msg(withVersion("1.0")))
 		c.next("the answer to the first message")
-		if n := len(ft.all()); n != 0 || h.g.pingers.Load() != 0 {
+		if n := len(ft.pings()); n != 0 || h.g.pingers.Load() != 0 {
 			t.Errorf("%d ping timers, %d pingers with pings off", n, h.g.pingers.Load())
 		}
 	})
@@ -426,7 +442,7 @@ func TestGateway_NoPings(t *testing.T) {
 		if resp, _ := h.postHTTP(token, mustMarshal(t, msg(withVersion("1.0")))); resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		if n := len(ft.all()); n != 0 || h.g.pingers.Load() != 0 {
+		if n := len(ft.pings()); n != 0 || h.g.pingers.Load() != 0 {
 			t.Errorf("%d ping timers, %d pingers for a plain HTTP request", n, h.g.pingers.Load())
 		}
 	})

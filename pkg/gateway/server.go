@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
@@ -25,17 +27,45 @@ func (g *Gateway) Attach() (http.Handler, func(context.Context, net.Conn) contex
 	if err != nil {
 		return nil, nil, fmt.Errorf("attach OpAMP server: %w", err)
 	}
-	limit := int64(g.cfg.MaxMessageBytes)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Plain HTTP bodies are bounded before opamp-go reads them; a
-		// WebSocket message is bounded after decoding, in message.
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if isWebSocket(r) {
-			w = smallBuffers{w}
+			g.serveWebSocket(handle, w, r)
+			return
 		}
+		w, body := g.boundPlainBody(w, r)
+		defer body.release()
 		handle(w, r)
+		if body.status == http.StatusRequestEntityTooLarge {
+			g.tooBig.Add(1)
+		} else if body.status == http.StatusServiceUnavailable {
+			g.noDecodeSlot.Add(1)
+		}
 	})
 	return h, connContext, nil
+}
+
+// serveWebSocket counts the connection at its source (refused with 429
+// over MaxConnsPerSource) and hands opamp-go a response writer whose
+// Hijack puts the frame guard (wsguard.go) under gorilla/websocket. The
+// count ends when the connection closes, or here when it was not upgraded
+// (refused, or a bad handshake).
+func (g *Gateway) serveWebSocket(handle server.HTTPHandlerFunc, w http.ResponseWriter, r *http.Request) {
+	src := sourceOf(r.RemoteAddr)
+	ok, show := g.sources.acquire(src)
+	if !ok {
+		g.refusedPerSource.Add(1)
+		if show > 0 {
+			g.log.Warn("refused WebSocket connections over the per-source limit", "source", src, "refused", show, "limit", g.cfg.MaxConnsPerSource)
+		}
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, "too many connections from this address", http.StatusTooManyRequests)
+		return
+	}
+	hw := &guardedHijack{ResponseWriter: w, g: g, remote: r.RemoteAddr, release: sync.OnceFunc(func() { g.sources.release(src) })}
+	handle(hw, r)
+	if !hw.hijacked {
+		hw.release()
+	}
 }
 
 // A WebSocket keeps the buffers of the HTTP connection it was upgraded from
@@ -49,24 +79,51 @@ const (
 	wsWriteBufferBytes = 1024 // and a writer from 270 bytes (frame header + 256)
 )
 
-// smallBuffers hands gorilla/websocket smaller buffers than net/http's on
-// Hijack, when no byte is buffered yet (gorilla refuses a client that sent
-// data before the handshake completed anyway).
-type smallBuffers struct{ http.ResponseWriter }
+// guardedHijack hands gorilla/websocket the hijacked connection under the
+// frame guard, and smaller buffers than net/http's when no byte is
+// buffered yet (gorilla refuses a client that sent data before the
+// handshake completed anyway).
+type guardedHijack struct {
+	http.ResponseWriter
+	g        *Gateway
+	remote   string
+	release  func() // the connection's count at its source
+	hijacked bool
+}
 
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *guardedHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	h, ok := w.ResponseWriter.(http.Hijacker)
 	if !ok {
 		return nil, nil, errors.New("gateway: the response writer cannot be hijacked")
 	}
 	conn, brw, err := h.Hijack()
-	if err != nil || brw.Reader.Buffered() > 0 || brw.Writer.Buffered() > 0 {
+	if err != nil {
 		return conn, brw, err
+	}
+	w.hijacked = true
+	g := w.g
+	guard := newFrameGuard(g.cfg.MaxMessageBytes+wsHeaderBytes, g.decodeSlots, g.log, w.remote, w.release, g.countRefusal)
+	conn = guardConn(conn, guard)
+	if brw.Reader.Buffered() > 0 || brw.Writer.Buffered() > 0 {
+		return conn, brw, nil
 	}
 	return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, wsReadBufferBytes), bufio.NewWriterSize(conn, wsWriteBufferBytes)), nil
 }
 
-func (w smallBuffers) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *guardedHijack) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wsHeaderBytes is what OpAMP puts before the protobuf in a WebSocket
+// message: a varint header (0 today), at most 10 bytes.
+const wsHeaderBytes = binary.MaxVarintLen64
+
+func (g *Gateway) countRefusal(r *wsRefusal) {
+	switch r.code {
+	case closeMessageTooBig:
+		g.tooBig.Add(1)
+	case closeTryAgainLater:
+		g.noDecodeSlot.Add(1)
+	}
+}
 
 // isWebSocket is whether r asks for a WebSocket upgrade (RFC 6455 §4.1).
 func isWebSocket(r *http.Request) bool {
