@@ -1,12 +1,17 @@
 package main
 
 import (
+	"expvar"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/myriarch/myriarch/pkg/gateway"
 )
 
 // checkDebugListen accepts an address for the debug listener only on a
@@ -40,8 +45,24 @@ func debugHandler() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/vars", expvar.Handler())
 	return mux
 }
+
+// publishStats shows the gateway's refusals (gateway.Stats) as the expvar
+// "gateway" under /debug/vars; the newest gateway of the process, since
+// expvar names are for a process's life.
+func publishStats(g *gateway.Gateway) {
+	current.Store(g)
+	publishOnce.Do(func() {
+		expvar.Publish("gateway", expvar.Func(func() any { return current.Load().Stats() }))
+	})
+}
+
+var (
+	current     atomic.Pointer[gateway.Gateway]
+	publishOnce sync.Once
+)
 
 // serveDebug starts the debug listener when one is configured and returns
 // its server (nil when off). A listener that cannot start is logged and

@@ -19,6 +19,9 @@
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
 //	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [60s]; 0 = off
+//	-first-message-wait  MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT  close a WebSocket that sends no message this long after connecting [10s]
+//	-max-conns-per-source  MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE  WebSocket connections of one source address [1000]; 0 = no limit
+//	-decode-slots      MYRIARCH_GATEWAY_DECODE_SLOTS   messages over 16 KiB read, decoded and handled at once [4]
 //	-log-level         MYRIARCH_LOG_LEVEL              debug, info, warn or error [info]
 //	-debug-listen      MYRIARCH_GATEWAY_DEBUG_LISTEN   net/http/pprof under /debug/pprof/ [off]; loopback addresses only
 //
@@ -137,6 +140,7 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 		Now: now, Logger: log, Tokens: tokens,
 		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
 		PackageName: o.packageName, DownloadURL: o.downloadURL, WSPing: wsPing(o.wsPing),
+		FirstMessageWait: o.firstMessageWait, MaxConnsPerSource: o.maxConnsPerSource, DecodeSlots: o.decodeSlots,
 	}, st, st)
 	if err != nil {
 		return err
@@ -172,6 +176,7 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 		}
 	}()
 	go func() { failed <- health.Serve(healthLn) }()
+	publishStats(g)
 	if debug := serveDebug(o.debugListen, log); debug != nil {
 		defer debug.Close()
 	}

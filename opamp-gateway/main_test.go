@@ -63,6 +63,12 @@ func TestParseOptions(t *testing.T) {
 		{"pings from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "2m"), ""},
 		{"negative ping interval", []string{"-ws-ping", "-1s"}, base, "ws-ping"},
 		{"bad ping interval", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "often"), "ws-ping"},
+		{"no per-source limit", []string{"-max-conns-per-source", "0"}, base, ""},
+		{"negative per-source limit", []string{"-max-conns-per-source", "-1"}, base, "max-conns-per-source"},
+		{"per-source limit from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE", "many"), "max-conns-per-source"},
+		{"no decode slot", []string{"-decode-slots", "0"}, base, "decode-slots"}, // no large message could ever be read
+		{"zero first-message wait", []string{"-first-message-wait", "0s"}, base, "first-message-wait"},
+		{"first-message wait from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT", "30s"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +81,7 @@ func TestParseOptions(t *testing.T) {
 	o, err := parseOptions(nil, func(k string) string { return base[k] })
 	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
 		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo ||
-		o.wsPing != time.Minute {
+		o.wsPing != time.Minute || o.firstMessageWait != 10*time.Second || o.maxConnsPerSource != 1000 || o.decodeSlots != 4 {
 		t.Errorf("defaults %+v, %v", o, err)
 	}
 }
@@ -398,4 +404,29 @@ func (s *fakeStore) LaggingAgents(context.Context, string, int) ([]agent.Agent, 
 
 func (s *fakeStore) ConfigByHash(context.Context, string) ([]byte, string, error) {
 	return nil, "", errors.New("no configurations here")
+}
+
+// -max-conns-per-source reaches the gateway: the second connection of one
+// address is refused with 429 and shows in /debug/vars.
+func TestServe_ConnectionsPerSource(t *testing.T) {
+	o, err := parseOptions([]string{"-listen", "127.0.0.1:0", "-health-listen", "127.0.0.1:0", "-max-conns-per-source", "1"},
+		func(k string) string {
+			return map[string]string{"MYRIARCH_TABLE_PREFIX": "test-", "MYRIARCH_AGENT_TOKENS": "tok"}[k]
+		})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, opampAddr, _, _ := startServe(t, ctx, o, nil)
+	url, header := "ws://"+opampAddr.String()+"/v1/opamp", http.Header{"Authorization": {"Bearer tok"}}
+	conn, _, err := websocket.DefaultDialer.Dial(url, header)
+	must(t, err)
+	defer conn.Close()
+	if _, resp, err := websocket.DefaultDialer.Dial(url, header); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a second connection from one address: %v, %v; want 429", resp, err)
+	}
+	rec := httptest.NewRecorder()
+	debugHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/vars", nil))
+	if !strings.Contains(rec.Body.String(), `"RefusedPerSource":1`) {
+		t.Errorf("/debug/vars without the refusal: %.300s", rec.Body.String())
+	}
 }

@@ -37,6 +37,9 @@ type options struct {
 	packageName          string
 	drainTimeout         time.Duration
 	wsPing               time.Duration // 0 = off
+	firstMessageWait     time.Duration
+	maxConnsPerSource    int // 0 = no limit
+	decodeSlots          int
 	logLevel             slog.Level
 }
 
@@ -50,7 +53,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return def
 	}
 	var o options
-	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level string
+	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level, firstMessageWait, perSource, slots string
 	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
@@ -67,6 +70,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.packageName, "package-name", env("MYRIARCH_GATEWAY_PACKAGE_NAME", ""), "OpAMP package name of the collector")
 	fs.StringVar(&drainTimeout, "drain-timeout", env("MYRIARCH_GATEWAY_DRAIN_TIMEOUT", "20s"), "how long a shutdown waits for connections to close")
 	fs.StringVar(&wsPing, "ws-ping", env("MYRIARCH_GATEWAY_WS_PING", "60s"), "WebSocket ping interval (0 = off)")
+	fs.StringVar(&firstMessageWait, "first-message-wait", env("MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT", "10s"), "close a WebSocket that sends no message this long after connecting")
+	fs.StringVar(&perSource, "max-conns-per-source", env("MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE", strconv.Itoa(DefaultMaxConnsPerSource)), "WebSocket connections of one source address (0 = no limit)")
+	fs.StringVar(&slots, "decode-slots", env("MYRIARCH_GATEWAY_DECODE_SLOTS", strconv.Itoa(gateway.DefaultDecodeSlots)), "messages over 16 KiB read and handled at once")
 	fs.StringVar(&level, "log-level", env("MYRIARCH_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -76,6 +82,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	o.pollInterval = positiveDuration("poll-interval", poll, &errs)
 	o.heartbeat = positiveDuration("heartbeat", heartbeat, &errs)
 	o.drainTimeout = positiveDuration("drain-timeout", drainTimeout, &errs)
+	o.firstMessageWait = positiveDuration("first-message-wait", firstMessageWait, &errs)
+	o.maxConnsPerSource = wholeNumber("max-conns-per-source", perSource, 0, &errs)
+	o.decodeSlots = wholeNumber("decode-slots", slots, 1, &errs)
 	if d, err := time.ParseDuration(wsPing); err != nil || d < 0 {
 		errs = append(errs, fmt.Errorf("-ws-ping %q: want a duration such as 60s, or 0 for none", wsPing))
 	} else {
@@ -114,6 +123,20 @@ func positiveDuration(name, v string, errs *[]error) time.Duration {
 	}
 	return d
 }
+
+func wholeNumber(name, v string, least int, errs *[]error) int {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		*errs = append(*errs, fmt.Errorf("-%s %q: want a whole number of at least %d", name, v, least))
+	}
+	return n
+}
+
+// DefaultMaxConnsPerSource is -max-conns-per-source unless set: far more
+// agents than one host runs, far fewer than a task holds. It counts the
+// address the gateway sees: behind a load balancer that does not pass the
+// agents' own addresses on, that is the balancer's.
+const DefaultMaxConnsPerSource = 1000
 
 // loadTokens is the union of the tokens in the environment and in the file
 // (blank lines and lines starting with # are skipped).
