@@ -98,6 +98,8 @@ func TestDocument_OperationIDs(t *testing.T) {
 		"deleteRelease", "getFleetInstallPlan", "getLatestReleaseFleets", "getRelease", "getReleaseSummary", "listReleases", "putRelease",
 		// plans
 		"createPlan",
+		// agent identity
+		"resetAgentCredential",
 	}
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {

@@ -17,8 +17,8 @@ import (
 var configStatuses = []string{"APPLIED", "APPLYING", "FAILED", "drifted"}
 
 func agentsCmd(g *globals) *cobra.Command {
-	cmd := group("agents", "The inventory of agents: list them, show one with its rollout targets")
-	cmd.AddCommand(agentsListCmd(g), agentsGetCmd(g))
+	cmd := group("agents", "The inventory of agents: list them, show one with its rollout targets, reset one's credential")
+	cmd.AddCommand(agentsListCmd(g), agentsGetCmd(g), agentsResetCredentialCmd(g))
 	return cmd
 }
 

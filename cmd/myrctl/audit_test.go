@@ -30,8 +30,8 @@ func TestMe(t *testing.T) {
 	c := newCLI(t)
 	cases := []struct{ token, want string }{
 		{clienttest.ViewerToken, "Vera Viewer (user:11111111-1111-4111-8111-111111111111), role viewer: read\n"},
-		{clienttest.OperatorToken, "Dana Operator (user:22222222-2222-4222-8222-222222222222), role operator: read, rollouts:operate, fleets:set_version\n"},
-		{clienttest.AdminToken, "CI pipeline (token:33333333-3333-4333-8333-333333333333), role admin: read, rollouts:operate, fleets:set_version, revisions:apply, releases:manage\n"},
+		{clienttest.OperatorToken, "Dana Operator (user:22222222-2222-4222-8222-222222222222), role operator: read, rollouts:operate, fleets:set_version, agents:reset_credential\n"},
+		{clienttest.AdminToken, "CI pipeline (token:33333333-3333-4333-8333-333333333333), role admin: read, rollouts:operate, fleets:set_version, agents:reset_credential, revisions:apply, releases:manage\n"},
 	}
 	for _, tc := range cases {
 		if r := c.run(tc.token, "me").ok(t); r.stdout != tc.want {

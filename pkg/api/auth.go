@@ -33,16 +33,21 @@ const (
 	PermSetVersion     Permission = "fleets:set_version"
 	PermApplyRevisions Permission = "revisions:apply"
 	PermManageReleases Permission = "releases:manage"
+	// PermResetCredential resets an agent's own credential (credentials.go).
+	PermResetCredential Permission = "agents:reset_credential"
 )
 
 // permissions of each role. fleets:set_version is separate from
 // rollouts:operate so that it can be granted on its own later.
 // releases:manage (writing the release catalogue) is the admin's: which
 // versions exist decides what every fleet's frame can offer.
+// agents:reset_credential is the operators' too: it is how an agent that
+// lost its credential (a reinstalled host) gets back in, a routine
+// operation, and is separate so that it can be taken from them.
 var permissions = map[Role][]Permission{
 	RoleViewer:   {PermRead},
-	RoleOperator: {PermRead, PermOperate, PermSetVersion},
-	RoleAdmin:    {PermRead, PermOperate, PermSetVersion, PermApplyRevisions, PermManageReleases},
+	RoleOperator: {PermRead, PermOperate, PermSetVersion, PermResetCredential},
+	RoleAdmin:    {PermRead, PermOperate, PermSetVersion, PermResetCredential, PermApplyRevisions, PermManageReleases},
 }
 
 // Valid reports whether r is one of the three roles.

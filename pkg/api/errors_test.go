@@ -72,8 +72,8 @@ func TestGetMe_PermissionsByRole(t *testing.T) {
 		want string
 	}{
 		{RoleViewer, "read"}, // reads only
-		{RoleOperator, "read,rollouts:operate,fleets:set_version"},                              // spec: fleets:set_version for operator
-		{RoleAdmin, "read,rollouts:operate,fleets:set_version,revisions:apply,releases:manage"}, // and admin, who also applies revisions and keeps the release catalogue
+		{RoleOperator, "read,rollouts:operate,fleets:set_version,agents:reset_credential"},                              // spec: fleets:set_version for operator; an agent's credential reset too
+		{RoleAdmin, "read,rollouts:operate,fleets:set_version,agents:reset_credential,revisions:apply,releases:manage"}, // and admin, who also applies revisions and keeps the release catalogue
 	}
 	for _, c := range cases {
 		me := decode[meView](t, h.do(get("/api/v1/me", c.role)))

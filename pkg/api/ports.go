@@ -145,6 +145,7 @@ type Store interface {
 	Revisions
 	AgentAssigner
 	AgentInventory
+	AgentCredentials
 	ReleaseStore
 	EventFeed
 	PlanReader

@@ -42,6 +42,7 @@ type Store struct {
 	executors  map[string]executorobject.Object
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
+	credsOf    map[string]bool // agents with a credential (credentials.go)
 	// sweep is the assignment sweep PutRevision records, at the
 	// revision pointer's counter (revision.Version).
 	sweep    assignment.Sweep

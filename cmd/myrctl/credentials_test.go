@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/pkg/client/clienttest"
+)
+
+func TestAgentsResetCredential(t *testing.T) {
+	c, _ := inventory(t)
+	c.srv.Store.SetCredential("e01")
+	c.run(clienttest.ViewerToken, "agents", "reset-credential", "edge-gw-03").
+		refused(t, "403 forbidden: the role viewer lacks the permission agents:reset_credential")
+	c.run(clienttest.OperatorToken, "agents", "reset-credential", "e01", "--reason", "host reinstalled").ok(t).
+		has(t, "credential of agent edge-gw-01 (e01) reset: it enrolls again with the enrollment token\n")
+	if c.srv.Store.HasCredential("e01") {
+		t.Fatal("the credential is still bound")
+	}
+	c.run(clienttest.OperatorToken, "agents", "reset-credential", "edge-gw-03").ok(t).
+		has(t, "agent edge-gw-03 (e03) had no credential")
+	out := decodeOut[client.CredentialReset](t, c.run(clienttest.AdminToken, "agents", "reset-credential", "e01", "-o", "json").ok(t))
+	if out.ID != "e01" || out.HadCredential {
+		t.Fatalf("json: %+v", out)
+	}
+	c.run(clienttest.OperatorToken, "agents", "reset-credential", "nobody").refused(t, "404 agent_not_found")
+	c.run(clienttest.OperatorToken, "agents", "reset-credential", "edge-gw-01").refused(t, "409 agent_ambiguous")
+	c.run(clienttest.OperatorToken, "agents", "reset-credential").usage(t, "accepts 1 arg(s)")
+}

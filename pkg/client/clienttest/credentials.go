@@ -1,0 +1,33 @@
+package clienttest
+
+import "context"
+
+// SetCredential marks the agent as holding a credential of its own, as the
+// gateway's binding at its first connection leaves it.
+func (m *Store) SetCredential(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.credsOf == nil {
+		m.credsOf = map[string]bool{}
+	}
+	m.credsOf[id] = true
+}
+
+// HasCredential reports whether the agent holds a credential.
+func (m *Store) HasCredential(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.credsOf[id]
+}
+
+// ResetAgentCredential forgets the agent's credential (api.AgentCredentials).
+func (m *Store) ResetAgentCredential(_ context.Context, id string) (found, had bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.agents[id]; !ok {
+		return false, false, nil
+	}
+	had = m.credsOf[id]
+	delete(m.credsOf, id)
+	return true, had, nil
+}
