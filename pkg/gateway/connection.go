@@ -28,8 +28,10 @@ type link struct {
 	quiet      *quietTimer // closes it while it opens no session (quiet.go); nil for plain HTTP
 	opened     atomic.Bool // a session opened on it
 	s          *session
-	said       bool // the agent said goodbye (AgentDisconnect)
-	readFailed bool // the transport broke rather than closed
+	said       bool                                // the agent said goodbye (AgentDisconnect)
+	readFailed bool                                // the transport broke rather than closed
+	who        presented                           // what the connection authenticated with (identity.go)
+	offer      *protobufs.ConnectionSettingsOffers // a credential to send with the next response
 }
 
 func (l *link) callbacks() types.ConnectionCallbacks {
@@ -137,7 +139,10 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 		g.log.Warn("dropped an oversized OpAMP message", "bytes", n, "limit", g.cfg.MaxMessageBytes)
 		return errorResponse(msg, fmt.Errorf("message of %d bytes exceeds %d", n, g.cfg.MaxMessageBytes))
 	}
-	s, fresh, err := l.session(ctx, msg.GetInstanceUid())
+	s, fresh, err := l.session(ctx, msg)
+	if errors.Is(err, errRefused) {
+		return l.refuse(msg, err)
+	}
 	if errors.Is(err, ErrMalformed) {
 		g.log.Warn("dropped a malformed OpAMP message", "error", err)
 		return errorResponse(msg, err)
@@ -164,6 +169,9 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 			g.sessions.remove(s)
 		}
 	}
+	if l.offer != nil {
+		resp.ConnectionSettings, l.offer = l.offer, nil
+	}
 	g.fill(ctx, s, resp, push[0], push[1])
 	g.ack(ctx, s, resp, push[1]) // opamp-go sends resp after we return: a lost one is sent again on reconnect
 	return resp
@@ -173,8 +181,10 @@ func (l *link) handle(ctx context.Context, msg *protobufs.AgentToServer) (resp *
 // for a session opened by this message. The connection's own session is
 // recognized by its instance uid's bytes, so that a heartbeat builds no id;
 // an error wraps ErrMalformed for a uid that is no agent id or not this
-// connection's.
-func (l *link) session(ctx context.Context, uid []byte) (s *session, fresh bool, err error) {
+// connection's, errRefused for a connection that cannot prove it is the
+// agent (admit, before the session is touched: an impostor changes nothing).
+func (l *link) session(ctx context.Context, msg *protobufs.AgentToServer) (s *session, fresh bool, err error) {
+	uid := msg.GetInstanceUid()
 	if l.s != nil && bytes.Equal(l.s.uid, uid) {
 		return l.s, false, nil
 	}
@@ -184,6 +194,9 @@ func (l *link) session(ctx context.Context, uid []byte) (s *session, fresh bool,
 	}
 	if l.s != nil {
 		return nil, false, fmt.Errorf("%w: instance uid %s on the connection of %s", ErrMalformed, id, l.s.id)
+	}
+	if l.offer, err = l.g.admit(ctx, l.who, id, msg.GetCapabilities()); err != nil {
+		return nil, false, fmt.Errorf("agent %s: %w", id, err)
 	}
 	if l.plainHTTP {
 		if s := l.g.sessions.get(id); s != nil && s.conn == nil {
@@ -271,11 +284,12 @@ func (g *Gateway) connecting(r *http.Request) (resp types.ConnectionResponse) {
 	if g.draining.Load() {
 		return types.ConnectionResponse{HTTPStatusCode: http.StatusServiceUnavailable, HTTPResponseHeader: map[string]string{"Retry-After": "1"}}
 	}
-	if !g.tokens.Load().valid(bearer(r)) {
+	who, ok := g.authenticate(r)
+	if !ok {
 		g.log.Warn("refused an agent without a valid token", "remote", r.RemoteAddr)
 		return types.ConnectionResponse{HTTPStatusCode: http.StatusUnauthorized, HTTPResponseHeader: map[string]string{"WWW-Authenticate": "Bearer"}}
 	}
-	l := &link{g: g, plainHTTP: r.Header.Get("Content-Type") == "application/x-protobuf"}
+	l := &link{g: g, plainHTTP: r.Header.Get("Content-Type") == "application/x-protobuf", who: who}
 	return types.ConnectionResponse{Accept: true, ConnectionCallbacks: l.callbacks()}
 }
 

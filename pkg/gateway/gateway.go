@@ -198,6 +198,8 @@ type Config struct {
 	// SlotWait is how long such a message waits for a slot before it is
 	// refused [DefaultSlotWait].
 	SlotWait time.Duration
+	// Identity holds agents to their own credentials (identity.go).
+	Identity IdentityConfig
 }
 
 // DefaultLazyWrite is Config.LazyWrite unless set: in a wave the APPLYING

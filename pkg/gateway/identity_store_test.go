@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/pkg/storetest"
+)
+
+var _ Credentials = (*store.Store)(nil)
+
+// On pkg/store (DynamoDB Local): an agent enrolls and reconnects with its
+// credential; the fleet's token claiming its UID is refused, and the
+// stored agent keeps its name and health.
+func TestIdentity_WithStore(t *testing.T) {
+	st := storetest.New(t)
+	h := startHarness(t, st)
+	real, cred := enroll(t, h, uid1, "host-1")
+	rec, err := st.GetAgentRecord(context.Background(), id1)
+	must(t, err)
+	if rec == nil || rec.Credential.Digest != digest(cred) {
+		t.Fatalf("stored credential: %+v", rec)
+	}
+	imp, _, err := h.dialWS(token)
+	must(t, err)
+	fake := hello(uid1, "impostor", acceptsSettings)
+	fake.Health = hl(false, "StatusFatalError", "taken over", 2, nil)
+	b, err := proto.Marshal(fake)
+	must(t, err)
+	imp.sendBytes(append([]byte{0}, b...))
+	if !imp.closedBy() {
+		t.Fatal("the impostor was answered")
+	}
+	a, _, err := st.GetAgent(context.Background(), id1)
+	must(t, err)
+	if a.DisplayName() != "host-1" || !a.Health.Healthy || !a.Online {
+		t.Fatalf("the impostor changed the stored agent: %+v", a)
+	}
+	if r := real.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil {
+		t.Fatalf("the real agent: %v", r)
+	}
+}

@@ -1,0 +1,318 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opamp-go/protobufs"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/pkg/agent"
+)
+
+// memCreds is memAgents with the credentials of pkg/store: digests only,
+// conditional binding.
+type memCreds struct {
+	*memAgents
+	cmu   sync.Mutex
+	creds map[string]memCred
+}
+
+type memCred struct {
+	digest, next string
+	at           time.Time
+}
+
+var _ Credentials = (*memCreds)(nil)
+
+func newMemCreds() *memCreds {
+	return &memCreds{memAgents: newMemAgents(), creds: map[string]memCred{}}
+}
+
+func (m *memCreds) AgentCredential(_ context.Context, id string) (string, string, time.Time, error) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	c := m.creds[id]
+	return c.digest, c.next, c.at, nil
+}
+
+func (m *memCreds) BindCredential(_ context.Context, id, d string, at time.Time) (bool, error) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if m.creds[id].digest != "" {
+		return false, nil
+	}
+	m.creds[id] = memCred{digest: d, at: at}
+	return true, nil
+}
+
+func (m *memCreds) OfferCredential(_ context.Context, id, d, next string) (bool, error) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	c := m.creds[id]
+	if c.digest == "" || c.digest != d {
+		return false, nil
+	}
+	c.next = next
+	m.creds[id] = c
+	return true, nil
+}
+
+func (m *memCreds) PromoteCredential(_ context.Context, id, next string, at time.Time) (bool, error) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if c := m.creds[id]; c.next == "" || c.next != next {
+		return false, nil
+	}
+	m.creds[id] = memCred{digest: next, at: at}
+	return true, nil
+}
+
+func (m *memCreds) reset(id string) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	delete(m.creds, id)
+}
+
+const acceptsSettings = uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus |
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
+	protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings)
+
+var uid2 = []byte{0x01, 0x92, 0xf1, 0xc4, 0, 0, 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x02}
+
+const id2 = "0192f1c4-0000-7000-8000-000000000002"
+
+// hello is an agent's first message: its description, healthy.
+func hello(uid []byte, host string, caps uint64) *protobufs.AgentToServer {
+	m := msg(withCapabilities(caps), withDesc(desc([]*protobufs.KeyValue{str("service.name", "otelcol"), str("service.version", "0.110.0")},
+		str("host.name", host))), withHealth(hl(true, agent.StatusOK, "", 1, nil)))
+	m.InstanceUid = uid
+	return m
+}
+
+// credentialOf is the bearer credential an offer carries.
+func credentialOf(t *testing.T, resp *protobufs.ServerToAgent) string {
+	t.Helper()
+	o := resp.GetConnectionSettings().GetOpamp()
+	for _, hd := range o.GetHeaders().GetHeaders() {
+		if hd.GetKey() == "Authorization" {
+			if c, ok := strings.CutPrefix(hd.GetValue(), "Bearer "); ok {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no credential offered in %v", resp)
+	return ""
+}
+
+// enroll connects agent uid with the fleet's token, takes the credential
+// offered, and reconnects with it, as an agent applying the offer does.
+func enroll(t *testing.T, h *harness, uid []byte, host string) (*rawWS, string) {
+	t.Helper()
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	cred := credentialOf(t, w.send(hello(uid, host, acceptsSettings)))
+	_ = w.conn.Close()
+	w, _, err = h.dialWS(cred)
+	must(t, err)
+	if resp := w.send(hello(uid, host, acceptsSettings)); resp.GetErrorResponse() != nil || resp.GetConnectionSettings() != nil {
+		t.Fatalf("the agent with its credential: %v", resp)
+	}
+	return w, cred
+}
+
+// closedBy reports whether the gateway closed the connection without
+// answering.
+func (w *rawWS) closedBy() bool {
+	must(w.t, w.conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, _, err := w.conn.ReadMessage()
+	return err != nil && !strings.Contains(err.Error(), "timeout")
+}
+
+// The first connection of an instance UID binds a credential, which the
+// store keeps as a digest, and offers it with the endpoint to reconnect to.
+func TestIdentity_FirstConnectionBindsAndOffers(t *testing.T) {
+	st := newMemCreds()
+	h := startHarness(t, st, func(c *Config) { c.Heartbeat = 15 * time.Second })
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	resp := w.send(hello(uid1, "host-1", acceptsSettings))
+	cred := credentialOf(t, resp)
+	o := resp.GetConnectionSettings().GetOpamp()
+	if o.GetDestinationEndpoint() != "ws://"+h.addr+"/v1/opamp" || o.GetHeartbeatIntervalSeconds() != 15 {
+		t.Fatalf("offer: endpoint %q heartbeat %d", o.GetDestinationEndpoint(), o.GetHeartbeatIntervalSeconds())
+	}
+	if !strings.HasPrefix(cred, CredentialPrefix) || len(cred) < len(CredentialPrefix)+43 {
+		t.Fatalf("credential %q: want %s and 256 bits", cred, CredentialPrefix)
+	}
+	stored, _, _, _ := st.AgentCredential(context.Background(), id1)
+	if stored != digest(cred) || strings.Contains(stored, cred) {
+		t.Fatalf("the store holds %q, want the digest of the credential only", stored)
+	}
+	if got := st.get(id1); !got.Online || got.Attributes["host.name"] != "host-1" {
+		t.Fatalf("the enrolling message was not recorded: %+v", got)
+	}
+	// The same connection keeps speaking with the fleet's token.
+	if r := w.send(msg(func(m *protobufs.AgentToServer) { m.InstanceUid = uid1 })); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("a heartbeat after the offer: %v", r)
+	}
+}
+
+// The attack of issue 36: with the fleet's token, or with another agent's
+// credential, a connection claims an enrolled agent's UID with a new
+// description and an unhealthy status. It is refused (dropped, closed,
+// logged with its source and the UID) and the real agent is untouched: its
+// name, fleet, health, connection and liveness.
+func TestIdentity_ImpostorIsRefusedAndTheAgentUntouched(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		token func(otherCred string) string
+	}{
+		{"fleet token", func(string) string { return token }},
+		{"another agent's credential", func(other string) string { return other }},
+		{"a made-up credential", func(string) string { return CredentialPrefix + "guessed" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemCreds()
+			h := startHarness(t, st)
+			real, _ := enroll(t, h, uid1, "host-1")
+			_, otherCred := enroll(t, h, uid2, "host-2")
+			st.mu.Lock()
+			a := st.byID[id1]
+			a.Fleet = "edge"
+			st.byID[id1] = a
+			st.mu.Unlock()
+			before := st.get(id1)
+			writes := st.writeCount()
+
+			imp, _, err := h.dialWS(tc.token(otherCred))
+			must(t, err)
+			fake := hello(uid1, "impostor", acceptsSettings)
+			fake.Health = hl(false, "StatusFatalError", "taken over", 2, nil)
+			b, err := proto.Marshal(fake)
+			must(t, err)
+			imp.sendBytes(append([]byte{0}, b...))
+			if !imp.closedBy() {
+				t.Fatal("the impostor's connection was answered or left open")
+			}
+			h.eventually("the refusal logged", func() bool {
+				return strings.Contains(h.logs.String(), `"msg":"refused a connection that claims another agent's identity","agent":"`+id1+`","remote":"127.0.0.1:`)
+			})
+			after := st.get(id1)
+			if st.writeCount() != writes || after.DisplayName() != "host-1" || after.Fleet != "edge" || !after.Health.Healthy ||
+				!after.Online || !after.ConnectedAt.Equal(before.ConnectedAt) || after.Task != before.Task {
+				t.Fatalf("the impostor changed the agent:\nbefore %+v\nafter  %+v", before, after)
+			}
+			if h.g.Len() != 2 {
+				t.Fatalf("the task holds %d agents, want the two real ones", h.g.Len())
+			}
+			// The real agent's connection carries on.
+			if r := real.send(msg(func(m *protobufs.AgentToServer) { m.InstanceUid = uid1 })); r.GetErrorResponse() != nil {
+				t.Fatalf("the real agent after the attack: %v", r)
+			}
+			if got := st.get(id1); !got.Online {
+				t.Fatal("the real agent went offline")
+			}
+		})
+	}
+}
+
+// Plain HTTP: every request proves the agent, so an impostor's poll is
+// refused with an error response and changes nothing.
+func TestIdentity_PlainHTTPImpostorRefused(t *testing.T) {
+	st := newMemCreds()
+	h := startHarness(t, st)
+	enroll(t, h, uid1, "host-1")
+	before := st.get(id1)
+	fake := hello(uid1, "impostor", acceptsSettings)
+	fake.Health = hl(false, "StatusFatalError", "taken over", 2, nil)
+	b, err := proto.Marshal(fake)
+	must(t, err)
+	resp, out := h.postHTTP(token, b)
+	if resp.StatusCode != 200 || out.GetErrorResponse() == nil {
+		t.Fatalf("the impostor's poll: %d %v", resp.StatusCode, out)
+	}
+	if after := st.get(id1); after.DisplayName() != "host-1" || !after.Health.Healthy || !after.ConnectedAt.Equal(before.ConnectedAt) {
+		t.Fatalf("the impostor changed the agent: %+v", after)
+	}
+}
+
+// Rotation: a credential older than RotateAfter is replaced by an offer on
+// the agent's next connection; the old one stays valid until the agent
+// presents the new one, and is refused after. An agent that comes back with
+// the old one did not take the offer (lost with its connection): it gets
+// another, which replaces the first.
+func TestIdentity_RotationKeepsTheOldCredentialUntilTheNewIsUsed(t *testing.T) {
+	st := newMemCreds()
+	h := startHarness(t, st, func(c *Config) { c.Identity.RotateAfter = time.Hour })
+	w, old := enroll(t, h, uid1, "host-1")
+	_ = w.conn.Close()
+	h.clock.advance(2 * time.Hour)
+	w, _, err := h.dialWS(old)
+	must(t, err)
+	lost := credentialOf(t, w.send(hello(uid1, "host-1", acceptsSettings)))
+	_ = w.conn.Close()
+	again, _, err := h.dialWS(old)
+	must(t, err)
+	next := credentialOf(t, again.send(hello(uid1, "host-1", acceptsSettings)))
+	_ = again.conn.Close()
+	w, _, err = h.dialWS(next)
+	must(t, err)
+	if r := w.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the new credential: %v", r)
+	}
+	if cur, pending, _, _ := st.AgentCredential(context.Background(), id1); cur != digest(next) || pending != "" {
+		t.Fatalf("after the rotation the store holds %q %q", cur, pending)
+	}
+	for _, stale := range []string{old, lost} {
+		c, _, err := h.dialWS(stale)
+		must(t, err)
+		b, _ := proto.Marshal(hello(uid1, "host-1", acceptsSettings))
+		c.sendBytes(append([]byte{0}, b...))
+		if !c.closedBy() {
+			t.Fatal("a replaced credential is still accepted")
+		}
+	}
+}
+
+// An agent that cannot take a credential stays unbound and speaks with the
+// fleet's token, unless a credential is required. After a reset, an
+// enrolled agent enrolls again with the fleet's token, and its old
+// credential is refused.
+func TestIdentity_UnboundAgentsAndReset(t *testing.T) {
+	noSettings := acceptsSettings &^ uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings)
+	st := newMemCreds()
+	h := startHarness(t, st)
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	if r := w.send(hello(uid2, "legacy", noSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings().GetOpamp().GetHeaders() != nil {
+		t.Fatalf("an agent that cannot take a credential: %v", r)
+	}
+	if cur, _, _, _ := st.AgentCredential(context.Background(), id2); cur != "" {
+		t.Fatal("a credential was bound that the agent could not receive")
+	}
+
+	strict := startHarness(t, newMemCreds(), func(c *Config) { c.Identity.RequireCredential = true })
+	w, _, err = strict.dialWS(token)
+	must(t, err)
+	b, _ := proto.Marshal(hello(uid2, "legacy", noSettings))
+	w.sendBytes(append([]byte{0}, b...))
+	if !w.closedBy() {
+		t.Fatal("RequireCredential let an agent in without one")
+	}
+
+	w, old := enroll(t, h, uid1, "host-1")
+	_ = w.conn.Close()
+	st.reset(id1)
+	stale, _, err := h.dialWS(old)
+	must(t, err)
+	b, _ = proto.Marshal(hello(uid1, "host-1", acceptsSettings))
+	stale.sendBytes(append([]byte{0}, b...))
+	if !stale.closedBy() {
+		t.Fatal("a credential reset is still accepted")
+	}
+	enroll(t, h, uid1, "host-1")
+}
