@@ -92,6 +92,11 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		envTablePrefix:                   tablePrefix(c),
 		"MYRIARCH_GATEWAY_LISTEN":        fmt.Sprintf(":%d", gatewayPort),
 		"MYRIARCH_GATEWAY_HEALTH_LISTEN": fmt.Sprintf(":%d", gatewayHealthPort),
+		// Behind the NLB's TLS listener every connection comes from one of
+		// the load balancer's own addresses (a TLS listener cannot preserve
+		// the client's), so a limit per source would count the load
+		// balancer, not the agents: off.
+		"MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE": "0",
 	}
 	// What a package offer carries (the updater executor); unset, the
 	// gateway's default URL never resolves.
