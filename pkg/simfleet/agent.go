@@ -25,7 +25,9 @@ const capabilities = protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
 	protobufs.AgentCapabilities_AgentCapabilities_AcceptsPackages |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsPackageStatuses |
-	protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat
+	protobufs.AgentCapabilities_AgentCapabilities_ReportsHeartbeat |
+	// Takes the credential the gateway binds at enrollment (credential.go).
+	protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings
 
 // bootstrapConfig is the effective configuration before any remote one.
 const bootstrapConfig = "# simfleet bootstrap configuration\nreceivers: {otlp: {protocols: {grpc: {}}}}\nexporters: {debug: {}}\nservice: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}\n"
@@ -40,7 +42,10 @@ type agent struct {
 	failing bool
 	jit     jitter // worker goroutine only
 	log     *slog.Logger
+	// client is replaced when the agent reconnects with a credential;
+	// cmu is held to replace it, and to use it (opamp).
 	client  client.OpAMPClient
+	cmu     sync.RWMutex
 	wake    chan struct{}
 	done    chan struct{}
 	changes *changes // told after every change of the state below
@@ -62,6 +67,9 @@ type agent struct {
 	pendingOffer  *offer
 	// pendingInstall is a version installed from outside OpAMP (Install).
 	pendingInstall string
+	// credential is the agent's own, bound by the gateway at enrollment
+	// ("" before: the fleet's token); pendingCredential one just offered.
+	credential, pendingCredential string
 }
 
 // offer is the collector package of a PackagesAvailable message.
@@ -105,6 +113,17 @@ func (a *agent) start(ctx context.Context) (err error) {
 			}
 		}()
 	}
+	if err := a.connect(ctx); err != nil {
+		return err
+	}
+	go a.work(ctx)
+	return nil
+}
+
+// connect starts an OpAMP client with the agent's state and its credential
+// (the fleet's token before it has one); under cmu, or before the worker
+// runs.
+func (a *agent) connect(ctx context.Context) error {
 	logger := opampLogger{a.log}
 	if a.cfg.websocket() {
 		a.client = client.NewWebSocket(logger)
@@ -125,8 +144,8 @@ func (a *agent) start(ctx context.Context) (err error) {
 		}
 	}
 	header := http.Header{}
-	if a.cfg.Token != "" {
-		header.Set("Authorization", "Bearer "+a.cfg.Token)
+	if token := a.bearer(); token != "" {
+		header.Set("Authorization", "Bearer "+token)
 	}
 	heartbeat := a.cfg.Heartbeat
 	settings := types.StartSettings{
@@ -144,8 +163,9 @@ func (a *agent) start(ctx context.Context) (err error) {
 			OnError: func(_ context.Context, e *protobufs.ServerErrorResponse) {
 				a.log.Warn("server error", "msg", e.GetErrorMessage())
 			},
-			OnMessage:          a.onMessage,
-			GetEffectiveConfig: a.effectiveConfig,
+			OnMessage:                 a.onMessage,
+			GetEffectiveConfig:        a.effectiveConfig,
+			OnOpampConnectionSettings: a.onConnectionSettings,
 		},
 	}
 	if err := a.client.Start(ctx, settings); err != nil {
@@ -155,7 +175,6 @@ func (a *agent) start(ctx context.Context) (err error) {
 	if remote != nil {
 		a.warn("remote config status", a.client.SetRemoteConfigStatus(remote))
 	}
-	go a.work(ctx)
 	return nil
 }
 
@@ -175,7 +194,9 @@ func (a *agent) stop(ctx context.Context) error {
 	case <-a.done:
 	case <-ctx.Done():
 	}
+	a.cmu.RLock()
 	err := a.client.Stop(ctx)
+	a.cmu.RUnlock()
 	if a.healthCheck != nil {
 		err = errors.Join(err, a.healthCheck.Close())
 	}
@@ -242,6 +263,9 @@ func (a *agent) work(ctx context.Context) {
 		case <-a.wake:
 		}
 		for {
+			if cred := a.takeCredential(); cred != "" {
+				a.reconnect(ctx, cred)
+			}
 			rc, of, version := a.take()
 			if rc == nil && of == nil && version == "" {
 				break
@@ -313,6 +337,8 @@ func (a *agent) report(change func(), parts part) {
 	h := health(a.health, a.update)
 	desc, pkgs := a.descriptionLocked(), packageStatuses(a.pkg)
 	a.mu.Unlock()
+	a.cmu.RLock()
+	defer a.cmu.RUnlock()
 	if parts&withHealth != 0 && !a.cfg.NoHealthReports {
 		a.warn("health", a.client.SetHealth(h))
 	}
@@ -332,7 +358,9 @@ func (a *agent) reportConfig(status protobufs.RemoteConfigStatuses, hash []byte,
 	a.mu.Lock()
 	a.remote = rcs
 	a.mu.Unlock()
+	a.cmu.RLock()
 	a.warn("remote config status", a.client.SetRemoteConfigStatus(proto.Clone(rcs).(*protobufs.RemoteConfigStatus)))
+	a.cmu.RUnlock()
 	a.persist()
 	a.changes.agentChanged(a)
 }

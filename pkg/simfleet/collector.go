@@ -38,7 +38,9 @@ func (a *agent) applyConfig(ctx context.Context, rc *protobufs.AgentRemoteConfig
 	a.setConfigExportFailureLocked(rc)
 	a.mu.Unlock()
 	a.reportConfig(applied, hash, "")
+	a.cmu.RLock()
 	a.warn("effective config", a.client.UpdateEffectiveConfig(ctx))
+	a.cmu.RUnlock()
 	if err := a.restart(ctx, nil, nil); err != nil {
 		return err
 	}

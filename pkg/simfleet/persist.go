@@ -22,6 +22,9 @@ type persisted struct {
 	Version   string          `json:"version"`
 	Effective json.RawMessage `json:"effective"`
 	Remote    json.RawMessage `json:"remote,omitempty"`
+	// Credential is the agent's own, which the gateway bound at its first
+	// connection: a restarted agent that lost it would be refused.
+	Credential string `json:"credential,omitempty"`
 }
 
 func (a *agent) stateFile() string {
@@ -54,7 +57,7 @@ func (a *agent) restore() error {
 		}
 		a.remote = remote
 	}
-	a.version, a.pkg.hasVersion, a.effective = p.Version, p.Version, effective
+	a.version, a.pkg.hasVersion, a.effective, a.credential = p.Version, p.Version, effective, p.Credential
 	a.setConfigExportFailureLocked(&protobufs.AgentRemoteConfig{Config: effective})
 	return nil
 }
@@ -66,7 +69,7 @@ func (a *agent) persist() {
 		return
 	}
 	a.mu.Lock()
-	p := persisted{Version: a.version}
+	p := persisted{Version: a.version, Credential: a.credential}
 	p.Effective, _ = protojson.Marshal(a.effective)
 	if a.remote != nil {
 		p.Remote, _ = protojson.Marshal(a.remote)
