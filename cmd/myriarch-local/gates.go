@@ -52,8 +52,13 @@ func chooseGateSources(mode string, getenv func(string) string) (prometheus, ale
 		choose("Alertmanager", gate.EnvAlertmanagerURL, false)
 }
 
+// gatesDirPrefix starts the name of the folder of the servers the stack
+// starts, in the temporary directory.
+const gatesDirPrefix = "myriarch-gates-"
+
 // gateServers are the Prometheus and Alertmanager the local stack's gates
-// read; those the stack starts run in a temporary directory, Prometheus
+// read; those the stack starts run in a temporary directory (one a killed
+// run left is removed by the next: removeStaleRunDirs), Prometheus
 // scraping the simulated fleet's pipeline metrics at metricsTarget every
 // second.
 type gateServers struct {
@@ -67,7 +72,8 @@ type gateServers struct {
 // needs Prometheus) and a warning for run: gates that read it are then red
 // with an error.
 func startGateServers(prometheus, alertmanager gateSource, metricsTarget string, required bool, stderr io.Writer) (*gateServers, error) {
-	dir, err := os.MkdirTemp("", "myriarch-gates-")
+	removeStaleRunDirs(gatesDirPrefix, stderr)
+	dir, err := makeRunDir(gatesDirPrefix)
 	if err != nil {
 		return nil, err
 	}
