@@ -79,8 +79,18 @@ func (s *Store) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, an
 // write, which must then replace the earlier acknowledgement too, or a
 // later return of the desired hash to that earlier hash (a rollback) would
 // look delivered and never reach the agent (see deliveredByReport).
+//
+// A report of an older connection (one that reconnected meanwhile, on this
+// task or another: a late report of the old connection, which the new one
+// already superseded) writes nothing over the record of a newer connection:
+// merged, it would bring back the old connection's time and task, after
+// which the old connection's disconnect would pass its guard and write the
+// agent offline while its new connection is open.
 func (s *Store) SaveAgent(ctx context.Context, a agent.Agent, v any) (any, error) {
-	return s.saveAgent(ctx, a, v, nil)
+	connectedAt := a.ConnectedAt
+	return s.saveAgent(ctx, a, v, true, func(r AgentRecord) bool {
+		return !r.ConnectedAt.After(connectedAt)
+	})
 }
 
 // DisconnectAgent writes the agent offline as of a.LastSeen (a as the
@@ -89,12 +99,15 @@ func (s *Store) SaveAgent(ctx context.Context, a agent.Agent, v any) (any, error
 // connection. It returns the version it wrote, or v when it wrote nothing.
 func (s *Store) DisconnectAgent(ctx context.Context, a agent.Agent, v any) (any, error) {
 	task, connectedAt := a.Task, a.ConnectedAt
-	return s.saveAgent(ctx, a, v, func(r AgentRecord) bool {
+	return s.saveAgent(ctx, a, v, false, func(r AgentRecord) bool {
 		return r.Online && r.Task == task && !r.ConnectedAt.After(connectedAt)
 	})
 }
 
-func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(AgentRecord) bool) (any, error) {
+// saveAgent writes a over version v, else reads and merges it over the
+// stored record when guard allows; create says whether a missing record
+// is created (a report) or left missing (a disconnect).
+func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, create bool, guard func(AgentRecord) bool) (any, error) {
 	if prev, ok := v.(*AgentVersion); ok && prev != nil {
 		r := overVersion(a, prev)
 		err := s.putAgent(ctx, r)
@@ -113,7 +126,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, guard func(
 		return v, err
 	}
 	if cur == nil {
-		if guard != nil {
+		if !create {
 			return v, nil // deleted: nothing to disconnect
 		}
 		r := AgentRecord{Agent: utcAgent(a), AssignPending: true}

@@ -72,6 +72,16 @@ func TestSaveAgent_ConnectChangeDisconnect(t *testing.T) {
 	_, err = s.SaveAgent(ctx, onB, vB)
 	must(t, err)
 
+	// A late report of task A's old connection writes nothing over B's:
+	// merged, it would bring back A's connection, and A's disconnect below
+	// would then pass its guard.
+	onA.Health.Status, onA.LastSeen = "StatusRecovering", t0.Add(3*time.Minute+time.Second)
+	vA, err = s.SaveAgent(ctx, onA, vA)
+	must(t, err)
+	if got, _, err := s.GetAgent(ctx, "a1"); err != nil || got.Task != "B" || !got.ConnectedAt.Equal(t0.Add(3*time.Minute)) {
+		t.Fatalf("a late report of the old connection: task %q connected %v (%v); want B's connection kept", got.Task, got.ConnectedAt, err)
+	}
+
 	// Task A's connection closes late: its disconnect must not win.
 	onA.Online, onA.LastSeen = false, t0.Add(4*time.Minute)
 	_, err = s.DisconnectAgent(ctx, onA, vA)
