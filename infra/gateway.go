@@ -106,6 +106,13 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 	if c.PackageName != "" {
 		env["MYRIARCH_GATEWAY_PACKAGE_NAME"] = c.PackageName
 	}
+	// The URL offered with each agent's own credential: behind the NLB,
+	// which ends TLS, the gateway would see ws:// and its task's address.
+	// Without domainName there is no name the certificate covers, and the
+	// agents reconnect to the URL they used.
+	if c.DomainName != "" {
+		env["MYRIARCH_GATEWAY_AGENT_ENDPOINT"] = fmt.Sprintf("wss://%s%s", c.DomainName, gatewayOpAMPPath)
+	}
 	for _, name := range sortedKeys(env) {
 		container.AddEnvironment(jsii.String(name), jsii.String(env[name]))
 	}

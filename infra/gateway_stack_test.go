@@ -119,6 +119,21 @@ func TestGateway_ImageBuiltAtDeployFromTheDockerfile(t *testing.T) {
 	}
 }
 
+// Each agent's credential is offered with the URL agents use, the
+// deployment's domain name, not what the gateway sees behind the NLB.
+func TestGateway_AgentEndpointFromTheDomainName(t *testing.T) {
+	s := synthesized(t, map[string]string{"domainName": "opamp.example.com", "certificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"})
+	must(t, "agent endpoint in the task's environment", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{
+			"ContainerDefinitions": []any{assertions.Match_ObjectLike(&map[string]any{
+				"Environment": assertions.Match_ArrayWith(&[]any{
+					map[string]any{"Name": "MYRIARCH_GATEWAY_AGENT_ENDPOINT", "Value": "wss://opamp.example.com/v1/opamp"},
+				}),
+			})},
+		})
+	})
+}
+
 // The package offers of the updater executor carry the deployment's
 // download URL template and package name (packageDownloadUrl,
 // packageName), which the gateway's task reads from its environment.

@@ -22,6 +22,10 @@
 //	-first-message-wait  MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT  close a WebSocket that sends no message this long after connecting [10s]
 //	-max-conns-per-source  MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE  WebSocket connections of one source address [1000]; 0 = no limit
 //	-decode-slots      MYRIARCH_GATEWAY_DECODE_SLOTS   messages over 16 KiB read, decoded and handled at once [4]
+//	-agent-endpoint    MYRIARCH_GATEWAY_AGENT_ENDPOINT  OpAMP URL offered with an agent's credential [the request's]
+//	-agent-ca-file     MYRIARCH_GATEWAY_AGENT_CA_FILE   PEM of the CA offered with the credential [none]
+//	-require-agent-credential  MYRIARCH_GATEWAY_REQUIRE_AGENT_CREDENTIAL  refuse agents that cannot take one [false]
+//	-credential-rotate-after   MYRIARCH_GATEWAY_CREDENTIAL_ROTATE_AFTER   offer a new credential after this age [0: never]
 //	-log-level         MYRIARCH_LOG_LEVEL              debug, info, warn or error [info]
 //	-debug-listen      MYRIARCH_GATEWAY_DEBUG_LISTEN   net/http/pprof under /debug/pprof/ [off]; loopback addresses only
 //
@@ -135,12 +139,17 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 	if err != nil {
 		return err
 	}
+	identity, err := o.identity()
+	if err != nil {
+		return err
+	}
 	now := func() time.Time { return time.Now().UTC() }
 	g, err := gateway.New(gateway.Config{
 		Now: now, Logger: log, Tokens: tokens,
 		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
 		PackageName: o.packageName, DownloadURL: o.downloadURL, WSPing: wsPing(o.wsPing),
 		FirstMessageWait: o.firstMessageWait, MaxConnsPerSource: o.maxConnsPerSource, DecodeSlots: o.decodeSlots,
+		Identity: identity,
 	}, st, st)
 	if err != nil {
 		return err

@@ -69,6 +69,12 @@ func TestParseOptions(t *testing.T) {
 		{"no decode slot", []string{"-decode-slots", "0"}, base, "decode-slots"}, // no large message could ever be read
 		{"zero first-message wait", []string{"-first-message-wait", "0s"}, base, "first-message-wait"},
 		{"first-message wait from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT", "30s"), ""},
+		{"agent endpoint", []string{"-agent-endpoint", "wss://opamp.example.com/v1/opamp"}, base, ""},
+		{"agent endpoint without scheme", nil, withEnv(base, "MYRIARCH_GATEWAY_AGENT_ENDPOINT", "opamp.example.com"), "agent-endpoint"},
+		{"credential required", nil, withEnv(base, "MYRIARCH_GATEWAY_REQUIRE_AGENT_CREDENTIAL", "true"), ""},
+		{"credential required, not a bool", []string{"-require-agent-credential", "yes please"}, base, "require-agent-credential"},
+		{"rotation", []string{"-credential-rotate-after", "720h"}, base, ""},
+		{"negative rotation", []string{"-credential-rotate-after", "-1h"}, base, "credential-rotate-after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,8 +87,33 @@ func TestParseOptions(t *testing.T) {
 	o, err := parseOptions(nil, func(k string) string { return base[k] })
 	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
 		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo ||
-		o.wsPing != time.Minute || o.firstMessageWait != 10*time.Second || o.maxConnsPerSource != 1000 || o.decodeSlots != 4 {
+		o.wsPing != time.Minute || o.firstMessageWait != 10*time.Second || o.maxConnsPerSource != 1000 || o.decodeSlots != 4 ||
+		o.agentEndpoint != "" || o.requireCredential || o.rotateAfter != 0 {
 		t.Errorf("defaults %+v, %v", o, err)
+	}
+}
+
+// The identity flags reach the gateway's configuration; the CA is read
+// from its file at start.
+func TestIdentityOptions(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseOptions([]string{"-agent-endpoint", "wss://o.example.com/v1/opamp", "-agent-ca-file", ca,
+		"-require-agent-credential", "true", "-credential-rotate-after", "720h"}, func(k string) string {
+		return map[string]string{"MYRIARCH_TABLE_PREFIX": "dev-", "MYRIARCH_AGENT_TOKENS": "a"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := o.identity()
+	if err != nil || c.Endpoint != "wss://o.example.com/v1/opamp" || c.CACertPEM != "-----BEGIN CERTIFICATE-----\n" || !c.RequireCredential || c.RotateAfter != 720*time.Hour {
+		t.Errorf("identity %+v, %v", c, err)
+	}
+	o.agentCAFile = filepath.Join(t.TempDir(), "missing.pem")
+	if _, err := o.identity(); err == nil {
+		t.Error("a CA file that does not exist is no error")
 	}
 }
 

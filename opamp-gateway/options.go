@@ -40,6 +40,10 @@ type options struct {
 	firstMessageWait     time.Duration
 	maxConnsPerSource    int // 0 = no limit
 	decodeSlots          int
+	agentEndpoint        string // the URL offered with an agent's credential
+	agentCAFile          string // PEM offered with the credential
+	requireCredential    bool
+	rotateAfter          time.Duration // 0 = never
 	logLevel             slog.Level
 }
 
@@ -53,7 +57,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return def
 	}
 	var o options
-	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level, firstMessageWait, perSource, slots string
+	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level, firstMessageWait, perSource, slots, require, rotate string
 	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
@@ -73,6 +77,10 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&firstMessageWait, "first-message-wait", env("MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT", "10s"), "close a WebSocket that sends no message this long after connecting")
 	fs.StringVar(&perSource, "max-conns-per-source", env("MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE", strconv.Itoa(DefaultMaxConnsPerSource)), "WebSocket connections of one source address (0 = no limit)")
 	fs.StringVar(&slots, "decode-slots", env("MYRIARCH_GATEWAY_DECODE_SLOTS", strconv.Itoa(gateway.DefaultDecodeSlots)), "messages over 16 KiB read and handled at once")
+	fs.StringVar(&o.agentEndpoint, "agent-endpoint", env("MYRIARCH_GATEWAY_AGENT_ENDPOINT", ""), "OpAMP URL offered with an agent's credential (wss://…/v1/opamp; empty: the request's)")
+	fs.StringVar(&o.agentCAFile, "agent-ca-file", env("MYRIARCH_GATEWAY_AGENT_CA_FILE", ""), "PEM of the CA offered with an agent's credential")
+	fs.StringVar(&require, "require-agent-credential", env("MYRIARCH_GATEWAY_REQUIRE_AGENT_CREDENTIAL", "false"), "refuse agents that cannot take a credential")
+	fs.StringVar(&rotate, "credential-rotate-after", env("MYRIARCH_GATEWAY_CREDENTIAL_ROTATE_AFTER", "0"), "offer a new credential to an agent whose credential is older (0 = never)")
 	fs.StringVar(&level, "log-level", env("MYRIARCH_LOG_LEVEL", "info"), "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -85,6 +93,20 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	o.firstMessageWait = positiveDuration("first-message-wait", firstMessageWait, &errs)
 	o.maxConnsPerSource = wholeNumber("max-conns-per-source", perSource, 0, &errs)
 	o.decodeSlots = wholeNumber("decode-slots", slots, 1, &errs)
+	if b, err := strconv.ParseBool(require); err != nil {
+		errs = append(errs, fmt.Errorf("-require-agent-credential %q: want true or false", require))
+	} else {
+		o.requireCredential = b
+	}
+	if d, err := time.ParseDuration(rotate); err != nil || d < 0 {
+		errs = append(errs, fmt.Errorf("-credential-rotate-after %q: want a duration such as 720h, or 0 for never", rotate))
+	} else {
+		o.rotateAfter = d
+	}
+	if o.agentEndpoint != "" && !strings.HasPrefix(o.agentEndpoint, "wss://") && !strings.HasPrefix(o.agentEndpoint, "ws://") &&
+		!strings.HasPrefix(o.agentEndpoint, "https://") && !strings.HasPrefix(o.agentEndpoint, "http://") {
+		errs = append(errs, fmt.Errorf("-agent-endpoint %q: want an OpAMP URL such as wss://opamp.example.com/v1/opamp", o.agentEndpoint))
+	}
 	if d, err := time.ParseDuration(wsPing); err != nil || d < 0 {
 		errs = append(errs, fmt.Errorf("-ws-ping %q: want a duration such as 60s, or 0 for none", wsPing))
 	} else {
