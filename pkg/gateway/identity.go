@@ -31,20 +31,24 @@ import (
 //
 //	presents          | no credential bound           | C bound
 //	the fleet's token | bind a new C and offer it (*) | refused
-//	C                 | refused (reset: enroll again) | accepted; offers N when C is older than RotateAfter
+//	C                 | refused (reset: enroll again) | accepted; offers N when C is older than RotateAfter or an operator asked (**)
 //	N                 | refused                       | accepted, N becomes C (C is no longer accepted)
 //	anything else     | refused                       | refused
 //
 // (*) Only to an agent that declares AcceptsOpAMPConnectionSettings: one
 // that cannot take an offer stays unbound and speaks with the fleet's
 // token, unless RequireCredential refuses it.
+// (**) An operator's request (POST /api/v1/agents/{id}/actions/rotate-credential)
+// is answered by the next offer, which clears it; C stays valid until the
+// agent presents N, so that a rotation never cuts an agent off.
 
 // Credentials is the store of the agents' own credentials, as hex SHA-256
 // digests (pkg/store). An Agents store that implements it turns identity on.
 type Credentials interface {
 	// AgentCredential is the agent's credential and the offer of a pending
-	// rotation; "" for none (and for an unknown agent).
-	AgentCredential(ctx context.Context, id string) (digest, next string, boundAt time.Time, err error)
+	// rotation, "" for none (and for an unknown agent), and whether an
+	// operator asked for a rotation.
+	AgentCredential(ctx context.Context, id string) (digest, next string, boundAt time.Time, rotate bool, err error)
 	// BindCredential binds digest to an agent that has none, creating an
 	// unknown agent; bound is false when it has one.
 	BindCredential(ctx context.Context, id, digest string, at time.Time) (bound bool, err error)
@@ -118,8 +122,9 @@ func (g *Gateway) admit(ctx context.Context, p presented, id string, caps uint64
 	}
 	var cur, next string
 	var boundAt time.Time
+	var asked bool
 	if err := g.credentialCall(ctx, func(ctx context.Context) (err error) {
-		cur, next, boundAt, err = creds.AgentCredential(ctx, id)
+		cur, next, boundAt, asked, err = creds.AgentCredential(ctx, id)
 		return err
 	}); err != nil {
 		return nil, err
@@ -135,7 +140,7 @@ func (g *Gateway) admit(ctx context.Context, p presented, id string, caps uint64
 	case p.enrollment:
 		return nil, fmt.Errorf("%w: the agent has its own credential; the enrollment token cannot speak for it", errRefused)
 	case cur != "" && same(p.digest, cur):
-		return g.rotate(ctx, creds, p, id, cur, boundAt, accepts)
+		return g.rotate(ctx, creds, p, id, cur, g.rotationDue(boundAt, asked), accepts)
 	case next != "" && same(p.digest, next):
 		return nil, g.promote(ctx, creds, id, next)
 	case cur == "":
@@ -165,11 +170,23 @@ func (g *Gateway) enroll(ctx context.Context, creds Credentials, p presented, id
 	return g.credentialOffer(token, p.endpoint), nil
 }
 
-// rotate offers a new credential when the current one is older than
-// RotateAfter; the current one stays valid until the agent uses the new.
-func (g *Gateway) rotate(ctx context.Context, creds Credentials, p presented, id, cur string, boundAt time.Time, accepts bool) (*protobufs.ConnectionSettingsOffers, error) {
-	after := g.cfg.Identity.RotateAfter
-	if after <= 0 || !accepts || g.now().Sub(boundAt) < after {
+// rotationDue is why a rotation is offered: an operator asked for one, or
+// the current credential is older than RotateAfter; "" for none.
+func (g *Gateway) rotationDue(boundAt time.Time, asked bool) string {
+	if asked {
+		return "requested"
+	}
+	if after := g.cfg.Identity.RotateAfter; after > 0 && g.now().Sub(boundAt) >= after {
+		return "age"
+	}
+	return ""
+}
+
+// rotate offers a new credential when one is due; the current one stays
+// valid until the agent uses the new. An agent that cannot take the offer
+// keeps its request for a connection that can.
+func (g *Gateway) rotate(ctx context.Context, creds Credentials, p presented, id, cur, due string, accepts bool) (*protobufs.ConnectionSettingsOffers, error) {
+	if due == "" || !accepts {
 		return nil, nil
 	}
 	token, d, err := newCredential()
@@ -183,7 +200,7 @@ func (g *Gateway) rotate(ctx context.Context, creds Credentials, p presented, id
 	}); err != nil || !ok {
 		return nil, err // the agent is who it is: a rotation that did not happen waits for its next connection
 	}
-	g.log.Info("agent credential rotation offered", "agent", id, "remote", p.remote)
+	g.log.Info("agent credential rotation offered", "agent", id, "remote", p.remote, "why", due)
 	return g.credentialOffer(token, p.endpoint), nil
 }
 

@@ -43,3 +43,29 @@ func TestIdentity_WithStore(t *testing.T) {
 		t.Fatalf("the real agent: %v", r)
 	}
 }
+
+// On pkg/store: a rotation requested through the store is offered at the
+// agent's next connection, and the new credential replaces the old.
+func TestIdentity_RequestedRotationWithStore(t *testing.T) {
+	st := storetest.New(t)
+	h := startHarness(t, st)
+	w, old := enroll(t, h, uid1, "host-1")
+	_ = w.conn.Close()
+	if found, had, err := st.RequestCredentialRotation(context.Background(), id1); err != nil || !found || !had {
+		t.Fatalf("request: found %v had %v err %v", found, had, err)
+	}
+	again, _, err := h.dialWS(old)
+	must(t, err)
+	next := credentialOf(t, again.send(hello(uid1, "host-1", acceptsSettings)))
+	_ = again.conn.Close()
+	n, _, err := h.dialWS(next)
+	must(t, err)
+	if r := n.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the new credential: %v", r)
+	}
+	rec, err := st.GetAgentRecord(context.Background(), id1)
+	must(t, err)
+	if rec.Credential.Digest != digest(next) || rec.Credential.Rotate {
+		t.Fatalf("stored credential after the rotation: %+v", rec.Credential)
+	}
+}

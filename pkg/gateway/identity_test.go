@@ -24,6 +24,7 @@ type memCreds struct {
 type memCred struct {
 	digest, next string
 	at           time.Time
+	rotate       bool
 }
 
 var _ Credentials = (*memCreds)(nil)
@@ -32,11 +33,21 @@ func newMemCreds() *memCreds {
 	return &memCreds{memAgents: newMemAgents(), creds: map[string]memCred{}}
 }
 
-func (m *memCreds) AgentCredential(_ context.Context, id string) (string, string, time.Time, error) {
+func (m *memCreds) AgentCredential(_ context.Context, id string) (string, string, time.Time, bool, error) {
 	m.cmu.Lock()
 	defer m.cmu.Unlock()
 	c := m.creds[id]
-	return c.digest, c.next, c.at, nil
+	return c.digest, c.next, c.at, c.rotate, nil
+}
+
+// requestRotation is the store's RequestCredentialRotation.
+func (m *memCreds) requestRotation(id string) {
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if c := m.creds[id]; c.digest != "" {
+		c.rotate = true
+		m.creds[id] = c
+	}
 }
 
 func (m *memCreds) BindCredential(_ context.Context, id, d string, at time.Time) (bool, error) {
@@ -56,7 +67,7 @@ func (m *memCreds) OfferCredential(_ context.Context, id, d, next string) (bool,
 	if c.digest == "" || c.digest != d {
 		return false, nil
 	}
-	c.next = next
+	c.next, c.rotate = next, false
 	m.creds[id] = c
 	return true, nil
 }
@@ -148,7 +159,7 @@ func TestIdentity_FirstConnectionBindsAndOffers(t *testing.T) {
 	if !strings.HasPrefix(cred, CredentialPrefix) || len(cred) < len(CredentialPrefix)+43 {
 		t.Fatalf("credential %q: want %s and 256 bits", cred, CredentialPrefix)
 	}
-	stored, _, _, _ := st.AgentCredential(context.Background(), id1)
+	stored, _, _, _, _ := st.AgentCredential(context.Background(), id1)
 	if stored != digest(cred) || strings.Contains(stored, cred) {
 		t.Fatalf("the store holds %q, want the digest of the credential only", stored)
 	}
@@ -264,7 +275,7 @@ func TestIdentity_RotationKeepsTheOldCredentialUntilTheNewIsUsed(t *testing.T) {
 	if r := w.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
 		t.Fatalf("the new credential: %v", r)
 	}
-	if cur, pending, _, _ := st.AgentCredential(context.Background(), id1); cur != digest(next) || pending != "" {
+	if cur, pending, _, _, _ := st.AgentCredential(context.Background(), id1); cur != digest(next) || pending != "" {
 		t.Fatalf("after the rotation the store holds %q %q", cur, pending)
 	}
 	for _, stale := range []string{old, lost} {
@@ -291,7 +302,7 @@ func TestIdentity_UnboundAgentsAndReset(t *testing.T) {
 	if r := w.send(hello(uid2, "legacy", noSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings().GetOpamp().GetHeaders() != nil {
 		t.Fatalf("an agent that cannot take a credential: %v", r)
 	}
-	if cur, _, _, _ := st.AgentCredential(context.Background(), id2); cur != "" {
+	if cur, _, _, _, _ := st.AgentCredential(context.Background(), id2); cur != "" {
 		t.Fatal("a credential was bound that the agent could not receive")
 	}
 
@@ -315,4 +326,41 @@ func TestIdentity_UnboundAgentsAndReset(t *testing.T) {
 		t.Fatal("a credential reset is still accepted")
 	}
 	enroll(t, h, uid1, "host-1")
+}
+
+// An operator's rotation request, with no age rule: the connected agent
+// keeps speaking with its credential; its next connection is offered a new
+// one, once (the offer answers the request); the old one stays valid until
+// the agent presents the new one, and is refused after.
+func TestIdentity_RequestedRotation(t *testing.T) {
+	st := newMemCreds()
+	h := startHarness(t, st)
+	w, old := enroll(t, h, uid1, "host-1")
+	st.requestRotation(id1)
+	if r := w.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the open connection after the request: %v", r)
+	}
+	again, _, err := h.dialWS(old)
+	must(t, err)
+	next := credentialOf(t, again.send(hello(uid1, "host-1", acceptsSettings)))
+	if r := w.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the old credential before the new one is used: %v", r)
+	}
+	_ = again.conn.Close()
+	_ = w.conn.Close()
+	n, _, err := h.dialWS(next)
+	must(t, err)
+	if r := n.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the new credential: %v (no second offer wanted)", r)
+	}
+	if cur, pending, _, asked, _ := st.AgentCredential(context.Background(), id1); cur != digest(next) || pending != "" || asked {
+		t.Fatalf("after the rotation the store holds %q %q asked %v", cur, pending, asked)
+	}
+	c, _, err := h.dialWS(old)
+	must(t, err)
+	b, _ := proto.Marshal(hello(uid1, "host-1", acceptsSettings))
+	c.sendBytes(append([]byte{0}, b...))
+	if !c.closedBy() {
+		t.Fatal("the replaced credential is still accepted")
+	}
 }

@@ -19,6 +19,9 @@ const (
 	attrCred     = "cred"     // digest of the credential the agent holds
 	attrCredNext = "credNext" // digest of a credential offered by a rotation, not used yet
 	attrCredAt   = "credAt"   // when cred was bound, sortable UTC text
+	// An operator asked for a rotation: the agent's next connection with
+	// cred is offered a new one whatever cred's age. Present or absent.
+	attrCredRotate = "credRotate"
 )
 
 // Credential is what the store keeps of an agent's credential. The zero
@@ -27,6 +30,9 @@ type Credential struct {
 	Digest  string    // current credential
 	Next    string    // offered by a rotation; becomes Digest when the agent first presents it
 	BoundAt time.Time // when Digest was bound
+	// Rotate is an operator's request for a rotation at the agent's next
+	// connection; the offer clears it (Digest stays valid until Next is used).
+	Rotate bool
 }
 
 // Bound reports whether the agent has a credential.
@@ -40,10 +46,13 @@ func (c Credential) encode(it item) {
 	if !c.BoundAt.IsZero() {
 		it.s(attrCredAt, sortableTime(c.BoundAt))
 	}
+	if c.Rotate {
+		it.s(attrCredRotate, "1")
+	}
 }
 
 func decodeCredential(d *decoder) Credential {
-	c := Credential{Digest: d.optStr(attrCred), Next: d.optStr(attrCredNext)}
+	c := Credential{Digest: d.optStr(attrCred), Next: d.optStr(attrCredNext), Rotate: d.optStr(attrCredRotate) != ""}
 	if at := d.optStr(attrCredAt); at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)
 		if err != nil {
@@ -54,15 +63,16 @@ func decodeCredential(d *decoder) Credential {
 	return c
 }
 
-// AgentCredential reads the credential of an agent (strongly consistent:
-// a binding made a moment ago by another gateway task must be seen). An
-// unknown agent has none.
-func (s *Store) AgentCredential(ctx context.Context, id string) (digest, next string, boundAt time.Time, err error) {
+// AgentCredential reads the credential of an agent and whether an operator
+// asked for its rotation (strongly consistent: a binding made a moment ago
+// by another gateway task must be seen). An unknown agent has none.
+func (s *Store) AgentCredential(ctx context.Context, id string) (digest, next string, boundAt time.Time, rotate bool, err error) {
 	r, err := s.GetAgentRecord(ctx, id)
 	if err != nil || r == nil {
-		return "", "", time.Time{}, err
+		return "", "", time.Time{}, false, err
 	}
-	return r.Credential.Digest, r.Credential.Next, r.Credential.BoundAt, nil
+	c := r.Credential
+	return c.Digest, c.Next, c.BoundAt, c.Rotate, nil
 }
 
 // BindCredential binds digest to an agent that has no credential, creating
@@ -106,6 +116,7 @@ func (s *Store) OfferCredential(ctx context.Context, id, digest, next string) (o
 			return false
 		}
 		r.Credential.Next = next
+		r.Credential.Rotate = false // the request is answered by this offer
 		return true
 	})
 }
@@ -136,6 +147,28 @@ func (s *Store) ResetAgentCredential(ctx context.Context, id string) (found, had
 		had = r.Credential.Bound()
 		r.Credential = Credential{}
 		return had
+	})
+	return true, had, err
+}
+
+// RequestCredentialRotation asks for a rotation of the agent's credential:
+// the gateway offers a new one at the agent's next connection with its
+// current one, which stays valid until the agent presents the new one (a
+// leak is cut off by ResetAgentCredential instead). found is false for an
+// unknown agent; had tells whether it has a credential to rotate (nothing
+// is written without one). A request made already is left as it is.
+func (s *Store) RequestCredentialRotation(ctx context.Context, id string) (found, had bool, err error) {
+	cur, err := s.GetAgentRecord(ctx, id)
+	if err != nil || cur == nil {
+		return false, false, err
+	}
+	_, err = s.updateAgent(ctx, id, cur, func(r *AgentRecord) bool {
+		had = r.Credential.Bound()
+		if !had || r.Credential.Rotate {
+			return false
+		}
+		r.Credential.Rotate = true
+		return true
 	})
 	return true, had, err
 }

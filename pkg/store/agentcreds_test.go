@@ -28,7 +28,7 @@ func TestBindCredential_ConcurrentFirstConnectionsBindOnce(t *testing.T) {
 			must(t, errs[i])
 			if bound[i] {
 				winners++
-				got, _, _, err := s.AgentCredential(ctx, id)
+				got, _, _, _, err := s.AgentCredential(ctx, id)
 				must(t, err)
 				if got != digestOf(i) {
 					t.Fatalf("round %d: the winner %d bound %q, the store holds %q", round, i, digestOf(i), got)
@@ -70,7 +70,7 @@ func TestBindCredential_KeptByOtherWrites(t *testing.T) {
 	if again, err := s.BindCredential(ctx, "a1", digestOf(2), t0); err != nil || again {
 		t.Fatalf("a second binding: bound %v, err %v; want refused", again, err)
 	}
-	got, next, at, err := s.AgentCredential(ctx, "a1")
+	got, next, at, _, err := s.AgentCredential(ctx, "a1")
 	must(t, err)
 	if got != digestOf(1) || next != "" || !at.Equal(t0) {
 		t.Fatalf("credential after other writes: %q %q %v, want %q bound at %v", got, next, at, digestOf(1), t0)
@@ -106,7 +106,7 @@ func TestCredential_RotationAndReset(t *testing.T) {
 	}
 	_, err = s.OfferCredential(ctx, "a1", digestOf(1), digestOf(2))
 	must(t, err)
-	if cur, next, _, _ := s.AgentCredential(ctx, "a1"); cur != digestOf(1) || next != digestOf(2) {
+	if cur, next, _, _, _ := s.AgentCredential(ctx, "a1"); cur != digestOf(1) || next != digestOf(2) {
 		t.Fatalf("during the rotation: %q %q", cur, next)
 	}
 	later := t0.Add(time.Hour)
@@ -115,7 +115,7 @@ func TestCredential_RotationAndReset(t *testing.T) {
 	if !ok {
 		t.Fatal("the offered credential was not promoted")
 	}
-	if cur, next, at, _ := s.AgentCredential(ctx, "a1"); cur != digestOf(2) || next != "" || !at.Equal(later) {
+	if cur, next, at, _, _ := s.AgentCredential(ctx, "a1"); cur != digestOf(2) || next != "" || !at.Equal(later) {
 		t.Fatalf("after the rotation: %q %q %v", cur, next, at)
 	}
 	if ok, _ := s.PromoteCredential(ctx, "a1", digestOf(2), later); ok {
@@ -127,7 +127,7 @@ func TestCredential_RotationAndReset(t *testing.T) {
 	if !found || !had {
 		t.Fatalf("reset: found %v had %v", found, had)
 	}
-	if cur, _, _, _ := s.AgentCredential(ctx, "a1"); cur != "" {
+	if cur, _, _, _, _ := s.AgentCredential(ctx, "a1"); cur != "" {
 		t.Fatalf("after the reset the agent still has %q", cur)
 	}
 	if found, had, _ := s.ResetAgentCredential(ctx, "a1"); !found || had {
@@ -143,4 +143,43 @@ func TestCredential_RotationAndReset(t *testing.T) {
 
 func digestOf(i int) string {
 	return string(rune('a'+i)) + "0000000000000000000000000000000000000000000000000000000000000f"[1:]
+}
+
+// An operator's rotation request is kept on the agent, leaves its credential
+// valid, survives the agent's other writes and is answered by the next offer.
+func TestCredential_RotationRequest(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	if found, _, err := s.RequestCredentialRotation(ctx, "nobody"); err != nil || found {
+		t.Fatalf("an unknown agent: found %v err %v", found, err)
+	}
+	must(t, s.RecordAgent(ctx, agentOf("a0", "")))
+	if found, had, err := s.RequestCredentialRotation(ctx, "a0"); err != nil || !found || had {
+		t.Fatalf("an agent without a credential: found %v had %v err %v", found, had, err)
+	}
+	if _, _, _, rotate, _ := s.AgentCredential(ctx, "a0"); rotate {
+		t.Fatal("a rotation was requested for an agent without a credential")
+	}
+	_, err := s.BindCredential(ctx, "a1", digestOf(1), t0)
+	must(t, err)
+	found, had, err := s.RequestCredentialRotation(ctx, "a1")
+	must(t, err)
+	if !found || !had {
+		t.Fatalf("request: found %v had %v", found, had)
+	}
+	if again, had, err := s.RequestCredentialRotation(ctx, "a1"); err != nil || !again || !had {
+		t.Fatalf("a second request: found %v had %v err %v", again, had, err)
+	}
+	must(t, s.RecordAgent(ctx, agentOf("a1", "")))
+	cur, next, at, rotate, err := s.AgentCredential(ctx, "a1")
+	must(t, err)
+	if cur != digestOf(1) || next != "" || !at.Equal(t0) || !rotate {
+		t.Fatalf("after the request: %q %q %v rotate %v, want %q kept and a rotation requested", cur, next, at, rotate, digestOf(1))
+	}
+	if ok, _ := s.OfferCredential(ctx, "a1", digestOf(1), digestOf(2)); !ok {
+		t.Fatal("the requested rotation's offer was not recorded")
+	}
+	if cur, next, _, rotate, _ := s.AgentCredential(ctx, "a1"); cur != digestOf(1) || next != digestOf(2) || rotate {
+		t.Fatalf("after the offer: %q %q rotate %v, want the request answered", cur, next, rotate)
+	}
 }
