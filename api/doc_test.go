@@ -99,7 +99,7 @@ func TestDocument_OperationIDs(t *testing.T) {
 		// plans
 		"createPlan",
 		// agent identity
-		"resetAgentCredential",
+		"resetAgentCredential", "rotateAgentCredential",
 	}
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {

@@ -152,6 +152,7 @@ func (s *server) routes(page http.Handler) http.Handler {
 		r.Get("/agents", s.handle(PermRead, s.listAgents))
 		r.Get("/agents/{id}", s.handle(PermRead, s.getAgent))
 		r.Post("/agents/{id}/actions/reset-credential", s.handle(PermResetCredential, s.resetAgentCredential))
+		r.Post("/agents/{id}/actions/rotate-credential", s.handle(PermResetCredential, s.rotateAgentCredential))
 		r.Get("/audit", s.handle(PermRead, s.listAudit))
 		r.Get("/events", s.handle(PermRead, s.listEvents))
 		r.Post("/revisions", s.handle(PermApplyRevisions, s.applyRevision))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -23,6 +24,33 @@ func (m *memStore) ResetAgentCredential(_ context.Context, id string) (found, ha
 	had = m.credsOf[id]
 	delete(m.credsOf, id)
 	return true, had, nil
+}
+
+// RequestCredentialRotation records the request in rotations.
+func (m *memStore) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.agents[id]; !ok {
+		return false, false, nil
+	}
+	if !m.credsOf[id] {
+		return true, false, nil
+	}
+	rotations.Store(rotationOf{m, id}, true)
+	return true, true, nil
+}
+
+// rotations are the memStores' rotation requests, kept beside them.
+var rotations sync.Map
+
+type rotationOf struct {
+	m  *memStore
+	id string
+}
+
+func rotationAsked(m *memStore, id string) bool {
+	_, ok := rotations.Load(rotationOf{m, id})
+	return ok
 }
 
 const credAgent = "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"
@@ -85,5 +113,63 @@ func TestResetCredential_Refusals(t *testing.T) {
 	}
 	if n := len(h.store.audit); n != 3 || h.store.audit[0].Result != audit.ResultFailure || h.store.audit[0].TargetID != "web-1" {
 		t.Fatalf("the refusals' audit: %+v", h.store.audit)
+	}
+}
+
+// rotate-credential: operators and admins; the request is recorded and
+// audited with its actor and reason; the credential stays bound.
+func TestRotateCredential_RequestsAndAudits(t *testing.T) {
+	h := credHarness(t)
+	const path = "/api/v1/agents/web-1/actions/rotate-credential"
+	wantProblem(t, h.do(post(path, RoleViewer, "")), http.StatusForbidden, CodeForbidden)
+	if rotationAsked(h.store, credAgent) {
+		t.Fatal("a viewer asked for a rotation")
+	}
+	rep := h.do(post(path, RoleOperator, `{"reason": "yearly"}`))
+	if rep.status != http.StatusOK {
+		t.Fatalf("rotate: %d %s", rep.status, rep.body)
+	}
+	got := decode[schema.AgentCredentialRotation](t, rep)
+	if got.ID != credAgent || got.DisplayName != "web-1" || !got.RequestedAt.Equal(t0) {
+		t.Fatalf("answer %+v", got)
+	}
+	if !rotationAsked(h.store, credAgent) || !h.store.credsOf[credAgent] {
+		t.Fatal("the rotation was not requested, or the credential was dropped")
+	}
+	if rep := h.do(post("/api/v1/agents/"+credAgent+"/actions/rotate-credential", RoleAdmin, "")); rep.status != http.StatusOK {
+		t.Fatalf("an admin's request: %d %s", rep.status, rep.body)
+	}
+	es := h.store.audit
+	if len(es) != 2 {
+		t.Fatalf("%d audit entries, want 2: %+v", len(es), es)
+	}
+	e := es[0]
+	if e.Action != ActionCredentialRotate || e.TargetType != TargetAgent || e.TargetID != credAgent || e.Actor != operator.Actor ||
+		e.Result != audit.ResultSuccess || e.Details["reason"] != "yearly" {
+		t.Fatalf("audit entry %+v", e)
+	}
+}
+
+// An unknown agent is a 404 (not audited); an agent without a credential a
+// 409 agent_no_credential and a refused body a 400, both audited as
+// failures, and nothing is requested.
+func TestRotateCredential_Refusals(t *testing.T) {
+	h := credHarness(t)
+	wantProblem(t, h.do(post("/api/v1/agents/web-9/actions/rotate-credential", RoleOperator, "")), http.StatusNotFound, CodeAgentNotFound)
+	if len(h.store.audit) != 0 {
+		t.Fatalf("a 404 was audited: %+v", h.store.audit)
+	}
+	for _, body := range []string{`{"bogus": 1}`, `{"reason": "` + strings.Repeat("r", 501) + `"}`} {
+		wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, body)), http.StatusBadRequest, CodeRequestInvalid)
+	}
+	h.store.credsOf[credAgent] = false
+	wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, "")), http.StatusConflict, CodeAgentNoCredential)
+	if rotationAsked(h.store, credAgent) {
+		t.Fatal("a refused request asked for a rotation")
+	}
+	es := h.store.audit
+	if len(es) != 3 || es[2].Action != ActionCredentialRotate || es[2].Result != audit.ResultFailure || es[2].TargetID != credAgent ||
+		es[2].Details["code"] != CodeAgentNoCredential || es[0].Result != audit.ResultFailure {
+		t.Fatalf("the refusals' audit: %+v", es)
 	}
 }

@@ -35,6 +35,7 @@ const (
 	CodeTargetChanged        = selection.CodeTargetChanged  // 409
 	CodeAgentAmbiguous       = "agent_ambiguous"            // 409: a display name of several agents
 	CodeConflict             = "conflict"                   // 409: a lost race that persisted after retries
+	CodeAgentNoCredential    = "agent_no_credential"        // 409: rotate-credential of an agent without one
 	CodeReleaseNotFound      = "release_not_found"          // 404
 	CodeReleaseConfigured    = "release_configured"         // 409: delete of a configured release
 	CodeNoVersionTarget      = "no_version_target"          // 409: install plan of a fleet without a target
@@ -69,6 +70,7 @@ var titles = map[string]string{
 	CodeApprovalExpired:                   "The approval expired",
 	CodeTargetChanged:                     "The effective target changed",
 	CodeConflict:                          "A concurrent change won",
+	CodeAgentNoCredential:                 "The agent has no credential to rotate",
 	CodeReleaseNotFound:                   "The release does not exist",
 	CodeReleaseConfigured:                 "The release comes from the configuration",
 	CodeNoVersionTarget:                   "The fleet has no target version",

@@ -9,3 +9,10 @@ type AgentCredentialReset struct {
 	HadCredential bool      `json:"hadCredential"`
 	ResetAt       time.Time `json:"resetAt"`
 }
+
+// AgentCredentialRotation is the answer of rotateAgentCredential.
+type AgentCredentialRotation struct {
+	ID          string    `json:"id"`
+	DisplayName string    `json:"displayName"`
+	RequestedAt time.Time `json:"requestedAt"`
+}

@@ -1,6 +1,9 @@
 package clienttest
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // SetCredential marks the agent as holding a credential of its own, as the
 // gateway's binding at its first connection leaves it.
@@ -30,4 +33,34 @@ func (m *Store) ResetAgentCredential(_ context.Context, id string) (found, had b
 	had = m.credsOf[id]
 	delete(m.credsOf, id)
 	return true, had, nil
+}
+
+// RequestCredentialRotation asks for a rotation of the agent's credential
+// (api.AgentCredentials); RotationRequested tells the request.
+func (m *Store) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.agents[id]; !ok {
+		return false, false, nil
+	}
+	if !m.credsOf[id] {
+		return true, false, nil
+	}
+	rotationRequests.Store(rotationKey{m, id}, true)
+	return true, true, nil
+}
+
+// RotationRequested reports whether a rotation of the agent's credential
+// was asked for.
+func (m *Store) RotationRequested(id string) bool {
+	_, ok := rotationRequests.Load(rotationKey{m, id})
+	return ok
+}
+
+// rotationRequests are the requests of every Store, kept beside it.
+var rotationRequests sync.Map
+
+type rotationKey struct {
+	m  *Store
+	id string
 }
