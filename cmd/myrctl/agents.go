@@ -18,7 +18,7 @@ var configStatuses = []string{"APPLIED", "APPLYING", "FAILED", "drifted"}
 
 func agentsCmd(g *globals) *cobra.Command {
 	cmd := group("agents", "The inventory of agents: list them, show one with its rollout targets, reset one's credential")
-	cmd.AddCommand(agentsListCmd(g), agentsGetCmd(g), agentsResetCredentialCmd(g))
+	cmd.AddCommand(agentsListCmd(g), agentsGetCmd(g), agentsResetCredentialCmd(g), agentsRotateCredentialCmd(g))
 	return cmd
 }
 
