@@ -216,7 +216,8 @@ func withHealthWait(files map[string][]byte, hw string) map[string][]byte {
 	return out
 }
 
-// waitAgents waits until the inventory lists n agents, as a client sees it.
+// waitAgents waits until the inventory lists n agents that reported, as a
+// client sees it.
 func (s Endpoints) waitAgents(ctx context.Context, n int) error {
 	c := client{base: s.APIURL, token: s.AdminToken}
 	for {
@@ -230,13 +231,17 @@ func (s Endpoints) waitAgents(ctx context.Context, n int) error {
 	}
 }
 
-// countAgents pages through the inventory.
+// countAgents pages through the inventory and counts the agents that
+// reported: an agent enrolling is listed from the moment its credential is
+// bound, before the report of its connection with it.
 func countAgents(ctx context.Context, c client) (int, error) {
 	n, token := 0, ""
 	for {
 		var page struct {
-			Items         []struct{} `json:"items"`
-			NextPageToken string     `json:"nextPageToken"`
+			Items []struct {
+				ConnectedAt *time.Time `json:"connectedAt"`
+			} `json:"items"`
+			NextPageToken string `json:"nextPageToken"`
 		}
 		path := fmt.Sprintf("/api/v1/agents?limit=%d", api.MaxLimit)
 		if token != "" {
@@ -245,7 +250,11 @@ func countAgents(ctx context.Context, c client) (int, error) {
 		if err := c.do(ctx, "GET", path, nil, &page); err != nil {
 			return n, err
 		}
-		n += len(page.Items)
+		for _, a := range page.Items {
+			if a.ConnectedAt != nil {
+				n++
+			}
+		}
 		if token = page.NextPageToken; token == "" {
 			return n, nil
 		}

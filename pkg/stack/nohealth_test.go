@@ -64,6 +64,11 @@ func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
 func waitCompleted(ctx context.Context, t *testing.T, c client, id string, n int) {
 	t.Helper()
 	var r rolloutView
+	defer func() {
+		if t.Failed() {
+			t.Logf("rollout %s as last seen: %s", id, r.line())
+		}
+	}()
 	waitFor(ctx, t, "rollout "+id+" to end", func() bool {
 		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+id, nil, &r); err != nil {
 			return false
