@@ -270,6 +270,9 @@ func (g *frameGuard) takeSlot(conn net.Conn) *wsRefusal {
 	g.mu.Lock()
 	g.held[len(g.held)-1] = true
 	g.mu.Unlock()
+	// A socket deadline is a point of the operating system's clock, so
+	// it is set from the wall clock, not from Config.Now (a test's fake
+	// clock would expire it at once or never).
 	_ = conn.SetReadDeadline(time.Now().Add(slotReadTimeout))
 	return nil
 }
@@ -318,7 +321,7 @@ func (g *frameGuard) refuse(conn net.Conn, r *wsRefusal, buf []byte) {
 		reason = reason[:123]
 	}
 	frame := append([]byte{0x88, byte(2 + len(reason)), byte(r.code >> 8), byte(r.code)}, reason...)
-	_ = conn.SetWriteDeadline(time.Now().Add(lingerTimeout))
+	_ = conn.SetWriteDeadline(time.Now().Add(lingerTimeout)) // the socket's clock, as above
 	if _, err := conn.Write(frame); err != nil {
 		return
 	}

@@ -270,8 +270,10 @@ func stopProcess(cmd *exec.Cmd, log *os.File) error {
 	return nil
 }
 
+// waitHTTP waits for u to answer 200, at most within (a bound on a
+// process's start, with a timer: no clock read).
 func waitHTTP(u string, within time.Duration) error {
-	deadline := time.Now().Add(within)
+	deadline := time.After(within)
 	for {
 		resp, err := http.Get(u)
 		if err == nil {
@@ -280,9 +282,10 @@ func waitHTTP(u string, within time.Duration) error {
 				return nil
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline:
 			return fmt.Errorf("%s did not answer 200 within %s (last: %v)", u, within, err)
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
