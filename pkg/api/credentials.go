@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -43,36 +44,57 @@ type AgentCredentials interface {
 // agent.credential.reset: a success, or a failure for a refused body (an
 // unknown agent names nothing to audit, as an unknown rollout).
 func (s *server) resetAgentCredential(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
-	if _, pr := newQuery(r); pr != nil {
-		return 0, nil, pr
-	}
-	ref, pr := agentRef(r)
-	if pr != nil {
-		return 0, nil, pr
-	}
-	now := s.Clock()
-	var body struct{ Reason string }
-	if pr := reasonBody(r, &body.Reason); pr != nil {
-		s.audit(r.Context(), credentialEntry(now, p, ActionCredentialReset, ref, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
-		return 0, nil, pr
-	}
-	a, err := s.findAgent(r.Context(), ref)
+	c, err := s.changeCredential(r, p, ActionCredentialReset, s.Store.ResetAgentCredential)
 	if err != nil {
 		return 0, nil, err
 	}
-	found, had, err := s.Store.ResetAgentCredential(r.Context(), a.ID)
+	details := map[string]any{"hadCredential": c.had}
+	if c.reason != "" {
+		details["reason"] = c.reason
+	}
+	s.audit(r.Context(), credentialEntry(c.now, p, ActionCredentialReset, c.agent.ID, audit.ResultSuccess, details))
+	return http.StatusOK, schema.AgentCredentialReset{ID: c.agent.ID, DisplayName: c.agent.DisplayName(), HadCredential: c.had, ResetAt: c.now.UTC()}, nil
+}
+
+// credentialChange is a credential action's change made: the agent, whether
+// it had a credential, the reason given, and the action's time.
+type credentialChange struct {
+	agent  agent.Agent
+	had    bool
+	reason string
+	now    time.Time
+}
+
+// changeCredential is what both credential actions begin with: the query
+// and the agent's reference checked, the optional reason read (a refused
+// body audited as a failure of action), the agent found, and change made
+// in the store; an agent deleted meanwhile is a 404.
+func (s *server) changeCredential(r *http.Request, p Principal, action string, change func(ctx context.Context, id string) (found, had bool, err error)) (credentialChange, error) {
+	c := credentialChange{now: s.Clock()}
+	if _, pr := newQuery(r); pr != nil {
+		return c, pr
+	}
+	ref, pr := agentRef(r)
+	if pr != nil {
+		return c, pr
+	}
+	if pr := reasonBody(r, &c.reason); pr != nil {
+		s.audit(r.Context(), credentialEntry(c.now, p, action, ref, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
+		return c, pr
+	}
+	a, err := s.findAgent(r.Context(), ref)
 	if err != nil {
-		return 0, nil, fmt.Errorf("reset the credential of agent %s: %w", a.ID, err)
+		return c, err
+	}
+	found, had, err := change(r.Context(), a.ID)
+	if err != nil {
+		return c, fmt.Errorf("%s of agent %s: %w", action, a.ID, err)
 	}
 	if !found { // deleted since it was read
-		return 0, nil, problem(http.StatusNotFound, CodeAgentNotFound, "no agent has the id or display name "+shorten(ref))
+		return c, problem(http.StatusNotFound, CodeAgentNotFound, "no agent has the id or display name "+shorten(ref))
 	}
-	details := map[string]any{"hadCredential": had}
-	if body.Reason != "" {
-		details["reason"] = body.Reason
-	}
-	s.audit(r.Context(), credentialEntry(now, p, ActionCredentialReset, a.ID, audit.ResultSuccess, details))
-	return http.StatusOK, schema.AgentCredentialReset{ID: a.ID, DisplayName: a.DisplayName(), HadCredential: had, ResetAt: now.UTC()}, nil
+	c.agent, c.had = a, had
+	return c, nil
 }
 
 // reasonBody decodes the optional body {reason} of the credential actions.
@@ -99,41 +121,19 @@ func credentialEntry(now time.Time, p Principal, action, id, result string, deta
 // nothing to rotate, and answering 200 would let an operator believe an
 // unenrolled agent now has a fresh credential).
 func (s *server) rotateAgentCredential(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {
-	if _, pr := newQuery(r); pr != nil {
-		return 0, nil, pr
-	}
-	ref, pr := agentRef(r)
-	if pr != nil {
-		return 0, nil, pr
-	}
-	now := s.Clock()
-	var reason string
-	failed := func(id string, pr *Problem) (int, any, error) {
-		s.audit(r.Context(), credentialEntry(now, p, ActionCredentialRotate, id, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
-		return 0, nil, pr
-	}
-	if pr := reasonBody(r, &reason); pr != nil {
-		return failed(ref, pr)
-	}
-	a, err := s.findAgent(r.Context(), ref)
+	c, err := s.changeCredential(r, p, ActionCredentialRotate, s.Store.RequestCredentialRotation)
 	if err != nil {
 		return 0, nil, err
 	}
-	found, had, err := s.Store.RequestCredentialRotation(r.Context(), a.ID)
-	if err != nil {
-		return 0, nil, fmt.Errorf("request the rotation of the credential of agent %s: %w", a.ID, err)
-	}
-	if !found { // deleted since it was read
-		return 0, nil, problem(http.StatusNotFound, CodeAgentNotFound, "no agent has the id or display name "+shorten(ref))
-	}
-	if !had {
-		return failed(a.ID, problem(http.StatusConflict, CodeAgentNoCredential,
-			"agent "+a.ID+" has no credential to rotate: it enrolls with the fleet's enrollment token"))
+	if !c.had {
+		pr := problem(http.StatusConflict, CodeAgentNoCredential, "agent "+c.agent.ID+" has no credential to rotate: it enrolls with the fleet's enrollment token")
+		s.audit(r.Context(), credentialEntry(c.now, p, ActionCredentialRotate, c.agent.ID, audit.ResultFailure, map[string]any{"code": pr.Code, "error": pr.Detail}))
+		return 0, nil, pr
 	}
 	details := map[string]any{}
-	if reason != "" {
-		details["reason"] = reason
+	if c.reason != "" {
+		details["reason"] = c.reason
 	}
-	s.audit(r.Context(), credentialEntry(now, p, ActionCredentialRotate, a.ID, audit.ResultSuccess, details))
-	return http.StatusOK, schema.AgentCredentialRotation{ID: a.ID, DisplayName: a.DisplayName(), RequestedAt: now.UTC()}, nil
+	s.audit(r.Context(), credentialEntry(c.now, p, ActionCredentialRotate, c.agent.ID, audit.ResultSuccess, details))
+	return http.StatusOK, schema.AgentCredentialRotation{ID: c.agent.ID, DisplayName: c.agent.DisplayName(), RequestedAt: c.now.UTC()}, nil
 }
