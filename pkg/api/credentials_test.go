@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -26,7 +25,7 @@ func (m *memStore) ResetAgentCredential(_ context.Context, id string) (found, ha
 	return true, had, nil
 }
 
-// RequestCredentialRotation records the request in rotations.
+// RequestCredentialRotation records the request in rotating.
 func (m *memStore) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -36,21 +35,17 @@ func (m *memStore) RequestCredentialRotation(_ context.Context, id string) (foun
 	if !m.credsOf[id] {
 		return true, false, nil
 	}
-	rotations.Store(rotationOf{m, id}, true)
+	if m.rotating == nil {
+		m.rotating = map[string]bool{}
+	}
+	m.rotating[id] = true
 	return true, true, nil
 }
 
-// rotations are the memStores' rotation requests, kept beside them.
-var rotations sync.Map
-
-type rotationOf struct {
-	m  *memStore
-	id string
-}
-
 func rotationAsked(m *memStore, id string) bool {
-	_, ok := rotations.Load(rotationOf{m, id})
-	return ok
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rotating[id]
 }
 
 const credAgent = "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"

@@ -41,6 +41,7 @@ type memStore struct {
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
 	credsOf    map[string]bool // agents with a credential (credentials_test.go)
+	rotating   map[string]bool // agents whose credential's rotation was asked for
 	// sweep is the assignment sweep PutRevision records, at the
 	// revision pointer's counter (revision.Version).
 	sweep    assignment.Sweep

@@ -1,9 +1,6 @@
 package clienttest
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // SetCredential marks the agent as holding a credential of its own, as the
 // gateway's binding at its first connection leaves it.
@@ -46,21 +43,17 @@ func (m *Store) RequestCredentialRotation(_ context.Context, id string) (found, 
 	if !m.credsOf[id] {
 		return true, false, nil
 	}
-	rotationRequests.Store(rotationKey{m, id}, true)
+	if m.rotating == nil {
+		m.rotating = map[string]bool{}
+	}
+	m.rotating[id] = true
 	return true, true, nil
 }
 
 // RotationRequested reports whether a rotation of the agent's credential
 // was asked for.
 func (m *Store) RotationRequested(id string) bool {
-	_, ok := rotationRequests.Load(rotationKey{m, id})
-	return ok
-}
-
-// rotationRequests are the requests of every Store, kept beside it.
-var rotationRequests sync.Map
-
-type rotationKey struct {
-	m  *Store
-	id string
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rotating[id]
 }

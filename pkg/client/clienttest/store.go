@@ -43,6 +43,7 @@ type Store struct {
 	selections map[string]selection.Selection
 	agents     map[string]agent.Agent
 	credsOf    map[string]bool // agents with a credential (credentials.go)
+	rotating   map[string]bool // agents whose credential's rotation was asked for
 	// sweep is the assignment sweep PutRevision records, at the
 	// revision pointer's counter (revision.Version).
 	sweep    assignment.Sweep
