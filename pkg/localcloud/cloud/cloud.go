@@ -209,16 +209,18 @@ func dynamoProxy(endpoint string) (http.Handler, error) {
 	return httputil.NewSingleHostReverseProxy(u), nil
 }
 
-// sfnEndpoint is the local Step Functions endpoint and an admin client of it.
-func sfnEndpoint(c *Cloud, log *slog.Logger) (*sfnlocal.Server, *sfn.Client, string, error) {
+// sfnEndpoint is the local Step Functions endpoint, served on a port of
+// its own for CloudFormation's admin client (the IAM proxy hands the roles'
+// calls to the server directly), and that client.
+func sfnEndpoint(c *Cloud, log *slog.Logger) (*sfnlocal.Server, *sfn.Client, error) {
 	srv := sfnlocal.New(sfnlocal.Options{Region: Region, AccountID: Account, Logger: log}) // the real clock: Wait states wait as in AWS
 	c.onClose(func() error { srv.Close(); return nil })
 	u, err := c.serve(srv)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, err
 	}
 	admin := aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("cloudformation", "local", "")}
-	return srv, sfn.NewFromConfig(admin, func(op *sfn.Options) { op.BaseEndpoint = aws.String(u) }), u, nil
+	return srv, sfn.NewFromConfig(admin, func(op *sfn.Options) { op.BaseEndpoint = aws.String(u) }), nil
 }
 
 // startGateway runs the task definition's container.

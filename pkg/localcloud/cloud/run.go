@@ -55,7 +55,7 @@ func (c *Cloud) run(ctx, runCtx context.Context, t *cfn.Template, localStreams m
 		c.Bus.buses[t.Physical(id)], c.Bus.buses[t.Arn(id)] = true, true
 	}
 
-	sfnSrv, sfnAdmin, sfnURL, err := sfnEndpoint(c, o.Log)
+	sfnSrv, sfnAdmin, err := sfnEndpoint(c, o.Log)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (c *Cloud) run(ctx, runCtx context.Context, t *cfn.Template, localStreams m
 	rt := &lambdas.Runtime{RIE: o.RIE, BaseEnv: base, Log: o.Log, LogDir: o.LogDir}
 	c.onClose(rt.Close)
 	proxy.Backends = map[string]http.Handler{
-		"dynamodb": ddbProxy, "states": mustProxy(sfnURL), "lambda": rt.Handler(),
+		"dynamodb": ddbProxy, "states": sfnSrv, "lambda": rt.Handler(),
 		"events": c.Bus, "secretsmanager": sec,
 	}
 	fns, err := lambdas.FunctionsFrom(t)
@@ -127,14 +127,6 @@ type apigwInvoker struct{ rt *lambdas.Runtime }
 func (a apigwInvoker) Invoke(ctx context.Context, arn string, payload []byte) (apigw.Result, error) {
 	r, err := a.rt.Invoke(ctx, arn, payload)
 	return apigw.Result{Payload: r.Payload, FunctionError: r.FunctionError, ErrorMessage: r.ErrorMessage}, err
-}
-
-func mustProxy(u string) http.Handler {
-	h, err := dynamoProxy(u)
-	if err != nil {
-		panic(fmt.Sprintf("cloud: %s: %v", u, err))
-	}
-	return h
 }
 
 // roleCheck evaluates a call a service makes with a role, by its ARN.
