@@ -32,14 +32,14 @@ type Recorder struct {
 	calls []Call
 }
 
-// NewRecorder appends to the file at path ("" keeps the calls in memory
-// only).
+// NewRecorder writes to the file at path, replacing what an earlier run
+// left there: the file is one run's calls ("" keeps them in memory only).
 func NewRecorder(path string) (*Recorder, error) {
 	r := &Recorder{seen: map[callKey]bool{}}
 	if path == "" {
 		return r, nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,10 @@ import (
 
 func TestRecorder_KeepsEachCallOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "calls.jsonl")
+	// An earlier run's calls: the file is this run's alone.
+	if err := os.WriteFile(path, []byte(`{"role":"Roleold","action":"dynamodb:Scan","resource":"*","allowed":false}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r, err := NewRecorder(path)
 	if err != nil {
 		t.Fatal(err)
