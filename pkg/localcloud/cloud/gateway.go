@@ -31,15 +31,15 @@ type container struct {
 // containerOf reads the task definition: a variable whose value is an
 // address ":<container port>" gets 127.0.0.1:<mapped port>.
 func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error) {
-	p := t.Resources[id].Properties
-	defs, _ := p["ContainerDefinitions"].([]any)
+	p := cfn.Props(t.Resources[id].Properties)
+	defs := asList(p["ContainerDefinitions"])
 	if len(defs) != 1 {
 		return container{}, fmt.Errorf("task definition %s: %d containers; the local cloud runs one", id, len(defs))
 	}
-	def, _ := defs[0].(map[string]any)
+	def := defs[0]
 	c := container{Env: map[string]string{}, Ports: map[int]int{}}
 	for _, pm := range asList(def["PortMappings"]) {
-		cp := int(pm["ContainerPort"].(float64))
+		cp := int(pm.Num("ContainerPort", 0))
 		port, err := freePort()
 		if err != nil {
 			return container{}, err
@@ -47,8 +47,7 @@ func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error
 		c.Ports[cp] = port
 	}
 	for _, e := range asList(def["Environment"]) {
-		name, _ := e["Name"].(string)
-		value, _ := e["Value"].(string)
+		name, value := e.Str("Name"), e.Str("Value")
 		if cp, err := strconv.Atoi(strings.TrimPrefix(value, ":")); err == nil && strings.HasPrefix(value, ":") {
 			port, ok := c.Ports[cp]
 			if !ok {
@@ -59,8 +58,7 @@ func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error
 		c.Env[name] = value
 	}
 	for _, s := range asList(def["Secrets"]) {
-		name, _ := s["Name"].(string)
-		from, _ := s["ValueFrom"].(string)
+		name, from := s.Str("Name"), s.Str("ValueFrom")
 		v, ok := secrets.lookup(from)
 		if !ok {
 			return container{}, fmt.Errorf("task definition %s: secret %s from %s: no such secret", id, name, from)
@@ -68,13 +66,13 @@ func containerOf(t *cfn.Template, id string, secrets *secrets) (container, error
 		c.Env[name] = v.value
 		c.Secrets = append(c.Secrets, v.arn)
 	}
-	roleArn, _ := p["TaskRoleArn"].(string)
+	roleArn := p.Str("TaskRoleArn")
 	role, ok := t.LogicalIDOf(roleArn)
 	if !ok {
 		return container{}, fmt.Errorf("task definition %s: task role %q is not a role of the template", id, roleArn)
 	}
 	c.Role = role
-	c.ExecutionRole, _ = p["ExecutionRoleArn"].(string)
+	c.ExecutionRole = p.Str("ExecutionRoleArn")
 	return c, nil
 }
 
@@ -106,8 +104,8 @@ func (c container) command(binary string, base map[string]string, logDir string)
 	return cmd, log, nil
 }
 
-func asList(v any) []map[string]any {
-	var out []map[string]any
+func asList(v any) []cfn.Props {
+	var out []cfn.Props
 	l, _ := v.([]any)
 	for _, e := range l {
 		if m, ok := e.(map[string]any); ok {

@@ -39,10 +39,9 @@ func (c *Cloud) run(ctx, runCtx context.Context, t *cfn.Template, localStreams m
 
 	sec := newSecrets(Region, Account)
 	for _, id := range t.OfType("AWS::SecretsManager::Secret") {
-		p := t.Resources[id].Properties
-		name, _ := p["Name"].(string)
-		value, _ := p["SecretString"].(string)
-		if g, ok := p["GenerateSecretString"].(map[string]any); ok {
+		p := cfn.Props(t.Resources[id].Properties)
+		name, value := p.Str("Name"), p.Str("SecretString")
+		if g := p.Obj("GenerateSecretString"); g != nil {
 			value = generated(g)
 		}
 		sec.put(t.Arn(id), name, value)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/myriarch/myriarch/pkg/localcloud/cfn"
 )
 
 // secrets is Secrets Manager's GetSecretValue for the local cloud: the
@@ -67,13 +69,9 @@ func (s *secrets) arnOf(id string) string {
 
 // generated is the value of a GenerateSecretString secret: PasswordLength
 // characters (32 by default), letters and digits when ExcludePunctuation.
-func generated(spec map[string]any) string {
-	n := 32
-	if v, ok := spec["PasswordLength"].(float64); ok {
-		n = int(v)
-	}
+func generated(spec cfn.Props) string {
 	punct, _ := spec["ExcludePunctuation"].(bool)
-	return randomString(n, !punct)
+	return randomString(int(spec.Num("PasswordLength", 32)), !punct)
 }
 
 func randomString(n int, punctuation bool) string {

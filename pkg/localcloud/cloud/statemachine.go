@@ -24,16 +24,14 @@ type stateMachine struct {
 }
 
 func stateMachineOf(t *cfn.Template, id string) (stateMachine, error) {
-	p := t.Resources[id].Properties
-	name, _ := p["StateMachineName"].(string)
-	role, _ := p["RoleArn"].(string)
+	p := cfn.Props(t.Resources[id].Properties)
+	name, role := p.Str("StateMachineName"), p.Str("RoleArn")
 	var def string
 	switch {
 	case p["DefinitionString"] != nil:
-		def, _ = p["DefinitionString"].(string)
+		def = p.Str("DefinitionString")
 	case p["DefinitionS3Location"] != nil:
-		loc, _ := p["DefinitionS3Location"].(map[string]any)
-		key, _ := loc["Key"].(string)
+		key := p.Obj("DefinitionS3Location").Str("Key")
 		b, err := os.ReadFile(filepath.Join(t.Dir, "asset."+key))
 		if err != nil {
 			return stateMachine{}, fmt.Errorf("state machine %s: its definition asset: %w", id, err)
@@ -42,7 +40,7 @@ func stateMachineOf(t *cfn.Template, id string) (stateMachine, error) {
 	default:
 		return stateMachine{}, fmt.Errorf("state machine %s: no DefinitionString or DefinitionS3Location", id)
 	}
-	subs, _ := p["DefinitionSubstitutions"].(map[string]any)
+	subs := p.Obj("DefinitionSubstitutions")
 	for k, v := range subs {
 		def = strings.ReplaceAll(def, "${"+k+"}", fmt.Sprint(v))
 	}
