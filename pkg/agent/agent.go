@@ -275,8 +275,9 @@ func (l Liveness) Gone(a Agent, now time.Time) bool {
 //
 // A stored open connection counts while the lease of the task holding it
 // is alive (now ≤ Until). A drained task's agents count as disconnected at
-// the lease's end; a lease that ran out (the task died) or is missing
-// leaves them offline at once. A closed connection counts as open for the
+// the lease's end; a lease that ran out (the task died) leaves them
+// offline at once, and one the reader does not know is judged by the
+// connection's last write (unknownTask). A closed connection counts as open for the
 // reconnect grace after it closed. Example: closed at 12:00:00 with a 10 s
 // grace: online until 12:00:09.999…, offline from 12:00:10, and graceEnd is
 // 12:00:10.
@@ -290,10 +291,13 @@ func (l Liveness) Online(a Agent, now time.Time) (online bool, graceEnd time.Tim
 			return false, time.Time{}
 		}
 		lease, ok := l.Leases[a.Task]
-		if ok && !now.After(lease.Until) {
+		if !ok {
+			return l.unknownTask(a, now)
+		}
+		if !now.After(lease.Until) {
 			return true, time.Time{}
 		}
-		if !ok || !lease.Ended {
+		if !lease.Ended {
 			return false, time.Time{}
 		}
 		closedAt = lease.Until
@@ -303,6 +307,23 @@ func (l Liveness) Online(a Agent, now time.Time) (online bool, graceEnd time.Tim
 		return true, end
 	}
 	return false, time.Time{}
+}
+
+// unknownTask judges a stored open connection of a task whose lease the
+// reader does not know. Either the task is new and wrote its lease after
+// the reader's leases were read (they are cached for a few seconds, and a
+// task writes its lease before it accepts a connection), or its lease item
+// expired long after the task died. The connection's own write tells them
+// apart: it counts as online while lastSeen is within Silence, as a record
+// without a task would, and graceEnd says when that ends, so that a pass
+// judges it again then. Judged offline at once, a new task's agents that a
+// pass met in those seconds waited out a whole offlineGracePeriod, since
+// nothing else about them changes to bring another pass.
+func (l Liveness) unknownTask(a Agent, now time.Time) (online bool, graceEnd time.Time) {
+	if l.Silence <= 0 || a.LastSeen.IsZero() || now.After(a.LastSeen.Add(l.Silence)) {
+		return false, time.Time{}
+	}
+	return true, a.LastSeen.Add(l.Silence).Add(time.Nanosecond)
 }
 
 // CachedLeases serves the leases of src for ttl before reading them again,

@@ -23,7 +23,10 @@ func TestLiveness_Leases(t *testing.T) {
 		{"alive lease, lastSeen an hour old", connected("live"), t0.Add(time.Minute), true, time.Time{}},
 		{"lease ran out", connected("live"), t0.Add(time.Minute + time.Nanosecond), false, time.Time{}},
 		{"dead task", connected("dead"), t0.Add(time.Second), false, time.Time{}},
-		{"unknown task", connected("gone"), t0, false, time.Time{}},
+		{"unknown task, written an hour ago", connected("gone"), t0, false, time.Time{}},
+		// a task newer than the reader's leases: its connection was just written
+		{"unknown task, written now", Agent{Online: true, Task: "new", LastSeen: t0}, t0.Add(90 * time.Second), true, t0.Add(90*time.Second + time.Nanosecond)},
+		{"unknown task, silent since", Agent{Online: true, Task: "new", LastSeen: t0}, t0.Add(90*time.Second + time.Nanosecond), false, time.Time{}},
 		{"drained task: grace", connected("drained"), t0.Add(9 * time.Second), true, t0.Add(10 * time.Second)},
 		{"drained task: after grace", connected("drained"), t0.Add(10 * time.Second), false, time.Time{}},
 		{"closed: grace", Agent{Task: "live", LastSeen: t0}, t0.Add(5 * time.Second), true, t0.Add(10 * time.Second)},

@@ -515,3 +515,17 @@ func TestTick_ConfigStartNotCarriedOut_IsOrderedAgain(t *testing.T) {
 		t.Fatalf("version orders %+v, want none", res.Orders)
 	}
 }
+
+// A pass whose leases were read before a new gateway task wrote its own
+// (readers cache them for seconds) meets that task's agents just connected:
+// they start, judged by the connection just written. Judged offline, they
+// waited a whole offlineGracePeriod, since no event of theirs came after.
+func TestTick_AgentsOfATaskNewerThanTheLeases(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, nil), []string{"a", "b"})
+	f.live = agent.Liveness{Silence: 90 * time.Second, Leases: agent.Leases{"old-task": {Until: f.now.Add(time.Minute)}}}
+	f.update("a", func(a *agent.Agent) { a.Task, a.LastSeen, a.ConnectedAt = "new-task", f.now, f.now })
+	f.update("b", func(a *agent.Agent) { a.Task, a.LastSeen = "long-gone-task", f.now.Add(-time.Hour) })
+	f.tick()
+	f.wantTarget("a", rollout.TargetInProgress)
+	f.wantTarget("b", rollout.TargetPending)
+}
