@@ -97,6 +97,11 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 		// the client's), so a limit per source would count the load
 		// balancer, not the agents: off.
 		"MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE": "0",
+		// The NLB drops a TLS flow idle for 350 s (fixed, not a setting): a
+		// ping a minute keeps quiet agents' connections, whatever their
+		// heartbeat. Written out although it is the gateway's default, so
+		// that the template says what the task does.
+		"MYRIARCH_GATEWAY_WS_PING": "60s",
 	}
 	// What a package offer carries (the updater executor); unset, the
 	// gateway's default URL never resolves.

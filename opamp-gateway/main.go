@@ -18,7 +18,7 @@
 //	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version} [https://example.invalid/otelcol/{version}]
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
-//	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [0 = off]
+//	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [1m]; 0 = off
 //	-first-message-wait  MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT  close a WebSocket that sends no message this long after connecting [10s]
 //	-max-conns-per-source  MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE  WebSocket connections of one source address [1000]; 0 = no limit
 //	-decode-slots      MYRIARCH_GATEWAY_DECODE_SLOTS   messages over 16 KiB read, decoded and handled at once [4]

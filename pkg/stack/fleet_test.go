@@ -30,7 +30,8 @@ func startTestStack(t *testing.T, ctx context.Context, prefix string, change fun
 	t.Helper()
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
 	o := Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",
-		TablePrefix: prefix, StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now}
+		TablePrefix: prefix, StateMachineFile: "../../statemachines/rollout.asl.json", Clock: time.Now,
+		WSPing: time.Second} // pings among the rollouts' messages, not once a minute
 	if change != nil {
 		change(&o)
 	}

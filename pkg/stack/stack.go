@@ -88,6 +88,9 @@ type Options struct {
 	GatewayHealthAddr string
 	// GatewayStderr receives the process's log (default os.Stderr).
 	GatewayStderr io.Writer
+	// WSPing is the WebSocket ping interval of the gateway, in-process or
+	// the binary's -ws-ping (default: the gateway's, a minute).
+	WSPing time.Duration
 	// WatchdogEvery is how often the watchdog looks for rollouts without a
 	// running execution (default 1m); it also runs once at start.
 	WatchdogEvery time.Duration
@@ -155,6 +158,7 @@ type Stack struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	log     *slog.Logger
+	wsPing  time.Duration
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
@@ -173,7 +177,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		cancel()
 		return nil, errors.New("stack: Options.Clock is required")
 	}
-	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, Endpoints: Endpoints{AgentToken: o.AgentToken, Clock: o.Clock}}
+	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, wsPing: o.WSPing, Endpoints: Endpoints{AgentToken: o.AgentToken, Clock: o.Clock}}
 	if err := s.start(ctx, runCtx, o); err != nil {
 		s.Stop()
 		return nil, err
@@ -379,7 +383,7 @@ func (s *Stack) gatewayProcess(ctx context.Context, o Options) error {
 		Env: []string{"MYRIARCH_AGENT_TOKENS=" + s.AgentToken, store.EnvDynamoDBEndpoint + "=" + os.Getenv(store.EnvDynamoDBEndpoint),
 			"AWS_EC2_METADATA_DISABLED=true"},
 		Args: []string{"-listen", addr, "-health-listen", health, "-table-prefix", o.TablePrefix, "-poll-interval", "500ms",
-			"-drain-timeout", "3s", "-log-level", "warn"},
+			"-drain-timeout", "3s", "-log-level", "warn", "-ws-ping", cmp.Or(o.WSPing, gateway.DefaultWSPing).String()},
 	}
 	s.Gateway, s.GatewayURL = p, "ws://"+addr+"/v1/opamp"
 	return p.Start(ctx)
@@ -394,10 +398,7 @@ func (s *Stack) AddGateway(addr string) (string, error) {
 
 func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, log *slog.Logger) (string, error) {
 	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond,
-		// No WebSocket pings: with them, rollouts over opamp-go agents
-		// stalled in the package's end-to-end tests (cause not found yet);
-		// the binary sends none unless -ws-ping asks.
-		WSPing: -1}, d.Store, d.Store)
+		WSPing: s.wsPing}, d.Store, d.Store)
 	if err != nil {
 		return "", err
 	}
