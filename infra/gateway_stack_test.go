@@ -54,7 +54,7 @@ func TestGateway_FargateBehindATLSLoadBalancer(t *testing.T) {
 					map[string]any{"Name": "MYRIARCH_GATEWAY_HEALTH_LISTEN", "Value": ":8080"},
 					map[string]any{"Name": "MYRIARCH_GATEWAY_LISTEN", "Value": ":4320"},
 					map[string]any{"Name": "MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE", "Value": "0"}, // the NLB's addresses, not the agents'
-					map[string]any{"Name": "MYRIARCH_GATEWAY_WS_PING", "Value": "60s"}, // well under the NLB's 350 s idle timeout
+					map[string]any{"Name": "MYRIARCH_GATEWAY_WS_PING", "Value": "60s"},            // well under the NLB's 350 s idle timeout
 					map[string]any{"Name": envStage, "Value": testStage},
 					map[string]any{"Name": envTablePrefix, "Value": "myriarch-test-"},
 				},
