@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: cloud cloud-run cloud-test test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
+.PHONY: cloud cloud-run cloud-test supervisor-test test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -36,6 +36,7 @@ test: check
 	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_RIE) $(WITH_DYNAMODB) $(GO) test -count=1 $(PKGS)
 	$(MAKE) synth
 	$(MAKE) cloud-test
+	$(MAKE) supervisor-test
 
 check: fmt vet tidy asl
 
@@ -112,6 +113,13 @@ cloud-run:
 	$(WITH_GATES) $(WITH_RIE) $(WITH_DYNAMODB) scripts/cloud.sh run
 cloud-test:
 	$(WITH_GATES) $(WITH_RIE) $(WITH_DYNAMODB) scripts/cloud.sh test
+
+# supervisor-test: the OpenTelemetry OpAMP supervisor with the configuration
+# of examples/supervisor, over a collector built from its builder manifest
+# (both built into build/tools from the module proxy once), takes a rollout
+# on the local stack and comes back as itself after a restart.
+supervisor-test:
+	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -tags supervisor -run TestSupervisor ./pkg/stack/
 
 demo: bin/myriarch-local
 	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)

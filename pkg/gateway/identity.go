@@ -41,6 +41,22 @@ import (
 // (**) An operator's request (POST /api/v1/agents/{id}/actions/rotate-credential)
 // is answered by the next offer, which clears it; C stays valid until the
 // agent presents N, so that a rotation never cuts an agent off.
+//
+// An agent can bring its own key instead (AgentKeyHeader, beside the
+// fleet's token): its digest is bound at the first connection and nothing
+// is offered, and from then on the UID speaks only with that key (or is
+// reset). This is for agents that cannot keep an offer across their own
+// restarts: the OpenTelemetry supervisor applies offered settings but does
+// not store them, so after a restart it came back with the fleet's token
+// alone and was refused until an operator reset it. The key lives in the
+// supervisor's configuration (a file or variable written at install), so
+// it survives. With a key, the rows above read:
+//
+//	presents               | no credential bound      | C bound
+//	token + key K          | bind K, offer nothing    | accepted when K is C, else refused
+//
+// and an operator's rotation request waits: a key is changed by the host,
+// then the credential reset.
 
 // Credentials is the store of the agents' own credentials, as hex SHA-256
 // digests (pkg/store). An Agents store that implements it turns identity on.
@@ -66,10 +82,22 @@ const CredentialPrefix = "myr_agent_"
 // errRefused is a connection that claims an agent it cannot prove it is.
 var errRefused = errors.New("identity refused")
 
+// AgentKeyHeader carries an agent's own key beside the fleet's token.
+const AgentKeyHeader = "X-Myriarch-Agent-Key"
+
+// Bounds of an agent key: at least 128 bits as hex or base64, and a
+// header that only looks like one is not hashed whole.
+const (
+	minAgentKeyChars = 32
+	maxAgentKeyChars = 256
+)
+
 // presented is what a connection authenticated with.
 type presented struct {
 	enrollment bool   // a fleet token
-	digest     string // hex SHA-256 of an agent credential; "" with a fleet token
+	digest     string // hex SHA-256 of an agent credential, or with a fleet token of the agent's own key; else ""
+	keyed      bool   // digest is of an agent key (AgentKeyHeader)
+	badKey     string // why the agent key header was not taken
 	remote     string // the source, for the log
 	endpoint   string // the OpAMP URL offered with a credential
 }
@@ -89,12 +117,29 @@ func (g *Gateway) authenticate(r *http.Request) (p presented, ok bool) {
 	switch {
 	case g.tokens.Load().valid(token):
 		p.enrollment = true
+		if key, ok := r.Header[http.CanonicalHeaderKey(AgentKeyHeader)]; ok && g.credentials() != nil {
+			p.takeKey(key)
+		}
 		return p, true
 	case g.credentials() != nil && strings.HasPrefix(token, CredentialPrefix) && len(token) <= maxCredentialChars:
 		p.digest = digest(token)
 		return p, true
 	}
 	return p, false
+}
+
+// takeKey takes the agent key of the header's values; one that is not a
+// key is remembered as such, and the connection is refused when it names
+// its agent (a typo must not enroll the agent without its key).
+func (p *presented) takeKey(values []string) {
+	switch k := strings.TrimSpace(strings.Join(values, ",")); {
+	case len(values) != 1:
+		p.badKey = "more than one " + AgentKeyHeader + " header"
+	case len(k) < minAgentKeyChars || len(k) > maxAgentKeyChars:
+		p.badKey = fmt.Sprintf("%s of %d characters: want %d to %d", AgentKeyHeader, len(k), minAgentKeyChars, maxAgentKeyChars)
+	default:
+		p.digest, p.keyed = digest("myriarch/agent-key\x00"+k), true
+	}
 }
 
 // maxCredentialChars bounds what is hashed of a header that only looks
@@ -131,6 +176,14 @@ func (g *Gateway) admit(ctx context.Context, p presented, id string, caps uint64
 	}
 	accepts := caps&uint64(protobufs.AgentCapabilities_AgentCapabilities_AcceptsOpAMPConnectionSettings) != 0
 	switch {
+	case p.badKey != "":
+		return nil, fmt.Errorf("%w: %s", errRefused, p.badKey)
+	case p.keyed && cur == "":
+		return nil, g.bindKey(ctx, creds, p, id)
+	case p.keyed && same(p.digest, cur):
+		return nil, nil
+	case p.keyed:
+		return nil, fmt.Errorf("%w: the agent key is not the one bound to the agent", errRefused)
 	case p.enrollment && cur == "" && accepts:
 		return g.enroll(ctx, creds, p, id)
 	case p.enrollment && cur == "" && g.cfg.Identity.RequireCredential:
@@ -168,6 +221,23 @@ func (g *Gateway) enroll(ctx context.Context, creds Credentials, p presented, id
 	}
 	g.log.Info("agent enrolled: credential bound and offered", "agent", id, "remote", p.remote)
 	return g.credentialOffer(token, p.endpoint), nil
+}
+
+// bindKey binds the agent's own key at its first connection; nothing is
+// offered.
+func (g *Gateway) bindKey(ctx context.Context, creds Credentials, p presented, id string) error {
+	var bound bool
+	if err := g.credentialCall(ctx, func(ctx context.Context) (err error) {
+		bound, err = creds.BindCredential(ctx, id, p.digest, g.now())
+		return err
+	}); err != nil {
+		return err
+	}
+	if !bound {
+		return fmt.Errorf("%w: another connection bound the agent's credential first", errRefused)
+	}
+	g.log.Info("agent enrolled: its own key bound", "agent", id, "remote", p.remote)
+	return nil
 }
 
 // rotationDue is why a rotation is offered: an operator asked for one, or

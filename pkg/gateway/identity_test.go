@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
@@ -362,5 +364,81 @@ func TestIdentity_RequestedRotation(t *testing.T) {
 	c.sendBytes(append([]byte{0}, b...))
 	if !c.closedBy() {
 		t.Fatal("the replaced credential is still accepted")
+	}
+}
+
+// dialWithKey connects with the fleet's token and an agent key header.
+func (h *harness) dialWithKey(keys ...string) *rawWS {
+	hdr := http.Header{"Authorization": {"Bearer " + token}}
+	for _, k := range keys {
+		hdr.Add(AgentKeyHeader, k)
+	}
+	conn, _, err := websocket.DefaultDialer.Dial("ws://"+h.addr+"/v1/opamp", hdr)
+	must(h.t, err)
+	h.t.Cleanup(func() { _ = conn.Close() })
+	return &rawWS{t: h.t, conn: conn}
+}
+
+// An agent that brings its own key (the supervisor, which cannot keep an
+// offered credential across its restarts) is bound to it at its first
+// connection and offered nothing, whatever it accepts; after a restart it
+// comes back with the same token and key and is let in. The fleet's token
+// alone, another key, or a malformed key header cannot speak for it, and a
+// malformed key does not enroll a new agent either.
+func TestIdentity_AgentKey(t *testing.T) {
+	key := strings.Repeat("k", 40)
+	st := newMemCreds()
+	h := startHarness(t, st)
+	w := h.dialWithKey(key)
+	if r := w.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("first connection with a key: %v", r)
+	}
+	if cur, _, _, _, _ := st.AgentCredential(context.Background(), id1); cur == "" || strings.Contains(cur, key) {
+		t.Fatalf("bound %q: want the digest of the key", cur)
+	}
+	_ = w.conn.Close()
+	for deadline := time.Now().Add(5 * time.Second); st.get(id1).Online; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection was not recorded")
+		}
+	}
+	again := h.dialWithKey(key) // the supervisor restarted
+	if r := again.send(hello(uid1, "host-1", acceptsSettings)); r.GetErrorResponse() != nil || r.GetConnectionSettings() != nil {
+		t.Fatalf("the same key after a restart: %v", r)
+	}
+	writes := st.writeCount()
+	for name, dial := range map[string]func() *rawWS{
+		"the fleet's token alone": func() *rawWS { w, _, err := h.dialWS(token); must(t, err); return w },
+		"another key":             func() *rawWS { return h.dialWithKey(strings.Repeat("x", 40)) },
+		"a short key":             func() *rawWS { return h.dialWithKey("short") },
+		"two keys":                func() *rawWS { return h.dialWithKey(key, key) },
+	} {
+		imp := dial()
+		b, _ := proto.Marshal(hello(uid1, "impostor", 0))
+		imp.sendBytes(append([]byte{0}, b...))
+		if !imp.closedBy() {
+			t.Errorf("%s spoke for a keyed agent", name)
+		}
+	}
+	if st.writeCount() != writes || st.get(id1).Attributes["host.name"] != "host-1" {
+		t.Fatalf("the refused connections changed the agent: %+v", st.get(id1))
+	}
+	short := h.dialWithKey("short")
+	b, _ := proto.Marshal(hello(uid2, "typo", acceptsSettings))
+	short.sendBytes(append([]byte{0}, b...))
+	if !short.closedBy() {
+		t.Fatal("a malformed key enrolled a new agent")
+	}
+	if cur, _, _, _, _ := st.AgentCredential(context.Background(), id2); cur != "" {
+		t.Fatal("a malformed key bound a credential")
+	}
+	strict := startHarness(t, newMemCreds(), func(c *Config) { c.Identity.RequireCredential = true })
+	if r := strict.dialWithKey(key).send(hello(uid1, "host-1", 0)); r.GetErrorResponse() != nil {
+		t.Fatalf("RequireCredential refused an agent with its own key: %v", r)
+	}
+	st.reset(id1) // the host's key was replaced: an operator resets
+	w = h.dialWithKey(strings.Repeat("n", 40))
+	if r := w.send(hello(uid1, "host-1", 0)); r.GetErrorResponse() != nil {
+		t.Fatalf("the new key after a reset: %v", r)
 	}
 }
