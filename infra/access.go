@@ -92,8 +92,11 @@ var functionTables = map[string]map[string]tableAccess{
 	// waking, continue-as-new, recorded failures.
 	fnEngine: {
 		// AgentsByID (the pass's agents), SetDesiredHash (started targets),
-		// SetPackageOffer (the updater executor's Start and Cancel).
-		tables.Agents.Name: on(getItem, batchGetItem, putItem),
+		// SetPackageOffer (the updater executor's Start and Cancel);
+		// LinkedUpdaters (byCollector, then BatchGetItem) for collectors
+		// that a myriarch-updater serves.
+		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem},
+			QueryIndexes: []string{tables.IndexByCollector}},
 		// LoadRollout, the read of ParkToken, ClearTaskToken, SetExecution
 		// and RecordFailure; SavePass (put, counter update, lock delete);
 		// the claim of version starts (SaveTargets: a ConditionCheck of the
@@ -136,8 +139,10 @@ var functionTables = map[string]map[string]tableAccess{
 	// The agents table's stream: assignment, then a pass of every active
 	// rollout of the agent's fleets (the planner runs through its Lambda).
 	fnAgentEvent: {
-		// AssignAgent; the pass: AgentsByID, SetDesiredHash, SetPackageOffer.
-		tables.Agents.Name: on(getItem, batchGetItem, putItem),
+		// AssignAgent; the pass: AgentsByID, SetDesiredHash, SetPackageOffer,
+		// LinkedUpdaters (byCollector); GetAgent: an updater's collector.
+		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem},
+			QueryIndexes: []string{tables.IndexByCollector}},
 		// ActiveRolloutID; the pass: LoadRollout, SavePass; the targeted
 		// pass and the claim of version starts: SaveTargets (a
 		// ConditionCheck of the rollout's version beside the targets).
@@ -160,9 +165,10 @@ var functionTables = map[string]map[string]tableAccess{
 		// (assignment); applying a revision: the assignment sweep's AssignPage
 		// (Scan pages, a conditional PutItem per changed agent, AssignAgent
 		// after a lost race); AllAgents (Scan) for the plans;
-		// actions' passes: SetDesiredHash, SetPackageOffer.
+		// actions' passes: SetDesiredHash, SetPackageOffer, LinkedUpdaters
+		// (byCollector).
 		tables.Agents.Name: {Actions: []dynamoAction{getItem, batchGetItem, scan, putItem},
-			QueryIndexes: []string{tables.IndexByFleet, tables.IndexByName, tables.IndexAssignment}},
+			QueryIndexes: []string{tables.IndexByFleet, tables.IndexByName, tables.IndexAssignment, tables.IndexByCollector}},
 		// GetRollout, LoadRollout, ActiveRollout, LastTargets; RolloutsPage
 		// (Query of byFleetKind or byCreated, then BatchGetItem); ClearTaskToken
 		// and the actions' SavePass (put, counter update, lock delete); the

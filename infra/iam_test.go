@@ -226,6 +226,7 @@ func unique(s []string) []string {
 // TestIAM_DynamoDBActionsPerFunction until this table says the same.
 var wantDynamoDB = map[string][]string{
 	fnEngine: {
+		"agents/index/byCollector: Query", // LinkedUpdaters
 		"agents: BatchGetItem GetItem PutItem",
 		"rollouts: ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
 		"targets: PutItem Query",
@@ -246,6 +247,7 @@ var wantDynamoDB = map[string][]string{
 		"gateways: Scan",
 	},
 	fnAgentEvent: {
+		"agents/index/byCollector: Query", // LinkedUpdaters
 		"agents stream: DescribeStream GetRecords GetShardIterator",
 		"*: ListStreams",
 		"agents: BatchGetItem GetItem PutItem",
@@ -257,6 +259,7 @@ var wantDynamoDB = map[string][]string{
 		"gateways: Scan",
 	},
 	fnAPI: {
+		"agents/index/byCollector: Query", // LinkedUpdaters
 		"agents: BatchGetItem GetItem PutItem Scan",
 		"agents/index/byFleet: Query",
 		"agents/index/byName: Query",

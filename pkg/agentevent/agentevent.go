@@ -87,7 +87,16 @@ type Handler struct {
 	Passer   Passer
 	Assigner Assigner
 	Planner  FleetPlanner
-	Log      *slog.Logger
+	// Collectors reads the collector a myriarch-updater serves, so that an
+	// updater's report (a step, a failed install) runs the pass of its
+	// collector's version rollout; nil ignores updaters' changes.
+	Collectors Collectors
+	Log        *slog.Logger
+}
+
+// Collectors reads one agent (store.GetAgent).
+type Collectors interface {
+	GetAgent(ctx context.Context, id string) (agent.Agent, bool, error)
 }
 
 // NeedsAssignment reports whether a change may change the agent's fleet: a
@@ -111,11 +120,15 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	fleets := map[string][]string{} // fleet -> agents of the batch in it, in order
 	seen := map[[2]string]bool{}
 	images := newest(changes)
+	collectors, err := h.collectorsOf(ctx, changes)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for _, c := range changes {
 		if !Matters(c) {
 			continue
 		}
-		for _, a := range []*agent.Agent{c.Old, c.New} {
+		for _, a := range append([]*agent.Agent{c.Old, c.New}, collectors[c]...) {
 			if a != nil && a.Fleet != "" && !seen[[2]string{a.Fleet, a.ID}] {
 				seen[[2]string{a.Fleet, a.ID}] = true
 				fleets[a.Fleet] = append(fleets[a.Fleet], a.ID)
@@ -219,4 +232,45 @@ func (h Handler) logger() *slog.Logger {
 		return slog.Default()
 	}
 	return h.Log
+}
+
+// collectorsOf reads the collectors that the updaters of the batch's
+// changes that matter serve (each once): an updater is in no fleet, and
+// what it reports is its collector's progress.
+func (h Handler) collectorsOf(ctx context.Context, changes []Change) (map[Change][]*agent.Agent, error) {
+	if h.Collectors == nil {
+		return nil, nil
+	}
+	out := map[Change][]*agent.Agent{}
+	read := map[string]*agent.Agent{}
+	var errs []error
+	for _, c := range changes {
+		if !Matters(c) {
+			continue
+		}
+		for _, u := range []*agent.Agent{c.Old, c.New} {
+			id := ""
+			if u != nil {
+				id = u.LinkedCollector()
+			}
+			if id == "" {
+				continue
+			}
+			col, done := read[id]
+			if !done {
+				a, found, err := h.Collectors.GetAgent(ctx, id)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("read collector %s of updater %s: %w", id, u.ID, err))
+				}
+				if found && err == nil {
+					col = &a
+				}
+				read[id] = col
+			}
+			if col != nil {
+				out[c] = append(out[c], col)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
 }

@@ -182,3 +182,38 @@ func TestHandle_AssignsNewAndRelabelledAgentsAndPlansTheirFleets(t *testing.T) {
 		t.Fatalf("planned %s, want both kinds of the touched fleets", got)
 	}
 }
+
+type collectorsOf map[string]agent.Agent
+
+func (c collectorsOf) GetAgent(_ context.Context, id string) (agent.Agent, bool, error) {
+	a, ok := c[id]
+	return a, ok, nil
+}
+
+// A myriarch-updater is in no fleet: its report runs the passes of the
+// fleet of the collector it serves, over that collector. An updater whose
+// collector is unknown runs none; its heartbeat runs none.
+func TestHandle_UpdaterReportsPassTheirCollector(t *testing.T) {
+	const col = "018f3a10-2233-7444-8555-000000000001"
+	passes := countingPasser{}
+	h := Handler{Rollouts: fakeRollouts{"edge#version": "r-ver"}, Passer: passes,
+		Collectors: collectorsOf{col: {ID: col, Fleet: "edge"}}}
+	updater := func(id, collector string) agent.Agent {
+		a := base()
+		a.ID, a.Fleet = id, ""
+		a.Attributes = map[string]string{agent.AttrLinkedCollector: collector}
+		return a
+	}
+	o, n := updater("u1", col), updater("u1", col)
+	n.Update = &agent.UpdateComponent{Status: "verifying"}
+	lost, lostNew := updater("u2", "018f3a10-2233-7444-8555-000000000009"), updater("u2", "018f3a10-2233-7444-8555-000000000009")
+	lostNew.Update = &agent.UpdateComponent{Status: "downloading"}
+	beat, beatNew := updater("u3", col), updater("u3", col)
+	beatNew.LastSeen = t0.Add(time.Minute)
+	if err := h.Handle(context.Background(), []Change{{&o, &n}, {&lost, &lostNew}, {&beat, &beatNew}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (countingPasser{"r-ver": {{col}}}); !reflect.DeepEqual(passes, want) {
+		t.Fatalf("passes %v, want %v", passes, want)
+	}
+}

@@ -28,7 +28,13 @@ type Outcome struct {
 }
 
 // Decide assigns agent a among fleets, the fleets of the applied revision.
+// A myriarch-updater belongs to no fleet, whatever its attributes (it
+// reports its host's, as its collector does): it is never a rollout's
+// target, and serves its collector in whichever fleet that is.
 func Decide(fleets []fleet.Fleet, a agent.Agent) Outcome {
+	if a.IsUpdater() {
+		return Outcome{}
+	}
 	as := revision.Revision{Fleets: fleets}.Assign(a)
 	o := Outcome{Fleet: as.Fleet, Error: as.Error}
 	if o.Fleet == "" || a.DesiredHash != "" {

@@ -31,6 +31,8 @@ func TestDecide(t *testing.T) {
 		{name: "equally specific: an error, no fleet", attrs: map[string]string{"labels.fleet": "edge", "labels.color": "blue"},
 			want: Outcome{Error: "the agent matches several fleets: [blue edge]"}},
 		{name: "a desired hash is kept (moved agent)", attrs: map[string]string{"labels.fleet": "edge"}, desired: "h-old", want: Outcome{Fleet: "edge"}},
+		{name: "a myriarch-updater: no fleet, not even the catch-all", attrs: map[string]string{"labels.fleet": "edge",
+			agent.AttrLinkedCollector: "018f3a10-2233-7444-8555-000000000001"}, want: Outcome{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -54,7 +55,16 @@ type Passer struct {
 	// Audit records the engine's own decisions (an approval's expiry); nil
 	// records none.
 	Audit AuditLog
-	Log   *slog.Logger
+	// Updaters finds the myriarch-updaters linked to collectors; a version
+	// pass judges a collector that takes no packages itself with its
+	// updater's steps and package status. Nil judges every agent alone.
+	Updaters LinkedUpdaters
+	Log      *slog.Logger
+}
+
+// LinkedUpdaters finds the updater of each collector id (store.LinkedUpdaters).
+type LinkedUpdaters interface {
+	LinkedUpdaters(ctx context.Context, collectorIDs []string) (map[string]agent.Agent, error)
 }
 
 // passAttempts bounds the re-reads after lost races within one call.
@@ -300,6 +310,9 @@ func (p Passer) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.Tar
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", r.ID, err)
 	}
+	if agents, err = p.withUpdaters(ctx, r, agents); err != nil {
+		return engine.Input{}, fmt.Errorf("pass of rollout %s: %w", r.ID, err)
+	}
 	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone,
 		Liveness: live}, nil
 }
@@ -489,4 +502,35 @@ func callOperation(k engine.OrderKind) string {
 		return executor.OpCancel
 	}
 	return executor.OpStart
+}
+
+// withUpdaters is the agents of a version pass with what their linked
+// updaters reported: a collector that takes no packages itself is updated
+// by a myriarch-updater beside it, whose steps and package status are its
+// progress (agent.WithUpdater). The map given is not changed.
+func (p Passer) withUpdaters(ctx context.Context, r rollout.Rollout, agents map[string]agent.Agent) (map[string]agent.Agent, error) {
+	if p.Updaters == nil || r.Kind != policy.KindVersion {
+		return agents, nil
+	}
+	var ids []string
+	for id, a := range agents {
+		if !a.InstallsOwnPackages() {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return agents, nil
+	}
+	slices.Sort(ids)
+	updaters, err := p.Updaters.LinkedUpdaters(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the updaters of %d collectors: %w", len(ids), err)
+	}
+	out := maps.Clone(agents)
+	for c, u := range updaters {
+		if a, ok := out[c]; ok {
+			out[c] = a.WithUpdater(u)
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -82,7 +83,12 @@ type Offers interface {
 // UpdaterExecutor drives the myriarch-updater: Start records a package offer
 // for the target version, which the gateway sends as PackagesAvailable.
 // Cancel withdraws an offer the agent has not taken yet.
-type UpdaterExecutor struct{ Offers Offers }
+type UpdaterExecutor struct {
+	Offers Offers
+	// Updaters finds the updaters linked to collectors; nil offers to every
+	// target without looking (the collector is taken to install its own).
+	Updaters LinkedUpdaters
+}
 
 var _ Executor = UpdaterExecutor{}
 
@@ -94,10 +100,40 @@ func (u UpdaterExecutor) Validate(context.Context, rollout.Rollout) error {
 }
 
 func (u UpdaterExecutor) Start(ctx context.Context, c Call) (string, error) {
+	if err := u.linked(ctx, c); err != nil {
+		return "", err
+	}
 	if err := u.Offers.SetPackageOffer(ctx, c.Target.AgentID, agent.OfferKey(c.Version, c.Target.Attempt)); err != nil {
 		return "", fmt.Errorf("offer %s to agent %s: %w", c.Version, c.Target.AgentID, err)
 	}
 	return Updater, nil
+}
+
+// linked checks that someone takes the target's offer: the collector itself
+// (it declares AcceptsPackages) or a myriarch-updater linked to it. Without
+// either the target fails at once, rather than after applyTimeout with an
+// offer nobody reads.
+func (u UpdaterExecutor) linked(ctx context.Context, c Call) error {
+	if u.Updaters == nil || c.Agent.InstallsOwnPackages() {
+		return nil
+	}
+	found, err := u.Updaters.LinkedUpdaters(ctx, []string{c.Target.AgentID})
+	if err != nil {
+		return fmt.Errorf("find the updater of agent %s: %w", c.Target.AgentID, err)
+	}
+	if _, ok := found[c.Target.AgentID]; !ok {
+		return fmt.Errorf("%w: agent %s (%s) takes no packages itself and no myriarch-updater names it (attribute %s = %s)",
+			ErrNoUpdater, c.Agent.DisplayName(), c.Target.AgentID, agent.AttrLinkedCollector, c.Target.AgentID)
+	}
+	return nil
+}
+
+// ErrNoUpdater is a version target whose collector nobody updates.
+var ErrNoUpdater = errors.New("no updater")
+
+// LinkedUpdaters finds the myriarch-updater of each collector id.
+type LinkedUpdaters interface {
+	LinkedUpdaters(ctx context.Context, collectorIDs []string) (map[string]agent.Agent, error)
 }
 
 func (u UpdaterExecutor) Cancel(ctx context.Context, c Call) error {

@@ -2,8 +2,11 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -40,5 +43,43 @@ func TestRegistry_UnknownExecutor(t *testing.T) {
 	reg := Registry{Manual: ManualExecutor{}}
 	if _, err := reg.For("webhook"); err == nil {
 		t.Fatal("an unknown executor must be refused")
+	}
+}
+
+type updaters map[string]agent.Agent
+
+func (u updaters) LinkedUpdaters(_ context.Context, ids []string) (map[string]agent.Agent, error) {
+	out := map[string]agent.Agent{}
+	for _, id := range ids {
+		if a, ok := u[id]; ok {
+			out[id] = a
+		}
+	}
+	return out, nil
+}
+
+// A collector that takes no packages itself gets its offer only when a
+// myriarch-updater names it; without one, Start fails at once and offers
+// nothing. A collector that takes packages itself needs no updater.
+func TestUpdater_StartNeedsSomeoneToTakeTheOffer(t *testing.T) {
+	const health = agent.CapabilityReportsHealth
+	o := offers{}
+	u := UpdaterExecutor{Offers: o, Updaters: updaters{"linked": {ID: "upd"}}}
+	call := func(id string, caps uint64) Call {
+		return Call{Target: rollout.Target{AgentID: id, Attempt: 1}, Version: "0.150.0",
+			Agent: agent.Agent{ID: id, Capabilities: caps, Attributes: map[string]string{"host.name": "vm-" + id}}}
+	}
+	if _, err := u.Start(context.Background(), call("alone", health)); !errors.Is(err, ErrNoUpdater) ||
+		!strings.Contains(err.Error(), "vm-alone") || !strings.Contains(err.Error(), agent.AttrLinkedCollector) {
+		t.Fatalf("a collector without an updater: %v", err)
+	}
+	if _, offered := o["alone"]; offered {
+		t.Fatal("an offer was recorded that nobody takes")
+	}
+	if _, err := u.Start(context.Background(), call("linked", health)); err != nil || o["linked"] != "0.150.0" {
+		t.Fatalf("a collector with a linked updater: %v, offer %q", err, o["linked"])
+	}
+	if _, err := u.Start(context.Background(), call("self", health|agent.CapabilityAcceptsPackages)); err != nil || o["self"] != "0.150.0" {
+		t.Fatalf("a collector that takes its own packages: %v, offer %q", err, o["self"])
 	}
 }

@@ -104,7 +104,7 @@ func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offer
 	keys := secrets.FromEnv(getenv, cfg, clock) // one source, so its cache serves both
 	return executor.Registry{
 		executor.Manual:            executor.ManualExecutor{},
-		executor.Updater:           executor.UpdaterExecutor{Offers: offers},
+		executor.Updater:           executor.UpdaterExecutor{Offers: offers, Updaters: linkedUpdaters(offers)},
 		executorobject.TypeWebhook: webhook.Executor{HTTP: &http.Client{}, Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
 		executorobject.TypeAWX:     awx.Executor{Secrets: keys, Now: clock, Sleep: httpcall.Wait, Log: log},
 	}
@@ -149,7 +149,7 @@ func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
 // Passer runs evaluation passes.
 func (d Deps) Passer() enginetask.Passer {
 	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
-		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Audit: d.Store, Log: d.Log}
+		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Audit: d.Store, Updaters: d.Store, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.
@@ -168,7 +168,7 @@ func (d Deps) Planning(newID func() string) *api.LocalPlanning {
 // they joined or left, and evaluates the rollouts that agent changes
 // concern.
 func (d Deps) AgentEvents(planning agentevent.FleetPlanner) agentevent.Handler {
-	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Assigner: d.Assigner(), Planner: planning, Log: d.Log}
+	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Assigner: d.Assigner(), Planner: planning, Collectors: d.Store, Log: d.Log}
 }
 
 // Assigner assigns agents to the fleets of the applied revision.
@@ -190,4 +190,11 @@ func localChecksums(getenv func(string) string) func(*dynamodb.Options) {
 // Watchdog checks that every active rollout has a running execution.
 func (d Deps) Watchdog() watchdog.Watchdog {
 	return watchdog.Watchdog{Store: d.Store, SFN: d.SFN, StateMachineArn: d.StateMachineArn, Clock: d.Clock, Log: d.Log}
+}
+
+// linkedUpdaters is the store's lookup of myriarch-updaters when the offers
+// go to a store that has one (pkg/store), else nil.
+func linkedUpdaters(offers executor.Offers) executor.LinkedUpdaters {
+	l, _ := offers.(executor.LinkedUpdaters)
+	return l
 }

@@ -81,7 +81,8 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	a := utcAgent(r.Agent)
 	it := newItem().s(tables.AttrID, a.ID).n(attrV, version).sIf(tables.AttrFleet, a.Fleet).
 		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer).
-		s(tables.AttrName, a.DisplayName()).sIf(tables.AttrAssignState, r.assignState())
+		s(tables.AttrName, a.DisplayName()).sIf(tables.AttrAssignState, r.assignState()).
+		sIf(tables.AttrCollector, a.LinkedCollector())
 	if r.AssignedRev > 0 {
 		it.n(attrAssigned, r.AssignedRev)
 	}

@@ -400,4 +400,7 @@ var pathsNotRun = []struct{ role, action, resource, why string }{
 	{"Roleplanner", "states:SendTaskSuccess", "stateMachine:myriarch-cloud-rollout", "a superseded rollout whose execution is parked on a task token, not on a timer as here (pkg/api's TestPlanning_StartsTheCreatedRolloutAndWakesTheSupersededOne)"},
 	{"GatewayTaskTaskRole", "dynamodb:BatchGetItem", "table/myriarch-cloud-agents", "lagging agents whose version the index does not tell, read in one batch; whether a run reaches it depends on when the agents enroll (pkg/gateway's lagging tests, pkg/store)"},
 	{"Roleapi", "dynamodb:ConditionCheckItem", "table/myriarch-cloud-rollouts", "the claim of version starts in an operator's action (pkg/store, pkg/stack)"},
+	{"Roleengine", "dynamodb:Query", "table/myriarch-cloud-agents/index/byCollector", "a version pass over collectors served by a myriarch-updater; the simulated agents take their own packages (pkg/store, pkg/enginetask)"},
+	{"Roleagentevent", "dynamodb:Query", "table/myriarch-cloud-agents/index/byCollector", "the same, in an agent report's pass (pkg/store, pkg/enginetask)"},
+	{"Roleapi", "dynamodb:Query", "table/myriarch-cloud-agents/index/byCollector", "the same, in an operator's action (pkg/store, pkg/enginetask)"},
 }

@@ -85,6 +85,7 @@ const (
 	AttrFeed           = "feed"             // events: <time, sortable>#<rolloutId>#<seq>
 	AttrExpiresAt      = "expiresAt"        // events, gateways: epoch seconds, the table's TTL
 	AttrTask           = "task"             // gateways: the gateway task's id
+	AttrCollector      = "linkedCollector"  // agents: of a myriarch-updater, the id of the collector it serves, else absent
 	IndexByFleet       = "byFleet"
 	IndexLagging       = "lagging"
 	IndexByName        = "byName"
@@ -94,6 +95,7 @@ const (
 	IndexByAgentKind   = "byAgentKind"
 	IndexFeed          = "feed"
 	IndexFeedByFleet   = "feedByFleet"
+	IndexByCollector   = "byCollector"
 	tableAgents        = "agents"
 	tableRollouts      = "rollouts"
 	tableTargets       = "targets"
@@ -123,6 +125,10 @@ func sk(name string) *Key { k := str(name); return &k }
 // attributes changed; sharded like lagging) and those with an assignment
 // error, so that the periodic backstop and the error listings read a few
 // items instead of scanning every agent.
+//
+// byCollector is sparse: the myriarch-updaters, by the collector each
+// serves. Keys only: the link is written when an updater first reports,
+// and readers take the updater's reports from the table itself, consistent.
 var Agents = Table{
 	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewAndOldImages,
 	Indexes: []Index{
@@ -130,6 +136,7 @@ var Agents = Table{
 		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
 		{Name: IndexByName, PartitionKey: str(AttrName), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 		{Name: IndexAssignment, PartitionKey: str(AttrAssignState), SortKey: sk(AttrID), Projection: ProjectAll},
+		{Name: IndexByCollector, PartitionKey: str(AttrCollector), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 	},
 }
 

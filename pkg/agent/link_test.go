@@ -1,0 +1,69 @@
+package agent
+
+import (
+	"testing"
+	"time"
+)
+
+func TestLinkedCollector(t *testing.T) {
+	for _, tt := range []struct {
+		value, want string
+	}{
+		{"018F3A10-2233-7444-8555-666677778888", "018f3a10-2233-7444-8555-666677778888"},
+		{" 018f3a10-2233-7444-8555-666677778888 ", "018f3a10-2233-7444-8555-666677778888"},
+		{"", ""},
+		{"not-a-uid", ""},
+		{"00000000-0000-0000-0000-000000000000", ""},
+	} {
+		a := Agent{Attributes: map[string]string{AttrLinkedCollector: tt.value}}
+		if got := a.LinkedCollector(); got != tt.want || a.IsUpdater() != (tt.want != "") {
+			t.Errorf("LinkedCollector(%q) = %q (updater %v), want %q", tt.value, got, a.IsUpdater(), tt.want)
+		}
+	}
+}
+
+func TestInstallsOwnPackages(t *testing.T) {
+	if !(Agent{}).InstallsOwnPackages() {
+		t.Error("unknown capabilities: want served as before (own packages)")
+	}
+	if (Agent{Capabilities: CapabilityReportsHealth}).InstallsOwnPackages() {
+		t.Error("an agent without AcceptsPackages installs its own packages")
+	}
+	if !(Agent{Capabilities: CapabilityReportsHealth | CapabilityAcceptsPackages}).InstallsOwnPackages() {
+		t.Error("an agent with AcceptsPackages does not install its own packages")
+	}
+}
+
+func TestPickUpdater(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	old := Agent{ID: "b", Online: true, ConnectedAt: t0}
+	newer := Agent{ID: "c", Online: true, ConnectedAt: t0.Add(time.Minute)}
+	offline := Agent{ID: "a", ConnectedAt: t0.Add(time.Hour)}
+	tie := Agent{ID: "a", Online: true, ConnectedAt: t0.Add(time.Minute)}
+	for _, tt := range []struct {
+		name string
+		in   []Agent
+		want string
+	}{
+		{"online before offline", []Agent{offline, old}, "b"},
+		{"the one connected last", []Agent{old, newer}, "c"},
+		{"order does not matter", []Agent{newer, old}, "c"},
+		{"smallest id on a tie", []Agent{newer, tie}, "a"},
+	} {
+		if got, ok := PickUpdater(tt.in); !ok || got.ID != tt.want {
+			t.Errorf("%s: picked %q, want %q", tt.name, got.ID, tt.want)
+		}
+	}
+	if _, ok := PickUpdater(nil); ok {
+		t.Error("picked an updater among none")
+	}
+}
+
+func TestWithUpdater(t *testing.T) {
+	c := Agent{ID: "c", ServiceVersion: "0.149.0", Package: PackageStatus{Version: "stale"}}
+	u := Agent{ID: "u", ServiceVersion: "1.0.0", Update: &UpdateComponent{Status: "downloading"}, Package: PackageStatus{Version: "0.150.0", Status: "installing"}}
+	got := c.WithUpdater(u)
+	if got.ID != "c" || got.ServiceVersion != "0.149.0" || got.Update != u.Update || got.Package != u.Package {
+		t.Fatalf("WithUpdater = %+v", got)
+	}
+}
