@@ -57,7 +57,9 @@ func keySchema(pk tables.Key, sk *tables.Key, attrs map[string]types.ScalarAttri
 
 // CreateTables creates every table with the prefix and waits until they
 // are active: for DynamoDB Local and the tests (the cloud's tables come from
-// the CDK app). Tables that exist already are left as they are.
+// the CDK app). Tables that exist already keep their items and get the
+// indexes added since they were created (a stack kept with DATA= across an
+// upgrade), as CloudFormation adds them in the cloud.
 func CreateTables(ctx context.Context, client *dynamodb.Client, prefix string) error {
 	for _, in := range TableDefinitions(prefix) {
 		_, err := client.CreateTable(ctx, &in)
@@ -65,12 +67,74 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, prefix string) e
 		if err != nil && !errors.As(err, &inUse) {
 			return fmt.Errorf("create table %s: %w", *in.TableName, err)
 		}
-		w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 50 * time.Millisecond })
-		if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 2*time.Minute); err != nil {
-			return fmt.Errorf("wait for table %s: %w", *in.TableName, err)
+		if err := waitActive(ctx, client, in.TableName); err != nil {
+			return err
+		}
+		if err != nil { // it existed
+			if err := addMissingIndexes(ctx, client, in); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+func waitActive(ctx context.Context, client *dynamodb.Client, table *string) error {
+	w := dynamodb.NewTableExistsWaiter(client, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 50 * time.Millisecond })
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: table}, 2*time.Minute); err != nil {
+		return fmt.Errorf("wait for table %s: %w", *table, err)
+	}
+	return nil
+}
+
+// addMissingIndexes creates the indexes of in that the existing table
+// lacks, one at a time (DynamoDB takes one index creation per update).
+func addMissingIndexes(ctx context.Context, client *dynamodb.Client, in dynamodb.CreateTableInput) error {
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+	if err != nil {
+		return fmt.Errorf("describe table %s: %w", *in.TableName, err)
+	}
+	have := map[string]bool{}
+	for _, ix := range out.Table.GlobalSecondaryIndexes {
+		have[aws.ToString(ix.IndexName)] = true
+	}
+	for _, ix := range in.GlobalSecondaryIndexes {
+		if have[aws.ToString(ix.IndexName)] {
+			continue
+		}
+		_, err := client.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: in.TableName, AttributeDefinitions: in.AttributeDefinitions,
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+				IndexName: ix.IndexName, KeySchema: ix.KeySchema, Projection: ix.Projection}}}})
+		if err != nil {
+			return fmt.Errorf("add index %s to table %s: %w", aws.ToString(ix.IndexName), *in.TableName, err)
+		}
+		if err := waitIndexActive(ctx, client, in.TableName, ix.IndexName); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitIndexActive waits until the index is backfilled and queryable.
+func waitIndexActive(ctx context.Context, client *dynamodb.Client, table, index *string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: table})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", *table, err)
+		}
+		for _, ix := range out.Table.GlobalSecondaryIndexes {
+			if aws.ToString(ix.IndexName) == *index && ix.IndexStatus == types.IndexStatusActive {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("index %s of table %s: not active: %w", *index, *table, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // EnableTimeToLive turns on the TTL of the tables that declare one (the
