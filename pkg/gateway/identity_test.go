@@ -129,6 +129,9 @@ func enroll(t *testing.T, h *harness, uid []byte, host string) (*rawWS, string) 
 	must(t, err)
 	cred := credentialOf(t, w.send(hello(uid, host, acceptsSettings)))
 	_ = w.conn.Close()
+	// the second connection is a later one, as on a real clock: a late
+	// disconnect of the first must not take the agent offline
+	h.clock.advance(time.Millisecond)
 	w, _, err = h.dialWS(cred)
 	must(t, err)
 	if resp := w.send(hello(uid, host, acceptsSettings)); resp.GetErrorResponse() != nil || resp.GetConnectionSettings() != nil {
@@ -193,6 +196,11 @@ func TestIdentity_ImpostorIsRefusedAndTheAgentUntouched(t *testing.T) {
 			h := startHarness(t, st)
 			real, _ := enroll(t, h, uid1, "host-1")
 			_, otherCred := enroll(t, h, uid2, "host-2")
+			// the enrollments' first connections close on their own time:
+			// their writes settle before the attack is measured
+			for last := -1; last != st.writeCount(); time.Sleep(50 * time.Millisecond) {
+				last = st.writeCount()
+			}
 			st.mu.Lock()
 			a := st.byID[id1]
 			a.Fleet = "edge"

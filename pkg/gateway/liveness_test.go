@@ -113,7 +113,11 @@ func TestAnswerIdle(t *testing.T) {
 		{name: "heartbeat offer due", session: func(s *session) { s.heartbeatSent = false }, msg: msg(), want: false},
 		{name: "configuration pending", session: func(s *session) { s.view.DesiredHash = "abcd01" }, msg: msg(), want: false},
 		{name: "configuration sent", session: func(s *session) { s.view.DesiredHash, s.sentHash = "abcd01", "abcd01" }, msg: msg(), want: true},
-		{name: "package offer pending", session: func(s *session) { s.view.PackageOffer = "2.0" }, msg: msg(), want: false},
+		{name: "package offer pending", session: func(s *session) {
+			s.view.PackageOffer, s.view.Capabilities = "2.0", caps|agent.CapabilityAcceptsPackages
+		}, msg: msg(), want: false},
+		// its updater is sent the offer (delegate.go), not the agent
+		{name: "package offer pending, the agent takes no packages", session: func(s *session) { s.view.PackageOffer = "2.0" }, msg: msg(), want: true},
 		{name: "offline in the view", session: func(s *session) { s.view.Online = false }, msg: msg(), want: false},
 		{name: "another task's in the view", session: func(s *session) { s.view.Task = "gw-other" }, msg: msg(), want: false},
 	}

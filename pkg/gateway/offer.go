@@ -43,6 +43,14 @@ func wantsConfig(a agent.Agent, sent string) bool {
 // carries its attempt, and is offered again although the agent reports
 // INSTALL_FAILED for that version.
 func wantsOffer(a agent.Agent, sent string) bool {
+	return a.InstallsOwnPackages() && offerPending(a, sent)
+}
+
+// offerPending is wantsOffer's rule without asking who installs: for an
+// agent that takes no packages itself, a is the collector with its
+// updater's reports (agent.WithUpdater), and the offer goes to the updater
+// (delegate.go).
+func offerPending(a agent.Agent, sent string) bool {
 	v := NormalizeVersion(agent.OfferVersion(a.PackageOffer))
 	retry := a.PackageOffer != agent.OfferVersion(a.PackageOffer) && a.Package.Status == agent.PackageInstallFailed
 	return v != "" && a.PackageOffer != sent && v != a.ServiceVersion && (v != a.Package.Version || retry)

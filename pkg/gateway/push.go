@@ -158,6 +158,9 @@ func (p *pollPace) next(pushed int) time.Duration {
 func (g *Gateway) pushPage(ctx context.Context, page laggingPage) (pushed int) {
 	var held, changed []*session
 	for i, a := range page.agents {
+		if u := g.sessions.updaterOf(a.ID); u != nil && g.pushFor(ctx, u, a) {
+			pushed++ // its updater is held here
+		}
 		s := g.sessions.get(a.ID)
 		if s == nil {
 			continue // held by another task

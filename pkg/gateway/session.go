@@ -41,6 +41,9 @@ type session struct {
 	heartbeatSent bool
 	sentHash      string // configuration sent on this session
 	sentOffer     string // package offer sent on this session
+	// Of a myriarch-updater's session: the collector it serves, as last
+	// linked in the registry, and the offer key sent for that collector.
+	serves, sentFor string
 }
 
 // heard records a message at now.
@@ -123,6 +126,9 @@ func (g *Gateway) report(s *session, msg *protobufs.AgentToServer, fresh bool) (
 			next.LastSeen, wrote, urgent = now, true, !deferrable(s.view, next)
 		}
 		s.view = next
+		if c := next.LinkedCollector(); c != s.serves && !bye {
+			g.relink(s, c)
+		}
 		if wrote {
 			g.queueLocked(s, urgent)
 		}
