@@ -43,21 +43,27 @@ type Config struct {
 	// default, a host that never resolves.
 	PackageDownloadURL string
 	PackageName        string
-	NatGateways        int           // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
-	DeletionProtection bool          // DynamoDB deletion protection and retained tables
-	APIRateLimit       int           // API Gateway steady-state requests per second
-	APIBurstLimit      int           // API Gateway burst
-	AlarmTopicArn      string        // SNS topic that alarms notify; empty: alarms without actions
-	ApprovalWaitAlarm  time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
-	APITokens          string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
-	DefaultTimezone    string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
-	ReconnectGrace     string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
-	AgentRetention     string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h
-	Releases           string        // comma-separated collector releases the API offers as versions
-	Platforms          string        // comma-separated platforms of those releases
-	ReleaseRefresh     string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
-	ReleaseSourceURL   string        // the GitHub REST API the refresh asks; empty: https://api.github.com
-	NotificationsTopic bool          // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
+	// PackageChecksumsURL and PackageSignatureURL are URL templates of a
+	// release's checksums file and of an archive's minisign signature, which
+	// a myriarch-updater needs to take an offer (docs/updater.md); empty:
+	// offers carry neither, and updaters refuse them.
+	PackageChecksumsURL string
+	PackageSignatureURL string
+	NatGateways         int           // 0: tasks run in public subnets (no NAT cost); more: private subnets behind NAT
+	DeletionProtection  bool          // DynamoDB deletion protection and retained tables
+	APIRateLimit        int           // API Gateway steady-state requests per second
+	APIBurstLimit       int           // API Gateway burst
+	AlarmTopicArn       string        // SNS topic that alarms notify; empty: alarms without actions
+	ApprovalWaitAlarm   time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
+	APITokens           string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	DefaultTimezone     string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
+	ReconnectGrace      string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
+	AgentRetention      string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h
+	Releases            string        // comma-separated collector releases the API offers as versions
+	Platforms           string        // comma-separated platforms of those releases
+	ReleaseRefresh      string        // distributions whose published releases the daily refresh imports (releases.ParseTargets); empty: the schedule is off
+	ReleaseSourceURL    string        // the GitHub REST API the refresh asks; empty: https://api.github.com
+	NotificationsTopic  bool          // the example routing of notifications: an SNS topic and a rule for paused, failed and rolled-back rollouts
 	// The health gates the engine reads (gates.go).
 	PrometheusURL        string       // the root of Prometheus's HTTP API; with an AMP workspace and unset: the workspace's query URL
 	AMPWorkspace         ampWorkspace // Amazon Managed Service for Prometheus; zero: none
@@ -93,6 +99,8 @@ var settings = []setting{
 	{"plannerReservedConcurrency", "MYRIARCH_PLANNER_RESERVED_CONCURRENCY", "1"}, // 0 or 1
 	{"packageDownloadUrl", "MYRIARCH_PACKAGE_DOWNLOAD_URL", ""},                  // https, with {version}
 	{"packageName", "MYRIARCH_PACKAGE_NAME", ""},
+	{"packageChecksumsUrl", "MYRIARCH_PACKAGE_CHECKSUMS_URL", ""}, // https, with {version}
+	{"packageSignatureUrl", "MYRIARCH_PACKAGE_SIGNATURE_URL", ""}, // https, with {version}
 	{"natGateways", "MYRIARCH_NAT_GATEWAYS", "0"},
 	{"deletionProtection", "MYRIARCH_DELETION_PROTECTION", "true"},
 	{"apiRateLimit", "MYRIARCH_API_RATE_LIMIT", "50"},
@@ -137,25 +145,27 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 		}
 	}
 	c := Config{
-		Stage:              v["stage"],
-		DomainName:         v["domainName"],
-		CertificateArn:     v["certificateArn"],
-		AgentTokenSecret:   v["agentTokenSecret"],
-		GatewayImage:       v["gatewayImage"],
-		GatewayArch:        v["gatewayArch"],
-		AlarmTopicArn:      v["alarmTopicArn"],
-		APITokens:          v["apiTokens"],
-		DefaultTimezone:    v["defaultTimezone"],
-		ReconnectGrace:     v["reconnectGrace"],
-		PackageDownloadURL: v["packageDownloadUrl"],
-		PackageName:        v["packageName"],
-		AgentRetention:     v["agentRetention"],
-		Releases:           v["releases"],
-		Platforms:          v["platforms"],
-		ReleaseRefresh:     v["releaseRefresh"],
-		ReleaseSourceURL:   v["releaseSourceUrl"],
-		RepoRoot:           v["repoRoot"],
-		LambdaBuildDir:     v["lambdaBuildDir"],
+		Stage:               v["stage"],
+		DomainName:          v["domainName"],
+		CertificateArn:      v["certificateArn"],
+		AgentTokenSecret:    v["agentTokenSecret"],
+		GatewayImage:        v["gatewayImage"],
+		GatewayArch:         v["gatewayArch"],
+		AlarmTopicArn:       v["alarmTopicArn"],
+		APITokens:           v["apiTokens"],
+		DefaultTimezone:     v["defaultTimezone"],
+		ReconnectGrace:      v["reconnectGrace"],
+		PackageDownloadURL:  v["packageDownloadUrl"],
+		PackageName:         v["packageName"],
+		PackageChecksumsURL: v["packageChecksumsUrl"],
+		PackageSignatureURL: v["packageSignatureUrl"],
+		AgentRetention:      v["agentRetention"],
+		Releases:            v["releases"],
+		Platforms:           v["platforms"],
+		ReleaseRefresh:      v["releaseRefresh"],
+		ReleaseSourceURL:    v["releaseSourceUrl"],
+		RepoRoot:            v["repoRoot"],
+		LambdaBuildDir:      v["lambdaBuildDir"],
 	}
 	if c.RepoRoot == "" {
 		root, err := findRepoRoot()
@@ -209,6 +219,11 @@ func LoadConfig(context, env func(string) (string, bool)) (Config, error) {
 	}
 	if u := c.PackageDownloadURL; u != "" && (!strings.HasPrefix(u, "https://") || !strings.Contains(u, "{version}")) {
 		errs = append(errs, fmt.Sprintf("packageDownloadUrl: %q must be an https URL template with {version}, such as https://downloads.example.com/otelcol/{version}/otelcol.tar.gz", u))
+	}
+	for key, u := range map[string]string{"packageChecksumsUrl": c.PackageChecksumsURL, "packageSignatureUrl": c.PackageSignatureURL} {
+		if u != "" && (!strings.HasPrefix(u, "https://") || !strings.Contains(u, "{version}")) {
+			errs = append(errs, fmt.Sprintf("%s: %q must be an https URL template with {version}", key, u))
+		}
 	}
 	if c.ReconnectGrace != "" {
 		if d, err := time.ParseDuration(c.ReconnectGrace); err != nil || d < 0 {

@@ -78,22 +78,24 @@ func TestLoadConfig_Refuses(t *testing.T) {
 		{"plannerReservedConcurrency", "2", "plannerReservedConcurrency"},                    // more than one planner at once is no single writer
 		{"packageDownloadUrl", "http://d.example.com/{version}", "packageDownloadUrl"},       // not https: a download could be changed on the way
 		{"packageDownloadUrl", "https://d.example.com/otelcol.tar.gz", "packageDownloadUrl"}, // every version would be the same file
-		{"apiRateLimit", "0", "apiRateLimit"},                                                // would refuse every request
-		{"deletionProtection", "maybe", "deletionProtection"},                                // not a boolean
-		{"gateway", "no", "gateway"},                                                         // strconv.ParseBool forms only
-		{"stage", "Prod", "stage"},                                                           // upper case breaks resource names
-		{"stage", "1st", "stage"},                                                            // must start with a letter
-		{"stage", "a-very-long-stage-name-x", "stage"},                                       // over 20 characters
-		{"gatewayArch", "aarch64", "gatewayArch"},                                            // only ECS's names
-		{"releaseRefresh", "acme-otelcol", "releaseRefresh"},                                 // a distribution without a known publisher names its repository
-		{"releaseRefresh", "Otelcol", "releaseRefresh"},                                      // not a distribution name
-		{"releaseSourceUrl", "http://api.github.com", "releaseSourceUrl"},                    // the refresh speaks https only
-		{"approvalWaitAlarm", "1d", "approvalWaitAlarm"},                                     // Go durations: 24h
-		{"approvalWaitAlarm", "1m", "approvalWaitAlarm"},                                     // shorter than the watchdog's 5 minutes between measurements
-		{"approvalWaitAlarm", "6h0m0.5s", "approvalWaitAlarm"},                               // the metric is in whole seconds
-		{"agentRetention", "7d", "agentRetention"},                                           // Go durations: 168h
-		{"agentRetention", "-1h", "agentRetention"},                                          // negative
-		{"agentRetention", "10m", "agentRetention"},                                          // minutes: a restart would make agents gone
+		{"packageChecksumsUrl", "http://d.example.com/{version}/checksums.txt", "packageChecksumsUrl"},
+		{"packageSignatureUrl", "https://d.example.com/otelcol.tar.gz.minisig", "packageSignatureUrl"},
+		{"apiRateLimit", "0", "apiRateLimit"},                             // would refuse every request
+		{"deletionProtection", "maybe", "deletionProtection"},             // not a boolean
+		{"gateway", "no", "gateway"},                                      // strconv.ParseBool forms only
+		{"stage", "Prod", "stage"},                                        // upper case breaks resource names
+		{"stage", "1st", "stage"},                                         // must start with a letter
+		{"stage", "a-very-long-stage-name-x", "stage"},                    // over 20 characters
+		{"gatewayArch", "aarch64", "gatewayArch"},                         // only ECS's names
+		{"releaseRefresh", "acme-otelcol", "releaseRefresh"},              // a distribution without a known publisher names its repository
+		{"releaseRefresh", "Otelcol", "releaseRefresh"},                   // not a distribution name
+		{"releaseSourceUrl", "http://api.github.com", "releaseSourceUrl"}, // the refresh speaks https only
+		{"approvalWaitAlarm", "1d", "approvalWaitAlarm"},                  // Go durations: 24h
+		{"approvalWaitAlarm", "1m", "approvalWaitAlarm"},                  // shorter than the watchdog's 5 minutes between measurements
+		{"approvalWaitAlarm", "6h0m0.5s", "approvalWaitAlarm"},            // the metric is in whole seconds
+		{"agentRetention", "7d", "agentRetention"},                        // Go durations: 168h
+		{"agentRetention", "-1h", "agentRetention"},                       // negative
+		{"agentRetention", "10m", "agentRetention"},                       // minutes: a restart would make agents gone
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {

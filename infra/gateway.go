@@ -111,6 +111,12 @@ func newGateway(scope constructs.Construct, c Config, ts Tables) *Gateway {
 	if c.PackageName != "" {
 		env["MYRIARCH_GATEWAY_PACKAGE_NAME"] = c.PackageName
 	}
+	if c.PackageChecksumsURL != "" {
+		env["MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL"] = c.PackageChecksumsURL
+	}
+	if c.PackageSignatureURL != "" {
+		env["MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL"] = c.PackageSignatureURL
+	}
 	// The URL offered with each agent's own credential: behind the NLB,
 	// which ends TLS, the gateway would see ws:// and its task's address.
 	// Without domainName there is no name the certificate covers, and the

@@ -140,13 +140,17 @@ func TestGateway_AgentEndpointFromTheDomainName(t *testing.T) {
 // packageName), which the gateway's task reads from its environment.
 func TestGateway_PackageOffersFromTheConfiguration(t *testing.T) {
 	const url = "https://downloads.example.com/otelcol/{version}/otelcol-contrib.tar.gz"
-	s := synthesized(t, map[string]string{"packageDownloadUrl": url, "packageName": "otelcol-contrib"})
-	must(t, "download URL and package name in the task's environment", func() {
+	const sums, sig = "https://downloads.example.com/otelcol/{version}/checksums.txt", url + ".minisig"
+	s := synthesized(t, map[string]string{"packageDownloadUrl": url, "packageName": "otelcol-contrib",
+		"packageChecksumsUrl": sums, "packageSignatureUrl": sig})
+	must(t, "download URL, checksums, signature and package name in the task's environment", func() {
 		s.template.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{
 			"ContainerDefinitions": []any{assertions.Match_ObjectLike(&map[string]any{
 				"Environment": assertions.Match_ArrayWith(&[]any{
 					map[string]any{"Name": "MYRIARCH_GATEWAY_DOWNLOAD_URL", "Value": url},
+					map[string]any{"Name": "MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL", "Value": sums},
 					map[string]any{"Name": "MYRIARCH_GATEWAY_PACKAGE_NAME", "Value": "otelcol-contrib"},
+					map[string]any{"Name": "MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL", "Value": sig},
 				}),
 			})},
 		})

@@ -15,8 +15,10 @@
 //	-poll-interval     MYRIARCH_GATEWAY_POLL_INTERVAL  lagging index poll [1s]
 //	-heartbeat         MYRIARCH_GATEWAY_HEARTBEAT      agent heartbeat, unit of liveness [30s]
 //	-offline-after     MYRIARCH_GATEWAY_OFFLINE_AFTER  heartbeats of silence that make an agent offline [3]
-//	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version} [https://example.invalid/otelcol/{version}]
+//	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version}, and {os} {arch} of an updater [https://example.invalid/otelcol/{version}]
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
+//	-package-checksums-url  MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL  a release's checksums file, {version} [none]
+//	-package-signature-url  MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL  an archive's minisign signature, {version} {os} {arch} [none]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
 //	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [1m]; 0 = off
 //	-first-message-wait  MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT  close a WebSocket that sends no message this long after connecting [10s]
@@ -148,6 +150,7 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 		Now: now, Logger: log, Tokens: tokens,
 		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
 		PackageName: o.packageName, DownloadURL: o.downloadURL, WSPing: wsPing(o.wsPing),
+		PackageChecksumsURL: o.checksumsURL, PackageSignatureURL: o.signatureURL,
 		FirstMessageWait: o.firstMessageWait, MaxConnsPerSource: o.maxConnsPerSource, DecodeSlots: o.decodeSlots,
 		Identity: identity,
 	}, st, st)

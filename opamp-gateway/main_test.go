@@ -60,6 +60,8 @@ func TestParseOptions(t *testing.T) {
 		{"debug on a name", []string{"-debug-listen", "gateway.internal:6060"}, base, "loopback"},
 		{"debug without port", []string{"-debug-listen", "127.0.0.1"}, base, "debug-listen"},
 		{"pings off", []string{"-ws-ping", "0"}, base, ""},
+		{"package source", []string{"-package-checksums-url", "https://m.example.com/{version}/checksums.txt", "-package-signature-url", "https://m.example.com/{version}/a.tar.gz.minisig"}, base, ""},
+		{"checksums not over http", []string{"-package-checksums-url", "file:///etc/passwd"}, base, "package-checksums-url"},
 		{"pings from the environment", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "2m"), ""},
 		{"negative ping interval", []string{"-ws-ping", "-1s"}, base, "ws-ping"},
 		{"bad ping interval", nil, withEnv(base, "MYRIARCH_GATEWAY_WS_PING", "often"), "ws-ping"},

@@ -34,6 +34,8 @@ type options struct {
 	heartbeat            time.Duration
 	offlineAfter         int
 	downloadURL          string
+	checksumsURL         string // a release's checksums file, {version}
+	signatureURL         string // an archive's minisign signature
 	packageName          string
 	drainTimeout         time.Duration
 	wsPing               time.Duration // 0 = off
@@ -71,6 +73,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&heartbeat, "heartbeat", env("MYRIARCH_GATEWAY_HEARTBEAT", "30s"), "agent heartbeat interval")
 	fs.StringVar(&offlineAfter, "offline-after", env("MYRIARCH_GATEWAY_OFFLINE_AFTER", "3"), "heartbeats of silence before an agent is offline")
 	fs.StringVar(&o.downloadURL, "download-url", env("MYRIARCH_GATEWAY_DOWNLOAD_URL", gateway.DefaultDownloadURL), "package URL template with {version}")
+	fs.StringVar(&o.checksumsURL, "package-checksums-url", env("MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL", ""), "checksums file URL template with {version}, offered to updaters")
+	fs.StringVar(&o.signatureURL, "package-signature-url", env("MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL", ""), "minisign signature URL template, offered to updaters")
 	fs.StringVar(&o.packageName, "package-name", env("MYRIARCH_GATEWAY_PACKAGE_NAME", ""), "OpAMP package name of the collector")
 	fs.StringVar(&drainTimeout, "drain-timeout", env("MYRIARCH_GATEWAY_DRAIN_TIMEOUT", "20s"), "how long a shutdown waits for connections to close")
 	fs.StringVar(&wsPing, "ws-ping", env("MYRIARCH_GATEWAY_WS_PING", gateway.DefaultWSPing.String()), "WebSocket ping interval, under the load balancer's 350 s idle timeout (0 = off)")
@@ -131,6 +135,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if !strings.Contains(o.downloadURL, "{version}") {
 		errs = append(errs, fmt.Errorf("-download-url %q has no {version}", o.downloadURL))
+	}
+	for flag, u := range map[string]string{"-package-checksums-url": o.checksumsURL, "-package-signature-url": o.signatureURL} {
+		if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+			errs = append(errs, fmt.Errorf("%s %q: want an http(s) URL template", flag, u))
+		}
 	}
 	if o.tokensEnv == "" && o.tokensFile == "" {
 		errs = append(errs, errors.New("no agent tokens: set MYRIARCH_AGENT_TOKENS or -tokens-file"))

@@ -51,19 +51,32 @@ func (g *Gateway) pushFor(ctx context.Context, u *session, c agent.Agent) bool {
 	}
 	offer := c.PackageOffer
 	u.sentFor = offer
-	msg := &protobufs.ServerToAgent{InstanceUid: u.uid, Capabilities: serverCapabilities,
-		PackagesAvailable: packagesFor(g.cfg.PackageName, offer, g.cfg.DownloadURL)}
+	goos, arch := u.view.Attributes["os.type"], u.view.Attributes["host.arch"]
 	u.mu.Unlock()
-	g.log.Info("offer package to the collector's updater", "agent", c.ID, "updater", u.id, "offer", offer)
+	unsend := func(why string, err error) {
+		u.mu.Lock()
+		if u.sentFor == offer {
+			u.sentFor = "" // the next poll tries again
+		}
+		u.mu.Unlock()
+		g.log.Warn(why, "agent", c.ID, "updater", u.id, "offer", offer, "error", err)
+	}
 	go func() {
 		defer g.recoverIn("push to an updater")
+		// fetched here, not on the poll's goroutine: a slow mirror holds up
+		// this offer only
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*sourceTimeout)
+		file, err := g.source.File(sctx, agent.OfferVersion(offer), goos, arch)
+		cancel()
+		if err != nil {
+			unsend("read the package source", err)
+			return
+		}
+		msg := &protobufs.ServerToAgent{InstanceUid: u.uid, Capabilities: serverCapabilities,
+			PackagesAvailable: packagesOf(g.cfg.PackageName, offer, file)}
+		g.log.Info("offer package to the collector's updater", "agent", c.ID, "updater", u.id, "offer", offer, "url", file.GetDownloadUrl())
 		if err := u.conn.Send(context.WithoutCancel(ctx), msg); err != nil {
-			u.mu.Lock()
-			if u.sentFor == offer {
-				u.sentFor = ""
-			}
-			u.mu.Unlock()
-			g.log.Warn("push to an updater", "agent", c.ID, "updater", u.id, "error", err)
+			unsend("push to an updater", err)
 			return
 		}
 		if acker, ok := g.agents.(PushAcker); ok {

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"testing"
 	"time"
 
@@ -97,5 +99,37 @@ func TestDelegate_UpdaterConnectingLaterGetsThePendingOffer(t *testing.T) {
 	upd.sendBytes(append([]byte{0}, b...)) // the offer may come before the answer
 	if p := upd.nextOffer(2); len(p.GetPackages()) != 1 {
 		t.Fatalf("offer %v", p)
+	}
+}
+
+// With a package source, the updater's offer is its platform's archive,
+// with the SHA-256 from the release's checksums and its signature; the
+// source is read off the poll's goroutine.
+func TestDelegate_OfferCarriesTheSourcesHashAndSignature(t *testing.T) {
+	srv, files, _ := mirror(t)
+	st := newMemAgents()
+	h := startHarness(t, st, func(c *Config) {
+		c.DownloadURL = srv.URL + "/{version}/otelcol-contrib_{version}_{os}_{arch}.tar.gz"
+		c.PackageChecksumsURL = srv.URL + "/{version}/checksums.txt"
+		c.PackageSignatureURL = c.DownloadURL + ".minisig"
+	})
+	col, _, err := h.dialWS(token)
+	must(t, err)
+	col.send(hello(uid1, "host-1", collectorCaps))
+	upd, _, err := h.dialWS(token)
+	must(t, err)
+	hi := updaterHello(uid2, id1)
+	hi.AgentDescription.NonIdentifyingAttributes = append(hi.AgentDescription.NonIdentifyingAttributes, str("os.type", "linux"), str("host.arch", "amd64"))
+	upd.send(hi)
+	h.eventually("both recorded", func() bool { return st.get(id1).Online && st.get(id2).Online })
+	st.setDesired(id1, "", "0.150.0")
+	var file *protobufs.DownloadableFile
+	for _, p := range upd.nextOffer(3).GetPackages() {
+		file = p.GetFile()
+	}
+	archive := "/0.150.0/otelcol-contrib_0.150.0_linux_amd64.tar.gz"
+	sum := sha256.Sum256(files[archive])
+	if file.GetDownloadUrl() != srv.URL+archive || !bytes.Equal(file.GetContentHash(), sum[:]) || !bytes.Equal(file.GetSignature(), files[archive+".minisig"]) {
+		t.Fatalf("offered %v", file)
 	}
 }

@@ -60,6 +60,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,6 +156,11 @@ type Config struct {
 	// DownloadURL is the template of package URLs; {version} is replaced
 	// [DefaultDownloadURL].
 	DownloadURL string
+	// PackageChecksumsURL and PackageSignatureURL are the templates of a
+	// release's checksums file and of an archive's minisign signature,
+	// offered with the archive to a myriarch-updater (PackageSource) ["":
+	// none, and an updater refuses the offer].
+	PackageChecksumsURL, PackageSignatureURL string
 	// MaxMessageBytes: larger messages are dropped [DefaultMaxMessageBytes].
 	MaxMessageBytes int
 	StoreTimeout    time.Duration // per store call [5 s]
@@ -275,6 +281,7 @@ func orDefault[T comparable](v, def T) T {
 // in its own goroutine.
 type Gateway struct {
 	cfg     Config
+	source  *PackageSource // what an offer to a myriarch-updater carries
 	agents  Agents
 	configs Configs
 	log     *slog.Logger
@@ -327,6 +334,8 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 
 		decodeSlots: newDecodeSlots(cfg.DecodeSlots, cfg.SlotWait, cfg.After),
 		sources:     sourceLimit{max: cfg.MaxConnsPerSource, now: cfg.Now, sources: make(map[string]*source)},
+		source: &PackageSource{URL: cfg.DownloadURL, ChecksumsURL: cfg.PackageChecksumsURL, SignatureURL: cfg.PackageSignatureURL,
+			HTTP: &http.Client{Timeout: sourceTimeout}},
 	}
 	if err := g.SetTokens(cfg.Tokens); err != nil {
 		return nil, err

@@ -78,17 +78,32 @@ func remoteConfigFor(hash string, body []byte, contentType string) (*protobufs.A
 // bytes and an agent that already has the offer recognizes it, while a
 // retry is a new offer.
 func packagesFor(packageName, offerKey, urlTemplate string) *protobufs.PackagesAvailable {
-	version := agent.OfferVersion(offerKey)
-	url := strings.ReplaceAll(urlTemplate, "{version}", version)
-	pkgHash := sha256.Sum256([]byte("myriarch/package\x00" + packageName + "\x00" + offerKey + "\x00" + url))
-	allHash := sha256.Sum256(append([]byte("myriarch/packages\x00"), pkgHash[:]...))
+	url := strings.ReplaceAll(urlTemplate, "{version}", agent.OfferVersion(offerKey))
+	return packagesOf(packageName, offerKey, &protobufs.DownloadableFile{DownloadUrl: url})
+}
+
+// packagesOf is the offer of file; its hashes cover the file's content hash
+// and signature too, so that a mirror's new signature is a new offer.
+func packagesOf(packageName, offerKey string, file *protobufs.DownloadableFile) *protobufs.PackagesAvailable {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte("myriarch/package"), []byte(packageName), []byte(offerKey), []byte(file.GetDownloadUrl()),
+		file.GetContentHash(), file.GetSignature()} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	pkgHash := h.Sum(nil)
+	if len(file.GetContentHash()) == 0 && len(file.GetSignature()) == 0 { // as before: the same bytes from every task and release
+		sum := sha256.Sum256([]byte("myriarch/package\x00" + packageName + "\x00" + offerKey + "\x00" + file.GetDownloadUrl()))
+		pkgHash = sum[:]
+	}
+	allHash := sha256.Sum256(append([]byte("myriarch/packages\x00"), pkgHash...))
 	return &protobufs.PackagesAvailable{
 		Packages: map[string]*protobufs.PackageAvailable{
 			packageName: {
 				Type:    protobufs.PackageType_PackageType_TopLevel,
-				Version: version,
-				File:    &protobufs.DownloadableFile{DownloadUrl: url},
-				Hash:    pkgHash[:],
+				Version: agent.OfferVersion(offerKey),
+				File:    file,
+				Hash:    pkgHash,
 			},
 		},
 		AllPackagesHash: allHash[:],
