@@ -94,6 +94,17 @@ type Options struct {
 	// WatchdogEvery is how often the watchdog looks for rollouts without a
 	// running execution (default 1m); it also runs once at start.
 	WatchdogEvery time.Duration
+	// Packages is the gateway's package source (gateway.Config's
+	// DownloadURL, PackageChecksumsURL, PackageSignatureURL), in-process
+	// or the binary's flags (default: the gateway's, no checksums or
+	// signatures).
+	Packages PackageSource
+}
+
+// PackageSource is where the gateway's offers to myriarch-updaters point:
+// URL templates with {version}, {os} and {arch} (docs/executors.md).
+type PackageSource struct {
+	DownloadURL, ChecksumsURL, SignatureURL string
 }
 
 // Tokens are the local stack's bearer tokens.
@@ -159,6 +170,7 @@ type Stack struct {
 	wg      sync.WaitGroup
 	log     *slog.Logger
 	wsPing  time.Duration
+	pkgs    PackageSource
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
@@ -177,7 +189,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		cancel()
 		return nil, errors.New("stack: Options.Clock is required")
 	}
-	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, wsPing: o.WSPing, Endpoints: Endpoints{AgentToken: o.AgentToken, Clock: o.Clock}}
+	s := &Stack{runCtx: runCtx, cancel: cancel, log: o.Log, wsPing: o.WSPing, pkgs: o.Packages, Endpoints: Endpoints{AgentToken: o.AgentToken, Clock: o.Clock}}
 	if err := s.start(ctx, runCtx, o); err != nil {
 		s.Stop()
 		return nil, err
@@ -385,6 +397,12 @@ func (s *Stack) gatewayProcess(ctx context.Context, o Options) error {
 		Args: []string{"-listen", addr, "-health-listen", health, "-table-prefix", o.TablePrefix, "-poll-interval", "500ms",
 			"-drain-timeout", "3s", "-log-level", "warn", "-ws-ping", cmp.Or(o.WSPing, gateway.DefaultWSPing).String()},
 	}
+	for flag, v := range map[string]string{"-download-url": o.Packages.DownloadURL,
+		"-package-checksums-url": o.Packages.ChecksumsURL, "-package-signature-url": o.Packages.SignatureURL} {
+		if v != "" {
+			p.Args = append(p.Args, flag, v)
+		}
+	}
 	s.Gateway, s.GatewayURL = p, "ws://"+addr+"/v1/opamp"
 	return p.Start(ctx)
 }
@@ -398,7 +416,8 @@ func (s *Stack) AddGateway(addr string) (string, error) {
 
 func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, log *slog.Logger) (string, error) {
 	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond,
-		WSPing: s.wsPing}, d.Store, d.Store)
+		WSPing: s.wsPing, DownloadURL: s.pkgs.DownloadURL, PackageChecksumsURL: s.pkgs.ChecksumsURL,
+		PackageSignatureURL: s.pkgs.SignatureURL}, d.Store, d.Store)
 	if err != nil {
 		return "", err
 	}
