@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/client"
 )
 
@@ -178,6 +179,12 @@ func printAgent(g *globals, a client.AgentDetail) {
 		version += " (target " + a.TargetVersion + ")"
 	}
 	fmt.Fprintf(w, "Version\t%s\n", version)
+	if u := a.Updater; u != nil {
+		fmt.Fprintf(w, "Updater\t%s\n", linkText(u))
+	}
+	if c := a.Serves; c != nil {
+		fmt.Fprintf(w, "Serves\t%s\n", linkText(c))
+	}
 	cfg := configText(a.Config) + " · desired " + orDash(shortRef(a.Config.DesiredHash)) + " · reported " + orDash(shortRef(a.Config.ReportedHash)) +
 		" · effective " + orDash(shortRef(a.Config.EffectiveHash))
 	if a.Config.Error != "" {
@@ -223,4 +230,16 @@ func printAgent(g *globals, a client.AgentDetail) {
 		row(w, "  "+t.RolloutID, string(t.Kind), strconv.Itoa(t.Wave), status, shortRef(t.ToRef), string(t.RolloutStatus))
 	}
 	_ = w.Flush()
+}
+
+// linkText names the other end of an updater's link: the updater that
+// installs a collector's versions, or the collector an updater serves.
+func linkText(l *schema.AgentLink) string {
+	switch {
+	case !l.Known:
+		return l.ID + " (not in the inventory)"
+	case l.Online:
+		return l.DisplayName + " (" + l.ID + ") · online"
+	}
+	return l.DisplayName + " (" + l.ID + ") · offline"
 }

@@ -116,6 +116,15 @@ func TestAgentsGet(t *testing.T) {
 	c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-01").refused(t,
 		`409 agent_ambiguous: the display name "edge-gw-01" names 2 agents: e01, x01; ask for one of them by its id`)
 	c.run(clienttest.ViewerToken, "agents", "get", "nobody").refused(t, `404 agent_not_found: no agent has the id or display name "nobody"`)
+	// a collector without AcceptsPackages and the myriarch-updater beside it
+	const col = "018f3a10-2233-7444-8555-000000000001"
+	sup := clienttest.HealthyAgent(col, map[string]string{"host.name": "vm-7"}, "", t0)
+	sup.Capabilities = agent.CapabilityReportsHealth
+	c.srv.PutAgent(sup)
+	upd := clienttest.HealthyAgent("u01", map[string]string{"host.name": "vm-7-updater", agent.AttrLinkedCollector: col}, "", t0)
+	c.srv.PutAgent(upd)
+	c.run(clienttest.ViewerToken, "agents", "get", "vm-7").ok(t).has(t, "Updater     vm-7-updater (u01) · online\n")
+	c.run(clienttest.ViewerToken, "agents", "get", "u01").ok(t).has(t, "Serves      vm-7 ("+col+") · online\n")
 	c.run(clienttest.ViewerToken, "agents", "get").usage(t, "accepts 1 arg(s)")
 	c.run(clienttest.ViewerToken, "agents", "frobnicate").usage(t, `unknown command "frobnicate"`)
 }

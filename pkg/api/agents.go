@@ -222,7 +222,48 @@ func (s *server) getAgent(_ http.ResponseWriter, r *http.Request, _ Principal) (
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, schema.AgentDetail{Agent: agentView(a, live, s.Clock()), Targets: targets}, nil
+	d := schema.AgentDetail{Agent: agentView(a, live, s.Clock()), Targets: targets}
+	if d.Updater, d.Serves, err = s.agentLinks(r.Context(), a, live); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, d, nil
+}
+
+// linkedUpdaters is the store's lookup of myriarch-updaters (pkg/store);
+// a store without it shows no links.
+type linkedUpdaters interface {
+	LinkedUpdaters(ctx context.Context, collectorIDs []string) (map[string]agent.Agent, error)
+}
+
+// agentLinks is the other end of an updater's link: of a collector that
+// takes no packages itself, its updater; of an updater, its collector.
+func (s *server) agentLinks(ctx context.Context, a agent.Agent, live agent.Liveness) (updater, serves *schema.AgentLink, err error) {
+	link := func(b agent.Agent, known bool) *schema.AgentLink {
+		online, _ := live.Online(b, s.Clock())
+		return &schema.AgentLink{ID: b.ID, DisplayName: b.DisplayName(), Online: known && online, Known: known}
+	}
+	if c := a.LinkedCollector(); c != "" {
+		col, found, err := s.Store.GetAgent(ctx, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			col = agent.Agent{ID: c}
+		}
+		return nil, link(col, found), nil
+	}
+	l, ok := s.Store.(linkedUpdaters)
+	if !ok || a.InstallsOwnPackages() {
+		return nil, nil, nil
+	}
+	us, err := l.LinkedUpdaters(ctx, []string{a.ID})
+	if err != nil {
+		return nil, nil, err
+	}
+	if u, ok := us[a.ID]; ok {
+		return link(u, true), nil, nil
+	}
+	return nil, nil, nil
 }
 
 // agentRef is the agent of the path, unescaped: chi matches the escaped

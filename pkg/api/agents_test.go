@@ -379,3 +379,31 @@ func TestListRolloutTargets_DisplayNames(t *testing.T) {
 		t.Errorf("targets %v", got)
 	}
 }
+
+// The detail of a collector names the updater that installs its versions,
+// and the detail of an updater the collector it serves; a collector that
+// takes its own packages has no updater to show.
+func TestGetAgent_UpdaterLink(t *testing.T) {
+	h := newHarness(t)
+	const col, lone = "018f3a10-2233-7444-8555-000000000001", "018f3a10-2233-7444-8555-000000000009"
+	h.store.agents[col] = agent.Agent{ID: col, Capabilities: agent.CapabilityReportsHealth, Attributes: map[string]string{"host.name": "vm-1"}}
+	h.store.agents["u1"] = agent.Agent{ID: "u1", Online: true, LastSeen: t0,
+		Attributes: map[string]string{"host.name": "vm-1-updater", agent.AttrLinkedCollector: col}}
+	h.store.agents["u2"] = agent.Agent{ID: "u2", Attributes: map[string]string{agent.AttrLinkedCollector: lone}}
+	h.store.agents["self"] = agent.Agent{ID: "self", Capabilities: agent.CapabilityReportsHealth | agent.CapabilityAcceptsPackages}
+
+	c := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/"+col, RoleViewer)))
+	if c.Updater == nil || c.Updater.ID != "u1" || c.Updater.DisplayName != "vm-1-updater" || !c.Updater.Known || c.Serves != nil {
+		t.Fatalf("collector: updater %+v serves %+v", c.Updater, c.Serves)
+	}
+	u := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/u1", RoleViewer)))
+	if u.Serves == nil || u.Serves.ID != col || u.Serves.DisplayName != "vm-1" || !u.Serves.Known || u.Updater != nil {
+		t.Fatalf("updater: serves %+v updater %+v", u.Serves, u.Updater)
+	}
+	if l := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/u2", RoleViewer))); l.Serves == nil || l.Serves.Known || l.Serves.ID != lone {
+		t.Fatalf("an updater of an unknown collector: %+v", l.Serves)
+	}
+	if s := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/self", RoleViewer))); s.Updater != nil {
+		t.Fatalf("a collector that takes its own packages shows updater %+v", s.Updater)
+	}
+}

@@ -391,6 +391,16 @@ func TestPage_SignIn_UnknownTokenSaysSo_TokenKeptForTheTab(t *testing.T) {
 	if got := eval[string](t, ctx, `[...document.querySelectorAll('table.agents tr')].find((tr) => tr.textContent.includes('example-agent')).textContent`); !strings.Contains(got, "no health reports") || strings.Contains(got, "unhealthy") {
 		t.Errorf("the agent without health reports shows %q, want \"no health reports\"", got)
 	}
+	// A myriarch-updater and the collector it serves name each other.
+	rowOf := func(name string) string {
+		return eval[string](t, ctx, `[...document.querySelectorAll('table.agents tbody tr')].find((tr) => tr.querySelector('th').firstChild.textContent === '`+name+`').querySelector('th').textContent`)
+	}
+	if got := rowOf("edge-gw-01"); !strings.Contains(got, "updated by vm-7-updater") {
+		t.Errorf("the collector's row %q does not name its updater", got)
+	}
+	if got := rowOf("vm-7-updater"); !strings.Contains(got, "updater of edge-gw-01") {
+		t.Errorf("the updater's row %q does not name its collector", got)
+	}
 	uitest.EveryControlLabelled(t, ctx)
 }
 

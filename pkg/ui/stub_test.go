@@ -145,7 +145,11 @@ func (s *stub) api(w http.ResponseWriter, r *http.Request) {
 			"health": map[string]any{"reported": true, "healthy": true, "status": "StatusOK"}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)},
 			map[string]any{"id": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0e", "displayName": "example-agent", "fleet": "edge",
 				"attributes": map[string]string{}, "version": "0.161.0", "config": map[string]any{"drifted": false, "status": "APPLIED"},
-				"health": map[string]any{"reported": false, "healthy": false}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)}}})
+				"health": map[string]any{"reported": false, "healthy": false}, "online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)},
+			map[string]any{"id": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0f", "displayName": "vm-7-updater",
+				"attributes": map[string]string{"myriarch.updater.collector": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"}, "version": "0.1.0",
+				"config": map[string]any{"drifted": false}, "health": map[string]any{"reported": true, "healthy": true, "status": "StatusOK"},
+				"online": true, "gone": false, "lastSeen": now.Format(time.RFC3339)}}})
 	default:
 		writeProblem(w, problem{404, "not_found", "no operation at " + r.URL.Path})
 	}

@@ -71,6 +71,21 @@ type AgentComponents struct {
 type AgentDetail struct {
 	Agent
 	Targets []AgentTarget `json:"targets"`
+	// Updater is, of a collector that takes no packages itself, the
+	// myriarch-updater that installs its versions; absent when none names it.
+	Updater *AgentLink `json:"updater,omitempty"`
+	// Serves is, of a myriarch-updater, the collector it names
+	// (myriarch.updater.collector); Known is false when no such agent is
+	// in the inventory.
+	Serves *AgentLink `json:"serves,omitempty"`
+}
+
+// AgentLink names the other end of an updater's link.
+type AgentLink struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName,omitempty"`
+	Online      bool   `json:"online"`
+	Known       bool   `json:"known"`
 }
 
 // AgentTarget is the agent's last target of one kind, with its rollout's

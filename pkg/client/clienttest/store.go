@@ -606,3 +606,23 @@ func (m *Store) AdvanceSweep(_ context.Context, rev int64, from, to string) (boo
 	m.sweep = assignment.Sweep{Rev: rev, Cursor: to, Done: to == ""}
 	return true, nil
 }
+
+// LinkedUpdaters is pkg/store's: the myriarch-updater that serves each
+// collector among the agents that name it.
+func (m *Store) LinkedUpdaters(_ context.Context, ids []string) (map[string]agent.Agent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]agent.Agent{}
+	for _, c := range ids {
+		var candidates []agent.Agent
+		for _, a := range m.agents {
+			if a.LinkedCollector() == c {
+				candidates = append(candidates, a)
+			}
+		}
+		if u, ok := agent.PickUpdater(candidates); ok {
+			out[c] = u
+		}
+	}
+	return out, nil
+}

@@ -23,13 +23,40 @@ function view(app) {
     list.items.length === 0 ? h('p', {}, 'No agent matches.') : h('table', { class: 'list agents' },
       h('caption', { class: 'visually-hidden' }, 'Agents'),
       h('thead', {}, h('tr', {}, ['Agent', 'Fleet', 'Version', 'Configuration', 'Health', 'Connection', 'Last seen'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.items.map(row))),
+      h('tbody', {}, list.items.map((a) => row(a, links(list.items))))),
     moreButton(list));
 }
 
-function row(a) {
+// LINK is the attribute with which a myriarch-updater names its collector.
+const LINK = 'myriarch.updater.collector';
+
+// links pairs the page's collectors and the updaters that name them: the
+// updater's row says whom it serves, the collector's row who updates it
+// (when both are on the page; the agent's own view, myrctl agents get,
+// always says).
+function links(items) {
+  const byID = new Map(items.map((a) => [a.id, a]));
+  const updaterOf = new Map();
+  for (const a of items) {
+    const c = (a.attributes || {})[LINK];
+    if (c) updaterOf.set(c.toLowerCase(), a);
+  }
+  return { byID, updaterOf };
+}
+
+function linkLine(a, { byID, updaterOf }) {
+  const c = (a.attributes || {})[LINK];
+  if (c) {
+    const col = byID.get(c.toLowerCase());
+    return h('div', { class: 'link' }, 'updater of ', col ? col.displayName : c);
+  }
+  const u = updaterOf.get(a.id);
+  return u ? h('div', { class: 'link' }, 'updated by ', u.displayName) : '';
+}
+
+function row(a, l) {
   return h('tr', { 'data-key': a.id },
-    h('th', { scope: 'row', title: a.id }, a.displayName),
+    h('th', { scope: 'row', title: a.id }, a.displayName, linkLine(a, l)),
     h('td', {}, a.fleet ? h('a', { href: '#/fleets/' + encodeURIComponent(a.fleet) }, a.fleet) : (a.assignmentError ? 'none: ' + a.assignmentError : 'none')),
     h('td', {}, a.version || '?', a.targetVersion && a.targetVersion !== a.version ? ` → ${a.targetVersion}` : ''),
     h('td', {}, configText(a.config)),
