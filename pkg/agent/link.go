@@ -77,3 +77,23 @@ func (a Agent) WithUpdater(u Agent) Agent {
 	a.Update, a.Package = u.Update, u.Package
 	return a
 }
+
+// LinkUpdaters is, among agents, the updater that serves each collector of
+// ids (PickUpdater among those that name it); collectors without one are
+// absent. It is the rule a store's index lookup applies, for stores that
+// hold every agent at hand.
+func LinkUpdaters(agents []Agent, ids []string) map[string]Agent {
+	named := map[string][]Agent{}
+	for _, a := range agents {
+		if c := a.LinkedCollector(); c != "" {
+			named[c] = append(named[c], a)
+		}
+	}
+	out := map[string]Agent{}
+	for _, c := range ids {
+		if u, ok := PickUpdater(named[c]); ok {
+			out[c] = u
+		}
+	}
+	return out
+}

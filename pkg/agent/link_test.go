@@ -67,3 +67,14 @@ func TestWithUpdater(t *testing.T) {
 		t.Fatalf("WithUpdater = %+v", got)
 	}
 }
+
+func TestLinkUpdaters(t *testing.T) {
+	const c1, c2 = "018f3a10-2233-7444-8555-000000000001", "018f3a10-2233-7444-8555-000000000002"
+	named := func(id, c string, online bool) Agent {
+		return Agent{ID: id, Online: online, Attributes: map[string]string{AttrLinkedCollector: c}}
+	}
+	got := LinkUpdaters([]Agent{{ID: c1}, named("u-off", c1, false), named("u-on", c1, true), named("u2", c2, true)}, []string{c1, "other"})
+	if len(got) != 1 || got[c1].ID != "u-on" {
+		t.Fatalf("LinkUpdaters = %v, want c1 served by u-on alone", got)
+	}
+}

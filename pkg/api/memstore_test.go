@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -736,17 +737,5 @@ func (m *memStore) AdvanceSweep(_ context.Context, rev int64, from, to string) (
 func (m *memStore) LinkedUpdaters(_ context.Context, ids []string) (map[string]agent.Agent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]agent.Agent{}
-	for _, c := range ids {
-		var candidates []agent.Agent
-		for _, a := range m.agents {
-			if a.LinkedCollector() == c {
-				candidates = append(candidates, a)
-			}
-		}
-		if u, ok := agent.PickUpdater(candidates); ok {
-			out[c] = u
-		}
-	}
-	return out, nil
+	return agent.LinkUpdaters(slices.Collect(maps.Values(m.agents)), ids), nil
 }

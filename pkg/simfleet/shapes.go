@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opamp-go/protobufs"
+
+	"github.com/myriarch/myriarch/pkg/updater"
 )
 
 // UpdateComponent is the health component of the myriarch-updater, a child
@@ -156,32 +158,15 @@ func health(h collectorHealth, u *attempt) *protobufs.ComponentHealth {
 	return out
 }
 
-// updateComponent carries the attempt: status is the running step or how the
-// attempt ended; children "version" and "from" carry a version with a leading
-// v in their status; "step:<name>" children exist for the steps reached.
+// updateComponent carries the attempt as the myriarch-updater reports its
+// own (updater.Component): the simulated updater speaks the same protocol.
 func updateComponent(u *attempt) *protobufs.ComponentHealth {
-	start := unixNano(u.startedAt)
-	c := &protobufs.ComponentHealth{
-		Healthy:            u.status != AttemptFailed,
-		Status:             u.status,
-		LastError:          u.lastError,
-		StartTimeUnixNano:  start,
-		StatusTimeUnixNano: unixNano(u.statusTime),
-		ComponentHealthMap: map[string]*protobufs.ComponentHealth{
-			"version": {Healthy: true, Status: "v" + u.version, StartTimeUnixNano: start, StatusTimeUnixNano: start},
-			"from":    {Healthy: true, Status: "v" + u.from, StartTimeUnixNano: start, StatusTimeUnixNano: start},
-		},
-	}
+	a := &updater.Attempt{Offer: updater.Offer{Version: u.version}, From: u.from, Status: u.status,
+		StartedAt: u.startedAt, StatusTime: u.statusTime, LastError: u.lastError, Steps: map[updater.Step]updater.StepState{}}
 	for name, s := range u.steps {
-		c.ComponentHealthMap["step:"+name] = &protobufs.ComponentHealth{
-			Healthy:            s.status != StepFailed,
-			Status:             s.status,
-			LastError:          s.lastError,
-			StartTimeUnixNano:  unixNano(s.startedAt),
-			StatusTimeUnixNano: unixNano(s.statusTime),
-		}
+		a.Steps[updater.Step(name)] = updater.StepState{Status: s.status, StartedAt: s.startedAt, StatusTime: s.statusTime, LastError: s.lastError}
 	}
-	return c
+	return updater.Component(a)
 }
 
 // pkgState is the collector package as the updater reports it.

@@ -76,16 +76,17 @@ func (r Report) Health(start time.Time) *protobufs.ComponentHealth {
 		StatusTimeUnixNano: unixNano(start),
 	}
 	if r.Attempt != nil {
-		h.ComponentHealthMap = map[string]*protobufs.ComponentHealth{UpdateComponent: component(r.Attempt)}
+		h.ComponentHealthMap = map[string]*protobufs.ComponentHealth{UpdateComponent: Component(r.Attempt)}
 	}
 	return h
 }
 
-// component carries the attempt: status is the running step or the end;
+// Component carries the attempt (the simulated fleet's updater reports
+// with it too): status is the running step or the end;
 // children "version" and "from" carry "v" + a version in their status, and
 // "step:<name>" children the steps begun. Only a failed attempt is
 // unhealthy: a rollback restored a healthy host.
-func component(a *Attempt) *protobufs.ComponentHealth {
+func Component(a *Attempt) *protobufs.ComponentHealth {
 	start := unixNano(a.StartedAt)
 	c := &protobufs.ComponentHealth{
 		Healthy:            a.Status != Failed,
