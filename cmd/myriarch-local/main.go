@@ -51,6 +51,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: where the simulated fleet serves its metrics, which Prometheus scrapes")
 	data := fs.String("data", os.Getenv(envData), "run: keep the state in this directory across restarts (make run DATA=…; env "+envData+")")
 	tokensFile := fs.String("tokens", "", "run: read the tokens from this file, or write the minted ones to it (default <data>/tokens.json with -data)")
+	// The package source of the gateway, under the gateway binary's own
+	// variables: what a myriarch-updater beside a collector of yours is
+	// offered (docs/updater.md).
+	fs.StringVar(&o.Packages.DownloadURL, "download-url", os.Getenv("MYRIARCH_GATEWAY_DOWNLOAD_URL"), "package URL template with {version} {os} {arch} (env MYRIARCH_GATEWAY_DOWNLOAD_URL)")
+	fs.StringVar(&o.Packages.ChecksumsURL, "package-checksums-url", os.Getenv("MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL"), "a release's checksums file URL template (env MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL)")
+	fs.StringVar(&o.Packages.SignatureURL, "package-signature-url", os.Getenv("MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL"), "an archive's minisign signature URL template (env MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL)")
 	fs.StringVar(&o.EventsWebhook, "events-webhook", os.Getenv("MYRIARCH_EVENTS_WEBHOOK"), "a URL that receives every rollout notification as a POST (env MYRIARCH_EVENTS_WEBHOOK)")
 	gatewayProcess := fs.Bool("gateway-process", false, "run the OpAMP gateway as its own process (the opamp-gateway binary), which can be killed and started again on its own (make run GATEWAY_PROCESS=1)")
 	fs.StringVar(&o.GatewayBinary, "gateway-binary", "", "with -gateway-process: the opamp-gateway binary (default: opamp-gateway next to this binary, bin/opamp-gateway)")
