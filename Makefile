@@ -125,7 +125,7 @@ cloud-test:
 # (both built into build/tools from the module proxy once), takes a rollout
 # on the local stack and comes back as itself after a restart.
 supervisor-test:
-	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -tags supervisor -run TestSupervisor ./pkg/stack/
+	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -timeout 20m -tags supervisor -run 'TestSupervisor_(ExampleConfiguration|Updater)$$' ./pkg/stack/
 
 demo: bin/myriarch-local
 	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)

@@ -6,8 +6,12 @@
 # Collector Builder from examples/supervisor/builder.yaml, both at the
 # release pinned below, built into build/tools from the Go module proxy
 # once (about 5 minutes and 1.4 GB of module and build caches cold); later
-# runs reuse them. A build that fails is an error, never a skip. The exit
-# status is CMD's.
+# runs reuse them. MYRIARCH_OTELCOL_NEXT_BIN is the same collector built
+# as the next version (dist.version 0.150.0, the same components), so that
+# the updater's end-to-end test has two real versions to move between, and
+# MYRIARCH_UPDATER_BIN is cmd/myriarch-updater of this checkout, built
+# every run. A build that fails is an error, never a skip. The exit status
+# is CMD's.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,17 +45,37 @@ if [ ! -x "$sup" ] || [ "$(cat "$sup.version" 2>/dev/null)" != "$version" ]; the
 	printf '%s\n' "$version" >"$sup.version"
 fi
 
-manifest="$root/examples/supervisor/builder.yaml"
-sum=$(sha256sum "$manifest" | cut -d' ' -f1)
-if [ ! -x "$col" ] || [ "$(cat "$tools/otelcol-myriarch.sum" 2>/dev/null)" != "$sum" ]; then
-	echo "with-supervisor: building a collector from examples/supervisor/builder.yaml into $tools" >&2
+# build_collector NAME MANIFEST: the Collector Builder's collector of
+# MANIFEST into $tools/NAME, unless the one there was built from it.
+build_collector() {
+	local name=$1 manifest=$2 sum
+	sum=$(sha256sum "$manifest" | cut -d' ' -f1)
+	if [ -x "$tools/$name/otelcol-myriarch" ] && [ "$(cat "$tools/$name.sum" 2>/dev/null)" = "$sum" ]; then
+		return
+	fi
+	echo "with-supervisor: building a collector from $manifest into $tools/$name" >&2
 	# The manifest's output_path is relative (./build/otelcol-myriarch): run
 	# the builder from build/tools' parent's view of it.
-	(cd "$tools" && mkdir -p build && go run "go.opentelemetry.io/collector/cmd/builder@$version" --config "$manifest" >&2) ||
+	(cd "$tools" && rm -rf build && mkdir -p build && go run "go.opentelemetry.io/collector/cmd/builder@$version" --config "$manifest" >&2) ||
 		fail "the Collector Builder failed: see above"
-	rm -rf "$tools/otelcol-myriarch" && mv "$tools/build/otelcol-myriarch" "$tools/otelcol-myriarch" && rmdir "$tools/build"
-	printf '%s\n' "$sum" >"$tools/otelcol-myriarch.sum"
-fi
+	rm -rf "${tools:?}/$name" && mv "$tools/build/otelcol-myriarch" "$tools/$name" && rmdir "$tools/build"
+	printf '%s\n' "$sum" >"$tools/$name.sum"
+}
 
-export MYRIARCH_SUPERVISOR_BIN="$sup" MYRIARCH_OTELCOL_BIN="$col"
+manifest="$root/examples/supervisor/builder.yaml"
+build_collector otelcol-myriarch "$manifest"
+# The next version: the same manifest with dist.version 0.150.0, so that
+# the collector reports service.version 0.150.0 (the components stay at
+# v0.149.0; their build cache makes this build a link of the main package).
+next="$tools/builder-next.yaml"
+sed 's/^  version: 0\.149\.0$/  version: 0.150.0/' "$manifest" >"$next"
+grep -q '^  version: 0.150.0$' "$next" || fail "builder.yaml has no dist.version 0.149.0 line to turn into 0.150.0"
+build_collector otelcol-myriarch-next "$next"
+
+updater="$tools/myriarch-updater"
+(cd "$root" && go build -ldflags "-X main.version=e2e" -o "$updater" ./cmd/myriarch-updater) ||
+	fail "building cmd/myriarch-updater failed: see above"
+
+export MYRIARCH_SUPERVISOR_BIN="$sup" MYRIARCH_OTELCOL_BIN="$col" \
+	MYRIARCH_OTELCOL_NEXT_BIN="$tools/otelcol-myriarch-next/otelcol-myriarch" MYRIARCH_UPDATER_BIN="$updater"
 exec "$@"
