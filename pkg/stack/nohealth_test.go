@@ -36,20 +36,7 @@ func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
 		}
 	}
 	c := client{base: s.APIURL, token: s.AdminToken}
-	files, err := revision.ReadDir("../../examples/quickstart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = withHealthWait(files, "3s")
-	files["policies/demo-config.yaml"] = []byte(strings.Replace(string(files["policies/demo-config.yaml"]), "requireApproval: true", "requireApproval: false", 1))
-	if err := s.apply(ctx, c, files, "nohealth-1"); err != nil {
-		t.Fatal(err)
-	}
-	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# nohealth-2\n")...)
-	id, err := s.applyForRollout(ctx, c, files, "nohealth-2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := quickstartChange(ctx, t, s, c, "nohealth")
 	waitCompleted(ctx, t, c, id, n)
 
 	var sel struct{ RolloutID string }
@@ -57,6 +44,28 @@ func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
 		t.Fatalf("select-version: %v (rollout %q)", err, sel.RolloutID)
 	}
 	waitCompleted(ctx, t, c, sel.RolloutID, n)
+}
+
+// quickstartChange applies examples/quickstart (health wait 3s, no
+// approval) as commit <name>-1, then a changed configuration of fleet edge
+// as <name>-2, and returns the configuration rollout the change created.
+func quickstartChange(ctx context.Context, t *testing.T, s *Stack, c client, name string) string {
+	t.Helper()
+	files, err := revision.ReadDir("../../examples/quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = withHealthWait(files, "3s")
+	files["policies/demo-config.yaml"] = []byte(strings.Replace(string(files["policies/demo-config.yaml"]), "requireApproval: true", "requireApproval: false", 1))
+	if err := s.apply(ctx, c, files, name+"-1"); err != nil {
+		t.Fatal(err)
+	}
+	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# "+name+"-2\n")...)
+	id, err := s.applyForRollout(ctx, c, files, name+"-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // waitCompleted waits for the rollout to end and fails unless it completed

@@ -11,13 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/revision"
 )
 
 // The OpenTelemetry Collector's OpAMP supervisor, with the configuration of
@@ -85,20 +83,7 @@ func TestSupervisor_ExampleConfiguration(t *testing.T) {
 	})
 
 	c := client{base: s.APIURL, token: s.AdminToken}
-	files, err := revision.ReadDir("../../examples/quickstart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = withHealthWait(files, "3s")
-	files["policies/demo-config.yaml"] = []byte(strings.Replace(string(files["policies/demo-config.yaml"]), "requireApproval: true", "requireApproval: false", 1))
-	if err := s.apply(ctx, c, files, "supervisor-1"); err != nil {
-		t.Fatal(err)
-	}
-	files["configs/edge.yaml"] = append(append([]byte(nil), files["configs/edge.yaml"]...), []byte("# supervisor-2\n")...)
-	id, err := s.applyForRollout(ctx, c, files, "supervisor-2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := quickstartChange(ctx, t, s, c, "supervisor")
 	waitCompleted(ctx, t, c, id, 1)
 
 	// The supervisor restarts (a host reboot, an upgrade): it comes back
