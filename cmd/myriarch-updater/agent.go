@@ -79,7 +79,7 @@ func (a *agent) connect(ctx context.Context, s secrets) error {
 		Header:                header,
 		TLSConfig:             tlsConfig,
 		InstanceUid:           types.InstanceUid(a.uid),
-		PackagesStateProvider: packagesState{a.upd},
+		PackagesStateProvider: updater.OwnDownloads{Statuses: func() *protobufs.PackageStatuses { return a.upd.Snapshot().PackageStatuses() }},
 		HeartbeatInterval:     &hb,
 		// Deprecated in favour of SetCapabilities, which in v0.23 refuses
 		// the package capabilities before Start has the state provider.

@@ -15,6 +15,8 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/myriarch/myriarch/pkg/updater"
 )
 
 // capabilities are those of the collector's supervisor with the updater.
@@ -152,7 +154,7 @@ func (a *agent) connect(ctx context.Context) error {
 		OpAMPServerURL:        a.cfg.Endpoint,
 		Header:                header,
 		InstanceUid:           types.InstanceUid(a.uid),
-		PackagesStateProvider: noPackages{initial: pkgs},
+		PackagesStateProvider: updater.OwnDownloads{Statuses: func() *protobufs.PackageStatuses { return pkgs }},
 		HeartbeatInterval:     &heartbeat,
 		// Deprecated in favour of SetCapabilities, which in v0.23 refuses the
 		// package capabilities before Start has set the PackagesStateProvider.
