@@ -146,8 +146,6 @@ func (m *Store) updateAgents(ids []string, change func(*agent.Agent)) error {
 	return nil
 }
 
-// --- revision, fleets, policies, selections
-
 func (m *Store) LinkedUpdaters(_ context.Context, ids []string) (map[string]agent.Agent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -170,5 +170,3 @@ func (m *Store) AuditOf(_ context.Context, typ, id, token string, limit int) (pa
 	}
 	return pageOf(out, token, limit)
 }
-
-// --- the assignment sweep, as the DynamoDB store keeps it (in id order)

@@ -214,17 +214,30 @@ func (m *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.
 	return m.SavePass(ctx, r, ts)
 }
 
+// CreateRollout stores a new, active rollout and its targets, each at
+// version 1, while no other rollout of its fleet and kind is active (the
+// store's lock item); otherwise rollout.ErrConflict and nothing is written.
 func (m *Store) CreateRollout(_ context.Context, r rollout.Rollout, ts []rollout.Target) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if r.ID == "" || r.Version != 0 || !r.Status.Active() {
+		return fmt.Errorf("create rollout %q: want a new, active rollout", r.ID)
+	}
+	if _, ok := m.Rollouts[r.ID]; ok {
+		return fmt.Errorf("create rollout %s: %w", r.ID, rollout.ErrConflict)
+	}
 	for _, o := range m.Rollouts {
 		if o.Fleet == r.Fleet && o.Kind == r.Kind && o.Status.Active() {
-			return rollout.ErrConflict
+			return fmt.Errorf("create rollout %s: lock#%s#%s: %w", r.ID, r.Fleet, r.Kind, rollout.ErrConflict)
 		}
 	}
+	r.Version = 1
 	m.Rollouts[r.ID] = cloneRollout(r)
-	m.Targets[r.ID] = append([]rollout.Target(nil), ts...)
+	stored := make([]rollout.Target, len(ts))
+	for i, t := range ts {
+		t.Version = 1
+		stored[i] = t
+	}
+	m.Targets[r.ID] = stored
 	return nil
 }
-
-// --- agents
