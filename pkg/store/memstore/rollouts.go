@@ -241,3 +241,6 @@ func (m *Store) CreateRollout(_ context.Context, r rollout.Rollout, ts []rollout
 	m.Targets[r.ID] = stored
 	return nil
 }
+
+// Events are the events of every change stored, in the order stored.
+func (m *Store) Events() []notify.Event { return m.events.Events() }
