@@ -100,7 +100,7 @@ func TestRolloutsTargets(t *testing.T) {
 		"e02    1     pending    old   0bbfc5ca6bc6\n")
 	c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "1", "--status", "verifying").ok(t).has(t, "no targets")
 	page := decodeOut[client.Page[client.Target]](t, c.run(clienttest.ViewerToken, "rollouts", "targets", id, "--wave", "1", "-o", "json").ok(t))
-	if len(page.Items) != 2 || page.Items[0].AgentID != "e02" || page.NextPageToken != "" {
+	if len(page.Items) != 2 || page.Items[0].AgentID != "e02" || page.Next != "" {
 		t.Fatalf("targets of wave 1: %+v", page)
 	}
 	c.sameAsAPI(c.run(clienttest.ViewerToken, "rollouts", "targets", id, "-o", "json").ok(t), "/api/v1/rollouts/"+id+"/targets")

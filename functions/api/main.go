@@ -38,7 +38,6 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/myriarch/myriarch/pkg/api"
-	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/plannerlambda"
@@ -87,7 +86,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log, Metrics: os.Stdout}
 	}
 	return api.New(api.Deps{
-		Store: dynamo.Store{Store: st}, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,
+		Store: st, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,
 		Actions: enginetask.Passer{Store: st, Executors: executors, Clock: clock, Log: log, Audit: st, Updaters: st,
 			ServerTimezone: getenv(setup.EnvServerTimezone), Liveness: live, Metrics: os.Stdout},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},

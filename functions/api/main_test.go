@@ -13,9 +13,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/myriarch/myriarch/pkg/api"
-	"github.com/myriarch/myriarch/pkg/api/dynamo"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/plannerlambda"
+	"github.com/myriarch/myriarch/pkg/store"
 )
 
 var operator = api.Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: api.RoleOperator}
@@ -26,7 +26,7 @@ func proxied(t *testing.T, ev events.APIGatewayProxyRequest) events.APIGatewayPr
 	t.Helper()
 	tokens, _ := api.NewTokenTable(nil)
 	h, err := api.New(api.Deps{
-		Store: dynamo.Store{}, Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: plannerlambda.LambdaPlanning{},
+		Store: (*store.Store)(nil), Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: plannerlambda.LambdaPlanning{},
 		Catalog: api.StaticCatalog{}, Auth: tokens, Trusted: fromAuthorizer,
 		Clock: func() time.Time { return time.Time{} }, NewID: newID, Log: slog.New(slog.DiscardHandler),
 	})

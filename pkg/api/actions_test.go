@@ -18,11 +18,11 @@ import (
 )
 
 func (h *harness) park(id, token string) {
-	h.store.mu.Lock()
-	defer h.store.mu.Unlock()
-	r := h.store.rollouts[id]
+	h.store.Lock()
+	defer h.store.Unlock()
+	r := h.store.Rollouts[id]
 	r.TaskToken = token
-	h.store.rollouts[id] = r
+	h.store.Rollouts[id] = r
 }
 
 func (h *harness) rollout(id string) rollout.Rollout {
@@ -35,11 +35,11 @@ func (h *harness) rollout(id string) rollout.Rollout {
 }
 
 func (h *harness) setStatus(id string, st rollout.Status) {
-	h.store.mu.Lock()
-	defer h.store.mu.Unlock()
-	r := h.store.rollouts[id]
+	h.store.Lock()
+	defer h.store.Unlock()
+	r := h.store.Rollouts[id]
 	r.Status = st
-	h.store.rollouts[id] = r
+	h.store.Rollouts[id] = r
 }
 
 func TestApprove_ReleasesTheWaveWakesTheExecutionAndAudits(t *testing.T) {
@@ -164,7 +164,7 @@ func TestActions_MissingRolloutIs404AndNotAudited(t *testing.T) {
 func TestActions_LostRacesPersistingAre409Conflict(t *testing.T) {
 	h := newHarness(t)
 	id := h.waitingApproval()
-	h.store.fail["SavePass"] = rollout.ErrConflict
+	h.store.Fail("SavePass", rollout.ErrConflict)
 	wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")), http.StatusConflict, CodeConflict)
 	if e := h.store.lastAudit(); e.Action != "rollout.pause" || e.Result != audit.ResultFailure {
 		t.Errorf("audit %+v, want a failed rollout.pause", e)
@@ -361,11 +361,11 @@ func TestActions_WaveNameOfAMissingRolloutIs404(t *testing.T) {
 // failConfig makes an agent report that it could not apply its desired
 // configuration.
 func (h *harness) failConfig(id string) {
-	h.store.mu.Lock()
-	defer h.store.mu.Unlock()
-	a := h.store.agents[id]
+	h.store.Lock()
+	defer h.store.Unlock()
+	a := h.store.Agents[id]
 	a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigFailed, Since: h.now, Error: "bad exporter"}
-	h.store.agents[id] = a
+	h.store.Agents[id] = a
 }
 
 // retry-failed runs the failed targets again; with nothing failed it is a

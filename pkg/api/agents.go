@@ -15,6 +15,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/selector"
 )
@@ -165,22 +166,22 @@ func (s *server) listAgents(_ http.ResponseWriter, r *http.Request, _ Principal)
 	if p != nil {
 		return 0, nil, p
 	}
-	out := listPage[schema.Agent]{Items: []schema.Agent{}}
+	out := page.Page[schema.Agent]{Items: []schema.Agent{}}
 	fleetName := q.get("fleet")
 	if fleetName != "" && !fleet.ValidName(fleetName) {
 		return http.StatusOK, out, nil // no fleet has that name, so no agent either; the store would refuse it as a key
 	}
-	page, err := s.agentSource(r.Context(), fleetName, f, token, limit)
+	pg, err := s.agentSource(r.Context(), fleetName, f, token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out.NextPageToken = page.Next
+	out.Next = pg.Next
 	live, err := s.liveness(r.Context())
 	if err != nil {
 		return 0, nil, err
 	}
 	now := s.Clock()
-	for _, a := range page.Items {
+	for _, a := range pg.Items {
 		if f.keeps(a, live, now) {
 			out.Items = append(out.Items, agentView(a, live, now))
 		}
@@ -192,7 +193,7 @@ func (s *server) listAgents(_ http.ResponseWriter, r *http.Request, _ Principal)
 // agent the filter can keep: a fleet's agents (index byFleet), the agents
 // with an assignment error (index assignment), else all of them (a Scan).
 // The other conditions are applied to the page, which may then be short.
-func (s *server) agentSource(ctx context.Context, fleetName string, f agentFilter, token string, limit int) (Page[agent.Agent], error) {
+func (s *server) agentSource(ctx context.Context, fleetName string, f agentFilter, token string, limit int) (page.Page[agent.Agent], error) {
 	switch {
 	case fleetName != "":
 		return s.Store.AgentsOfFleet(ctx, fleetName, token, limit)

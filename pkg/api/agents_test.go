@@ -11,6 +11,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -39,7 +40,7 @@ func (h *harness) inventory() {
 			Health:       agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0},
 			RemoteConfig: agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigApplied}, DesiredHash: "h1"}
 		edit(&a)
-		h.store.agents[id] = a
+		h.store.Agents[id] = a
 	}
 	put("a01", "edge", func(a *agent.Agent) { a.Attributes["host.name"], a.Attributes["labels.wave"] = "web-1", "canary" })
 	put("a02", "edge", func(a *agent.Agent) {
@@ -112,9 +113,9 @@ func TestListAgents_Filters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
-			page := decode[listPage[schema.Agent]](t, h.do(get("/api/v1/agents"+c.query, RoleViewer)))
-			if got := agentIDs(page.Items); got != c.want || page.NextPageToken != "" {
-				t.Errorf("agents %q (next %q), want %q", got, page.NextPageToken, c.want)
+			pg := decode[page.Page[schema.Agent]](t, h.do(get("/api/v1/agents"+c.query, RoleViewer)))
+			if got := agentIDs(pg.Items); got != c.want || pg.Next != "" {
+				t.Errorf("agents %q (next %q), want %q", got, pg.Next, c.want)
 			}
 			if got := h.store.lastListed(); got != c.source {
 				t.Errorf("read from %s, want %s", got, c.source)
@@ -132,18 +133,18 @@ func TestListAgents_PagesMayBeShortFollowTheToken(t *testing.T) {
 	pages, short := 0, 0
 	path := "/api/v1/agents?online=false&limit=2"
 	for {
-		page := decode[listPage[schema.Agent]](t, h.do(get(path, RoleViewer)))
+		pg := decode[page.Page[schema.Agent]](t, h.do(get(path, RoleViewer)))
 		pages++
-		if len(page.Items) < 2 && page.NextPageToken != "" {
+		if len(pg.Items) < 2 && pg.Next != "" {
 			short++
 		}
-		for _, a := range page.Items {
+		for _, a := range pg.Items {
 			got = append(got, a.ID)
 		}
-		if page.NextPageToken == "" {
+		if pg.Next == "" {
 			break
 		}
-		path = "/api/v1/agents?online=false&limit=2&pageToken=" + url.QueryEscape(page.NextPageToken)
+		path = "/api/v1/agents?online=false&limit=2&pageToken=" + url.QueryEscape(pg.Next)
 	}
 	if strings.Join(got, ",") != "a02,a05,a06" || pages != 4 || short == 0 {
 		t.Fatalf("%v in %d pages (%d short), want a02,a05,a06 in 4 pages, some short", got, pages, short)
@@ -169,12 +170,12 @@ func TestListAgents_BadFiltersAre400(t *testing.T) {
 	}
 	long := strings.Repeat("e", 5000)
 	for _, f := range []string{"EDGE", long} {
-		page := decode[listPage[schema.Agent]](t, h.do(get("/api/v1/agents?fleet="+f, RoleViewer)))
-		if len(page.Items) != 0 {
-			t.Errorf("fleet %.10s: %d agents, want none", f, len(page.Items))
+		pg := decode[page.Page[schema.Agent]](t, h.do(get("/api/v1/agents?fleet="+f, RoleViewer)))
+		if len(pg.Items) != 0 {
+			t.Errorf("fleet %.10s: %d agents, want none", f, len(pg.Items))
 		}
 	}
-	h.store.fail["AgentsPage"] = errors.New("dynamodb: scan the agents: AccessDenied")
+	h.store.Fail("AgentsPage", errors.New("dynamodb: scan the agents: AccessDenied"))
 	wantProblem(t, h.do(get("/api/v1/agents", RoleViewer)), http.StatusInternalServerError, CodeInternal)
 }
 
@@ -183,9 +184,9 @@ func TestListAgents_BadFiltersAre400(t *testing.T) {
 func TestGetAgent_ByIDOrDisplayName(t *testing.T) {
 	h := newHarness(t, withLiveness(liveness))
 	h.inventory()
-	h.store.agents["0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"] = agent.Agent{ID: "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d",
+	h.store.Agents["0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"] = agent.Agent{ID: "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d",
 		Attributes: map[string]string{"service.instance.id": "collector-a", "host.name": ""}, LastSeen: t0}
-	h.store.agents["k8s"] = agent.Agent{ID: "k8s", Attributes: map[string]string{"host.name": "ns/pod 1"}, LastSeen: t0}
+	h.store.Agents["k8s"] = agent.Agent{ID: "k8s", Attributes: map[string]string{"host.name": "ns/pod 1"}, LastSeen: t0}
 	found := []struct {
 		path, want string
 	}{
@@ -209,7 +210,7 @@ func TestGetAgent_ByIDOrDisplayName(t *testing.T) {
 
 	// More than ten agents of one name: the first ten, and that there are more.
 	for _, id := range []string{"b01", "b02", "b03", "b04", "b05", "b06", "b07", "b08", "b09", "b10", "b11"} {
-		h.store.agents[id] = agent.Agent{ID: id, Attributes: map[string]string{"host.name": "edge"}}
+		h.store.Agents[id] = agent.Agent{ID: id, Attributes: map[string]string{"host.name": "edge"}}
 	}
 	p = wantProblem(t, h.do(get("/api/v1/agents/edge", RoleViewer)), http.StatusConflict, CodeAgentAmbiguous)
 	if !strings.Contains(p.Detail, "more than 10 agents, among them: b01, b02") || strings.Contains(p.Detail, "b11") {
@@ -242,12 +243,12 @@ func TestGetAgent_ImpossibleRefsAre404(t *testing.T) {
 func TestGetAgent_ReportsNoHealth(t *testing.T) {
 	h := newHarness(t, withLiveness(liveness))
 	h.applyFixture()
-	h.store.mu.Lock()
-	e2 := h.store.agents["e2"]
+	h.store.Lock()
+	e2 := h.store.Agents["e2"]
 	e2.Capabilities = agent.CapabilityReportsHealth - 1 // every capability below it, not ReportsHealth
 	e2.Health = agent.Health{}
-	h.store.agents["e2"] = e2
-	h.store.mu.Unlock()
+	h.store.Agents["e2"] = e2
+	h.store.Unlock()
 	if hl := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/e2", RoleViewer))).Health; hl.Reported || hl.Healthy {
 		t.Errorf("health %+v, want reported false", hl)
 	}
@@ -262,15 +263,15 @@ func TestGetAgent_TheWholeView(t *testing.T) {
 	h := newHarness(t, withLiveness(liveness))
 	id := h.applyFixture() // e1..e4 in edge, a configuration rollout
 	h.pass(id)             // e1, the canary, is started
-	h.store.mu.Lock()
-	e1 := h.store.agents["e1"]
+	h.store.Lock()
+	e1 := h.store.Agents["e1"]
 	e1.Attributes["host.name"] = "edge-gw-01"
 	e1.TargetVersion = "0.162.0"
 	e1.EffectiveHash = "eff"
 	e1.Health = agent.Health{Healthy: false, Status: "StatusRecoverableError", LastError: "exporter otlp: connection refused",
 		Components: &agent.ComponentSummary{Total: 6, UnhealthyCount: 1, Unhealthy: []string{"pipeline:traces/exporter:otlp"}}}
-	h.store.agents["e1"] = e1
-	h.store.mu.Unlock()
+	h.store.Agents["e1"] = e1
+	h.store.Unlock()
 	seedVersionRollout(h, "v-1") // e1 verifying 0.162.0 in a running version rollout
 
 	a := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/edge-gw-01", RoleViewer)))
@@ -302,11 +303,11 @@ func TestGetAgent_TheWholeView(t *testing.T) {
 		t.Errorf("u1 %+v, want no targets and no fleet", u1)
 	}
 	// A finished rollout's target is shown, not active.
-	h.store.mu.Lock()
-	r := h.store.rollouts["v-1"]
+	h.store.Lock()
+	r := h.store.Rollouts["v-1"]
 	r.Status = rollout.Aborted
-	h.store.rollouts["v-1"] = r
-	h.store.mu.Unlock()
+	h.store.Rollouts["v-1"] = r
+	h.store.Unlock()
 	if a := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/e1", RoleViewer))); a.Targets[1].Active || a.Targets[1].RolloutStatus != rollout.Aborted {
 		t.Errorf("after the abort %+v", a.Targets[1])
 	}
@@ -361,17 +362,17 @@ func TestAgents_LivenessAsRolloutsJudge(t *testing.T) {
 func TestListRolloutTargets_DisplayNames(t *testing.T) {
 	h := newHarness(t)
 	id := h.applyFixture()
-	h.store.mu.Lock()
+	h.store.Lock()
 	for _, e := range []string{"e1", "e2"} {
-		a := h.store.agents[e]
+		a := h.store.Agents[e]
 		a.Attributes["host.name"] = "edge-gw-" + e
-		h.store.agents[e] = a
+		h.store.Agents[e] = a
 	}
-	delete(h.store.agents, "e4")
-	h.store.mu.Unlock()
-	page := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/"+id+"/targets", RoleViewer)))
+	delete(h.store.Agents, "e4")
+	h.store.Unlock()
+	pg := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/"+id+"/targets", RoleViewer)))
 	var got []string
-	for _, tv := range page.Items {
+	for _, tv := range pg.Items {
 		got = append(got, tv.AgentID+"="+tv.DisplayName)
 	}
 	sort.Strings(got)
@@ -386,11 +387,11 @@ func TestListRolloutTargets_DisplayNames(t *testing.T) {
 func TestGetAgent_UpdaterLink(t *testing.T) {
 	h := newHarness(t)
 	const col, lone = "018f3a10-2233-7444-8555-000000000001", "018f3a10-2233-7444-8555-000000000009"
-	h.store.agents[col] = agent.Agent{ID: col, Capabilities: agent.CapabilityReportsHealth, Attributes: map[string]string{"host.name": "vm-1"}}
-	h.store.agents["u1"] = agent.Agent{ID: "u1", Online: true, LastSeen: t0,
+	h.store.Agents[col] = agent.Agent{ID: col, Capabilities: agent.CapabilityReportsHealth, Attributes: map[string]string{"host.name": "vm-1"}}
+	h.store.Agents["u1"] = agent.Agent{ID: "u1", Online: true, LastSeen: t0,
 		Attributes: map[string]string{"host.name": "vm-1-updater", agent.AttrLinkedCollector: col}}
-	h.store.agents["u2"] = agent.Agent{ID: "u2", Attributes: map[string]string{agent.AttrLinkedCollector: lone}}
-	h.store.agents["self"] = agent.Agent{ID: "self", Capabilities: agent.CapabilityReportsHealth | agent.CapabilityAcceptsPackages}
+	h.store.Agents["u2"] = agent.Agent{ID: "u2", Attributes: map[string]string{agent.AttrLinkedCollector: lone}}
+	h.store.Agents["self"] = agent.Agent{ID: "self", Capabilities: agent.CapabilityReportsHealth | agent.CapabilityAcceptsPackages}
 
 	c := decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/"+col, RoleViewer)))
 	if c.Updater == nil || c.Updater.ID != "u1" || c.Updater.DisplayName != "vm-1-updater" || !c.Updater.Known || c.Serves != nil {

@@ -109,11 +109,11 @@ func TestApprove_CreatorOfAUIRolloutIsRefusedSelfApproval(t *testing.T) {
 	sel := decode[selectResponse](t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"}`)))
 	id := sel.RolloutID
 	h.pass(id) // starts the canary e1
-	h.store.mu.Lock()
-	e1 := h.store.agents["e1"]
+	h.store.Lock()
+	e1 := h.store.Agents["e1"]
 	e1.ServiceVersion = "0.162.0"
-	h.store.agents["e1"] = e1
-	h.store.mu.Unlock()
+	h.store.Agents["e1"] = e1
+	h.store.Unlock()
 	h.pass(id) // e1 verifying
 	h.advance(5 * time.Minute)
 	h.pass(id)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // auditView is named by the tests.
@@ -28,16 +29,16 @@ func (s *server) listAudit(_ http.ResponseWriter, r *http.Request, _ Principal) 
 	if p != nil {
 		return 0, nil, p
 	}
-	out := listPage[schema.AuditEntry]{Items: []schema.AuditEntry{}}
+	out := page.Page[schema.AuditEntry]{Items: []schema.AuditEntry{}}
 	if !possibleAuditTarget(typ, id) {
 		return http.StatusOK, out, nil
 	}
-	page, err := s.Store.AuditPage(r.Context(), typ, id, token, limit)
+	pg, err := s.Store.AuditOf(r.Context(), typ, id, token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out.NextPageToken = page.Next
-	for _, e := range page.Items {
+	out.Next = pg.Next
+	for _, e := range pg.Items {
 		out.Items = append(out.Items, newAuditView(e, s.Names))
 	}
 	return http.StatusOK, out, nil

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,49 +10,12 @@ import (
 	"github.com/myriarch/myriarch/pkg/audit"
 )
 
-func (m *memStore) ResetAgentCredential(_ context.Context, id string) (found, had bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.failing("ResetAgentCredential"); err != nil {
-		return false, false, err
-	}
-	if _, ok := m.agents[id]; !ok {
-		return false, false, nil
-	}
-	had = m.credsOf[id]
-	delete(m.credsOf, id)
-	return true, had, nil
-}
-
-// RequestCredentialRotation records the request in rotating.
-func (m *memStore) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.agents[id]; !ok {
-		return false, false, nil
-	}
-	if !m.credsOf[id] {
-		return true, false, nil
-	}
-	if m.rotating == nil {
-		m.rotating = map[string]bool{}
-	}
-	m.rotating[id] = true
-	return true, true, nil
-}
-
-func rotationAsked(m *memStore, id string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.rotating[id]
-}
-
 const credAgent = "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"
 
 func credHarness(t *testing.T) *harness {
 	h := newHarness(t)
-	h.store.agents[credAgent] = agent.Agent{ID: credAgent, Attributes: map[string]string{"host.name": "web-1"}}
-	h.store.credsOf = map[string]bool{credAgent: true}
+	h.store.Agents[credAgent] = agent.Agent{ID: credAgent, Attributes: map[string]string{"host.name": "web-1"}}
+	h.store.Creds = map[string]bool{credAgent: true}
 	return h
 }
 
@@ -62,7 +24,7 @@ func credHarness(t *testing.T) *harness {
 func TestResetCredential_ForgetsAndAudits(t *testing.T) {
 	h := credHarness(t)
 	wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleViewer, "")), http.StatusForbidden, CodeForbidden)
-	if h.store.credsOf[credAgent] != true {
+	if h.store.Creds[credAgent] != true {
 		t.Fatal("a viewer reset the credential")
 	}
 	rep := h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleOperator, `{"reason": "host reinstalled"}`))
@@ -73,14 +35,14 @@ func TestResetCredential_ForgetsAndAudits(t *testing.T) {
 	if got.ID != credAgent || got.DisplayName != "web-1" || !got.HadCredential || !got.ResetAt.Equal(t0) {
 		t.Fatalf("answer %+v", got)
 	}
-	if h.store.credsOf[credAgent] {
+	if h.store.Creds[credAgent] {
 		t.Fatal("the credential is still bound")
 	}
 	again := decode[schema.AgentCredentialReset](t, h.do(post("/api/v1/agents/"+credAgent+"/actions/reset-credential", RoleAdmin, "")))
 	if again.HadCredential {
 		t.Fatal("a second reset found a credential")
 	}
-	es := h.store.audit
+	es := h.store.Audit
 	if len(es) != 2 {
 		t.Fatalf("%d audit entries, want 2: %+v", len(es), es)
 	}
@@ -97,17 +59,17 @@ func TestResetCredential_Refusals(t *testing.T) {
 	h := credHarness(t)
 	wantProblem(t, h.do(post("/api/v1/agents/web-9/actions/reset-credential", RoleOperator, "")), http.StatusNotFound, CodeAgentNotFound)
 	wantProblem(t, h.do(post("/api/v1/agents/"+strings.Repeat("x", 2000)+"/actions/reset-credential", RoleOperator, "")), http.StatusNotFound, CodeAgentNotFound)
-	if len(h.store.audit) != 0 {
-		t.Fatalf("a 404 was audited: %+v", h.store.audit)
+	if len(h.store.Audit) != 0 {
+		t.Fatalf("a 404 was audited: %+v", h.store.Audit)
 	}
 	for _, body := range []string{`{"bogus": 1}`, `[]`, `{"reason": "` + strings.Repeat("r", 501) + `"}`} {
 		wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleOperator, body)), http.StatusBadRequest, CodeRequestInvalid)
 	}
-	if !h.store.credsOf[credAgent] {
+	if !h.store.Creds[credAgent] {
 		t.Fatal("a refused request reset the credential")
 	}
-	if n := len(h.store.audit); n != 3 || h.store.audit[0].Result != audit.ResultFailure || h.store.audit[0].TargetID != "web-1" {
-		t.Fatalf("the refusals' audit: %+v", h.store.audit)
+	if n := len(h.store.Audit); n != 3 || h.store.Audit[0].Result != audit.ResultFailure || h.store.Audit[0].TargetID != "web-1" {
+		t.Fatalf("the refusals' audit: %+v", h.store.Audit)
 	}
 }
 
@@ -117,7 +79,7 @@ func TestRotateCredential_RequestsAndAudits(t *testing.T) {
 	h := credHarness(t)
 	const path = "/api/v1/agents/web-1/actions/rotate-credential"
 	wantProblem(t, h.do(post(path, RoleViewer, "")), http.StatusForbidden, CodeForbidden)
-	if rotationAsked(h.store, credAgent) {
+	if h.store.RotationRequested(credAgent) {
 		t.Fatal("a viewer asked for a rotation")
 	}
 	rep := h.do(post(path, RoleOperator, `{"reason": "yearly"}`))
@@ -128,13 +90,13 @@ func TestRotateCredential_RequestsAndAudits(t *testing.T) {
 	if got.ID != credAgent || got.DisplayName != "web-1" || !got.RequestedAt.Equal(t0) {
 		t.Fatalf("answer %+v", got)
 	}
-	if !rotationAsked(h.store, credAgent) || !h.store.credsOf[credAgent] {
+	if !h.store.RotationRequested(credAgent) || !h.store.Creds[credAgent] {
 		t.Fatal("the rotation was not requested, or the credential was dropped")
 	}
 	if rep := h.do(post("/api/v1/agents/"+credAgent+"/actions/rotate-credential", RoleAdmin, "")); rep.status != http.StatusOK {
 		t.Fatalf("an admin's request: %d %s", rep.status, rep.body)
 	}
-	es := h.store.audit
+	es := h.store.Audit
 	if len(es) != 2 {
 		t.Fatalf("%d audit entries, want 2: %+v", len(es), es)
 	}
@@ -151,18 +113,18 @@ func TestRotateCredential_RequestsAndAudits(t *testing.T) {
 func TestRotateCredential_Refusals(t *testing.T) {
 	h := credHarness(t)
 	wantProblem(t, h.do(post("/api/v1/agents/web-9/actions/rotate-credential", RoleOperator, "")), http.StatusNotFound, CodeAgentNotFound)
-	if len(h.store.audit) != 0 {
-		t.Fatalf("a 404 was audited: %+v", h.store.audit)
+	if len(h.store.Audit) != 0 {
+		t.Fatalf("a 404 was audited: %+v", h.store.Audit)
 	}
 	for _, body := range []string{`{"bogus": 1}`, `{"reason": "` + strings.Repeat("r", 501) + `"}`} {
 		wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, body)), http.StatusBadRequest, CodeRequestInvalid)
 	}
-	h.store.credsOf[credAgent] = false
+	h.store.Creds[credAgent] = false
 	wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, "")), http.StatusConflict, CodeAgentNoCredential)
-	if rotationAsked(h.store, credAgent) {
+	if h.store.RotationRequested(credAgent) {
 		t.Fatal("a refused request asked for a rotation")
 	}
-	es := h.store.audit
+	es := h.store.Audit
 	if len(es) != 3 || es[2].Action != ActionCredentialRotate || es[2].Result != audit.ResultFailure || es[2].TargetID != credAgent ||
 		es[2].Details["code"] != CodeAgentNoCredential || es[0].Result != audit.ResultFailure {
 		t.Fatalf("the refusals' audit: %+v", es)

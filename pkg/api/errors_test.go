@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -186,7 +187,7 @@ func TestPanic_Is500WithoutTheStack(t *testing.T) {
 
 func TestStoreError_Is500WithoutItsText(t *testing.T) {
 	h := newHarness(t)
-	h.store.fail["RolloutsPage"] = errors.New("dynamodb: table myriarch-rollouts: AccessDenied for role arn:aws:iam::123:role/x")
+	h.store.Fail("RolloutsPage", errors.New("dynamodb: table myriarch-rollouts: AccessDenied for role arn:aws:iam::123:role/x"))
 	rep := h.do(get("/api/v1/rollouts", RoleViewer))
 	wantProblem(t, rep, http.StatusInternalServerError, CodeInternal)
 	if strings.Contains(string(rep.body), "AccessDenied") {
@@ -235,14 +236,14 @@ func TestListAudit_NewestFirstInPages(t *testing.T) {
 	for _, a := range []string{"pause", "resume", "pause"} {
 		wantOK(t, h.do(post("/api/v1/rollouts/"+id+"/actions/"+a, RoleOperator, "")))
 	}
-	p1 := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2", RoleViewer)))
-	p2 := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2&pageToken="+p1.NextPageToken, RoleViewer)))
+	p1 := decode[page.Page[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2", RoleViewer)))
+	p2 := decode[page.Page[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id+"&limit=2&pageToken="+p1.Next, RoleViewer)))
 	var got []string
 	for _, e := range append(p1.Items, p2.Items...) {
 		got = append(got, e.Action)
 	}
-	if join(got) != "rollout.pause,rollout.resume,rollout.pause,rollout.create" || p2.NextPageToken != "" {
-		t.Errorf("entries %v (next %q), want the three actions newest first, then the planner's creation", got, p2.NextPageToken)
+	if join(got) != "rollout.pause,rollout.resume,rollout.pause,rollout.create" || p2.Next != "" {
+		t.Errorf("entries %v (next %q), want the three actions newest first, then the planner's creation", got, p2.Next)
 	}
 	if p1.Items[0].ActorDisplayName != "Dana Operator" {
 		t.Errorf("actor shown as %q, want the display name", p1.Items[0].ActorDisplayName)
@@ -286,7 +287,7 @@ func TestNonObjectBodies_400AndNothingChanges(t *testing.T) {
 				if got := h.rollout(id).Status; got != rt.status {
 					t.Errorf("body %q: the rollout is %s, want it still %s", body, got, rt.status)
 				}
-				if sel, ok := h.store.selections["edge"]; !ok || sel.Version != "0.162.0" {
+				if sel, ok := h.store.Selections["edge"]; !ok || sel.Version != "0.162.0" {
 					t.Errorf("body %q: the selection is %+v, want 0.162.0 still stored", body, sel)
 				}
 				if h.store.snapshot() != before || h.store.auditLen() != audits {

@@ -8,6 +8,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // listEvents is the feed of rollout notifications, the outbox the
@@ -36,14 +37,14 @@ func (s *server) listEvents(_ http.ResponseWriter, r *http.Request, _ Principal)
 	if fq.Rollout != "" && !validRolloutID(fq.Rollout) || fq.Fleet != "" && !fleet.ValidName(fq.Fleet) {
 		return http.StatusOK, out, nil
 	}
-	page, err := s.Store.EventsPage(r.Context(), fq)
-	if errors.Is(err, ErrBadPageToken) {
+	pg, err := s.Store.EventsPage(r.Context(), fq)
+	if errors.Is(err, page.ErrBadToken) {
 		return 0, nil, badRequest("after is not a cursor this server issued for this listing (a rollout's cursor serves with that rollout only)")
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	out.Items = append(out.Items, page.Items...)
-	out.Next, out.More = page.Next, page.More
+	out.Items = append(out.Items, pg.Items...)
+	out.Next, out.More = pg.Next, pg.More
 	return http.StatusOK, out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -52,12 +53,12 @@ func (s *server) loadFleetDetails(ctx context.Context, st *fleetState) error {
 	for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 		// At most one rollout of a fleet and kind is active, and a new one
 		// is created only when none is: the newest is the only candidate.
-		page, err := s.Store.RolloutsPage(ctx, st.name, k, "", 1)
+		pg, err := s.Store.RolloutsPage(ctx, st.name, k, "", 1)
 		if err != nil {
 			return err
 		}
-		if len(page.Items) > 0 && page.Items[0].Status.Active() {
-			st.active[k] = page.Items[0]
+		if len(pg.Items) > 0 && pg.Items[0].Status.Active() {
+			st.active[k] = pg.Items[0]
 		}
 	}
 	return nil
@@ -143,7 +144,7 @@ func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal)
 	}
 	from, ok := decodeOffset(token)
 	if !ok {
-		return 0, nil, pageError(ErrBadPageToken)
+		return 0, nil, pageError(page.ErrBadToken)
 	}
 	fleets, commit, err := s.Store.Fleets(r.Context())
 	if err != nil {
@@ -154,7 +155,7 @@ func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := listPage[schema.Fleet]{Items: []schema.Fleet{}}
+	out := page.Page[schema.Fleet]{Items: []schema.Fleet{}}
 	for i := from; i < len(fleets) && i < from+limit; i++ {
 		st := fleetState{name: fleets[i].Name, fleet: &fleets[i], commit: commit, active: map[policy.Kind]rollout.Rollout{}}
 		if err := s.loadFleetDetails(r.Context(), &st); err != nil {
@@ -163,7 +164,7 @@ func (s *server) listFleets(_ http.ResponseWriter, r *http.Request, _ Principal)
 		out.Items = append(out.Items, s.fleetView(st, live))
 	}
 	if from+limit < len(fleets) {
-		out.NextPageToken = encodeOffset(from + limit)
+		out.Next = encodeOffset(from + limit)
 	}
 	return http.StatusOK, out, nil
 }

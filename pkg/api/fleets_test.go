@@ -9,6 +9,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -39,16 +40,16 @@ func TestGetFleet_StatusWithTheEffectiveTarget(t *testing.T) {
 func TestListFleets_ByNameAndPaged(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	all := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets", RoleViewer)))
-	if len(all.Items) != 2 || all.Items[0].Name != "core" || all.Items[1].Name != "edge" || all.NextPageToken != "" {
+	all := decode[page.Page[schema.Fleet]](t, h.do(get("/api/v1/fleets", RoleViewer)))
+	if len(all.Items) != 2 || all.Items[0].Name != "core" || all.Items[1].Name != "edge" || all.Next != "" {
 		t.Fatalf("fleets %+v", all)
 	}
 	if all.Items[0].VersionTarget.Source != selection.SourceGit {
 		t.Errorf("core target %+v, want from git", all.Items[0].VersionTarget)
 	}
-	p1 := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1", RoleViewer)))
-	p2 := decode[listPage[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1&pageToken="+p1.NextPageToken, RoleViewer)))
-	if len(p1.Items) != 1 || p1.Items[0].Name != "core" || len(p2.Items) != 1 || p2.Items[0].Name != "edge" || p2.NextPageToken != "" {
+	p1 := decode[page.Page[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1", RoleViewer)))
+	p2 := decode[page.Page[schema.Fleet]](t, h.do(get("/api/v1/fleets?limit=1&pageToken="+p1.Next, RoleViewer)))
+	if len(p1.Items) != 1 || p1.Items[0].Name != "core" || len(p2.Items) != 1 || p2.Items[0].Name != "edge" || p2.Next != "" {
 		t.Errorf("pages %+v | %+v", p1, p2)
 	}
 }
@@ -170,14 +171,14 @@ func TestSelectVersion_RefusalsInTheSpecsOrder(t *testing.T) {
 func failedVersionRollout(h *harness) {
 	r := seedVersionRollout(h, "v-failed")
 	r.Status = rollout.Failed
-	h.store.rollouts[r.ID] = r
+	h.store.Rollouts[r.ID] = r
 }
 
 // widenFrame lets 0.160.0 into the frame, so that only the downgrade rule refuses it.
 func widenFrame(h *harness) {
-	f := h.store.fleets["edge"]
+	f := h.store.FleetsByName["edge"]
 	f.Update.Selection.VersionRange = ">=0.160.0, <=0.162.0"
-	h.store.fleets["edge"] = f
+	h.store.FleetsByName["edge"] = f
 }
 
 // blockingPlanning never finishes while the test runs.
@@ -208,7 +209,7 @@ func TestSelectVersion_PlannedFalseWhenThePlannerIsLate(t *testing.T) {
 func TestSelectVersion_LostRacesAre409Conflict(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	h.store.fail["SaveSelection"] = rollout.ErrConflict
+	h.store.Fail("SaveSelection", rollout.ErrConflict)
 	wantProblem(t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"}`)), http.StatusConflict, CodeConflict)
 	if e := h.store.lastAudit(); e.Action != audit.ActionVersionSelect || e.Result != audit.ResultFailure || e.Details["code"] != CodeConflict {
 		t.Errorf("audit %+v, want a failed select with code conflict", e)
@@ -253,10 +254,10 @@ func TestClearVersionSelection_NoSelectionIsANoopWithoutBody(t *testing.T) {
 func TestClearVersionSelection_ReasonRequiredIs422(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	f := h.store.fleets["edge"]
+	f := h.store.FleetsByName["edge"]
 	f.Update.Selection.RequireReason = true
-	h.store.fleets["edge"] = f
-	h.store.selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
+	h.store.FleetsByName["edge"] = f
+	h.store.Selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
 		SelectedBy: operator.Actor, SelectedAt: t0, UpdatedAt: t0, Revision: 1}
 	before := h.store.snapshot()
 	p := wantProblem(t, h.do(post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, `{}`)), 422, CodeSelectionRejected)
@@ -292,10 +293,10 @@ func TestClearVersionSelection_RefusalsAreAuditedButA404(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.applyFixture()
-			f := h.store.fleets["edge"]
+			f := h.store.FleetsByName["edge"]
 			f.Update.Selection.RequireReason = true
-			h.store.fleets["edge"] = f
-			h.store.selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
+			h.store.FleetsByName["edge"] = f
+			h.store.Selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0",
 				SelectedBy: operator.Actor, SelectedAt: t0, UpdatedAt: t0, Revision: 1}
 			before, audits := h.store.snapshot(), h.store.auditLen()
 			p := wantProblem(t, h.do(post("/api/v1/fleets/"+c.fleet+"/actions/clear-version-selection", RoleOperator, c.body)), c.status, c.code)
@@ -349,8 +350,8 @@ func TestSelectVersion_RefusedValuesAreAuditedClipped(t *testing.T) {
 // auditOf is the newest entry of an action on an object, read through the API.
 func auditOf(h *harness, typ, id, action string) auditView {
 	h.t.Helper()
-	page := decode[listPage[auditView]](h.t, h.do(get("/api/v1/audit?targetType="+typ+"&targetId="+id, RoleViewer)))
-	for _, e := range page.Items {
+	pg := decode[page.Page[auditView]](h.t, h.do(get("/api/v1/audit?targetType="+typ+"&targetId="+id, RoleViewer)))
+	for _, e := range pg.Items {
 		if e.Action == action {
 			return e
 		}
@@ -379,21 +380,21 @@ func TestPlanning_StartsTheCreatedRolloutAndWakesTheSupersededOne(t *testing.T) 
 func TestPlanning_CancelsTheStartedUpdatesOfASupersededRollout(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	f := h.store.fleets["edge"]
+	f := h.store.FleetsByName["edge"]
 	f.Update.Executor = "updater"
-	h.store.fleets["edge"] = f
+	h.store.FleetsByName["edge"] = f
 	ui := decode[selectResponse](t, h.do(post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"}`))).RolloutID
 	// The planner does not record the fleet's executor on the rollouts it
 	// creates (engine.NewRollout has no field for it); set it as it should.
-	r := h.store.rollouts[ui]
+	r := h.store.Rollouts[ui]
 	r.Executor = "updater"
-	h.store.rollouts[ui] = r
+	h.store.Rollouts[ui] = r
 	h.pass(ui) // starts the targets: the updater offers 0.162.0
-	if offer := h.store.agents["e2"].PackageOffer; offer != "0.162.0" {
+	if offer := h.store.Agents["e2"].PackageOffer; offer != "0.162.0" {
 		t.Fatalf("e2 offer %q, want 0.162.0 once started", offer)
 	}
 	wantOK(t, h.do(post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, "")))
-	if offer := h.store.agents["e2"].PackageOffer; offer != "" {
+	if offer := h.store.Agents["e2"].PackageOffer; offer != "" {
 		t.Errorf("e2 offer %q after the supersede, want it withdrawn (executor Cancel)", offer)
 	}
 }

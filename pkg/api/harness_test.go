@@ -352,7 +352,7 @@ func revisionBody(t testing.TB, commit string, files map[string]string) string {
 // that no fleet selects.
 func (h *harness) seedAgents() {
 	add := func(id string, attrs map[string]string, desired string) {
-		h.store.agents[id] = agent.Agent{ID: id, Attributes: attrs, Online: true, LastSeen: t0, ConnectedAt: t0,
+		h.store.Agents[id] = agent.Agent{ID: id, Attributes: attrs, Online: true, LastSeen: t0, ConnectedAt: t0,
 			Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}, ServiceVersion: "0.161.0",
 			RemoteConfig: agent.RemoteConfigStatus{Hash: desired, Status: agent.ConfigApplied}, DesiredHash: desired}
 	}
@@ -400,11 +400,11 @@ func (h *harness) pass(id string) {
 
 // applyConfig makes an agent report its desired configuration as applied.
 func (h *harness) applyConfig(id string) {
-	h.store.mu.Lock()
-	defer h.store.mu.Unlock()
-	a := h.store.agents[id]
+	h.store.Lock()
+	defer h.store.Unlock()
+	a := h.store.Agents[id]
 	a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigApplied, Since: h.now}
-	h.store.agents[id] = a
+	h.store.Agents[id] = a
 }
 
 // waitingApproval drives the fixture's rollout through its canary wave to

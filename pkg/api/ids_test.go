@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // TestPathIDs_ImpossibleAre404EmptyAre400 sends ids and names that no
@@ -80,9 +81,9 @@ func TestPathIDs_TheLongestPossibleIDsStillWork(t *testing.T) {
 	wantProblem(t, h.do(get("/api/v1/rollouts/r-2026.12.01T09:00:00_A", RoleViewer)), http.StatusNotFound, CodeRolloutNotFound)
 
 	name := "edge-" + strings.Repeat("x", fleet.MaxNameLength-5)
-	f := h.store.fleets["edge"]
+	f := h.store.FleetsByName["edge"]
 	f.Name = name
-	h.store.fleets[name] = f
+	h.store.FleetsByName[name] = f
 	wantOK(t, h.do(get("/api/v1/fleets/"+name, RoleViewer)))
 	wantOK(t, h.do(get("/api/v1/fleets/"+name+"/version-options", RoleViewer)))
 }
@@ -133,16 +134,16 @@ func TestFilters_ImpossibleNamesMatchNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rep := h.do(get(c.path, RoleViewer))
 			wantOK(t, rep)
-			if p := decode[listPage[map[string]any]](t, rep); len(p.Items) != 0 || p.NextPageToken != "" {
+			if p := decode[page.Page[map[string]any]](t, rep); len(p.Items) != 0 || p.Next != "" {
 				t.Errorf("page %+v, want an empty one", p)
 			}
 		})
 	}
 	// Possible values still reach the store.
-	if p := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts?fleet=edge", RoleViewer))); len(p.Items) != 1 {
+	if p := decode[page.Page[rolloutView]](t, h.do(get("/api/v1/rollouts?fleet=edge", RoleViewer))); len(p.Items) != 1 {
 		t.Errorf("rollouts of edge: %d, want the fixture's", len(p.Items))
 	}
-	if p := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id, RoleViewer))); len(p.Items) == 0 {
+	if p := decode[page.Page[auditView]](t, h.do(get("/api/v1/audit?targetType=rollout&targetId="+id, RoleViewer))); len(p.Items) == 0 {
 		t.Errorf("no audit entries for rollout %s, want its creation", id)
 	}
 }

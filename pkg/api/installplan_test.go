@@ -20,9 +20,9 @@ func (h *harness) installPlan(fleet string) (schema.InstallPlan, reply) {
 }
 
 func (h *harness) setSelection(fleet string, s selection.Selection) {
-	h.store.mu.Lock()
-	defer h.store.mu.Unlock()
-	h.store.selections[fleet] = s
+	h.store.Lock()
+	defer h.store.Unlock()
+	h.store.Selections[fleet] = s
 }
 
 func TestInstallPlan_TheEffectiveTarget(t *testing.T) {
@@ -91,19 +91,19 @@ func TestInstallPlan_NotYetWhileThePlannerHasNotHandledTheTarget(t *testing.T) {
 	if p, _ := h.installPlan("edge"); !p.Ready || p.Version != "0.162.0" {
 		t.Errorf("planned selection %+v", p)
 	}
-	h.store.mu.Lock()
-	delete(h.store.selections, "edge")
-	h.store.mu.Unlock()
+	h.store.Lock()
+	delete(h.store.Selections, "edge")
+	h.store.Unlock()
 
 	// A Git target that the members do not record yet (the revision is
 	// applied, the planner's run has not written the members).
-	h.store.mu.Lock()
+	h.store.Lock()
 	for _, id := range []string{"e1", "e2", "e3", "e4"} {
-		a := h.store.agents[id]
+		a := h.store.Agents[id]
 		a.TargetVersion = "0.160.0"
-		h.store.agents[id] = a
+		h.store.Agents[id] = a
 	}
-	h.store.mu.Unlock()
+	h.store.Unlock()
 	p, rep = h.installPlan("edge")
 	if p.Ready || p.Reason != installplan.ReasonTargetNotPlanned || rep.header.Get("Retry-After") != "60" {
 		t.Errorf("plan %+v", p)

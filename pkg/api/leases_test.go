@@ -8,6 +8,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // leaseTable is the gateways table as a reader sees it.
@@ -37,16 +38,16 @@ func TestLeases_DeadTaskTakesItsAgentsOffline(t *testing.T) {
 	live.Source = leases
 	h := newHarness(t, withLiveness(live))
 	h.applyFixture()
-	h.store.mu.Lock()
-	for id, a := range h.store.agents {
+	h.store.Lock()
+	for id, a := range h.store.Agents {
 		a.Online, a.Task, a.LastSeen = true, "task-1", t0.Add(-time.Hour) // connected an hour ago, idle since
-		h.store.agents[id] = a
+		h.store.Agents[id] = a
 	}
-	h.store.mu.Unlock()
+	h.store.Unlock()
 
 	online := func() (fleetOnline, listed int, e1 schema.AgentDetail) {
 		f := decode[schema.Fleet](t, h.do(get("/api/v1/fleets/edge", RoleViewer)))
-		l := decode[listPage[schema.Agent]](t, h.do(get("/api/v1/agents?fleet=edge&online=true", RoleViewer)))
+		l := decode[page.Page[schema.Agent]](t, h.do(get("/api/v1/agents?fleet=edge&online=true", RoleViewer)))
 		return f.Agents.Online, len(l.Items), decode[schema.AgentDetail](t, h.do(get("/api/v1/agents/e1", RoleViewer)))
 	}
 	h.advance(90 * time.Second)
@@ -61,11 +62,11 @@ func TestLeases_DeadTaskTakesItsAgentsOffline(t *testing.T) {
 	leases.mu.Lock()
 	leases.leases["task-2"] = agent.Lease{Until: h.clock().Add(time.Minute)}
 	leases.mu.Unlock()
-	h.store.mu.Lock()
-	a := h.store.agents["e1"]
+	h.store.Lock()
+	a := h.store.Agents["e1"]
 	a.Task = "task-2"
-	h.store.agents["e1"] = a
-	h.store.mu.Unlock()
+	h.store.Agents["e1"] = a
+	h.store.Unlock()
 	if f, _, e1 := online(); f != 1 || !e1.Online {
 		t.Fatalf("e1 on a live task: %d online, e1 online %v", f, e1.Online)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // Page sizes of the lists.
@@ -14,12 +16,6 @@ const (
 	DefaultLimit = 50
 	MaxLimit     = 500
 )
-
-// listPage is the wire shape of every list: items and the next page token.
-type listPage[T any] struct {
-	Items         []T    `json:"items"`
-	NextPageToken string `json:"nextPageToken,omitempty"`
-}
 
 // query reads the query parameters strictly: an unknown parameter or one
 // given twice is a 400, so that a misspelled filter does not silently
@@ -88,7 +84,7 @@ func badRequest(format string, args ...any) *Problem {
 
 // pageError turns a bad page token into a 400 and passes other errors on.
 func pageError(err error) error {
-	if errors.Is(err, ErrBadPageToken) {
+	if errors.Is(err, page.ErrBadToken) {
 		return badRequest("pageToken is not a token this server issued")
 	}
 	return err

@@ -49,7 +49,7 @@ func (f stageFilter) keeps(t rollout.Target) bool { return f.stages[t.Stage] }
 // stages, rather than an empty page that would look like a stage without
 // targets.
 func resolveStage(r rollout.Rollout, name string) (stageFilter, *Problem) {
-	f := stageFilter{stages: map[int]bool{}, wave: AllWaves}
+	f := stageFilter{stages: map[int]bool{}, wave: rollout.AllWaves}
 	waves := map[int]bool{}
 	names := make([]string, len(r.Stages))
 	for i, st := range r.Stages {

@@ -18,6 +18,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selector"
@@ -46,7 +47,7 @@ func seedCanaryThenZones(t *testing.T, h *harness) []rollout.Target {
 		if w[2] != "" {
 			attrs["labels.canary"] = w[2]
 		}
-		h.store.agents[id] = agent.Agent{ID: id, Attributes: attrs}
+		h.store.Agents[id] = agent.Agent{ID: id, Attributes: attrs}
 		cands = append(cands, engine.Candidate{AgentID: id, FromRef: "h0", Attributes: selector.Map(attrs)})
 	}
 	r, ts, err := engine.Create(engine.NewRollout{ID: "r-canary", Fleet: "edge", Kind: policy.KindConfig, Policy: snap, ToRef: "h1",
@@ -90,9 +91,9 @@ func placementOf(tv targetView) string {
 func TestListRolloutTargets_CarriesThePlacement(t *testing.T) {
 	h := newHarness(t)
 	stored := seedCanaryThenZones(t, h)
-	page := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets", RoleViewer)))
+	pg := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets", RoleViewer)))
 	got := map[string]string{}
-	for _, tv := range page.Items {
+	for _, tv := range pg.Items {
 		got[tv.AgentID] = placementOf(tv)
 	}
 	batch := map[string]int{}
@@ -162,7 +163,7 @@ func TestListRolloutTargets_ByStage(t *testing.T) {
 		{"?stage=", "", "c0,c1,z0,z1,z2"},                                     // empty: no filter
 	}
 	for _, c := range cases {
-		got := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets"+c.query, RoleViewer)))
+		got := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets"+c.query, RoleViewer)))
 		if agents(got.Items) != c.want {
 			t.Errorf("%q: %s, want %s", c.query, agents(got.Items), c.want)
 		}
@@ -175,11 +176,11 @@ func TestListRolloutTargets_ByStage(t *testing.T) {
 	var pages []string
 	token := ""
 	for range 5 {
-		p := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets?stage=rest/eu-1a&limit=1&pageToken="+token, RoleViewer)))
+		p := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets?stage=rest/eu-1a&limit=1&pageToken="+token, RoleViewer)))
 		if len(p.Items) > 0 {
 			pages = append(pages, agents(p.Items))
 		}
-		if token = p.NextPageToken; token == "" {
+		if token = p.Next; token == "" {
 			break
 		}
 	}
@@ -242,7 +243,7 @@ func TestGetRollout_PassesListTheirAgentsRegionsAndZones(t *testing.T) {
 				v.Stages[c.stage].Name, p.Name, p.Agents, p.Regions, p.Zones, p.Region, p.Zone, c.agents, c.regions, c.zones, c.region, c.zone)
 		}
 	}
-	list := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts", RoleViewer)))
+	list := decode[page.Page[rolloutView]](t, h.do(get("/api/v1/rollouts", RoleViewer)))
 	for _, r := range list.Items {
 		for _, st := range r.Stages {
 			for _, p := range st.Passes {
@@ -268,8 +269,8 @@ func batchOf(ts []rollout.Target, id string) int {
 func TestGetRollout_PassScopeOfAgentsWithoutAttributes(t *testing.T) {
 	h := newHarness(t)
 	seedCanaryThenZones(t, h)
-	h.store.agents["c0"] = agent.Agent{ID: "c0"}
-	delete(h.store.agents, "c1")
+	h.store.Agents["c0"] = agent.Agent{ID: "c0"}
+	delete(h.store.Agents, "c1")
 	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/r-canary", RoleViewer)))
 	if p := v.Stages[0].Passes[0]; p.Regions != nil || p.Zones != nil || len(p.Agents) != 2 {
 		t.Errorf("canary pass regions %v zones %v agents %v; want no region or zone, both agents", p.Regions, p.Zones, p.Agents)
@@ -285,7 +286,7 @@ func TestGetRollout_PassScopeOfAgentsWithoutAttributes(t *testing.T) {
 func TestGetRollout_PassScopesWhenTheAgentsCannotBeRead(t *testing.T) {
 	h := newHarness(t)
 	seedCanaryThenZones(t, h)
-	h.store.fail["AgentsByID"] = errors.New("throttled")
+	h.store.Fail("AgentsByID", errors.New("throttled"))
 	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/r-canary", RoleViewer)))
 	if p := v.Stages[0].Passes[0]; p.Regions != nil || p.Zones != nil || len(p.Agents) != 2 {
 		t.Errorf("canary pass regions %v zones %v agents %v; want no region or zone, both agents (from the targets)", p.Regions, p.Zones, p.Agents)

@@ -244,18 +244,18 @@ func (s *server) applyTimes(ctx context.Context, fleetName string, k policy.Kind
 	if len(samples) >= predict.MinSamples {
 		return predict.ApplyTimes(k, samples)
 	}
-	page, err := s.Store.RolloutsPage(ctx, fleetName, k, "", historyRollouts+1)
+	pg, err := s.Store.RolloutsPage(ctx, fleetName, k, "", historyRollouts+1)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read the apply times of the fleet's rollouts", "fleet", fleetName, "error", err.Error())
 		return predict.ApplyTimes(k, samples)
 	}
 	read := 0
-	for _, ro := range page.Items {
+	for _, ro := range pg.Items {
 		if ro.ID == skip || ro.StartedAt == nil || read == historyRollouts || len(samples) >= historySamples {
 			continue
 		}
 		read++
-		ts, err := s.Store.TargetsPage(ctx, ro.ID, AllWaves, "", historyTargets)
+		ts, err := s.Store.TargetsPage(ctx, ro.ID, rollout.AllWaves, "", historyTargets)
 		if err != nil {
 			s.Log.WarnContext(ctx, "read the apply times of a rollout", "rollout", ro.ID, "error", err.Error())
 			continue

@@ -147,11 +147,11 @@ func TestGetRollout_Prediction(t *testing.T) {
 	if whenJSON(pr.Finish) != whenJSON(ptrWhen(predict.AfterApproval(1, predict.DefaultApplyConfig+5*time.Minute))) {
 		t.Errorf("finish %s", whenJSON(pr.Finish))
 	}
-	h.store.mu.Lock()
-	r := h.store.rollouts[id]
+	h.store.Lock()
+	r := h.store.Rollouts[id]
 	r.Status = "completed"
-	h.store.rollouts[id] = r
-	h.store.mu.Unlock()
+	h.store.Rollouts[id] = r
+	h.store.Unlock()
 	if v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/"+id, RoleViewer))); v.Prediction != nil {
 		t.Errorf("a completed rollout has a prediction: %+v", v.Prediction)
 	}

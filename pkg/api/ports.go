@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -13,6 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
@@ -20,24 +20,12 @@ import (
 	"github.com/myriarch/myriarch/pkg/selection"
 )
 
-// What the API needs of the world, one capability per interface. A missing
+// What the API needs of the world, one capability per interface, in the
+// DynamoDB store's own names and types: *store.Store (pkg/store) is a Store
+// as it is, and pkg/store/memstore is its in-memory stand-in. A missing
 // rollout is an error wrapping enginetask.ErrRolloutNotFound, a lost
 // conditional write one wrapping rollout.ErrConflict, a page token the
-// store did not issue one wrapping ErrBadPageToken. pkg/api/dynamo adapts
-// the DynamoDB store to them.
-
-// Page is one page of a listing; Next is empty on the last page. A page may
-// hold fewer items than asked for (even none) while Next is set.
-type Page[T any] struct {
-	Items []T
-	Next  string
-}
-
-// ErrBadPageToken is wrapped by a store for a page token it did not issue.
-var ErrBadPageToken = errors.New("invalid page token")
-
-// AllWaves asks TargetsPage for the targets of every wave.
-const AllWaves = -1
+// store did not issue one wrapping page.ErrBadToken.
 
 // RolloutReader reads one rollout, alone or with all its targets.
 type RolloutReader interface {
@@ -48,13 +36,13 @@ type RolloutReader interface {
 // RolloutLister lists rollouts newest first; fleet "" means every fleet and
 // kind "" both kinds.
 type RolloutLister interface {
-	RolloutsPage(ctx context.Context, fleet string, kind policy.Kind, token string, limit int) (Page[rollout.Rollout], error)
+	RolloutsPage(ctx context.Context, fleet string, kind policy.Kind, token string, limit int) (page.Page[rollout.Rollout], error)
 }
 
 // TargetLister lists the targets of a rollout in wave order, then by agent
-// id; wave AllWaves lists every wave.
+// id; wave rollout.AllWaves lists every wave.
 type TargetLister interface {
-	TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (Page[rollout.Target], error)
+	TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (page.Page[rollout.Target], error)
 }
 
 // TaskTokens clears the task token of a parked execution after an action
@@ -81,21 +69,14 @@ type Selections interface {
 // AuditLog appends entries and lists those of one object, newest first.
 type AuditLog interface {
 	AppendAudit(ctx context.Context, es []audit.Entry) error
-	AuditPage(ctx context.Context, targetType, targetID, token string, limit int) (Page[audit.Entry], error)
-}
-
-// RevisionInfo is the applied revision's pointer.
-type RevisionInfo struct {
-	Commit    string
-	AppliedAt time.Time
-	Version   int64 // the pointer's counter: it orders assignments
+	AuditOf(ctx context.Context, targetType, targetID, token string, limit int) (page.Page[audit.Entry], error)
 }
 
 // Revisions stores the applied revision. PutRevision replaces the fleets,
 // policies and configurations of the applied revision by those of rev; two
 // concurrent applies: one wins, the other gets ErrConflict.
 type Revisions interface {
-	CurrentRevision(ctx context.Context) (*RevisionInfo, error) // nil before the first apply
+	CurrentRevision(ctx context.Context) (*revision.Pointer, error) // nil before the first apply
 	PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error
 	Policies(ctx context.Context) (map[string]policy.Policy, error)
 	ExecutorObjects(ctx context.Context) (map[string]executorobject.Object, error)
@@ -113,7 +94,7 @@ type AgentAssigner interface {
 // listings are the sources listAgents chooses from: every agent (in the
 // store's order, each page by id), a fleet's agents by id, and the agents
 // with an assignment error by id; a token of one listing given to another
-// wraps ErrBadPageToken. AgentsByName returns the agents whose display name
+// wraps page.ErrBadToken. AgentsByName returns the agents whose display name
 // is name, by id, at most limit. AgentsByID leaves deleted agents out.
 // LastTargets is the planner's read: per agent its target of kind k in the
 // newest rollout, with that rollout's status.
@@ -121,14 +102,14 @@ type AgentInventory interface {
 	GetAgent(ctx context.Context, id string) (a agent.Agent, found bool, err error)
 	AgentsByName(ctx context.Context, name string, limit int) ([]agent.Agent, error)
 	AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error)
-	AgentsPage(ctx context.Context, token string, limit int) (Page[agent.Agent], error)
-	AgentsOfFleet(ctx context.Context, fleet, token string, limit int) (Page[agent.Agent], error)
-	AgentsWithAssignmentError(ctx context.Context, token string, limit int) (Page[agent.Agent], error)
+	AgentsPage(ctx context.Context, token string, limit int) (page.Page[agent.Agent], error)
+	AgentsOfFleet(ctx context.Context, fleet, token string, limit int) (page.Page[agent.Agent], error)
+	AgentsWithAssignmentError(ctx context.Context, token string, limit int) (page.Page[agent.Agent], error)
 	LastTargets(ctx context.Context, agentIDs []string, k policy.Kind) (map[string]planner.LastTarget, error)
 }
 
 // EventFeed reads the outbox of rollout notifications, a page at a time
-// (notify.Query); a cursor it did not issue wraps ErrBadPageToken.
+// (notify.Query); a cursor it did not issue wraps page.ErrBadToken.
 type EventFeed interface {
 	EventsPage(ctx context.Context, q notify.Query) (notify.Page, error)
 }

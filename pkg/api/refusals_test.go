@@ -18,7 +18,7 @@ import (
 func TestApplyRevision_ConflictIsAuditedAsAFailure(t *testing.T) {
 	h := newHarness(t)
 	h.applyFixture()
-	h.store.fail["PutRevision"] = fmt.Errorf("put revision: %w", rollout.ErrConflict)
+	h.store.Fail("PutRevision", fmt.Errorf("put revision: %w", rollout.ErrConflict))
 	audits := h.store.auditLen()
 	wantProblem(t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "c0ffee", fixtureFiles()))), http.StatusConflict, CodeConflict)
 	e := h.store.lastAudit()

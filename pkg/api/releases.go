@@ -14,6 +14,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/releases"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -119,9 +120,9 @@ func (s *server) listReleases(_ http.ResponseWriter, r *http.Request, _ Principa
 	}
 	from, ok := decodeOffset(token)
 	if !ok {
-		return 0, nil, pageError(ErrBadPageToken)
+		return 0, nil, pageError(page.ErrBadToken)
 	}
-	out := listPage[schema.Release]{Items: []schema.Release{}}
+	out := page.Page[schema.Release]{Items: []schema.Release{}}
 	if !releases.ValidDistribution(d) {
 		return http.StatusOK, out, nil // like every filter that no object can match
 	}
@@ -134,7 +135,7 @@ func (s *server) listReleases(_ http.ResponseWriter, r *http.Request, _ Principa
 		out.Items = append(out.Items, s.releaseView(rs[i], latest))
 	}
 	if from+limit < len(rs) {
-		out.NextPageToken = encodeOffset(from + limit)
+		out.Next = encodeOffset(from + limit)
 	}
 	return http.StatusOK, out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/releases"
 	"github.com/myriarch/myriarch/pkg/selection"
 )
@@ -41,10 +42,10 @@ func summaries(rs []schema.Release) []string {
 
 func TestListReleases_ConfiguredReleasesNewestFirstInPages(t *testing.T) {
 	h := newHarness(t)
-	all := decode[listPage[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib", RoleViewer)))
+	all := decode[page.Page[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib", RoleViewer)))
 	want := []string{"0.170.0 config latest", "0.163.0-rc.1 config", "0.162.0 config", "0.161.0 config", "0.160.0 config"}
-	if got := summaries(all.Items); !reflect.DeepEqual(got, want) || all.NextPageToken != "" {
-		t.Fatalf("catalogue %v (next %q), want %v", got, all.NextPageToken, want)
+	if got := summaries(all.Items); !reflect.DeepEqual(got, want) || all.Next != "" {
+		t.Fatalf("catalogue %v (next %q), want %v", got, all.Next, want)
 	}
 	if r := all.Items[1]; !r.Prerelease || !reflect.DeepEqual(r.Platforms, []string{"linux/amd64", "linux/arm64"}) || r.UpdatedAt != nil {
 		t.Errorf("configured release candidate %+v", r)
@@ -52,9 +53,9 @@ func TestListReleases_ConfiguredReleasesNewestFirstInPages(t *testing.T) {
 	var paged []schema.Release
 	token := ""
 	for pages := 0; pages < 5; pages++ {
-		p := decode[listPage[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib&limit=2&pageToken="+token, RoleViewer)))
+		p := decode[page.Page[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib&limit=2&pageToken="+token, RoleViewer)))
 		paged = append(paged, p.Items...)
-		if token = p.NextPageToken; token == "" {
+		if token = p.Next; token == "" {
 			break
 		}
 	}
@@ -69,7 +70,7 @@ func TestListReleases_Refusals(t *testing.T) {
 	wantProblem(t, h.do(get("/api/v1/releases?distribution=otelcol&distro=x", RoleViewer)), http.StatusBadRequest, CodeRequestInvalid)       // a misspelled parameter
 	wantProblem(t, h.do(get("/api/v1/releases?distribution=otelcol&pageToken=nope", RoleViewer)), http.StatusBadRequest, CodeRequestInvalid) // not our token
 	wantProblem(t, h.do(get("/api/v1/releases?distribution=otelcol&limit=0", RoleViewer)), http.StatusBadRequest, CodeRequestInvalid)        // no such page size
-	p := decode[listPage[schema.Release]](t, h.do(get("/api/v1/releases?distribution="+strings.Repeat("X", 3000), RoleViewer)))              // no release has that name
+	p := decode[page.Page[schema.Release]](t, h.do(get("/api/v1/releases?distribution="+strings.Repeat("X", 3000), RoleViewer)))             // no release has that name
 	if len(p.Items) != 0 {
 		t.Errorf("an impossible distribution lists %v", p.Items)
 	}
@@ -123,23 +124,23 @@ func TestPutRelease_CreateUpdateNoopAudited(t *testing.T) {
 	if rep.status != http.StatusCreated {
 		t.Fatalf("over a configured release: %d %s, want 201 (nothing was stored)", rep.status, rep.body)
 	}
-	list := decode[listPage[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib", RoleViewer)))
+	list := decode[page.Page[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol-contrib", RoleViewer)))
 	if got := summaries(list.Items); !reflect.DeepEqual(got, []string{"0.171.0 admin latest", "0.170.0 config", "0.163.0-rc.1 config",
 		"0.162.0 admin", "0.161.0 config", "0.160.0 config"}) {
 		t.Errorf("catalogue %v", got)
 	}
 	// Another distribution has its own entries, and the configured ones.
-	other := decode[listPage[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol", RoleViewer)))
+	other := decode[page.Page[schema.Release]](t, h.do(get("/api/v1/releases?distribution=otelcol", RoleViewer)))
 	if len(other.Items) != 5 || other.Items[0].Source != releases.SourceConfig {
 		t.Errorf("otelcol %v", summaries(other.Items))
 	}
 	// The history of the release.
-	hist := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=release&targetId=otelcol-contrib/0.171.0", RoleViewer)))
+	hist := decode[page.Page[auditView]](t, h.do(get("/api/v1/audit?targetType=release&targetId=otelcol-contrib/0.171.0", RoleViewer)))
 	if len(hist.Items) != 4 || hist.Items[0].ActorDisplayName != admin.DisplayName {
 		t.Errorf("history %+v", hist.Items)
 	}
 	for _, id := range []string{"otelcol-contrib", "otelcol-contrib/v0.171.0", "Otel/0.171.0"} { // no release has these ids
-		if p := decode[listPage[auditView]](t, h.do(get("/api/v1/audit?targetType=release&targetId="+id, RoleViewer))); len(p.Items) != 0 {
+		if p := decode[page.Page[auditView]](t, h.do(get("/api/v1/audit?targetType=release&targetId="+id, RoleViewer))); len(p.Items) != 0 {
 			t.Errorf("audit of %s: %+v", id, p.Items)
 		}
 	}
@@ -206,12 +207,12 @@ func TestPutRelease_ViewersAndOperatorsCannot(t *testing.T) {
 
 func TestPutRelease_LostRacesAre409(t *testing.T) {
 	h := newHarness(t)
-	h.store.memReleases.conflicts = selectAttempts
+	h.store.ReleaseConflicts = selectAttempts
 	wantProblem(t, h.do(put("/api/v1/releases/otelcol-contrib/0.171.0", RoleAdmin, `{}`)), http.StatusConflict, CodeConflict)
 	if e := h.store.lastAudit(); e.Action != ActionReleasePut || e.Result != audit.ResultFailure || e.Details["code"] != CodeConflict {
 		t.Errorf("audit %+v", e)
 	}
-	h.store.memReleases.conflicts = selectAttempts - 1 // the last attempt wins
+	h.store.ReleaseConflicts = selectAttempts - 1 // the last attempt wins
 	if rep := h.do(put("/api/v1/releases/otelcol-contrib/0.171.0", RoleAdmin, `{}`)); rep.status != http.StatusCreated {
 		t.Errorf("status %d after %d lost races: %s", rep.status, selectAttempts-1, rep.body)
 	}
@@ -266,11 +267,11 @@ func TestDeleteRelease(t *testing.T) {
 		t.Errorf("after the delete %+v, want the configured release", v.Release)
 	}
 
-	h.store.memReleases.conflicts = selectAttempts
+	h.store.ReleaseConflicts = selectAttempts
 	wantStatus(h.do(put("/api/v1/releases/otelcol-contrib/0.171.0", RoleAdmin, `{}`)), http.StatusConflict)
-	h.store.memReleases.conflicts = 0
+	h.store.ReleaseConflicts = 0
 	wantStatus(h.do(put("/api/v1/releases/otelcol-contrib/0.171.0", RoleAdmin, `{}`)), http.StatusCreated)
-	h.store.memReleases.conflicts = selectAttempts
+	h.store.ReleaseConflicts = selectAttempts
 	wantProblem(t, h.do(del("/api/v1/releases/otelcol-contrib/0.171.0", RoleAdmin)), http.StatusConflict, CodeConflict)
 }
 
@@ -391,11 +392,11 @@ func TestLatestReleaseFleets(t *testing.T) {
 		t.Errorf("latest %s, want 0.170.0: a prerelease is never the latest", v.Latest.Version)
 	}
 	// A fleet on the latest is not behind.
-	h.store.mu.Lock()
-	f := h.store.fleets["core"]
+	h.store.Lock()
+	f := h.store.FleetsByName["core"]
 	f.Collector.Version = "0.170.0"
-	h.store.fleets["core"] = f
-	h.store.mu.Unlock()
+	h.store.FleetsByName["core"] = f
+	h.store.Unlock()
 	if v := decode[schema.LatestReleaseFleets](t, h.do(get("/api/v1/releases/otelcol-contrib/latest/fleets", RoleViewer))); len(v.Fleets) != 1 || v.Fleets[0].Fleet != "edge" {
 		t.Errorf("fleets %+v, want only edge behind", v.Fleets)
 	}
@@ -422,13 +423,13 @@ func TestReleaseSummary_OutdatedCollectors(t *testing.T) {
 		t.Errorf("before any revision %+v", sum)
 	}
 	h.applyFixture()
-	h.store.mu.Lock()
+	h.store.Lock()
 	for id, v := range map[string]string{"e2": "0.170.0", "e3": "", "e4": "v0.180.0", "u1": "0.100.0"} { // u1 is in no fleet
-		a := h.store.agents[id]
+		a := h.store.Agents[id]
 		a.ServiceVersion = v
-		h.store.agents[id] = a
+		h.store.Agents[id] = a
 	}
-	h.store.mu.Unlock()
+	h.store.Unlock()
 	rep := h.do(get("/api/v1/releases/summary", RoleViewer))
 	wantOK(t, rep)
 	sum := decode[schema.ReleaseSummary](t, rep)

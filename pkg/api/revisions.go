@@ -289,13 +289,13 @@ func (s *server) appliedBy(ctx context.Context, commit string) string {
 // appliers are the actors of the successful revision.apply entries of a
 // commit, newest first (the audit log's last page of them).
 func (s *server) appliers(ctx context.Context, commit string) []string {
-	page, err := s.Store.AuditPage(ctx, TargetRevision, commit, "", 50)
+	pg, err := s.Store.AuditOf(ctx, TargetRevision, commit, "", 50)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read who applied the revision", "commit", commit, "error", err.Error())
 		return nil
 	}
 	var out []string
-	for _, e := range page.Items {
+	for _, e := range pg.Items {
 		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess && !slices.Contains(out, e.Actor) {
 			out = append(out, e.Actor)
 		}

@@ -42,10 +42,10 @@ func TestApplyRevision_StoresAssignsBootstrapsAndPlans(t *testing.T) {
 		t.Errorf("core config %+v, want planned without a rollout (bootstrap)", p)
 	}
 	coreHash := revision.Hash([]byte(fixtureFiles()["configs/core.yaml"]))
-	if got := h.store.agents["c1"].DesiredHash; got != coreHash {
+	if got := h.store.Agents["c1"].DesiredHash; got != coreHash {
 		t.Errorf("c1 desired hash %q, want the core configuration %q (bootstrap)", got, coreHash)
 	}
-	if got := h.store.agents["e2"].Fleet; got != "edge" {
+	if got := h.store.Agents["e2"].Fleet; got != "edge" {
 		t.Errorf("e2 is in fleet %q, want edge", got)
 	}
 	if e := h.store.lastAudit(); e.Action != ActionRevisionApply || e.Actor != admin.Actor || e.Result != audit.ResultSuccess || e.TargetID != "9f3c2a17" {
@@ -69,7 +69,7 @@ func TestApplyRevision_RemovedFleetIsPlannedAndItsAgentsLeave(t *testing.T) {
 	if core == nil || !core.Removed || len(core.Plans) != 2 {
 		t.Fatalf("fleets %+v, want core removed and planned for both kinds", res.Fleets)
 	}
-	if got := h.store.agents["c1"].Fleet; got != "" || res.Agents.Moved != 1 {
+	if got := h.store.Agents["c1"].Fleet; got != "" || res.Agents.Moved != 1 {
 		t.Errorf("c1 in fleet %q, %d moved; want c1 unassigned, 1 moved", got, res.Agents.Moved)
 	}
 }
@@ -82,8 +82,8 @@ func TestApplyRevision_AgentOfTwoFleetsBelongsToNone(t *testing.T) {
 	files["fleets/edge2.yaml"] = "apiVersion: myriarch.dev/v1alpha1\nkind: Fleet\nmetadata: {name: edge2}\n" +
 		"spec:\n  selector: {matchAttributes: {labels.fleet: edge}}\n"
 	res := decode[applyResult](t, h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "c0ffee00", files))))
-	if len(res.Agents.Conflicts) != 4 || h.store.agents["e1"].Fleet != "" {
-		t.Errorf("conflicts %+v, e1 in %q; want e1..e4 in conflict and unassigned", res.Agents.Conflicts, h.store.agents["e1"].Fleet)
+	if len(res.Agents.Conflicts) != 4 || h.store.Agents["e1"].Fleet != "" {
+		t.Errorf("conflicts %+v, e1 in %q; want e1..e4 in conflict and unassigned", res.Agents.Conflicts, h.store.Agents["e1"].Fleet)
 	}
 }
 
@@ -318,7 +318,7 @@ func TestApplyRevision_InterruptedSweepIsPartialAndTheTickFinishesIt(t *testing.
 			h := newHarness(t, opts...)
 			h.seedAgents()
 			if c.failPage {
-				h.store.fail["AssignPage"] = errors.New("ProvisionedThroughputExceededException")
+				h.store.Fail("AssignPage", errors.New("ProvisionedThroughputExceededException"))
 			}
 			rep := h.do(post("/api/v1/revisions", RoleAdmin, revisionBody(t, "9f3c2a17", fixtureFiles())))
 			wantOK(t, rep)
@@ -326,16 +326,16 @@ func TestApplyRevision_InterruptedSweepIsPartialAndTheTickFinishesIt(t *testing.
 			if res.Agents.Complete || res.Agents.Total != c.total {
 				t.Fatalf("agents %+v, want a partial summary (complete false) of %d agents", res.Agents, c.total)
 			}
-			if got := h.store.agents["e2"].Fleet; got != "" {
+			if got := h.store.Agents["e2"].Fleet; got != "" {
 				t.Fatalf("e2 in fleet %q before the tick, want none yet", got)
 			}
-			delete(h.store.fail, "AssignPage")
+			h.store.Fail("AssignPage", nil)
 			tick := assignment.Runner{Store: h.store, Clock: h.clock, PageSize: 2}
 			sw, err := tick.Sweep(context.Background(), h.clock().Add(time.Minute))
 			if err != nil || !sw.Done || sw.Scanned != 6 || sw.Moved != 5 {
 				t.Fatalf("the tick's sweep %+v (%v), want done over the 6 agents, 5 moved", sw, err)
 			}
-			if got := h.store.agents["e2"].Fleet; got != "edge" {
+			if got := h.store.Agents["e2"].Fleet; got != "edge" {
 				t.Errorf("e2 in fleet %q after the tick, want edge", got)
 			}
 			if sw, _ := tick.Sweep(context.Background(), h.clock().Add(time.Minute)); sw.Scanned != 0 || !sw.Done {

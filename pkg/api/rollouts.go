@@ -13,6 +13,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/predict"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -46,16 +47,16 @@ func (s *server) listRollouts(_ http.ResponseWriter, r *http.Request, _ Principa
 	if p != nil {
 		return 0, nil, p
 	}
-	out := listPage[rolloutView]{Items: []rolloutView{}}
+	out := page.Page[rolloutView]{Items: []rolloutView{}}
 	if f := q.get("fleet"); f != "" && !fleet.ValidName(f) {
 		return http.StatusOK, out, nil // no fleet has that name, so no rollout either; the store would refuse it as a key
 	}
-	page, err := s.Store.RolloutsPage(r.Context(), q.get("fleet"), policy.Kind(kind), token, limit)
+	pg, err := s.Store.RolloutsPage(r.Context(), q.get("fleet"), policy.Kind(kind), token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
-	out.NextPageToken = page.Next
-	for _, ro := range page.Items {
+	out.Next = pg.Next
+	for _, ro := range pg.Items {
 		if len(statuses) == 0 || slices.Contains(statuses, string(ro.Status)) {
 			out.Items = append(out.Items, newRolloutView(ro, s.Names))
 		}
@@ -118,11 +119,11 @@ func rolloutError(id string, err error) error {
 }
 
 // targetsScope resolves ?wave= (ref, nil when absent) and ?stage= against
-// the rollout: the wave the store reads (AllWaves, the wave asked for, or
+// the rollout: the wave the store reads (rollout.AllWaves, the wave asked for, or
 // the stage's) and the stage the targets must be in (nil: any). none: the
 // stage is in another wave than the one asked for, so nothing is listed.
 func targetsScope(ro rollout.Rollout, ref *waveRef, stageName string) (wave int, stage *stageFilter, none bool, p *Problem) {
-	wave = AllWaves
+	wave = rollout.AllWaves
 	if ref != nil {
 		if wave, p = ref.resolve(ro); p != nil {
 			return 0, nil, false, p
@@ -137,7 +138,7 @@ func targetsScope(ro rollout.Rollout, ref *waveRef, stageName string) (wave int,
 		return 0, nil, false, p
 	case ref == nil:
 		return f.wave, &f, false, nil
-	case f.wave != AllWaves && f.wave != wave:
+	case f.wave != rollout.AllWaves && f.wave != wave:
 		return 0, nil, true, nil
 	}
 	return wave, &f, false, nil
@@ -174,14 +175,14 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 		return 0, nil, p
 	}
 	if none {
-		return http.StatusOK, listPage[targetView]{Items: []targetView{}}, nil
+		return http.StatusOK, page.Page[targetView]{Items: []targetView{}}, nil
 	}
-	page, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
+	pg, err := s.Store.TargetsPage(r.Context(), id, wave, token, limit)
 	if err != nil {
 		return 0, nil, pageError(err)
 	}
 	var kept []rollout.Target
-	for _, t := range page.Items {
+	for _, t := range pg.Items {
 		if (len(statuses) == 0 || slices.Contains(statuses, string(t.Status))) && (stage == nil || stage.keeps(t)) {
 			kept = append(kept, t)
 		}
@@ -194,7 +195,7 @@ func (s *server) listRolloutTargets(_ http.ResponseWriter, r *http.Request, _ Pr
 	if err != nil {
 		return 0, nil, err
 	}
-	out := listPage[targetView]{Items: []targetView{}, NextPageToken: page.Next}
+	out := page.Page[targetView]{Items: []targetView{}, Next: pg.Next}
 	for _, t := range kept {
 		v := newTargetView(ro, t)
 		v.DisplayName = names[t.AgentID]

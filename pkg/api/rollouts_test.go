@@ -10,6 +10,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/progress"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -52,7 +53,7 @@ func TestGetRollout_BuiltInPolicySaysSoInsteadOfAPath(t *testing.T) {
 	h := newHarness(t)
 	r := seedVersionRollout(h, "v-1")
 	r.Policy = policy.BuiltIn(policy.KindVersion)
-	h.store.rollouts[r.ID] = r
+	h.store.Rollouts[r.ID] = r
 	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
 	if want := "Policy default · healthWait 1m · built-in policy"; v.Policy.Source != want {
 		t.Errorf("source %q, want %q", v.Policy.Source, want)
@@ -63,7 +64,7 @@ func TestGetRollout_UIOriginShowsTheOperatorsNameAndReason(t *testing.T) {
 	h := newHarness(t)
 	r := seedVersionRollout(h, "v-1")
 	r.Origin, r.CreatedBy, r.RequestReason = rollout.OriginUI, operator.Actor, "CVE fix"
-	h.store.rollouts[r.ID] = r
+	h.store.Rollouts[r.ID] = r
 	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
 	if v.CreatedBy != "Dana Operator" || v.CreatedByActor != operator.Actor || v.RequestReason != "CVE fix" || v.Origin != rollout.OriginUI {
 		t.Errorf("createdBy %q (%q), reason %q, origin %q", v.CreatedBy, v.CreatedByActor, v.RequestReason, v.Origin)
@@ -74,7 +75,7 @@ func TestGetRollout_AckedFailuresByWave(t *testing.T) {
 	h := newHarness(t)
 	r := seedVersionRollout(h, "v-1")
 	r.AckedFailures = map[int][]string{0: {"e3#1"}}
-	h.store.rollouts[r.ID] = r
+	h.store.Rollouts[r.ID] = r
 	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/v-1", RoleViewer)))
 	if len(v.AckedFailures) != 1 || v.AckedFailures[0].Wave != 0 || v.AckedFailures[0].Attempts[0] != "e3#1" {
 		t.Errorf("ackedFailures %+v, want wave 0: e3#1", v.AckedFailures)
@@ -88,7 +89,7 @@ func TestGetRollout_NeverShowsTheTaskToken_ShowsTheExecution(t *testing.T) {
 	r := seedVersionRollout(h, "v-1")
 	arn := "arn:aws:states:eu-west-1:123456789012:execution:myriarch-rollout:v-1"
 	r.TaskToken, r.ExecutionArn, r.Executions = "secret-token", arn, 2
-	h.store.rollouts[r.ID] = r
+	h.store.Rollouts[r.ID] = r
 	rep := h.do(get("/api/v1/rollouts/v-1", RoleViewer))
 	if strings.Contains(string(rep.body), "secret-token") {
 		t.Errorf("the view shows the task token: %s", rep.body)
@@ -108,7 +109,7 @@ func TestListRollouts_FiltersAndPages(t *testing.T) {
 	for i, st := range []rollout.Status{rollout.Completed, rollout.Aborted, rollout.Running} {
 		r := seedVersionRollout(h, "v-"+string(rune('a'+i)))
 		r.Status, r.CreatedAt = st, t0.Add(time.Duration(i+1)*time.Minute)
-		h.store.rollouts[r.ID] = r
+		h.store.Rollouts[r.ID] = r
 	}
 	cases := []struct {
 		query string
@@ -123,18 +124,18 @@ func TestListRollouts_FiltersAndPages(t *testing.T) {
 	for _, c := range cases {
 		rep := h.do(get("/api/v1/rollouts"+c.query, RoleViewer))
 		wantOK(t, rep)
-		got := decode[listPage[rolloutView]](t, rep)
+		got := decode[page.Page[rolloutView]](t, rep)
 		if ids(got.Items) != join(c.want) {
 			t.Errorf("%q: %v, want %v", c.query, ids(got.Items), c.want)
 		}
 	}
-	first := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3", RoleViewer)))
-	if len(first.Items) != 3 || first.NextPageToken == "" {
-		t.Fatalf("limit 3: %d items, next %q", len(first.Items), first.NextPageToken)
+	first := decode[page.Page[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3", RoleViewer)))
+	if len(first.Items) != 3 || first.Next == "" {
+		t.Fatalf("limit 3: %d items, next %q", len(first.Items), first.Next)
 	}
-	rest := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3&pageToken="+first.NextPageToken, RoleViewer)))
-	if ids(rest.Items) != id || rest.NextPageToken != "" {
-		t.Errorf("page 2: %v next %q, want [%s] and no next", ids(rest.Items), rest.NextPageToken, id)
+	rest := decode[page.Page[rolloutView]](t, h.do(get("/api/v1/rollouts?limit=3&pageToken="+first.Next, RoleViewer)))
+	if ids(rest.Items) != id || rest.Next != "" {
+		t.Errorf("page 2: %v next %q, want [%s] and no next", ids(rest.Items), rest.Next, id)
 	}
 	if first.Items[0].TargetCounts != nil || first.Items[0].Waves[0].Counts != nil {
 		t.Errorf("list items carry counts; only getRollout has them")
@@ -144,7 +145,7 @@ func TestListRollouts_FiltersAndPages(t *testing.T) {
 func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
 	h := newHarness(t)
 	seedVersionRollout(h, "v-1")
-	all := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets", RoleViewer)))
+	all := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets", RoleViewer)))
 	if len(all.Items) != 3 {
 		t.Fatalf("%d targets, want 3", len(all.Items))
 	}
@@ -178,15 +179,15 @@ func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
 		{"?wave=", "e1,e2,e3"},                 // empty: no filter, as for status
 	}
 	for _, c := range cases {
-		got := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets"+c.query, RoleViewer)))
+		got := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets"+c.query, RoleViewer)))
 		if agents(got.Items) != c.want {
 			t.Errorf("%q: %s, want %s", c.query, agents(got.Items), c.want)
 		}
 	}
-	p1 := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2", RoleViewer)))
-	p2 := decode[listPage[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2&pageToken="+p1.NextPageToken, RoleViewer)))
-	if agents(p1.Items) != "e1,e2" || agents(p2.Items) != "e3" || p2.NextPageToken != "" {
-		t.Errorf("pages %s | %s (next %q)", agents(p1.Items), agents(p2.Items), p2.NextPageToken)
+	p1 := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2", RoleViewer)))
+	p2 := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets?limit=2&pageToken="+p1.Next, RoleViewer)))
+	if agents(p1.Items) != "e1,e2" || agents(p2.Items) != "e3" || p2.Next != "" {
+		t.Errorf("pages %s | %s (next %q)", agents(p1.Items), agents(p2.Items), p2.Next)
 	}
 }
 
@@ -227,8 +228,8 @@ func seedVersionRollout(h *harness, id string) rollout.Rollout {
 	live := &progress.TargetProgress{Phase: progress.PhaseHealthWait, Source: progress.SourceExecutor, ToVersion: "0.162.0", UpdatedAt: verified,
 		FromVersion: "0.161.0", Attempt: 1, FollowUntil: &follow,
 		Steps: []progress.Step{{Name: progress.PhaseOffered, Status: progress.StepDone}, {Name: progress.PhaseHealthWait, Status: progress.StepRunning, StartedAt: &verified}}}
-	h.store.rollouts[id] = r
-	h.store.targets[id] = []rollout.Target{
+	h.store.Rollouts[id] = r
+	h.store.Targets[id] = []rollout.Target{
 		{RolloutID: id, AgentID: "e1", Wave: 0, Status: rollout.TargetVerifying, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0", StartedAt: &started, VerifiedAt: &verified, Progress: live},
 		{RolloutID: id, AgentID: "e2", Wave: 0, Status: rollout.TargetCancelled, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0", StartedAt: &started, Progress: stale},
 		{RolloutID: id, AgentID: "e3", Wave: 1, Status: rollout.TargetPending, Attempt: 1, FromRef: "0.161.0", ToRef: "0.162.0"},
@@ -317,7 +318,7 @@ func TestListRollouts_Progress(t *testing.T) {
 	h := newHarness(t)
 	id := h.applyFixture()
 	seedStagedRollout(t, h, policy.KindVersion)
-	list := decode[listPage[rolloutView]](t, h.do(get("/api/v1/rollouts", RoleViewer)))
+	list := decode[page.Page[rolloutView]](t, h.do(get("/api/v1/rollouts", RoleViewer)))
 	got := map[string]string{}
 	for _, r := range list.Items {
 		got[r.ID] = r.Progress

@@ -56,7 +56,7 @@ func (f AgentFilter) query() url.Values {
 }
 
 // ListAgents reads one page of the inventory. With filters a page may hold
-// fewer agents than limit, even none, while NextPageToken is set.
+// fewer agents than limit, even none, while Next is set.
 func (c *Client) ListAgents(ctx context.Context, f AgentFilter, limit int, pageToken string) (Page[Agent], error) {
 	var p Page[Agent]
 	return p, c.get(ctx, "/api/v1/agents", pageQuery(f.query(), limit, pageToken), &p)

@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // MaxResponseBytes bounds what the client reads of one answer.
@@ -126,13 +128,10 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 	return c.Do(ctx, http.MethodGet, path, query, nil, out)
 }
 
-// Page is one page of a list; NextPageToken is empty on the last page.
-// With a status filter a page may hold fewer items than asked for, even
-// none, while NextPageToken is set.
-type Page[T any] struct {
-	Items         []T    `json:"items"`
-	NextPageToken string `json:"nextPageToken,omitempty"`
-}
+// Page is one page of a list, the API's wire shape (pkg/page); Next is
+// empty on the last page. With a status filter a page may hold fewer items
+// than asked for, even none, while Next is set.
+type Page[T any] = page.Page[T]
 
 // MaxPageSize is the largest page the API gives.
 const MaxPageSize = 500
@@ -156,13 +155,13 @@ func All[T any](ctx context.Context, limit int, next func(token string, size int
 		if limit > 0 && len(out) >= limit {
 			return out[:limit], nil
 		}
-		if p.NextPageToken == "" {
+		if p.Next == "" {
 			return out, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		token = p.NextPageToken
+		token = p.Next
 	}
 }
 

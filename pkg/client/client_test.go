@@ -285,7 +285,7 @@ func TestProblems_NotFromTheAPI(t *testing.T) {
 }
 
 func TestAll_FollowsPagesUpToTheLimit(t *testing.T) {
-	pages := map[string]client.Page[int]{"": {Items: []int{1, 2}, NextPageToken: "a"}, "a": {Items: nil, NextPageToken: "b"}, "b": {Items: []int{3, 4, 5}}}
+	pages := map[string]client.Page[int]{"": {Items: []int{1, 2}, Next: "a"}, "a": {Items: nil, Next: "b"}, "b": {Items: []int{3, 4, 5}}}
 	cases := []struct {
 		limit int
 		want  []int

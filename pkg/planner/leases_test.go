@@ -1,4 +1,4 @@
-package planner
+package planner_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -22,14 +23,14 @@ func TestRun_JudgesAgentsByLeases(t *testing.T) {
 		until   time.Time
 		targets int
 	}{
-		{"live task", t0.Add(time.Minute), 3},
-		{"dead task", t0.Add(-8 * 24 * time.Hour), 0},
+		{"live task", planner.T0.Add(time.Minute), 3},
+		{"dead task", planner.T0.Add(-8 * 24 * time.Hour), 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := seeded()
-			for id, a := range m.agents {
-				a.Online, a.Task, a.LastSeen = true, "task-1", t0.Add(-8*24*time.Hour)
-				m.agents[id] = a
+			for id, a := range m.Agents {
+				a.Online, a.Task, a.LastSeen = true, "task-1", planner.T0.Add(-8*24*time.Hour)
+				m.Agents[id] = a
 			}
 			p := newPlanner(m)
 			p.Liveness = agent.Liveness{Retention: 7 * 24 * time.Hour, Source: staticLeases{"task-1": {Until: tt.until}}}

@@ -1,4 +1,4 @@
-package planner
+package planner_test
 
 import (
 	"context"
@@ -10,26 +10,38 @@ import (
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
+	"github.com/myriarch/myriarch/pkg/store/memstore"
 )
 
-func newPlanner(m *memStore) Planner {
+func newPlanner(m *memstore.Store) planner.Planner {
 	n := 0
-	return Planner{Store: m, Clock: func() time.Time { return t0 }, NewID: func() string { n++; return fmt.Sprintf("r%d", n) }}
+	return planner.Planner{Store: m, Clock: func() time.Time { return planner.T0 }, NewID: func() string { n++; return fmt.Sprintf("r%d", n) }}
 }
 
-func seeded() *memStore {
-	m := newMemStore()
-	m.fleets["edge"] = edgeFleet()
-	m.commit = "c9"
-	m.policies["cfg"] = policy.Policy{Name: "cfg"}
-	m.policies["ver"] = policy.Policy{Name: "ver"}
-	for _, a := range agents(3) {
-		m.agents[a.ID] = a
+func seeded() *memstore.Store {
+	m := memstore.New()
+	m.FleetsByName["edge"] = *planner.EdgeFleet()
+	m.Revision = &revision.Pointer{Commit: "c9", Version: 1}
+	m.PoliciesByName["cfg"] = policy.Policy{Name: "cfg"}
+	m.PoliciesByName["ver"] = policy.Policy{Name: "ver"}
+	for _, a := range planner.Agents(3) {
+		m.Agents[a.ID] = a
 	}
 	return m
+}
+
+// changeFleet changes a stored fleet, as a new commit would.
+func changeFleet(m *memstore.Store, name string, change func(*fleet.Fleet)) {
+	m.Lock()
+	defer m.Unlock()
+	f := m.FleetsByName[name]
+	change(&f)
+	m.FleetsByName[name] = f
 }
 
 func TestRun_CreateThenSupersedeOnNewCommit(t *testing.T) {
@@ -43,23 +55,23 @@ func TestRun_CreateThenSupersedeOnNewCommit(t *testing.T) {
 	if d, _ := p.Run(ctx, "edge", policy.KindConfig); d.Created != nil || d.Ended != nil {
 		t.Fatal("a second run with nothing new changes nothing")
 	}
-	m.fleets["edge"].Config.Hash = "h3" // a new commit renders another hash
+	changeFleet(m, "edge", func(f *fleet.Fleet) { f.Config.Hash = "h3" }) // a new commit renders another hash
 	d, err = p.Run(ctx, "edge", policy.KindConfig)
 	if err != nil || d.Ended == nil || d.Created == nil {
 		t.Fatalf("third run: %v %+v", err, d)
 	}
-	if m.rollouts["r1"].Status != rollout.Superseded || m.rollouts["r3"].Status != rollout.Pending || m.rollouts["r3"].ToRef != "h3" {
-		t.Fatalf("rollouts %+v", m.rollouts)
+	if m.Rollouts["r1"].Status != rollout.Superseded || m.Rollouts["r3"].Status != rollout.Pending || m.Rollouts["r3"].ToRef != "h3" {
+		t.Fatalf("rollouts %+v", m.Rollouts)
 	}
-	for _, tg := range m.targets["r1"] {
+	for _, tg := range m.Targets["r1"] {
 		if tg.Status != rollout.TargetCancelled {
 			t.Fatalf("target of the superseded rollout %+v, want cancelled", tg)
 		}
 	}
 	// the end is notified with the rollout as it was stored
-	es := m.events.Events()
-	if len(es) != 1 || es[0].Type != "rollout.superseded" || es[0].EventID != notify.ID("r1", m.rollouts["r1"].Version, 0) || es[0].Rollout.Status != rollout.Superseded ||
-		es[0].Reason != m.rollouts["r1"].StatusReason || es[0].Rollout.Counts["cancelled"] != 3 || !es[0].Time.Equal(t0) {
+	es := m.Events()
+	if len(es) != 1 || es[0].Type != "rollout.superseded" || es[0].EventID != notify.ID("r1", m.Rollouts["r1"].Version, 0) || es[0].Rollout.Status != rollout.Superseded ||
+		es[0].Reason != m.Rollouts["r1"].StatusReason || es[0].Rollout.Counts["cancelled"] != 3 || !es[0].Time.Equal(planner.T0) {
 		t.Fatalf("events %+v, want rollout.superseded of r1 with its 3 cancelled targets", es)
 	}
 }
@@ -67,7 +79,7 @@ func TestRun_CreateThenSupersedeOnNewCommit(t *testing.T) {
 func TestRun_SecondPlannerLosesTheActiveRolloutRace(t *testing.T) {
 	ctx := context.Background()
 	m := seeded()
-	in, err := newPlanner(m).load(ctx, "edge", policy.KindConfig)
+	in, err := newPlanner(m).Load(ctx, "edge", policy.KindConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +87,12 @@ func TestRun_SecondPlannerLosesTheActiveRolloutRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second planner that read before the first wrote.
-	d := Decide(in)
-	if err := newPlanner(m).apply(ctx, in, d); !errors.Is(err, ErrConflict) {
+	d := planner.Decide(in)
+	if err := newPlanner(m).Apply(ctx, in, d); !errors.Is(err, planner.ErrConflict) {
 		t.Fatalf("second create: %v, want ErrConflict", err)
 	}
 	active := 0
-	for _, r := range m.rollouts {
+	for _, r := range m.Rollouts {
 		if r.Status.Active() {
 			active++
 		}
@@ -93,16 +105,16 @@ func TestRun_SecondPlannerLosesTheActiveRolloutRace(t *testing.T) {
 func TestRun_UISelectionPlanned(t *testing.T) {
 	ctx := context.Background()
 	m := seeded()
-	m.selections["edge"] = &selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0", SelectedBy: "user:bob", Revision: 1}
+	m.Selections["edge"] = selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Active, GitVersion: "0.161.0", SelectedBy: "user:bob", Revision: 1}
 	d, err := newPlanner(m).Run(ctx, "edge", policy.KindVersion)
 	if err != nil || d.Created == nil {
 		t.Fatalf("%v %+v", err, d)
 	}
-	s := m.selections["edge"]
+	s := m.Selections["edge"]
 	if s.PlannedAt == nil || s.RolloutID != d.Created.Rollout.ID || s.Revision != 2 {
 		t.Fatalf("selection %+v", s)
 	}
-	for _, a := range m.agents {
+	for _, a := range m.Agents {
 		if a.TargetVersion != "0.162.0" {
 			t.Fatalf("agent %s target version %q, want 0.162.0", a.ID, a.TargetVersion)
 		}
@@ -113,14 +125,14 @@ func TestRun_UISelectionPlanned(t *testing.T) {
 // rollout it creates stores the snapshot of the fleet's.
 func TestRun_VersionRolloutStoresTheExecutorObject(t *testing.T) {
 	m := seeded()
-	m.fleets["edge"].Update.Executor, m.fleets["edge"].Update.ExecutorRef = fleet.ExecutorWebhook, "edge-hook"
-	m.executors = map[string]executorobject.Object{"edge-hook": {Name: "edge-hook", Type: executorobject.TypeWebhook,
+	changeFleet(m, "edge", func(f *fleet.Fleet) { f.Update.Executor, f.Update.ExecutorRef = fleet.ExecutorWebhook, "edge-hook" })
+	m.Executors = map[string]executorobject.Object{"edge-hook": {Name: "edge-hook", Type: executorobject.TypeWebhook,
 		Webhook: &executorobject.Webhook{URL: "https://deploy.example.com/x", SecretRef: "edge-hook"}}}
 	d, err := newPlanner(m).Run(context.Background(), "edge", policy.KindVersion)
 	if err != nil || d.Created == nil {
 		t.Fatalf("run: %v, note %q", err, d.Note)
 	}
-	if o := m.rollouts[d.Created.Rollout.ID].ExecutorObject; o == nil || o.Name != "edge-hook" || o.Webhook.URL != "https://deploy.example.com/x" {
+	if o := m.Rollouts[d.Created.Rollout.ID].ExecutorObject; o == nil || o.Name != "edge-hook" || o.Webhook.URL != "https://deploy.example.com/x" {
 		t.Fatalf("stored executor object %+v", o)
 	}
 }

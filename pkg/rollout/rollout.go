@@ -105,6 +105,10 @@ type Decision struct {
 	Reason  string    `json:"reason,omitempty"`
 }
 
+// AllWaves asks a listing of a rollout's targets (TargetsPage) for the
+// targets of every wave.
+const AllWaves = -1
+
 // Target is one agent within a rollout.
 type Target struct {
 	RolloutID string       `json:"rolloutId"`

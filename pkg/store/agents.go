@@ -11,6 +11,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/fleet"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -186,10 +187,10 @@ func (s *Store) agentRecords(ctx context.Context, ids []string, consistent bool)
 
 // AgentsOfFleet is one page of a fleet's agents in id order: the ids from
 // index byFleet (keys only), then the agents by id.
-func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limit int) (Page[AgentRecord], error) {
+func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limit int) (page.Page[agent.Agent], error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return Page[AgentRecord]{}, err
+		return page.Page[agent.Agent]{}, err
 	}
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		TableName: &s.names.Agents, IndexName: aws.String(tables.IndexByFleet), Limit: pageLimit(limit), ExclusiveStartKey: start,
@@ -198,7 +199,7 @@ func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limi
 		ExpressionAttributeValues: map[string]types.AttributeValue{":f": str(fleetName)},
 	})
 	if err != nil {
-		return Page[AgentRecord]{}, classify(err, "query the agents of fleet "+fleetName)
+		return page.Page[agent.Agent]{}, classify(err, "query the agents of fleet "+fleetName)
 	}
 	ids := make([]string, len(out.Items))
 	for i, av := range out.Items {
@@ -206,13 +207,13 @@ func (s *Store) AgentsOfFleet(ctx context.Context, fleetName, token string, limi
 	}
 	recs, err := s.agentRecords(ctx, ids, false)
 	if err != nil {
-		return Page[AgentRecord]{}, err
+		return page.Page[agent.Agent]{}, err
 	}
-	p := Page[AgentRecord]{Next: encodeToken(out.LastEvaluatedKey)}
+	p := page.Page[agent.Agent]{Next: encodeToken(out.LastEvaluatedKey)}
 	for _, id := range ids {
 		// An agent deleted or moved since the index was written is left out.
 		if r, ok := recs[id]; ok && r.Fleet == fleetName {
-			p.Items = append(p.Items, r)
+			p.Items = append(p.Items, r.Agent)
 		}
 	}
 	return p, nil
@@ -227,9 +228,7 @@ func (s *Store) FleetAgents(ctx context.Context, fleetName string) ([]agent.Agen
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range p.Items {
-			out = append(out, r.Agent)
-		}
+		out = append(out, p.Items...)
 		if token = p.Next; token == "" {
 			return out, nil
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/assignment"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // RecordAgent writes an agent only when something other than lastSeen
@@ -309,7 +310,7 @@ func TestAgents_LaggingPagesOverShards(t *testing.T) {
 	if len(seen) != 60 || len(shards) < 4 {
 		t.Fatalf("%d lagging agents over %d shards, want 60 over several", len(seen), len(shards))
 	}
-	if _, _, _, err := s.LaggingAgents(ctx, "bad", 10); !errors.Is(err, ErrBadPageToken) {
+	if _, _, _, err := s.LaggingAgents(ctx, "bad", 10); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("bad token: %v", err)
 	}
 }

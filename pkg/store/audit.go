@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/audit"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -61,10 +62,10 @@ func (s *Store) AppendAudit(ctx context.Context, es []audit.Entry) error {
 }
 
 // AuditOf is one page of the audit entries of one object, newest first.
-func (s *Store) AuditOf(ctx context.Context, targetType, targetID, token string, limit int) (Page[audit.Entry], error) {
+func (s *Store) AuditOf(ctx context.Context, targetType, targetID, token string, limit int) (page.Page[audit.Entry], error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return Page[audit.Entry]{}, err
+		return page.Page[audit.Entry]{}, err
 	}
 	target := auditTarget(targetType, targetID)
 	out, err := s.query(ctx, &dynamodb.QueryInput{
@@ -74,9 +75,9 @@ func (s *Store) AuditOf(ctx context.Context, targetType, targetID, token string,
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": str(target)},
 	})
 	if err != nil {
-		return Page[audit.Entry]{}, classify(err, "query the audit of "+target)
+		return page.Page[audit.Entry]{}, classify(err, "query the audit of "+target)
 	}
-	p := Page[audit.Entry]{Next: encodeToken(out.LastEvaluatedKey)}
+	p := page.Page[audit.Entry]{Next: encodeToken(out.LastEvaluatedKey)}
 	for _, av := range out.Items {
 		d := newDecoder("audit entry "+target+" "+keyOf(av, tables.AttrAuditID), av)
 		var e audit.Entry
@@ -84,7 +85,7 @@ func (s *Store) AuditOf(ctx context.Context, targetType, targetID, token string,
 		id := e.ID
 		d.doc(&e)
 		if d.err != nil {
-			return Page[audit.Entry]{}, d.err
+			return page.Page[audit.Entry]{}, d.err
 		}
 		e.ID = id
 		p.Items = append(p.Items, e)

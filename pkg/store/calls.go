@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // Usage is what the store asked of DynamoDB since the last reset: requests,
@@ -237,7 +239,7 @@ func backOff(ctx context.Context, try int) error {
 func badStartKey(err error, start map[string]types.AttributeValue) error {
 	var api smithy.APIError
 	if len(start) > 0 && errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
-		return fmt.Errorf("%w: %s", ErrBadPageToken, api.ErrorMessage())
+		return fmt.Errorf("%w: %s", page.ErrBadToken, api.ErrorMessage())
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -115,8 +116,8 @@ func TestPageToken_RoundTripAndRefusal(t *testing.T) {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
 	for _, bad := range []string{"%%%", "e30", "bm90IGpzb24"} { // not base64, {}, "not json"
-		if _, err := decodeToken(bad); !errors.Is(err, ErrBadPageToken) {
-			t.Errorf("token %q: %v, want ErrBadPageToken", bad, err)
+		if _, err := decodeToken(bad); !errors.Is(err, page.ErrBadToken) {
+			t.Errorf("token %q: %v, want page.ErrBadToken", bad, err)
 		}
 	}
 	if encodeToken(nil) != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -74,11 +75,11 @@ func DecodeEventImage(av map[string]types.AttributeValue) (notify.Event, error) 
 // EventsPage reads one page of the feed (notify.Query): a rollout's events
 // from the table (strongly consistent), a fleet's from index feedByFleet,
 // every event from index feed. A cursor of another order or one the store
-// did not issue is ErrBadPageToken.
+// did not issue is page.ErrBadToken.
 func (s *Store) EventsPage(ctx context.Context, q notify.Query) (notify.Page, error) {
 	after, err := q.Start()
 	if err != nil {
-		return notify.Page{}, fmt.Errorf("%w: %w", ErrBadPageToken, err)
+		return notify.Page{}, fmt.Errorf("%w: %w", page.ErrBadToken, err)
 	}
 	in := &dynamodb.QueryInput{TableName: &s.names.Events, Limit: pageLimit(q.Limit),
 		ExpressionAttributeNames: map[string]string{}, ExpressionAttributeValues: map[string]types.AttributeValue{}}

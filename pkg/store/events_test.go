@@ -15,6 +15,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/notify/notifytest"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
@@ -53,8 +54,8 @@ func TestEvents_FeedContract(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
 	notifytest.Contract(t, outbox{s, ctx})
-	if _, err := s.EventsPage(ctx, notify.Query{After: "bm90IG91cnM"}); !errors.Is(err, ErrBadPageToken) {
-		t.Errorf("a foreign cursor: %v, want ErrBadPageToken", err)
+	if _, err := s.EventsPage(ctx, notify.Query{After: "bm90IG91cnM"}); !errors.Is(err, page.ErrBadToken) {
+		t.Errorf("a foreign cursor: %v, want page.ErrBadToken", err)
 	}
 }
 

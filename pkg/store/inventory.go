@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
@@ -22,15 +23,15 @@ import (
 // AgentsPage is one page of every agent, assigned or not: a Scan of the
 // table, Limit items per call. Pages come in the table's order (by hash
 // of the id, not sorted); each page is sorted by id. A token of another
-// listing is ErrBadPageToken.
-func (s *Store) AgentsPage(ctx context.Context, token string, limit int) (Page[AgentRecord], error) {
+// listing is page.ErrBadToken.
+func (s *Store) AgentsPage(ctx context.Context, token string, limit int) (page.Page[agent.Agent], error) {
 	start, err := decodeTokenOf(token, tables.AttrID)
 	if err != nil {
-		return Page[AgentRecord]{}, err
+		return page.Page[agent.Agent]{}, err
 	}
 	out, err := s.scan(ctx, &dynamodb.ScanInput{TableName: &s.names.Agents, Limit: pageLimit(limit), ExclusiveStartKey: start})
 	if err != nil {
-		return Page[AgentRecord]{}, classify(badStartKey(err, start), "scan the agents")
+		return page.Page[agent.Agent]{}, classify(badStartKey(err, start), "scan the agents")
 	}
 	return agentPage(out.Items, out.LastEvaluatedKey)
 }
@@ -42,10 +43,10 @@ func (s *Store) AgentsPage(ctx context.Context, token string, limit int) (Page[A
 // moment ago may still be listed. An agent whose fleet is being computed
 // again (assignState pending#<shard>) is not listed until the computation
 // has decided, whatever error it had before.
-func (s *Store) AgentsWithAssignmentError(ctx context.Context, token string, limit int) (Page[AgentRecord], error) {
+func (s *Store) AgentsWithAssignmentError(ctx context.Context, token string, limit int) (page.Page[agent.Agent], error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return Page[AgentRecord]{}, err
+		return page.Page[agent.Agent]{}, err
 	}
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		TableName: &s.names.Agents, IndexName: aws.String(tables.IndexAssignment), Limit: pageLimit(limit), ExclusiveStartKey: start,
@@ -54,7 +55,7 @@ func (s *Store) AgentsWithAssignmentError(ctx context.Context, token string, lim
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": str(assignError)},
 	})
 	if err != nil {
-		return Page[AgentRecord]{}, classify(err, "query the agents with an assignment error")
+		return page.Page[agent.Agent]{}, classify(err, "query the agents with an assignment error")
 	}
 	return agentPage(out.Items, out.LastEvaluatedKey)
 }
@@ -100,15 +101,16 @@ func (s *Store) AgentsByName(ctx context.Context, name string, limit int) ([]age
 	return out, nil
 }
 
-// agentPage decodes the items of one page, sorted by id.
-func agentPage(items []map[string]types.AttributeValue, last map[string]types.AttributeValue) (Page[AgentRecord], error) {
-	p := Page[AgentRecord]{Items: make([]AgentRecord, 0, len(items)), Next: encodeToken(last)}
+// agentPage decodes the items of one page, sorted by id: the agents
+// without what only the store needs (pushes, assignment state, counter).
+func agentPage(items []map[string]types.AttributeValue, last map[string]types.AttributeValue) (page.Page[agent.Agent], error) {
+	p := page.Page[agent.Agent]{Items: make([]agent.Agent, 0, len(items)), Next: encodeToken(last)}
 	for _, av := range items {
 		r, err := decodeAgent(av)
 		if err != nil {
-			return Page[AgentRecord]{}, err
+			return page.Page[agent.Agent]{}, err
 		}
-		p.Items = append(p.Items, r)
+		p.Items = append(p.Items, r.Agent)
 	}
 	sort.Slice(p.Items, func(i, j int) bool { return p.Items[i].ID < p.Items[j].ID })
 	return p, nil
@@ -124,11 +126,11 @@ func decodeTokenOf(token string, names ...string) (map[string]types.AttributeVal
 		return key, err
 	}
 	if len(key) != len(names) {
-		return nil, fmt.Errorf("%w: %q", ErrBadPageToken, token)
+		return nil, fmt.Errorf("%w: %q", page.ErrBadToken, token)
 	}
 	for _, n := range names {
 		if _, ok := key[n]; !ok {
-			return nil, fmt.Errorf("%w: %q", ErrBadPageToken, token)
+			return nil, fmt.Errorf("%w: %q", page.ErrBadToken, token)
 		}
 	}
 	return key, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/pkg/page"
 )
 
 // TestInventory_ScanPagesEveryAgentOnce: the unfiltered listing is a Scan
@@ -44,7 +45,7 @@ func TestInventory_ScanPagesEveryAgentOnce(t *testing.T) {
 }
 
 // TestInventory_ForeignTokensAreBadTokens: a token is good only for the
-// listing that issued it; any other is ErrBadPageToken (a 400), never a
+// listing that issued it; any other is page.ErrBadToken (a 400), never a
 // DynamoDB error (a 500) or a start somewhere arbitrary.
 func TestInventory_ForeignTokensAreBadTokens(t *testing.T) {
 	t.Parallel()
@@ -66,8 +67,8 @@ func TestInventory_ForeignTokensAreBadTokens(t *testing.T) {
 	}
 	bad := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, ErrBadPageToken) {
-			t.Errorf("%s: %v, want ErrBadPageToken", what, err)
+		if !errors.Is(err, page.ErrBadToken) {
+			t.Errorf("%s: %v, want page.ErrBadToken", what, err)
 		}
 	}
 	_, err = s.AgentsPage(ctx, fleet.Next, 10)

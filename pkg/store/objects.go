@@ -49,23 +49,15 @@ func objKey(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{tables.AttrPK: str(pk), tables.AttrSK: str(sk)}
 }
 
-// RevisionInfo is the pointer to the applied revision.
-type RevisionInfo struct {
-	Commit    string
-	Previous  string // the revision applied before, kept for readers that read the old pointer
-	AppliedAt time.Time
-	Version   int64
-}
-
 // CurrentRevision reads the pointer to the applied revision; nil before the
 // first apply.
-func (s *Store) CurrentRevision(ctx context.Context) (*RevisionInfo, error) {
+func (s *Store) CurrentRevision(ctx context.Context) (*revision.Pointer, error) {
 	av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Objects, Key: objKey(pkRevision, skCurrent), ConsistentRead: aws.Bool(true)})
 	if err != nil || av == nil {
 		return nil, classify(err, "get the current revision")
 	}
 	d := newDecoder("revision pointer", av)
-	info := &RevisionInfo{Commit: d.str(attrCommit), Previous: d.optStr(attrPrevious), Version: d.num(attrV)}
+	info := &revision.Pointer{Commit: d.str(attrCommit), Previous: d.optStr(attrPrevious), Version: d.num(attrV)}
 	at := d.str(attrAppliedAt)
 	if d.err == nil {
 		if info.AppliedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
@@ -99,7 +91,7 @@ func (s *Store) PutRevision(ctx context.Context, rev revision.Revision, appliedA
 	if err := s.writeRevision(ctx, rev); err != nil {
 		return fmt.Errorf("apply revision %s: %w", rev.Commit, err)
 	}
-	next := RevisionInfo{Commit: rev.Commit, AppliedAt: appliedAt.UTC()}
+	next := revision.Pointer{Commit: rev.Commit, AppliedAt: appliedAt.UTC()}
 	var v int64
 	if cur != nil {
 		v, next.Previous = cur.Version, cur.Commit

@@ -3,21 +3,12 @@ package store
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/pkg/page"
 )
-
-// Page is one page of a listing. Next is empty on the last page; otherwise
-// it is the opaque token that asks for the following page.
-type Page[T any] struct {
-	Items []T
-	Next  string
-}
-
-// ErrBadPageToken is returned for a page token this store did not issue.
-var ErrBadPageToken = errors.New("invalid page token")
 
 // DefaultPageSize is the page size when a caller asks for 0 items.
 const DefaultPageSize = 100
@@ -57,7 +48,7 @@ func decodeToken(token string) (map[string]types.AttributeValue, error) {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil || len(m) == 0 {
-		return nil, fmt.Errorf("%w: %q", ErrBadPageToken, token)
+		return nil, fmt.Errorf("%w: %q", page.ErrBadToken, token)
 	}
 	key := make(map[string]types.AttributeValue, len(m))
 	for k, v := range m {

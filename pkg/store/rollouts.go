@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -79,7 +80,7 @@ func (s *Store) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []
 	var ts []rollout.Target
 	token := ""
 	for {
-		p, err := s.targetPage(ctx, id, AllWaves, token, 1000, true)
+		p, err := s.targetPage(ctx, id, rollout.AllWaves, token, 1000, true)
 		if err != nil {
 			return r, nil, err
 		}
@@ -119,10 +120,10 @@ func (s *Store) ActiveRollout(ctx context.Context, fleet string, k policy.Kind) 
 // fleet or the kind when one is given ("" is any), so that a page may hold
 // fewer rollouts than limit (even none) while Next is set. The indexes hold
 // keys; the page's rollouts are then read by id.
-func (s *Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (Page[rollout.Rollout], error) {
+func (s *Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (page.Page[rollout.Rollout], error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return Page[rollout.Rollout]{}, err
+		return page.Page[rollout.Rollout]{}, err
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.names.Rollouts, ScanIndexForward: aws.Bool(false), Limit: pageLimit(limit), ExclusiveStartKey: start,
@@ -150,7 +151,7 @@ func (s *Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, t
 	}
 	out, err := s.query(ctx, in)
 	if err != nil {
-		return Page[rollout.Rollout]{}, classify(err, "query rollouts")
+		return page.Page[rollout.Rollout]{}, classify(err, "query rollouts")
 	}
 	ids := make([]string, len(out.Items))
 	keys := make([]map[string]types.AttributeValue, len(out.Items))
@@ -160,17 +161,17 @@ func (s *Store) RolloutsPage(ctx context.Context, fleet string, k policy.Kind, t
 	}
 	items, err := s.batchGetAll(ctx, s.names.Rollouts, keys, false)
 	if err != nil {
-		return Page[rollout.Rollout]{}, classify(err, "read rollouts")
+		return page.Page[rollout.Rollout]{}, classify(err, "read rollouts")
 	}
 	byID := make(map[string]rollout.Rollout, len(items))
 	for _, av := range items {
 		r, err := decodeRollout(av)
 		if err != nil {
-			return Page[rollout.Rollout]{}, err
+			return page.Page[rollout.Rollout]{}, err
 		}
 		byID[r.ID] = r
 	}
-	p := Page[rollout.Rollout]{Next: encodeToken(out.LastEvaluatedKey)}
+	p := page.Page[rollout.Rollout]{Next: encodeToken(out.LastEvaluatedKey)}
 	for _, id := range ids {
 		if r, ok := byID[id]; ok {
 			p.Items = append(p.Items, r)

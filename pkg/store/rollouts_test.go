@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
@@ -60,19 +61,19 @@ func TestRollout_TargetsOfAWave(t *testing.T) {
 			t.Fatalf("target %s of wave %d in the page of wave 1", tg.AgentID, tg.Wave)
 		}
 	}
-	if _, err := s.TargetsPage(ctx, "r1", AllWaves, "not-a-token", 10); !errors.Is(err, ErrBadPageToken) {
+	if _, err := s.TargetsPage(ctx, "r1", rollout.AllWaves, "not-a-token", 10); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("bad token: %v", err)
 	}
 	// Tokens that decode but that no listing issued: DynamoDB refuses their
-	// start keys, and the caller gets ErrBadPageToken, not a fault.
+	// start keys, and the caller gets page.ErrBadToken, not a fault.
 	forged := encodeToken(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}})
-	if _, err := s.TargetsPage(ctx, "r1", AllWaves, forged, 10); !errors.Is(err, ErrBadPageToken) {
+	if _, err := s.TargetsPage(ctx, "r1", rollout.AllWaves, forged, 10); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("forged targets token: %v", err)
 	}
-	if _, err := s.RolloutsPage(ctx, "", "", forged, 10); !errors.Is(err, ErrBadPageToken) {
+	if _, err := s.RolloutsPage(ctx, "", "", forged, 10); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("forged rollouts token: %v", err)
 	}
-	if _, err := s.AuditOf(ctx, "rollout", "r1", forged, 10); !errors.Is(err, ErrBadPageToken) {
+	if _, err := s.AuditOf(ctx, "rollout", "r1", forged, 10); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("forged audit token: %v", err)
 	}
 }
@@ -87,7 +88,7 @@ func TestRollout_Paging5000Targets(t *testing.T) {
 	seen := map[string]bool{}
 	pages, lastKey, token := 0, "", ""
 	for {
-		p, err := s.TargetsPage(ctx, "big", AllWaves, token, 1000)
+		p, err := s.TargetsPage(ctx, "big", rollout.AllWaves, token, 1000)
 		must(t, err)
 		pages++
 		for _, tg := range p.Items {
@@ -200,7 +201,7 @@ func TestRollout_CreateRaceExactlyOneWins(t *testing.T) {
 		case !errors.Is(err, rollout.ErrConflict):
 			t.Fatalf("planner %d: %v, want ErrConflict", i, err)
 		default:
-			p, perr := s.TargetsPage(ctx, fmt.Sprintf("p%d", i), AllWaves, "", 0)
+			p, perr := s.TargetsPage(ctx, fmt.Sprintf("p%d", i), rollout.AllWaves, "", 0)
 			must(t, perr)
 			if len(p.Items) != 0 {
 				t.Fatalf("planner %d lost but left %d targets", i, len(p.Items))

@@ -11,14 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
-
-// AllWaves asks TargetsPage for the targets of every wave.
-const AllWaves = -1
 
 // wavePrefix starts the sort key of a wave's targets: five digits, so that
 // waves sort numerically and "targets of wave 3" is begins_with 00003#.
@@ -66,15 +64,15 @@ func splitWaveAgent(s string) (int, string, bool) {
 }
 
 // TargetsPage is one page of a rollout's targets: of one wave (a
-// begins_with on the sort key) or of all waves (AllWaves) in wave order.
-func (s *Store) TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (Page[rollout.Target], error) {
+// begins_with on the sort key) or of all waves (rollout.AllWaves) in wave order.
+func (s *Store) TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (page.Page[rollout.Target], error) {
 	return s.targetPage(ctx, rolloutID, wave, token, limit, false)
 }
 
-func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, token string, limit int, consistent bool) (Page[rollout.Target], error) {
+func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, token string, limit int, consistent bool) (page.Page[rollout.Target], error) {
 	start, err := decodeToken(token)
 	if err != nil {
-		return Page[rollout.Target]{}, err
+		return page.Page[rollout.Target]{}, err
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.names.Targets, ConsistentRead: &consistent, Limit: pageLimit(limit), ExclusiveStartKey: start,
@@ -82,20 +80,20 @@ func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, toke
 		ExpressionAttributeNames:  map[string]string{"#r": tables.AttrRolloutID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":r": str(rolloutID)},
 	}
-	if wave != AllWaves {
+	if wave != rollout.AllWaves {
 		in.KeyConditionExpression = aws.String("#r = :r AND begins_with(#w, :w)")
 		in.ExpressionAttributeNames["#w"] = tables.AttrWaveAgent
 		in.ExpressionAttributeValues[":w"] = str(wavePrefix(wave))
 	}
 	out, err := s.query(ctx, in)
 	if err != nil {
-		return Page[rollout.Target]{}, classify(err, "query targets of rollout "+rolloutID)
+		return page.Page[rollout.Target]{}, classify(err, "query targets of rollout "+rolloutID)
 	}
-	p := Page[rollout.Target]{Next: encodeToken(out.LastEvaluatedKey)}
+	p := page.Page[rollout.Target]{Next: encodeToken(out.LastEvaluatedKey)}
 	for _, av := range out.Items {
 		t, err := decodeTarget(av)
 		if err != nil {
-			return Page[rollout.Target]{}, err
+			return page.Page[rollout.Target]{}, err
 		}
 		p.Items = append(p.Items, t)
 	}

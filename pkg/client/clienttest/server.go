@@ -23,6 +23,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/store/memstore"
 )
 
 // The bearer tokens of the server, one per role.
@@ -50,7 +51,7 @@ var Releases = api.StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162
 // Server is the API on a local URL.
 type Server struct {
 	URL   string
-	Store *Store
+	Store *memstore.Store
 
 	t      testing.TB
 	passer enginetask.Passer
@@ -69,7 +70,7 @@ func WithLiveness(l agent.Liveness) Option { return func(d *api.Deps) { d.Livene
 // Start serves the API at now until the test ends.
 func Start(t testing.TB, now time.Time, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{Store: NewStore(), t: t, now: now}
+	s := &Server{Store: memstore.New(), t: t, now: now}
 	registry := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: s.Store}}
 	s.passer = enginetask.Passer{Store: s.Store, Clock: s.Now, Executors: registry, Log: slog.New(slog.DiscardHandler)}
 	steps := noSteps{}
@@ -182,22 +183,22 @@ func HealthyAgent(id string, attrs map[string]string, hash string, now time.Time
 
 // PutAgent adds or replaces an agent, as the gateway's first report does.
 func (s *Server) PutAgent(a agent.Agent) {
-	s.Store.mu.Lock()
-	defer s.Store.mu.Unlock()
-	s.Store.agents[a.ID] = a
+	s.Store.Lock()
+	defer s.Store.Unlock()
+	s.Store.Agents[a.ID] = a
 }
 
 // UpdateAgent changes what an agent reports.
 func (s *Server) UpdateAgent(id string, change func(*agent.Agent)) {
 	s.t.Helper()
-	s.Store.mu.Lock()
-	defer s.Store.mu.Unlock()
-	a, ok := s.Store.agents[id]
+	s.Store.Lock()
+	defer s.Store.Unlock()
+	a, ok := s.Store.Agents[id]
 	if !ok {
 		s.t.Fatalf("no agent %s", id)
 	}
 	change(&a)
-	s.Store.agents[id] = a
+	s.Store.Agents[id] = a
 }
 
 // ApplyConfig makes agents report their desired configuration as applied.

@@ -1,4 +1,9 @@
-package dynamo
+// Package integration runs the API over HTTP against the real store on the
+// DynamoDB Local that `make test` starts (scripts/with-dynamodb-local.sh):
+// the store wired as the API's Store, its conditions, paging tokens and
+// indexes, and the Passer and planner on them. pkg/api's own tests cover
+// every operation and refusal on the in-memory store (pkg/store/memstore).
+package integration
 
 import (
 	"bytes"
@@ -36,12 +41,6 @@ import (
 	"github.com/myriarch/myriarch/pkg/store"
 )
 
-// These tests run the API over HTTP against the real store on the DynamoDB
-// Local that `make test` starts (scripts/with-dynamodb-local.sh): the
-// adapter, the store's conditions, paging tokens and indexes, and the
-// Passer and planner on them. pkg/api's own tests cover every operation and
-// refusal on an in-memory store.
-
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 var (
@@ -56,7 +55,7 @@ func dynamo(t *testing.T) *dynamodb.Client {
 		if os.Getenv("CI") == "" && os.Getenv("MYRIARCH_UNIT_ONLY") != "" {
 			t.Skip("MYRIARCH_UNIT_ONLY: the DynamoDB integration tests run with make test")
 		}
-		t.Fatal("AWS_ENDPOINT_URL_DYNAMODB is unset: run `make test`, or scripts/with-dynamodb-local.sh go test ./pkg/api/dynamo")
+		t.Fatal("AWS_ENDPOINT_URL_DYNAMODB is unset: run `make test`, or scripts/with-dynamodb-local.sh go test ./pkg/api/integration")
 	}
 	clientOnce.Do(func() {
 		cfg, err := config.LoadDefaultConfig(context.Background())
@@ -123,7 +122,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	h, err := api.New(api.Deps{
-		Store: Store{e.st}, Actions: e.passer, SFN: e.sfn,
+		Store: e.st, Actions: e.passer, SFN: e.sfn,
 		Planning: &api.LocalPlanning{Planner: planner.Planner{Store: e.st, Clock: e.clock, NewID: e.newID("r")}, Executors: e.passer.Executors},
 		Catalog:  api.StaticCatalog{Versions: []string{"0.161.0", "0.162.0"}},
 		Auth:     tt, Clock: e.clock, NewID: e.newID("req"),

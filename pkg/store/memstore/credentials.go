@@ -1,4 +1,4 @@
-package clienttest
+package memstore
 
 import "context"
 
@@ -7,47 +7,14 @@ import "context"
 func (m *Store) SetCredential(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.credsOf == nil {
-		m.credsOf = map[string]bool{}
-	}
-	m.credsOf[id] = true
+	m.Creds[id] = true
 }
 
 // HasCredential reports whether the agent holds a credential.
 func (m *Store) HasCredential(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.credsOf[id]
-}
-
-// ResetAgentCredential forgets the agent's credential (api.AgentCredentials).
-func (m *Store) ResetAgentCredential(_ context.Context, id string) (found, had bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.agents[id]; !ok {
-		return false, false, nil
-	}
-	had = m.credsOf[id]
-	delete(m.credsOf, id)
-	return true, had, nil
-}
-
-// RequestCredentialRotation asks for a rotation of the agent's credential
-// (api.AgentCredentials); RotationRequested tells the request.
-func (m *Store) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.agents[id]; !ok {
-		return false, false, nil
-	}
-	if !m.credsOf[id] {
-		return true, false, nil
-	}
-	if m.rotating == nil {
-		m.rotating = map[string]bool{}
-	}
-	m.rotating[id] = true
-	return true, true, nil
+	return m.Creds[id]
 }
 
 // RotationRequested reports whether a rotation of the agent's credential
@@ -55,5 +22,36 @@ func (m *Store) RequestCredentialRotation(_ context.Context, id string) (found, 
 func (m *Store) RotationRequested(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.rotating[id]
+	return m.Rotating[id]
+}
+
+// ResetAgentCredential forgets the agent's credential: found is false for
+// an unknown agent, had tells whether it had one.
+func (m *Store) ResetAgentCredential(_ context.Context, id string) (found, had bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.failing("ResetAgentCredential"); err != nil {
+		return false, false, err
+	}
+	if _, ok := m.Agents[id]; !ok {
+		return false, false, nil
+	}
+	had = m.Creds[id]
+	delete(m.Creds, id)
+	return true, had, nil
+}
+
+// RequestCredentialRotation records the request in Rotating; nothing is
+// written for an agent without a credential.
+func (m *Store) RequestCredentialRotation(_ context.Context, id string) (found, had bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.Agents[id]; !ok {
+		return false, false, nil
+	}
+	if !m.Creds[id] {
+		return true, false, nil
+	}
+	m.Rotating[id] = true
+	return true, true, nil
 }
