@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -112,10 +109,10 @@ type LocalPlanning struct {
 	Executors executor.Registry
 	// SFN starts and wakes executions of StateMachineArn; nil starts none
 	// (tests of the planner alone).
-	SFN             enginetask.StepFunctions
+	SFN             execution.StepFunctions
 	StateMachineArn string
 	// Tokens clears the task token of an ended rollout after its wake.
-	Tokens TaskTokens
+	Tokens execution.Tokens
 	Log    *slog.Logger
 	// Metrics receives the records of the passes a supersede ended
 	// (enginetask.WritePassMetrics); nil writes none.
@@ -155,15 +152,7 @@ func (l *LocalPlanning) wakeEnded(ctx context.Context, d planner.Decision) {
 		return
 	}
 	r := d.Ended.Rollout
-	if err := enginetask.Wake(ctx, l.SFN, r.TaskToken, "the planner ended the rollout: "+string(r.Status)); err != nil && !deadToken(err) {
-		l.logger().Error("wake an ended rollout", "rollout", r.ID, "error", err.Error())
-		return
-	}
-	if l.Tokens != nil {
-		if err := l.Tokens.ClearTaskToken(ctx, r.ID, r.TaskToken); err != nil {
-			l.logger().Error("clear the token of an ended rollout", "rollout", r.ID, "error", err.Error())
-		}
-	}
+	execution.Waker{SFN: l.SFN, Tokens: l.Tokens, Log: l.Log}.Wake(ctx, r.ID, r.TaskToken, "the planner ended the rollout: "+string(r.Status))
 }
 
 // start runs the state machine for a created rollout: one execution per
@@ -172,15 +161,7 @@ func (l *LocalPlanning) start(ctx context.Context, d planner.Decision) error {
 	if d.Created == nil || l.SFN == nil {
 		return nil
 	}
-	id := d.Created.Rollout.ID
-	input, _ := json.Marshal(map[string]string{"rolloutId": id})
-	_, err := l.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(l.StateMachineArn), Name: aws.String(enginetask.ExecutionName(id, 1)), Input: aws.String(string(input)),
-	})
-	if err != nil {
-		return fmt.Errorf("start the execution of rollout %s: %w", id, err)
-	}
-	return nil
+	return execution.Starter{SFN: l.SFN, StateMachineArn: l.StateMachineArn}.Start(ctx, d.Created.Rollout.ID)
 }
 
 // cancel withdraws the started updates of the targets a supersede
