@@ -31,7 +31,7 @@ func grantFunctions(c Config, fns Functions, ts Tables, stateMachineArn, executi
 			actions = append(actions, jsii.String("states:StartExecution"))
 		}
 		if f.SendTaskResponse {
-			// The tasks and the actions only ever wake an execution (enginetask.Wake).
+			// The tasks and the actions only ever wake an execution (execution.Waker).
 			actions = append(actions, jsii.String("states:SendTaskSuccess"))
 		}
 		if len(actions) > 0 {

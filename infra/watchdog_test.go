@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/watchdog"
 )
@@ -61,7 +61,7 @@ func TestWatchdog_DescribesTheRolloutExecutions(t *testing.T) {
 		}
 	}
 	smArn := flatten(env(fn.Properties)[setup.EnvStateMachineArn])
-	for _, name := range []string{enginetask.ExecutionName("r-20260302t100000-0123456789ab", 1), enginetask.ExecutionName("r-20260302t100000-0123456789ab", 3)} {
+	for _, name := range []string{execution.Name("r-20260302t100000-0123456789ab", 1), execution.Name("r-20260302t100000-0123456789ab", 3)} {
 		arn := watchdog.ExecutionArn(smArn, name)
 		if ok, err := path.Match(pattern, arn); err != nil || !ok {
 			t.Errorf("DescribeExecution on %q does not cover %s", pattern, arn)

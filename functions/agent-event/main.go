@@ -21,7 +21,7 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/myriarch/myriarch/pkg/agentevent"
-	"github.com/myriarch/myriarch/pkg/plannerlambda"
+	"github.com/myriarch/myriarch/pkg/plannertask/remote"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store"
 )
@@ -34,7 +34,7 @@ func main() {
 		os.Exit(1)
 	}
 	d.Metrics = os.Stdout // embedded metric format: CloudWatch Logs makes the records metrics
-	h := d.AgentEvents(plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(d.AWS), Function: os.Getenv("MYRIARCH_PLANNER_FUNCTION"), Async: true})
+	h := d.AgentEvents(remote.Lambda{Client: awslambda.NewFromConfig(d.AWS), Function: os.Getenv("MYRIARCH_PLANNER_FUNCTION"), Async: true})
 	lambda.Start(func(ctx context.Context, ev events.DynamoDBEvent) error {
 		changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
 		if err != nil {

@@ -40,7 +40,8 @@ import (
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/planner"
-	"github.com/myriarch/myriarch/pkg/plannerlambda"
+	"github.com/myriarch/myriarch/pkg/plannertask"
+	"github.com/myriarch/myriarch/pkg/plannertask/remote"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/store"
 )
@@ -80,9 +81,9 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	executors := setup.Executors(getenv, cfg, st, clock, log)
 	var planning api.Planning
 	if fn := getenv("MYRIARCH_PLANNER_FUNCTION"); fn != "" {
-		planning = plannerlambda.LambdaPlanning{Client: awslambda.NewFromConfig(cfg), Function: fn}
+		planning = remote.Lambda{Client: awslambda.NewFromConfig(cfg), Function: fn}
 	} else {
-		planning = &api.LocalPlanning{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID, Liveness: live}, Executors: executors,
+		planning = &plannertask.Runner{Planner: planner.Planner{Store: st, Clock: clock, NewID: newID, Liveness: live}, Executors: executors,
 			SFN: sfnc, StateMachineArn: getenv("MYRIARCH_STATE_MACHINE_ARN"), Tokens: st, Log: log, Metrics: os.Stdout}
 	}
 	return api.New(api.Deps{

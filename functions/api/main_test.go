@@ -14,7 +14,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/plannerlambda"
+	"github.com/myriarch/myriarch/pkg/plannertask/remote"
 	"github.com/myriarch/myriarch/pkg/store"
 )
 
@@ -26,7 +26,7 @@ func proxied(t *testing.T, ev events.APIGatewayProxyRequest) events.APIGatewayPr
 	t.Helper()
 	tokens, _ := api.NewTokenTable(nil)
 	h, err := api.New(api.Deps{
-		Store: (*store.Store)(nil), Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: plannerlambda.LambdaPlanning{},
+		Store: (*store.Store)(nil), Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: remote.Lambda{},
 		Catalog: api.StaticCatalog{}, Auth: tokens, Trusted: fromAuthorizer,
 		Clock: func() time.Time { return time.Time{} }, NewID: newID, Log: slog.New(slog.DiscardHandler),
 	})

@@ -1,8 +1,9 @@
 // Command planner is the planner Lambda, the single writer of rollouts
 // (reserved concurrency 1). The EventBridge schedule invokes it every
 // minute to plan every fleet; the api invokes it synchronously with a
-// PlanRequest {"fleet", "kind"} to plan one fleet now and answers with a
-// PlanReply. A rollout it creates starts its execution, named after it.
+// plannertask.Request {"fleet", "kind"} to plan one fleet now and answers
+// with a plannertask.Reply (plannertask.Runner). A rollout it creates starts
+// its execution, named after it.
 //
 // Environment: MYRIARCH_TABLE_PREFIX, MYRIARCH_STATE_MACHINE_ARN,
 // MYRIARCH_SECRETS_PREFIX (a supersede cancels through a webhook).
@@ -20,7 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/setup"
 )
 
@@ -34,13 +35,9 @@ func main() {
 	d.Metrics = os.Stdout // embedded metric format: the passes a supersede ended
 	planning := d.Planning(newID)
 	lambda.Start(func(ctx context.Context, payload json.RawMessage) (any, error) {
-		var req api.PlanRequest
+		var req plannertask.Request
 		if err := json.Unmarshal(payload, &req); err == nil && req.Fleet != "" {
-			dec, err := planning.PlanFleet(ctx, req.Fleet, req.Kind)
-			if err != nil {
-				return nil, err
-			}
-			return api.ReplyOf(dec), nil
+			return planning.PlanFleet(ctx, req.Fleet, req.Kind)
 		}
 		runs, err := d.Tick(ctx, planning)
 		log.Info("scheduled planner run", "runs", runs, "ok", err == nil)

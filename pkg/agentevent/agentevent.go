@@ -19,7 +19,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -73,9 +73,10 @@ type Assigner interface {
 }
 
 // FleetPlanner plans a fleet and kind: stragglers, a rollout for an agent
-// that moved in, its target version (api.LocalPlanning).
+// that moved in, its target version (plannertask.Runner, or remote.Lambda
+// through the planner Lambda).
 type FleetPlanner interface {
-	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (planner.Decision, error)
+	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (plannertask.Reply, error)
 }
 
 // Handler evaluates the rollouts that a batch of changes concerns. With an

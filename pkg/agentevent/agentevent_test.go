@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -152,9 +152,9 @@ func (r *recordingAssigner) Assign(_ context.Context, ids []string) ([]string, e
 
 type recordingPlanner []string
 
-func (p *recordingPlanner) PlanFleet(_ context.Context, fleet string, k policy.Kind) (planner.Decision, error) {
+func (p *recordingPlanner) PlanFleet(_ context.Context, fleet string, k policy.Kind) (plannertask.Reply, error) {
 	*p = append(*p, fleet+"#"+string(k))
-	return planner.Decision{}, nil
+	return plannertask.Reply{}, nil
 }
 
 // New agents and agents whose attributes changed are assigned; the fleets

@@ -10,12 +10,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/go-chi/chi/v5"
 
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -193,37 +193,10 @@ func actionEntry(now time.Time, p Principal, id string, req engine.Request, resu
 		TargetID: id, Result: result, Details: details}
 }
 
-// wake re-reads the rollout after an action and, when its execution is
-// parked on a task token, wakes it and clears that token. The re-read sees
-// a token stored before the action's save; a park that comes later finds
-// the status moved on and wakes itself (enginetask's park task). The token
-// is cleared only if it is still the one woken, so a token the execution
-// stored when it parked again survives. A failed wake keeps the token (the
-// next action wakes it) unless Step Functions says the token is dead.
+// wake wakes the execution parked on the rollout after an action, on the
+// one path that the state machine tests drive too (execution.Waker).
 func (s *server) wake(ctx context.Context, id, why string) (rollout.Rollout, error) {
-	ro, err := s.Store.GetRollout(ctx, id)
-	if err != nil || ro.TaskToken == "" {
-		return ro, err
-	}
-	token := ro.TaskToken
-	if err := enginetask.Wake(ctx, s.SFN, token, why); err != nil && !deadToken(err) {
-		s.Log.ErrorContext(ctx, "wake a parked execution", "rollout", id, "error", err.Error())
-		return ro, nil
-	}
-	if err := s.Store.ClearTaskToken(ctx, id, token); err != nil {
-		s.Log.ErrorContext(ctx, "clear the task token", "rollout", id, "error", err.Error())
-	}
-	ro.TaskToken = ""
-	return ro, nil
-}
-
-// deadToken reports whether Step Functions no longer knows the token: the
-// execution ended or the task timed out, so nothing is left to wake.
-func deadToken(err error) bool {
-	var gone *types.TaskDoesNotExist
-	var timedOut *types.TaskTimedOut
-	var invalid *types.InvalidToken
-	return errors.As(err, &gone) || errors.As(err, &timedOut) || errors.As(err, &invalid)
+	return execution.Waker{SFN: s.SFN, Tokens: s.Store, Log: s.Log}.WakeRollout(ctx, id, why)
 }
 
 // audit writes entries; a failure is logged and does not change the answer,

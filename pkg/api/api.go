@@ -21,7 +21,7 @@ import (
 
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/ui"
 )
 
@@ -38,8 +38,8 @@ const DefaultAssignTimeout = 8 * time.Second
 // Deps are what the API is built from.
 type Deps struct {
 	Store    Store
-	Actions  RolloutActor             // enginetask.Passer over the same store
-	SFN      enginetask.StepFunctions // wakes parked executions (SendTaskSuccess)
+	Actions  RolloutActor      // enginetask.Passer over the same store
+	SFN      execution.TaskAPI // wakes parked executions (SendTaskSuccess)
 	Planning Planning
 	// Catalog is the configured releases (StaticCatalog from
 	// MYRIARCH_RELEASES), merged into the catalogue stored per distribution

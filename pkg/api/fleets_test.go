@@ -10,7 +10,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/api/schema"
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/page"
-	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/selection"
@@ -184,9 +184,9 @@ func widenFrame(h *harness) {
 // blockingPlanning never finishes while the test runs.
 type blockingPlanning struct{ release chan struct{} }
 
-func (b blockingPlanning) PlanFleet(ctx context.Context, _ string, _ policy.Kind) (planner.Decision, error) {
+func (b blockingPlanning) PlanFleet(ctx context.Context, _ string, _ policy.Kind) (plannertask.Reply, error) {
 	<-b.release
-	return planner.Decision{}, nil
+	return plannertask.Reply{}, nil
 }
 
 func TestSelectVersion_PlannedFalseWhenThePlannerIsLate(t *testing.T) {

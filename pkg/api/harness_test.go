@@ -27,6 +27,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/revision"
 )
 
@@ -117,7 +118,7 @@ func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 		Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: h.store}}}
 	d := Deps{
 		Store: h.store, Actions: h.passer, SFN: h.sfn,
-		Planning: &LocalPlanning{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.passer.Executors,
+		Planning: &plannertask.Runner{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.passer.Executors,
 			SFN: h.sfn, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: h.store},
 		Catalog: StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0-rc.1", "0.170.0"}, Platforms: []string{"linux/amd64", "linux/arm64"}},
 		Auth:    tokenTable(t), Clock: h.clock, NewID: h.newID("req"),

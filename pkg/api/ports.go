@@ -14,6 +14,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/notify"
 	"github.com/myriarch/myriarch/pkg/page"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/revision"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -140,11 +141,11 @@ type RolloutActor interface {
 
 var _ RolloutActor = enginetask.Passer{}
 
-// Planning plans one fleet and kind now: in-process locally, by invoking
-// the planner Lambda synchronously in the cloud. The API bounds each call
-// with PlanTimeout.
+// Planning plans one fleet and kind now: in-process locally
+// (plannertask.Runner), by invoking the planner Lambda synchronously in the
+// cloud (plannertask.Lambda). The API bounds each call with PlanTimeout.
 type Planning interface {
-	PlanFleet(ctx context.Context, fleet string, kind policy.Kind) (planner.Decision, error)
+	PlanFleet(ctx context.Context, fleet string, kind policy.Kind) (plannertask.Reply, error)
 }
 
 // Releases is what the release catalog knows of a distribution.

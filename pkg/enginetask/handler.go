@@ -3,16 +3,10 @@ package enginetask
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
-
-	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
@@ -30,17 +24,11 @@ type Tokens interface {
 	RecordFailure(ctx context.Context, rolloutID, reason string, at time.Time) (rollout.Status, error)
 }
 
-// StepFunctions is the part of the Step Functions API the tasks call.
-type StepFunctions interface {
-	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-}
-
 // Handler serves every task of the rollout state machine.
 type Handler struct {
 	Passer
 	Tokens          Tokens
-	SFN             StepFunctions
+	SFN             execution.StepFunctions
 	StateMachineArn string
 	// ContinueAfter is the number of passes after which an execution
 	// continues as a new one (0: MaxIterations).
@@ -109,18 +97,11 @@ func (h Handler) park(ctx context.Context, in Input) (Output, error) {
 		return Output{}, classify("park rollout "+in.RolloutID, err)
 	}
 	if !stored {
-		if err := Wake(ctx, h.SFN, in.TaskToken, "the rollout moved on while it parked"); err != nil {
+		if err := execution.SendSuccess(ctx, h.SFN, in.TaskToken, "the rollout moved on while it parked"); err != nil {
 			return Output{}, classify("wake rollout "+in.RolloutID, err)
 		}
 	}
 	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: "parked", Status: in.ParkedAs}, nil
-}
-
-// Wake resumes an execution parked on token.
-func Wake(ctx context.Context, s StepFunctions, token, why string) error {
-	out, _ := json.Marshal(map[string]string{"resumedBecause": why})
-	_, err := s.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(out))})
-	return err
 }
 
 // continueAsNew starts the next execution of the rollout, whose input
@@ -138,38 +119,11 @@ func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
 		n = r.Executions // a retry: the next execution was already recorded
 	}
 	out := Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictContinue, Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r)}
-	input, _ := json.Marshal(continuedInput{RolloutID: r.ID, Wave: out.Wave, Stage: out.Stage})
-	_, err = h.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(h.StateMachineArn),
-		Name:            aws.String(ExecutionName(r.ID, n)),
-		Input:           aws.String(string(input)),
-	})
-	var exists *types.ExecutionAlreadyExists
-	if errors.As(err, &exists) {
-		return out, nil
-	}
-	if err != nil {
+	next := execution.Input{RolloutID: r.ID, Wave: out.Wave, Stage: out.Stage}
+	if err := (execution.Starter{SFN: h.SFN, StateMachineArn: h.StateMachineArn}).Continue(ctx, next, n); err != nil {
 		return Output{}, classify("start the next execution of "+r.ID, err)
 	}
 	return out, nil
-}
-
-// continuedInput is the input of a continued execution: the rollout, and
-// the wave and stage it is at when it continues (informative: the engine
-// reads them from the rollout).
-type continuedInput struct {
-	RolloutID string `json:"rolloutId"`
-	Wave      string `json:"wave,omitempty"`
-	Stage     string `json:"stage,omitempty"`
-}
-
-// ExecutionName is the name of the n-th execution of a rollout: the rollout
-// id for the first, then <id>-<n>.
-func ExecutionName(rolloutID string, n int) string {
-	if n <= 1 {
-		return rolloutID
-	}
-	return rolloutID + "-" + strconv.Itoa(n)
 }
 
 func (h Handler) finish(ctx context.Context, in Input) (Output, error) {
@@ -209,36 +163,4 @@ func (h Handler) recordFailure(ctx context.Context, in Input) (Output, error) {
 		v = VerdictDone
 	}
 	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: v, Status: string(st), Reason: reason}, nil
-}
-
-// Operate carries out an operator action: it applies the action, evaluates
-// the rollout at once and stores both (Passer.Act), then wakes an execution
-// parked for approval or a pause. The stored token is read in the same pass
-// that writes the action, and parking is conditional on the status the pass
-// saw, so a token is either seen here or its park task wakes itself.
-func (h Handler) Operate(ctx context.Context, rolloutID string, req engine.Request) (Passed, error) {
-	res, err := h.Act(ctx, rolloutID, req)
-	if err != nil {
-		return res, err
-	}
-	tok := res.Rollout.TaskToken
-	if tok == "" {
-		return res, nil
-	}
-	if err := Wake(ctx, h.SFN, tok, fmt.Sprintf("%s by %s", req.Action, req.Actor)); err != nil && !taskGone(err) {
-		return res, fmt.Errorf("wake rollout %s: %w", rolloutID, err)
-	}
-	if err := h.Tokens.ClearTaskToken(ctx, rolloutID, tok); err != nil {
-		return res, fmt.Errorf("clear token of rollout %s: %w", rolloutID, err)
-	}
-	res.Rollout.TaskToken = ""
-	return res, nil
-}
-
-// taskGone reports whether a token no longer parks anything (the execution
-// moved on or ended): waking it again is not an error.
-func taskGone(err error) bool {
-	var gone *types.TaskDoesNotExist
-	var timedOut *types.TaskTimedOut
-	return errors.As(err, &gone) || errors.As(err, &timedOut)
 }

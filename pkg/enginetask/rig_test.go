@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
 	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
@@ -153,7 +155,7 @@ func (r *rig) agents(n int, attrs func(i int) map[string]string) []string {
 }
 
 // start creates a rollout of kind k toward toRef with the policy and starts
-// its execution, named after the rollout.
+// its execution as the planner does (execution.Starter.Start).
 func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, attrs func(i int) map[string]string) {
 	snap := policy.Policy{Name: "test", Path: "policies/test.yaml", Commit: "c1", Spec: spec}.Snapshot(k)
 	from, to := "h0", "h1"
@@ -180,8 +182,7 @@ func (r *rig) start(id string, k policy.Kind, spec policy.Spec, ids []string, at
 		r.t.Fatal(err)
 	}
 	r.rollouts = append(r.rollouts, id)
-	input, _ := json.Marshal(map[string]string{"rolloutId": id})
-	if _, err := r.sfn.StartExecution(r.ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(r.smArn), Name: aws.String(id), Input: aws.String(string(input))}); err != nil {
+	if err := (execution.Starter{SFN: r.sfn, StateMachineArn: r.smArn}).Start(r.ctx, id); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -373,11 +374,32 @@ func (r *rig) stagesShown(id, state string) []string {
 	return stages
 }
 
+// operate carries out an operator action on the path the API takes: the
+// pass applies it and stores (Passer.Act), then the execution parked on the
+// rollout is woken (execution.Waker.WakeRollout).
 func (r *rig) operate(id string, req engine.Request) {
 	r.t.Helper()
-	if _, err := r.h.Operate(r.ctx, id, req); err != nil {
+	if _, err := r.h.Act(r.ctx, id, req); err != nil {
 		r.t.Fatalf("%s: %v", req.Action, err)
 	}
+	w := execution.Waker{SFN: r.h.SFN, Tokens: r.st, Log: slog.New(failOnError{r.t, slog.NewTextHandler(os.Stderr, nil)})}
+	if _, err := w.WakeRollout(r.ctx, id, fmt.Sprintf("%s by %s", req.Action, req.Actor)); err != nil {
+		r.t.Fatalf("wake after %s: %v", req.Action, err)
+	}
+}
+
+// failOnError fails the test for a record at level error: a wake that
+// failed or a token that could not be cleared.
+type failOnError struct {
+	t testing.TB
+	slog.Handler
+}
+
+func (h failOnError) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Level >= slog.LevelError {
+		h.t.Errorf("logged: %s", rec.Message)
+	}
+	return h.Handler.Handle(ctx, rec)
 }
 
 func contains(xs []string, x string) bool {

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/myriarch/myriarch/pkg/engine"
-	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -345,7 +345,7 @@ func TestStateMachine_StagedRolloutContinues_TheNewInputNamesTheStage(t *testing
 // has run on and parked again before it returns: the order in which a fast
 // execution beats the operator action that woke it.
 type reparkFirst struct {
-	enginetask.StepFunctions
+	execution.StepFunctions
 	srv *sfnlocal.Server
 }
 

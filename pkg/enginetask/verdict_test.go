@@ -82,9 +82,3 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("baking: verdict %s stage %q until %s, want %s, rest/eu-1a, the bake's end", out.Verdict, out.Stage, out.WaitUntil, VerdictWaitBake)
 	}
 }
-
-func TestExecutionName(t *testing.T) {
-	if ExecutionName("r1", 1) != "r1" || ExecutionName("r1", 3) != "r1-3" {
-		t.Fatal("the first execution is named after the rollout, the next ones <id>-<n>")
-	}
-}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -18,7 +18,7 @@ type FleetLister interface {
 
 // FleetPlanner plans one fleet and kind.
 type FleetPlanner interface {
-	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (planner.Decision, error)
+	PlanFleet(ctx context.Context, fleet string, k policy.Kind) (plannertask.Reply, error)
 }
 
 // PlanAll is the scheduled planner run: every fleet of the applied revision,

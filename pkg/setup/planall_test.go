@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -18,12 +18,12 @@ func (twoFleets) Fleets(context.Context) ([]fleet.Fleet, string, error) {
 
 type plans []string
 
-func (p *plans) PlanFleet(_ context.Context, f string, k policy.Kind) (planner.Decision, error) {
+func (p *plans) PlanFleet(_ context.Context, f string, k policy.Kind) (plannertask.Reply, error) {
 	*p = append(*p, f+"/"+string(k))
 	if f == "edge" && k == policy.KindVersion {
-		return planner.Decision{}, errors.New("throttled")
+		return plannertask.Reply{}, errors.New("throttled")
 	}
-	return planner.Decision{}, nil
+	return plannertask.Reply{}, nil
 }
 
 func TestPlanAll_EveryFleetBothKinds_ErrorsDoNotStopOthers(t *testing.T) {

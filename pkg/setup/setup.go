@@ -18,7 +18,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/agentevent"
-	"github.com/myriarch/myriarch/pkg/api"
 	"github.com/myriarch/myriarch/pkg/assignment"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
@@ -29,6 +28,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/store"
 	"github.com/myriarch/myriarch/pkg/watchdog"
 )
@@ -159,8 +159,8 @@ func (d Deps) Engine() enginetask.Handler {
 
 // Planning runs the planner for a fleet and kind and starts the executions
 // of the rollouts it creates.
-func (d Deps) Planning(newID func() string) *api.LocalPlanning {
-	return &api.LocalPlanning{Planner: planner.Planner{Store: d.Store, Clock: d.Clock, NewID: newID, Liveness: d.Liveness}, Executors: d.Executors,
+func (d Deps) Planning(newID func() string) *plannertask.Runner {
+	return &plannertask.Runner{Planner: planner.Planner{Store: d.Store, Clock: d.Clock, NewID: newID, Liveness: d.Liveness}, Executors: d.Executors,
 		SFN: d.SFN, StateMachineArn: d.StateMachineArn, Tokens: d.Store, Log: d.Log, Metrics: d.Metrics}
 }
 

@@ -2,7 +2,6 @@ package watchdog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/myriarch/myriarch/pkg/emf"
-	"github.com/myriarch/myriarch/pkg/enginetask"
+	"github.com/myriarch/myriarch/pkg/execution"
 	"github.com/myriarch/myriarch/pkg/fleet"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
@@ -118,7 +117,7 @@ func (w Watchdog) check(ctx context.Context, fleetName string, k policy.Kind, re
 func (w Watchdog) describe(ctx context.Context, r rollout.Rollout) (ExecutionState, error) {
 	arn := r.ExecutionArn
 	if arn == "" {
-		arn = ExecutionArn(w.StateMachineArn, enginetask.ExecutionName(r.ID, 1))
+		arn = ExecutionArn(w.StateMachineArn, execution.Name(r.ID, 1))
 	}
 	out, err := w.SFN.DescribeExecution(ctx, &sfn.DescribeExecutionInput{ExecutionArn: aws.String(arn)})
 	var missing *types.ExecutionDoesNotExist
@@ -135,34 +134,9 @@ func (w Watchdog) describe(ctx context.Context, r rollout.Rollout) (ExecutionSta
 	return st, nil
 }
 
-// maxNames bounds the names tried: a name is taken only by an execution
-// that started and ended without recording itself.
-const maxNames = 5
-
-// resume starts the rollout's next execution, named as continue-as-new
-// names it, so that two watchdogs (or a watchdog and a late continue) start
-// it once: StartExecution with the name and input of a running execution
-// returns that execution.
+// resume starts the rollout's next execution (execution.Starter.Restart).
 func (w Watchdog) resume(ctx context.Context, r rollout.Rollout) (string, error) {
-	input, _ := json.Marshal(map[string]string{"rolloutId": r.ID})
-	var last error
-	for n := r.Executions + 1; n <= r.Executions+maxNames; n++ {
-		out, err := w.SFN.StartExecution(ctx, &sfn.StartExecutionInput{
-			StateMachineArn: aws.String(w.StateMachineArn),
-			Name:            aws.String(enginetask.ExecutionName(r.ID, n)),
-			Input:           aws.String(string(input)),
-		})
-		var taken *types.ExecutionAlreadyExists
-		if errors.As(err, &taken) {
-			last = err
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		return aws.ToString(out.ExecutionArn), nil
-	}
-	return "", last
+	return execution.Starter{SFN: w.SFN, StateMachineArn: w.StateMachineArn}.Restart(ctx, r.ID, r.Executions)
 }
 
 // ExecutionArn is the ARN of the execution name of a state machine.

@@ -37,6 +37,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store"
 )
@@ -123,7 +124,7 @@ func newEnv(t *testing.T) *env {
 	}
 	h, err := api.New(api.Deps{
 		Store: e.st, Actions: e.passer, SFN: e.sfn,
-		Planning: &api.LocalPlanning{Planner: planner.Planner{Store: e.st, Clock: e.clock, NewID: e.newID("r")}, Executors: e.passer.Executors},
+		Planning: &plannertask.Runner{Planner: planner.Planner{Store: e.st, Clock: e.clock, NewID: e.newID("r")}, Executors: e.passer.Executors},
 		Catalog:  api.StaticCatalog{Versions: []string{"0.161.0", "0.162.0"}},
 		Auth:     tt, Clock: e.clock, NewID: e.newID("req"),
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/planner"
+	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/rollout"
 	"github.com/myriarch/myriarch/pkg/store/memstore"
 )
@@ -76,7 +77,7 @@ func Start(t testing.TB, now time.Time, opts ...Option) *Server {
 	steps := noSteps{}
 	d := api.Deps{
 		Store: s.Store, Actions: s.passer, SFN: steps,
-		Planning: &api.LocalPlanning{Planner: planner.Planner{Store: s.Store, Clock: s.Now, NewID: s.newID("r")},
+		Planning: &plannertask.Runner{Planner: planner.Planner{Store: s.Store, Clock: s.Now, NewID: s.newID("r")},
 			Executors: registry, SFN: steps, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: s.Store},
 		Catalog: Releases, Auth: tokenTable(t), Clock: s.Now, NewID: s.newID("req"),
 	}
