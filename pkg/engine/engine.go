@@ -11,7 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// Input is everything one evaluation pass needs.
+// Input is everything one evaluation needs.
 type Input struct {
 	Rollout rollout.Rollout
 	Targets []rollout.Target       // every target of the rollout
@@ -64,7 +64,7 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Result of one pass: the new rollout, the targets that changed, the orders
+// Result of one evaluation: the new rollout, the targets that changed, the orders
 // to carry out and the next moment something can change without an event.
 type Result struct {
 	Rollout rollout.Rollout
@@ -79,13 +79,13 @@ type Result struct {
 	GatesDue []GateDue
 }
 
-// Changes reports whether the pass changed anything that must be stored.
+// Changes reports whether the evaluation changed anything that must be stored.
 func (r Result) Changes() bool {
 	return len(r.Changed) > 0 || len(r.Orders) > 0 || len(r.Events) > 0
 }
 
-// pass is the working state of one evaluation.
-type pass struct {
+// evaluation is the working state of one evaluation of a rollout.
+type evaluation struct {
 	now     time.Time
 	tz      string
 	live    agent.Liveness
@@ -104,8 +104,8 @@ type pass struct {
 	windowByZone map[*time.Location]zoneWindow
 }
 
-func newPass(in Input) *pass {
-	p := &pass{
+func newEvaluation(in Input) *evaluation {
+	e := &evaluation{
 		now:          in.Now,
 		tz:           in.ServerTimezone,
 		live:         in.Liveness,
@@ -116,70 +116,70 @@ func newPass(in Input) *pass {
 		changed:      make([]bool, len(in.Targets)),
 		dl:           deadline{now: in.Now},
 	}
-	return p
+	return e
 }
 
-func (p *pass) result() Result {
-	res := Result{Rollout: p.r, Orders: p.orders, Events: p.events, NextDeadline: p.dl.t, GatesDue: p.gatesDue}
-	for i, c := range p.changed {
+func (e *evaluation) result() Result {
+	res := Result{Rollout: e.r, Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue}
+	for i, c := range e.changed {
 		if c {
-			res.Changed = append(res.Changed, p.ts[i])
+			res.Changed = append(res.Changed, e.ts[i])
 		}
 	}
 	return res
 }
 
-func (p *pass) mark(i int) { p.changed[i] = true }
+func (e *evaluation) mark(i int) { e.changed[i] = true }
 
-func (p *pass) emit(typ, reason string) {
-	p.events = append(p.events, Event{Type: typ, Reason: reason})
+func (e *evaluation) emit(typ, reason string) {
+	e.events = append(e.events, Event{Type: typ, Reason: reason})
 }
 
-func (p *pass) order(k OrderKind, t rollout.Target, ref string) {
-	p.orders = append(p.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
+func (e *evaluation) order(k OrderKind, t rollout.Target, ref string) {
+	e.orders = append(e.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
 }
 
-func (p *pass) agent(id string) (agent.Agent, bool) {
-	a, ok := p.agents[id]
+func (e *evaluation) agent(id string) (agent.Agent, bool) {
+	a, ok := e.agents[id]
 	return a, ok
 }
 
 // online applies the liveness rule. An agent that counts as online only by
 // its reconnect grace is judged again when the grace ends, since no event
 // comes if it never reconnects.
-func (p *pass) online(a agent.Agent) bool {
-	online, graceEnd := p.live.Online(a, p.now)
-	p.dl.at(graceEnd)
+func (e *evaluation) online(a agent.Agent) bool {
+	online, graceEnd := e.live.Online(a, e.now)
+	e.dl.at(graceEnd)
 	return online
 }
 
-// Evaluate runs one pass over a rollout. Rollouts in a final status and in
+// Evaluate runs one evaluation of a rollout. Rollouts in a final status and in
 // failed are not evaluated: their targets stay as they are until a person acts.
 func Evaluate(in Input) Result {
-	p := newPass(in)
-	switch p.r.Status {
+	e := newEvaluation(in)
+	switch e.r.Status {
 	case rollout.RollingBack:
-		p.evaluateRollback()
+		e.evaluateRollback()
 	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
-		p.begin()
-		p.evaluateInFlight()
-		p.advanceWaves()
+		e.begin()
+		e.evaluateInFlight()
+		e.advanceWaves()
 	default:
-		return p.result()
+		return e.result()
 	}
-	p.deriveProgress()
-	return p.result()
+	e.deriveProgress()
+	return e.result()
 }
 
-// begin moves a pending rollout to running on its first pass; a rollout
+// begin moves a pending rollout to running on its first evaluation; a rollout
 // paused before it began starts when it is resumed.
-func (p *pass) begin() {
-	if p.r.StartedAt != nil || (p.r.Status != rollout.Pending && p.r.Status != rollout.Running) {
+func (e *evaluation) begin() {
+	if e.r.StartedAt != nil || (e.r.Status != rollout.Pending && e.r.Status != rollout.Running) {
 		return
 	}
-	p.r.Status = rollout.Running
-	p.r.StartedAt = timePtr(p.now)
-	p.emit("rollout.started", "")
+	e.r.Status = rollout.Running
+	e.r.StartedAt = timePtr(e.now)
+	e.emit("rollout.started", "")
 }
 
 func timePtr(t time.Time) *time.Time { return &t }

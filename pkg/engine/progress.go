@@ -10,23 +10,23 @@ import (
 // target. progress.Derive returns the previous value when nothing changed
 // and keeps final targets frozen, except while it follows a host-side
 // health check or rollback after the engine failed the target.
-func (p *pass) deriveProgress() {
-	if p.r.Kind != policy.KindVersion {
+func (e *evaluation) deriveProgress() {
+	if e.r.Kind != policy.KindVersion {
 		return
 	}
-	for i := range p.ts {
-		t := &p.ts[i]
+	for i := range e.ts {
+		t := &e.ts[i]
 		if t.StartedAt == nil {
 			continue
 		}
-		a := p.agents[t.AgentID]
-		next := progress.Derive(t.Progress, facts(p.r, *t), a, p.now)
+		a := e.agents[t.AgentID]
+		next := progress.Derive(t.Progress, facts(e.r, *t), a, e.now)
 		if next != t.Progress {
 			t.Progress = next
-			p.mark(i)
+			e.mark(i)
 		}
 		if next.Following() {
-			p.dl.at(*next.FollowUntil)
+			e.dl.at(*next.FollowUntil)
 		}
 	}
 }
