@@ -114,10 +114,10 @@ func Apply(in Input, req Request) (Result, error) {
 		e.r.Status = rollout.Paused
 		e.r.StatusReason = "paused by " + actorOr(req.Actor)
 		e.r.PausedByThreshold = false
-		e.emit("rollout.paused", e.r.StatusReason)
+		e.emit(rollout.EventPaused, e.r.StatusReason)
 	case ActionResume:
 		e.resume()
-		e.emit("rollout.resumed", "resumed by "+actorOr(req.Actor))
+		e.emit(rollout.EventResumed, "resumed by "+actorOr(req.Actor))
 	case ActionApprove:
 		err = e.approve(req)
 	case ActionReject:
@@ -132,7 +132,7 @@ func Apply(in Input, req Request) (Result, error) {
 				e.r.ID, e.r.Status, nothingToRetryHint(e.r.Status))
 		}
 		e.retryFailed()
-		e.emit("rollout.retried", "failed targets retried by "+actorOr(req.Actor))
+		e.emit(rollout.EventRetried, "failed targets retried by "+actorOr(req.Actor))
 	}
 	if err != nil {
 		return Result{}, err
@@ -157,7 +157,7 @@ func (e *evaluation) overrideFreezes(req Request) {
 		return
 	}
 	e.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: e.now, Reason: req.Reason}
-	e.emit("rollout.freeze_override", "freezes bypassed by "+actorOr(req.Actor))
+	e.emit(rollout.EventFreezeOverride, "freezes bypassed by "+actorOr(req.Actor))
 }
 
 func (r Request) identity() string {
@@ -261,7 +261,7 @@ func (e *evaluation) approve(req Request) error {
 		}
 	}
 	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), ActorID: id, At: e.now, Reason: req.Reason})
-	e.emit("rollout.approved", fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), e.required()))
+	e.emit(rollout.EventApproved, fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), e.required()))
 	if len(wave.Approvals) < e.required() {
 		e.r.StatusReason = e.approvalReason(req.Wave)
 		return nil
@@ -305,7 +305,7 @@ func (e *evaluation) reject(req Request) error {
 	if req.Reason != "" {
 		reason += ": " + req.Reason
 	}
-	e.emit("rollout.rejected", reason)
+	e.emit(rollout.EventRejected, reason)
 	e.failApproval(req.Wave, reason)
 	return nil
 }
@@ -329,7 +329,7 @@ func (e *evaluation) abort(actor string) {
 	e.r.StatusReason = "aborted by " + actorOr(actor)
 	e.r.FinishedAt = timePtr(e.now)
 	e.r.EndOpenWaves(e.now)
-	e.emit("rollout.aborted", e.r.StatusReason)
+	e.emit(rollout.EventAborted, e.r.StatusReason)
 }
 
 // anythingFailed reports whether retry-failed has something to run again:

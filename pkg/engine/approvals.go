@@ -16,7 +16,7 @@ func (e *evaluation) awaitApproval(w int) bool {
 	wave := &e.r.Waves[w]
 	if wave.Status != rollout.WaveWaitingApproval {
 		wave.Status, wave.WaitingSince = rollout.WaveWaitingApproval, timePtr(e.now)
-		e.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
+		e.emit(rollout.EventWaitingApproval, fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
 	}
 	if wave.WaitingSince == nil { // waiting since before approvals expired
 		wave.WaitingSince = timePtr(e.now)
@@ -25,7 +25,7 @@ func (e *evaluation) awaitApproval(w int) bool {
 		expiry := e.r.Policy.Approvals.Expiry
 		wave.Rejected = &rollout.Decision{By: ExpiredBy, At: e.now, Reason: ExpiredReason}
 		reason := fmt.Sprintf("the approval of wave %d %q expired after %s (%d of %d approvals)", w, wave.Name, expiry, len(wave.Approvals), e.required())
-		e.emit("rollout.approval_expired", reason)
+		e.emit(rollout.EventApprovalExpired, reason)
 		e.failApproval(w, reason)
 		return false
 	}

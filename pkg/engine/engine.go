@@ -60,7 +60,7 @@ type Order struct {
 
 // Event is a notification the rollout emits.
 type Event struct {
-	Type   string `json:"type"` // rollout.started, rollout.paused, rollout.resumed, rollout.completed, ...: the catalogue is pkg/notify
+	Type   string `json:"type"` // a rollout.Event* constant (rollout.started, rollout.paused, ...); pkg/notify's catalogue describes them
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -179,7 +179,7 @@ func (e *evaluation) begin() {
 	}
 	e.r.Status = rollout.Running
 	e.r.StartedAt = timePtr(e.now)
-	e.emit("rollout.started", "")
+	e.emit(rollout.EventStarted, "")
 }
 
 func timePtr(t time.Time) *time.Time { return &t }

@@ -23,7 +23,7 @@ func (e *evaluation) frozen(s int) bool {
 	if !held {
 		if st.Status == rollout.StageFrozen {
 			st.Status, st.Held = rollout.StagePending, ""
-			e.emit("rollout.unfrozen", fmt.Sprintf("stage %s is no longer held by a freeze", st.Name))
+			e.emit(rollout.EventUnfrozen, fmt.Sprintf("stage %s is no longer held by a freeze", st.Name))
 		}
 		if e.r.Status == rollout.Frozen {
 			e.r.Status, e.r.StatusReason = rollout.Running, ""
@@ -33,7 +33,7 @@ func (e *evaluation) frozen(s int) bool {
 	what := fmt.Sprintf("freeze %q (%s) until %s", h.Freeze.Name, h.Names(), h.Until.UTC().Format(time.RFC3339))
 	if st.Status != rollout.StageFrozen || st.Held != what {
 		st.Status, st.Held = rollout.StageFrozen, what
-		e.emit("rollout.frozen", fmt.Sprintf("stage %s held by %s", st.Name, what))
+		e.emit(rollout.EventFrozen, fmt.Sprintf("stage %s held by %s", st.Name, what))
 	}
 	e.r.Status = rollout.Frozen
 	e.r.StatusReason = fmt.Sprintf("stage %s held by %s", st.Name, what)

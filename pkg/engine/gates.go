@@ -60,7 +60,7 @@ func (e *evaluation) bake(s int) (passed bool) {
 	case gate.Failed:
 		reason := fmt.Sprintf("stage %s: gate red: %s", st.Name, st.Gate.Reason(h.FailuresToStop))
 		st.LastRed = st.Gate.LastRed
-		e.emit("rollout.gate_red", reason)
+		e.emit(rollout.EventGateRed, reason)
 		e.stopWave(st.Wave, s, reason)
 		return false
 	}
@@ -117,7 +117,7 @@ func (e *evaluation) batchGates(s int, current map[int]int) (allowed map[int]int
 		case gate.Failed:
 			reason := fmt.Sprintf("stage %s: batch gate of %s red: %s", st.Name, batchName(*ps, b-1), ps.Gate.Reason(fts))
 			st.LastRed = ps.Gate.LastRed
-			e.emit("rollout.gate_red", reason)
+			e.emit(rollout.EventGateRed, reason)
 			e.stopWave(st.Wave, s, reason)
 			return nil, false
 		default:

@@ -73,7 +73,7 @@ func (e *evaluation) beginRollback(reason string, queue []int) {
 	e.r.StatusReason = reason
 	e.r.RollbackStartedAt = timePtr(e.now)
 	e.r.RollbackQueue = queue
-	e.emit("rollout.rolling_back", reason)
+	e.emit(rollout.EventRollingBack, reason)
 	for i := range e.ts {
 		if e.ts[i].Status.NotStarted() {
 			e.cancel(i, "cancelled by the rollback")
@@ -153,7 +153,7 @@ func (e *evaluation) rollbackStep() bool {
 		e.r.FinishedAt = timePtr(e.now)
 		e.r.RollbackQueue = nil
 		e.r.EndOpenWaves(e.now)
-		e.emit("rollout.rolled_back", e.r.StatusReason)
+		e.emit(rollout.EventRolledBack, e.r.StatusReason)
 		return true
 	}
 	limit := e.r.RollbackStartedAt.Add(e.r.Policy.ApplyTimeout)

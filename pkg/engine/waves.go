@@ -75,7 +75,7 @@ func (e *evaluation) complete() {
 	e.r.Status = rollout.Completed
 	e.r.StatusReason = ""
 	e.r.FinishedAt = timePtr(e.now)
-	e.emit("rollout.completed", "")
+	e.emit(rollout.EventCompleted, "")
 }
 
 func (e *evaluation) waveSize(w int) int {
@@ -145,7 +145,7 @@ func (e *evaluation) runStages(w int) bool {
 				return false
 			}
 			st.Status, st.StartedAt = rollout.StageRunning, timePtr(e.now)
-			e.emit("rollout.stage_started", "stage "+st.Name)
+			e.emit(rollout.EventStageStarted, "stage "+st.Name)
 		}
 		if st.Status == rollout.StageRunning {
 			if !e.startBatches(w, s) {
@@ -201,7 +201,7 @@ func (e *evaluation) startBatches(w, s int) bool {
 func (e *evaluation) passStage(s int) {
 	e.r.Stages[s].Status = rollout.StagePassed
 	e.recordPassOutcomes(s)
-	e.emit("rollout.stage_passed", "stage "+e.r.Stages[s].Name)
+	e.emit(rollout.EventStagePassed, "stage "+e.r.Stages[s].Name)
 }
 
 // recordPassOutcomes gives each pass of the finished stage s that has no
@@ -352,13 +352,13 @@ func (e *evaluation) pause(reason string) {
 	e.r.Status = rollout.Paused
 	e.r.StatusReason = reason
 	e.r.PausedByThreshold = true
-	e.emit("rollout.paused", reason)
+	e.emit(rollout.EventPaused, reason)
 }
 
 func (e *evaluation) failRollout(reason string) {
 	e.r.Status = rollout.Failed
 	e.r.StatusReason = reason
-	e.emit("rollout.failed", reason)
+	e.emit(rollout.EventFailed, reason)
 }
 
 // startTargets starts the pending targets of a running wave that may start:
