@@ -189,11 +189,7 @@ func statusList(sts []rollout.Status) string {
 // each failed attempt is recorded per wave as <agentId>#<attempt> and no
 // longer counts toward the threshold. Waves failed by the threshold run again.
 func (e *evaluation) resume() {
-	for i := range e.ts {
-		t := e.ts[i]
-		if t.Status != rollout.TargetFailed {
-			continue
-		}
+	for _, t := range e.all.withStatus(rollout.TargetFailed) {
 		if e.r.AckedFailures == nil {
 			e.r.AckedFailures = map[int][]string{}
 		}
@@ -314,15 +310,12 @@ func (e *evaluation) reject(req Request) error {
 // targets that did start are cancelled too, since nothing evaluates an
 // aborted rollout any more (version executors get a Cancel).
 func (e *evaluation) abort(actor string) {
-	for i := range e.ts {
-		t := e.ts[i]
-		if !t.Status.Open() {
-			continue
-		}
+	open := e.all.filter(func(t *rollout.Target) bool { return t.Status.Open() })
+	for _, t := range open {
 		if t.Status == rollout.TargetInProgress && e.r.Kind == policy.KindVersion {
-			e.order(OrderCancel, t, t.ToRef)
+			e.order(OrderCancel, *t, t.ToRef)
 		}
-		e.cancel(i, "cancelled by abort")
+		e.cancel(t, "cancelled by abort")
 	}
 	e.r.EndPasses(e.ts, e.now)
 	e.r.Status = rollout.Aborted
@@ -337,10 +330,8 @@ func (e *evaluation) abort(actor string) {
 // gate), which fail without a failed target. Without one, retry-failed
 // would only change the rollout's status, a resume under another name.
 func (e *evaluation) anythingFailed() bool {
-	for _, t := range e.ts {
-		if t.Status == rollout.TargetFailed {
-			return true
-		}
+	if len(e.all.withStatus(rollout.TargetFailed)) > 0 {
+		return true
 	}
 	for _, w := range e.r.Waves {
 		if w.Status == rollout.WaveFailed {
@@ -370,17 +361,12 @@ func nothingToRetryHint(s rollout.Status) string {
 // retryFailed resets failed targets to pending with the next attempt, so a
 // new failure of the same agent counts toward the threshold again.
 func (e *evaluation) retryFailed() {
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.Status != rollout.TargetFailed {
-			continue
-		}
+	for _, t := range e.all.withStatus(rollout.TargetFailed) {
 		t.Status = rollout.TargetPending
 		t.Attempt++
 		t.Reason, t.ReasonCode = "", ""
 		t.StartedAt, t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil, nil
 		t.HealthyOnTarget, t.LastHealthy, t.Restarts = false, false, 0
-		e.mark(i)
 		if w := &e.r.Waves[t.Wave]; w.Status == rollout.WaveCompleted {
 			w.Status = rollout.WaveRunning
 			w.FinishedAt = nil

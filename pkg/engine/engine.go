@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
@@ -64,42 +65,72 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Result of one evaluation: the new rollout, the targets that changed, the orders
-// to carry out and the next moment something can change without an event.
+// Result of one evaluation: the new rollout, the targets that changed, the
+// orders to carry out and the next moment something can change without an
+// event.
 type Result struct {
 	Rollout rollout.Rollout
-	Changed []rollout.Target
-	Orders  []Order
-	Events  []Event
+	// RolloutChanged says whether the evaluation changed anything stored on
+	// the rollout item (its status and reason, waves, approvals, stages with
+	// their bakes, gates, cleared batches and holds, ...): an evaluation
+	// that changed no target and not the rollout writes nothing.
+	RolloutChanged bool
+	Changed        []rollout.Target
+	Orders         []Order
+	Events         []Event
 	// NextDeadline is zero when nothing changes without an agent event or a
 	// person (waiting for approval, paused with nothing in flight, final).
 	NextDeadline time.Time
 	// GatesDue lists the gates whose reading is due now: the adapter reads
 	// them, records the readings and evaluates again.
 	GatesDue []GateDue
+	// Started counts the targets the evaluation started; Held, the targets
+	// that could have started and were held back, by what held them. With
+	// the rest they make the evaluation's log line (Fields).
+	Started int
+	Held    Held
 }
 
-// Changes reports whether the evaluation changed anything that must be stored.
+// Held counts the targets of a running wave that had not started and were
+// held back in one evaluation, by the rule that held them. A target is
+// counted once, under the first rule that held it.
+type Held struct {
+	Window         int // outside every maintenance window of its zone
+	Offline        int // its agent is offline, within offlineGracePeriod
+	MaxConcurrent  int // maxConcurrent targets were in flight already
+	MaxUnavailable int // a later batch of its pass (maxUnavailable targets at a time)
+	BatchGate      int // in the batch after one whose batch gate is still reading
+	Freeze         int // its stage waits for a freeze to end
+}
+
+// Changes reports whether the evaluation changed a target, ordered or
+// emitted anything.
 func (r Result) Changes() bool {
 	return len(r.Changed) > 0 || len(r.Orders) > 0 || len(r.Events) > 0
 }
 
 // evaluation is the working state of one evaluation of a rollout.
 type evaluation struct {
-	now     time.Time
-	tz      string
-	live    agent.Liveness
-	r       rollout.Rollout
-	ts      []rollout.Target
-	agents  map[string]agent.Agent
-	changed []bool
-	orders  []Order
-	events  []Event
-	dl      deadline
+	now  time.Time
+	tz   string
+	live agent.Liveness
+	// in is the rollout and targets as they came: the result compares
+	// with them to tell what changed.
+	in     Input
+	inR    rollout.Rollout // in.Rollout as r began: cloneRollout(in.Rollout)
+	r      rollout.Rollout
+	ts     []rollout.Target // the working copy of in.Targets
+	all    targets          // every target of ts
+	agents map[string]agent.Agent
+	orders []Order
+	events []Event
+	dl     deadline
 	// gatesDue collects the gates to read (GateDue).
 	gatesDue []GateDue
 	// execFailures are Input.ExecutorFailures.
 	execFailures map[string]ExecutorFailure
+	started      int
+	held         Held
 
 	windowByZone map[*time.Location]zoneWindow
 }
@@ -109,27 +140,25 @@ func newEvaluation(in Input) *evaluation {
 		now:          in.Now,
 		tz:           in.ServerTimezone,
 		live:         in.Liveness,
+		in:           in,
+		inR:          cloneRollout(in.Rollout),
 		r:            cloneRollout(in.Rollout),
 		ts:           append([]rollout.Target(nil), in.Targets...),
 		agents:       in.Agents,
 		execFailures: in.ExecutorFailures,
-		changed:      make([]bool, len(in.Targets)),
 		dl:           deadline{now: in.Now},
 	}
+	e.all = targetsOf(e.ts)
 	return e
 }
 
 func (e *evaluation) result() Result {
-	res := Result{Rollout: e.r, Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue}
-	for i, c := range e.changed {
-		if c {
-			res.Changed = append(res.Changed, e.ts[i])
-		}
+	return Result{
+		Rollout: e.r, RolloutChanged: !reflect.DeepEqual(e.inR, e.r), Changed: changedTargets(e.in.Targets, e.ts),
+		Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue,
+		Started: e.started, Held: e.held,
 	}
-	return res
 }
-
-func (e *evaluation) mark(i int) { e.changed[i] = true }
 
 func (e *evaluation) emit(typ, reason string) {
 	e.events = append(e.events, Event{Type: typ, Reason: reason})

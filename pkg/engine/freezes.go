@@ -54,11 +54,8 @@ func (e *evaluation) stageRegions(s int) []string {
 		return out
 	}
 	attr := e.r.Policy.Topology.RegionAttribute
-	for i := range e.ts {
-		if e.ts[i].Stage != s {
-			continue
-		}
-		if r := e.agents[e.ts[i].AgentID].Attributes[attr]; r != "" && !slices.Contains(out, r) {
+	for _, t := range e.all.inStage(s) {
+		if r := e.agents[t.AgentID].Attributes[attr]; r != "" && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

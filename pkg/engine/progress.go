@@ -14,17 +14,9 @@ func (e *evaluation) deriveProgress() {
 	if e.r.Kind != policy.KindVersion {
 		return
 	}
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.StartedAt == nil {
-			continue
-		}
-		a := e.agents[t.AgentID]
-		next := progress.Derive(t.Progress, facts(e.r, *t), a, e.now)
-		if next != t.Progress {
-			t.Progress = next
-			e.mark(i)
-		}
+	for _, t := range e.all.withStartedAt() {
+		next := progress.Derive(t.Progress, facts(e.r, *t), e.agents[t.AgentID], e.now)
+		t.Progress = next
 		if next.Following() {
 			e.dl.at(*next.FollowUntil)
 		}

@@ -74,10 +74,8 @@ func (e *evaluation) beginRollback(reason string, queue []int) {
 	e.r.RollbackStartedAt = timePtr(e.now)
 	e.r.RollbackQueue = queue
 	e.emit(rollout.EventRollingBack, reason)
-	for i := range e.ts {
-		if e.ts[i].Status.NotStarted() {
-			e.cancel(i, "cancelled by the rollback")
-		}
+	for _, t := range e.all.notStarted() {
+		e.cancel(t, "cancelled by the rollback")
 	}
 	switch {
 	case queue == nil:
@@ -97,17 +95,12 @@ func (e *evaluation) resetUnit(u int) {
 // state; agents that moved to another fleet are not touched and become
 // skipped.
 func (e *evaluation) reset(in func(*rollout.Target) bool) {
-	for i := range e.ts {
-		t := &e.ts[i]
-		if !t.Status.Started() || !in(t) {
-			continue
-		}
+	for _, t := range e.all.started().filter(in) {
 		if a, ok := e.agent(t.AgentID); !ok || a.Fleet != e.r.Fleet {
-			e.skip(i, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
+			e.skip(t, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
 			continue
 		}
 		t.RollbackAt = timePtr(e.now)
-		e.mark(i)
 		e.order(OrderReset, *t, t.FromRef)
 	}
 }
@@ -125,19 +118,14 @@ func (e *evaluation) evaluateRollback() {
 // unit of the queue, which is evaluated at once.
 func (e *evaluation) rollbackStep() bool {
 	done := true
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.RollbackAt == nil || t.Status == rollout.TargetRolledBack || t.Status == rollout.TargetSkipped {
-			continue
-		}
+	for _, t := range e.all.filter(resetNotBack) {
 		a, ok := e.agent(t.AgentID)
 		switch {
 		case !ok || a.Fleet != e.r.Fleet:
-			e.skip(i, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
+			e.skip(t, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
 		case backOnFrom(e.r.Kind, *t, a):
 			t.Status = rollout.TargetRolledBack
 			t.FinishedAt = timePtr(e.now)
-			e.mark(i)
 		default:
 			done = false
 		}
@@ -165,6 +153,12 @@ func (e *evaluation) rollbackStep() bool {
 	return true
 }
 
+// resetNotBack: the rollback reset the target, which is not back yet (nor
+// skipped for leaving the fleet).
+func resetNotBack(t *rollout.Target) bool {
+	return t.RollbackAt != nil && t.Status != rollout.TargetRolledBack && t.Status != rollout.TargetSkipped
+}
+
 func backOnFrom(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	if k == policy.KindVersion {
 		return a.ServiceVersion == t.FromRef
@@ -172,10 +166,8 @@ func backOnFrom(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	return a.RemoteConfig.Hash == t.FromRef && a.RemoteConfig.Status == agent.ConfigApplied
 }
 
-func (e *evaluation) cancel(i int, reason string) {
-	t := &e.ts[i]
+func (e *evaluation) cancel(t *rollout.Target, reason string) {
 	t.Status = rollout.TargetCancelled
 	t.Reason = reason
 	t.FinishedAt = timePtr(e.now)
-	e.mark(i)
 }

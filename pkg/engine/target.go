@@ -34,12 +34,12 @@ const RestartTolerance = 2 * time.Minute
 // It runs while the rollout is paused or waits for approval too: a target in
 // its health wait is evaluated to the end.
 func (e *evaluation) evaluateInFlight() {
-	for i := range e.ts {
-		switch e.ts[i].Status {
+	for _, t := range e.all.inFlight() {
+		switch t.Status {
 		case rollout.TargetInProgress:
-			e.evaluateInProgress(i)
+			e.evaluateInProgress(t)
 		case rollout.TargetVerifying:
-			e.evaluateVerifying(i)
+			e.evaluateVerifying(t)
 		}
 	}
 }
@@ -49,27 +49,26 @@ func (e *evaluation) evaluateInFlight() {
 // here: an update restarts the collector. A success the collector reports
 // wins over a failure the executor reports in the same evaluation, as it wins
 // over INSTALL_FAILED: the version is what counts.
-func (e *evaluation) evaluateInProgress(i int) {
-	t := &e.ts[i]
+func (e *evaluation) evaluateInProgress(t *rollout.Target) {
 	a, ok := e.agent(t.AgentID)
 	timeout := t.StartedAt.Add(e.r.Policy.ApplyTimeout)
 	if ok {
 		if reported, at := successReported(e.r.Kind, *t, a); reported {
-			e.verify(i, a, at)
-			e.evaluateVerifying(i)
+			e.verify(t, a, at)
+			e.evaluateVerifying(t)
 			return
 		}
 		if msg := applyFailure(e.r.Kind, *t, a); msg != "" {
-			e.fail(i, FailApplyFailed, msg)
+			e.fail(t, FailApplyFailed, msg)
 			return
 		}
 	}
 	if f, ok := e.execFailures[t.AgentID]; ok && t.ExternalRef != "" && f.ExternalRef == t.ExternalRef {
-		e.fail(i, FailExecutorJob, f.Reason)
+		e.fail(t, FailExecutorJob, f.Reason)
 		return
 	}
 	if !e.now.Before(timeout) {
-		e.fail(i, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", e.r.Policy.ApplyTimeout))
+		e.fail(t, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", e.r.Policy.ApplyTimeout))
 		return
 	}
 	if ok && e.r.Kind == policy.KindConfig && a.DesiredHash != t.ToRef {
@@ -116,8 +115,7 @@ func reportedBefore(since time.Time, t rollout.Target) bool {
 	return t.Attempt > 1 && !since.IsZero() && t.StartedAt != nil && since.Before(*t.StartedAt)
 }
 
-func (e *evaluation) verify(i int, a agent.Agent, reportedAt time.Time) {
-	t := &e.ts[i]
+func (e *evaluation) verify(t *rollout.Target, a agent.Agent, reportedAt time.Time) {
 	t.Status = rollout.TargetVerifying
 	t.VerifiedAt = timePtr(e.now)
 	if reportedAt.IsZero() || reportedAt.After(e.now) {
@@ -126,7 +124,6 @@ func (e *evaluation) verify(i int, a agent.Agent, reportedAt time.Time) {
 	t.ReportedAt = timePtr(reportedAt)
 	t.VersionAtVerify = a.ServiceVersion
 	t.HealthyOnTarget, t.LastHealthy, t.Restarts = false, false, 0
-	e.mark(i)
 }
 
 // evaluateVerifying applies the health wait: the target succeeds when the agent
@@ -134,18 +131,17 @@ func (e *evaluation) verify(i int, a agent.Agent, reportedAt time.Time) {
 // An agent that does not declare ReportsHealth (the opamp-go example agent)
 // has no health to judge: it succeeds on its connection and reports alone,
 // online and still on the target through the health wait.
-func (e *evaluation) evaluateVerifying(i int) {
-	t := &e.ts[i]
+func (e *evaluation) evaluateVerifying(t *rollout.Target) {
 	a, ok := e.agent(t.AgentID)
 	switch {
 	case !ok || !e.online(a):
-		e.fail(i, FailOffline, "the agent went offline during the health wait")
+		e.fail(t, FailOffline, "the agent went offline during the health wait")
 		return
 	case !stillOnTarget(e.r.Kind, *t, a):
-		e.fail(i, FailTargetLost, "the agent no longer reports the target "+refNoun(e.r.Kind))
+		e.fail(t, FailTargetLost, "the agent no longer reports the target "+refNoun(e.r.Kind))
 		return
 	case e.r.Kind == policy.KindConfig && t.VersionAtVerify != "" && a.ServiceVersion != t.VersionAtVerify:
-		e.fail(i, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
+		e.fail(t, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
 		return
 	}
 	h := healthJudgement{healthy: true}
@@ -153,15 +149,15 @@ func (e *evaluation) evaluateVerifying(i int) {
 		h = e.judgeHealth(*t, a.Health)
 	}
 	if h.failCode != "" {
-		e.fail(i, h.failCode, h.reason)
+		e.fail(t, h.failCode, h.reason)
 		return
 	}
-	if e.trackRestarts(i, h) {
+	if e.trackRestarts(t, h) {
 		return
 	}
 	end := t.VerifiedAt.Add(e.r.Policy.HealthWait)
 	if h.healthy && !e.now.Before(end) {
-		e.succeed(i)
+		e.succeed(t)
 		return
 	}
 	e.dl.at(end)
@@ -240,39 +236,32 @@ func (e *evaluation) judgeHealth(t rollout.Target, h agent.Health) healthJudgeme
 // trackRestarts detects crash loops of version rollouts: once healthy on the
 // new version, a fall back to a start-up report is a restart; one restart is
 // allowed (a configuration applied after the update), a second fails.
-func (e *evaluation) trackRestarts(i int, h healthJudgement) (failed bool) {
-	t := &e.ts[i]
+func (e *evaluation) trackRestarts(t *rollout.Target, h healthJudgement) (failed bool) {
 	if e.r.Kind != policy.KindVersion {
 		return false
 	}
 	switch {
 	case h.healthy && !t.LastHealthy:
 		t.HealthyOnTarget, t.LastHealthy = true, true
-		e.mark(i)
 	case h.startup && t.LastHealthy:
 		t.LastHealthy = false
 		t.Restarts++
-		e.mark(i)
 		if t.Restarts > 1 {
-			e.fail(i, FailCrashLoop, fmt.Sprintf("crash loop: the collector restarted %d times after it was healthy on the new version", t.Restarts))
+			e.fail(t, FailCrashLoop, fmt.Sprintf("crash loop: the collector restarted %d times after it was healthy on the new version", t.Restarts))
 			return true
 		}
 	}
 	return false
 }
 
-func (e *evaluation) succeed(i int) {
-	t := &e.ts[i]
+func (e *evaluation) succeed(t *rollout.Target) {
 	t.Status = rollout.TargetSucceeded
 	t.FinishedAt = timePtr(e.now)
-	e.mark(i)
 }
 
-func (e *evaluation) fail(i int, code, reason string) {
-	t := &e.ts[i]
+func (e *evaluation) fail(t *rollout.Target, code, reason string) {
 	t.Status = rollout.TargetFailed
 	t.ReasonCode = code
 	t.Reason = reason
 	t.FinishedAt = timePtr(e.now)
-	e.mark(i)
 }

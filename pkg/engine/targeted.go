@@ -41,10 +41,8 @@ func EvaluateTargets(in Input) (res Result, ok bool) {
 	default:
 		return e.result(), true // final or failed: nothing is evaluated
 	}
-	for _, t := range e.ts {
-		if !t.Status.Final() && t.Status != rollout.TargetInProgress && t.Status != rollout.TargetVerifying {
-			return Result{}, false
-		}
+	if len(e.all.notStarted()) > 0 {
+		return Result{}, false
 	}
 	e.evaluateInFlight()
 	e.orders = slices.DeleteFunc(e.orders, func(o Order) bool { return o.Kind == OrderStart }) // only starts ordered again come out of evaluateInFlight
@@ -55,27 +53,8 @@ func EvaluateTargets(in Input) (res Result, ok bool) {
 			return Result{}, false
 		}
 	}
-	if len(res.Orders) > 0 || len(res.Events) > 0 || len(res.GatesDue) > 0 || !sameWaves(in.Rollout, res.Rollout) {
+	if len(res.Orders) > 0 || len(res.Events) > 0 || len(res.GatesDue) > 0 || res.RolloutChanged {
 		return Result{}, false
 	}
 	return res, true
-}
-
-// sameWaves reports whether the statuses of the rollout, its waves and
-// stages are as they were: the targeted step must not change them.
-func sameWaves(a, b rollout.Rollout) bool {
-	if a.Status != b.Status || len(a.Waves) != len(b.Waves) || len(a.Stages) != len(b.Stages) {
-		return false
-	}
-	for i := range a.Waves {
-		if a.Waves[i].Status != b.Waves[i].Status {
-			return false
-		}
-	}
-	for i := range a.Stages {
-		if a.Stages[i].Status != b.Stages[i].Status {
-			return false
-		}
-	}
-	return true
 }

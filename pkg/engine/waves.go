@@ -49,7 +49,7 @@ func (e *evaluation) openWave(w int) bool {
 	if e.r.Status == rollout.Paused {
 		return false
 	}
-	if e.waveSize(w) == 0 {
+	if len(e.all.inWave(w)) == 0 {
 		wave.Status = rollout.WaveSkipped
 		return true
 	}
@@ -78,16 +78,6 @@ func (e *evaluation) complete() {
 	e.emit(rollout.EventCompleted, "")
 }
 
-func (e *evaluation) waveSize(w int) int {
-	n := 0
-	for i := range e.ts {
-		if e.ts[i].Wave == w {
-			n++
-		}
-	}
-	return n
-}
-
 // runWave checks the threshold, starts what may start and reports whether
 // every target of the wave is final (and, with stages, every stage passed).
 func (e *evaluation) runWave(w int) bool {
@@ -111,15 +101,11 @@ func (e *evaluation) startWave(w int) bool {
 	if len(e.r.Stages) > 0 {
 		return e.runStages(w)
 	}
+	wave := e.all.inWave(w)
 	if e.r.Status == rollout.Running {
-		e.startTargets(w, *e.r.Waves[w].StartedAt, nil)
+		e.startTargets(wave, *e.r.Waves[w].StartedAt)
 	}
-	for i := range e.ts {
-		if e.ts[i].Wave == w && !e.ts[i].Status.Final() {
-			return false
-		}
-	}
-	return true
+	return wave.allFinal()
 }
 
 // runStages walks the stages of wave w in order. A stage starts when the
@@ -142,16 +128,17 @@ func (e *evaluation) runStages(w int) bool {
 				return false // paused: no new stage begins
 			}
 			if e.frozen(s) {
+				e.held.Freeze += len(e.all.inStage(s).notStarted())
 				return false
 			}
 			st.Status, st.StartedAt = rollout.StageRunning, timePtr(e.now)
 			e.emit(rollout.EventStageStarted, "stage "+st.Name)
 		}
 		if st.Status == rollout.StageRunning {
-			if !e.startBatches(w, s) {
+			if !e.startBatches(s) {
 				return false
 			}
-			if !e.stageFinal(s) {
+			if !e.all.inStage(s).allFinal() {
 				return false
 			}
 			st.FinishedAt = timePtr(e.now)
@@ -177,24 +164,41 @@ func (e *evaluation) runStages(w int) bool {
 // startBatches starts what may start in the current batch of every pass
 // of stage s. A start step can end a batch by itself, when it skips the
 // last of its targets (offline beyond the grace period, or gone from the
-// fleet): the next batch then starts in the same evaluation, since nothing else
-// would wake the rollout for it. Each round moves a pass on by one batch
-// or stops, so the rounds are bounded by the batches. It reports false
-// when a red batch gate failed the wave.
-func (e *evaluation) startBatches(w, s int) bool {
+// fleet): the next batch then starts in the same evaluation, since nothing
+// else would wake the rollout for it. Each round moves a pass on by one
+// batch or stops, so the rounds are bounded by the batches. It reports
+// false when a red batch gate failed the wave.
+func (e *evaluation) startBatches(s int) bool {
 	st := &e.r.Stages[s]
+	stage := e.all.inStage(s)
+	var allowed map[int]int
 	for e.r.Status == rollout.Running {
-		current := e.currentBatches(s)
-		allowed, ok := e.batchGates(s, current)
-		if !ok {
+		current := stage.currentBatches()
+		var ok bool
+		if allowed, ok = e.batchGates(s, current); !ok {
 			return false
 		}
-		e.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == allowed[t.Pass] })
-		if maps.Equal(current, e.currentBatches(s)) {
+		e.startTargets(stage.inBatches(allowed), *st.StartedAt)
+		if maps.Equal(current, stage.currentBatches()) {
 			break
 		}
 	}
+	e.countBatchHolds(stage, allowed)
 	return true
+}
+
+// countBatchHolds counts the targets of a stage that wait for their batch:
+// behind a batch gate that is still reading (allowed -1 for their pass), or
+// behind the batch in flight (maxUnavailable).
+func (e *evaluation) countBatchHolds(stage targets, allowed map[int]int) {
+	for _, t := range stage.notStarted() {
+		switch b, ok := allowed[t.Pass]; {
+		case ok && b < 0:
+			e.held.BatchGate++
+		case !ok || b != t.Batch:
+			e.held.MaxUnavailable++
+		}
+	}
 }
 
 // passStage marks stage s passed: the next one may start.
@@ -224,40 +228,6 @@ func (e *evaluation) waveBake(w int) time.Duration {
 	return 0
 }
 
-// currentBatches gives, per pass of stage s, the batch that may start:
-// the batch in flight, if one is, else the lowest batch with a target that
-// is not final. A target that retry-failed sent back to an earlier batch
-// waits until the batch in flight is final: one batch (maxUnavailable
-// targets) at a time, whatever order the batches come back in.
-func (e *evaluation) currentBatches(s int) map[int]int {
-	current, flying := map[int]int{}, map[int]int{}
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.Stage != s || t.Status.Final() {
-			continue
-		}
-		if b, ok := current[t.Pass]; !ok || t.Batch < b {
-			current[t.Pass] = t.Batch
-		}
-		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
-			if b, ok := flying[t.Pass]; !ok || t.Batch < b {
-				flying[t.Pass] = t.Batch
-			}
-		}
-	}
-	maps.Copy(current, flying)
-	return current
-}
-
-func (e *evaluation) stageFinal(s int) bool {
-	for i := range e.ts {
-		if e.ts[i].Stage == s && !e.ts[i].Status.Final() {
-			return false
-		}
-	}
-	return true
-}
-
 // failStages marks the stages of wave w that were running as failed, when
 // the wave failed.
 func (e *evaluation) failStages(w int) {
@@ -273,7 +243,7 @@ func (e *evaluation) failStages(w int) {
 // threshold, and pauses or rolls back the rollout per onFailure. Before it,
 // the wave that cannot continue at all makes the rollout failed.
 func (e *evaluation) checkThreshold(w int) bool {
-	c := e.classify(w)
+	c := e.all.inWave(w).classify(e.ackedSet(w))
 	wave := &e.r.Waves[w]
 	if c.cannotContinue() {
 		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(e.now)
@@ -281,59 +251,16 @@ func (e *evaluation) checkThreshold(w int) bool {
 		e.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
 		return true
 	}
-	if !ThresholdReached(e.r.Policy.FailureThreshold, c.failed, c.total) {
+	if !ThresholdReached(e.r.Policy.FailureThreshold, len(c.failed), len(c.all)) {
 		return false
 	}
 	failed := e.failedUnit(w)
-	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
+	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, len(c.failed), len(c.all))
 	if s := e.stageName(failed); s != "" {
 		reason += " in stage " + s
 	}
 	e.stopWave(w, failed, reason)
 	return true
-}
-
-// waveCounts partitions the targets of a wave for the failure rules.
-type waveCounts struct {
-	total          int
-	notStarted     int // pending or waiting for a window: they may still start
-	started        int
-	failed         int // unacknowledged failures
-	executorFailed int // of those, failed in the executor's Start or Validate
-}
-
-func (e *evaluation) classify(w int) waveCounts {
-	var c waveCounts
-	acked := e.ackedSet(w)
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.Wave != w {
-			continue
-		}
-		c.total++
-		if t.Status.NotStarted() {
-			c.notStarted++
-		}
-		if t.StartedAt != nil {
-			c.started++
-		}
-		if t.Status == rollout.TargetFailed && !acked[t.AttemptKey()] {
-			c.failed++
-			if t.ReasonCode == FailExecutor {
-				c.executorFailed++
-			}
-		}
-	}
-	return c
-}
-
-// cannotContinue: no target of the wave can still start, and every one that
-// started failed in the executor (a misconfigured executor fails all it
-// touches). While targets remain that may start, a failed Start is one
-// failure among others and counts toward the threshold: with maxConcurrent 1
-// a transient error of the first Start must not fail the whole rollout.
-func (c waveCounts) cannotContinue() bool {
-	return c.notStarted == 0 && c.started > 0 && c.executorFailed == c.started
 }
 
 func (e *evaluation) ackedSet(w int) map[string]bool {
@@ -361,86 +288,79 @@ func (e *evaluation) failRollout(reason string) {
 	e.emit(rollout.EventFailed, reason)
 }
 
-// startTargets starts the pending targets of a running wave that may start:
-// the agent is online, a maintenance window is open, maxConcurrent is not
-// exhausted (0 = unlimited), and, with stages, allow says the target is in
-// the current batch of its pass. Offline targets wait offlineGracePeriod
-// from since: the start of the wave, or of the stage in a rollout with
-// stages (a later stage may begin long after its wave did).
-func (e *evaluation) startTargets(w int, since time.Time, allow func(*rollout.Target) bool) {
-	pol := e.r.Policy
-	active := e.inFlight()
-	zones := pol.Zones(e.tz)
-	for i := range e.ts {
-		t := &e.ts[i]
-		if t.Wave != w || !t.Status.NotStarted() || (allow != nil && !allow(t)) {
+// startTargets starts the targets of ts that have not started and may
+// start: the agent is online, a maintenance window is open and
+// maxConcurrent is not exhausted (0 = unlimited). The caller gives the
+// targets of a running wave, or, with stages, those of the current batch
+// of each pass. Offline targets wait offlineGracePeriod from since: the
+// start of the wave, or of the stage in a rollout with stages (a later
+// stage may begin long after its wave did).
+func (e *evaluation) startTargets(ts targets, since time.Time) {
+	active := len(e.all.inFlight())
+	for _, t := range ts.notStarted() {
+		if e.holdBack(t, since, active) {
 			continue
 		}
-		a, ok := e.agent(t.AgentID)
-		if !ok || a.Fleet != e.r.Fleet {
-			e.skip(i, SkipLeftFleet, "the agent is no longer a member of the fleet")
-			continue
-		}
-		if len(pol.MaintenanceWindows) > 0 {
-			if open, next := e.window(zones.Resolve(a)); !open {
-				e.setStatus(i, rollout.TargetWaitingWindow)
-				e.dl.at(next)
-				continue
-			}
-		}
-		if !e.online(a) {
-			graceEnd := since.Add(pol.OfflineGracePeriod)
-			if !e.now.Before(graceEnd) {
-				e.skip(i, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
-				continue
-			}
-			e.setStatus(i, rollout.TargetPending)
-			e.dl.at(graceEnd)
-			continue
-		}
-		if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
-			e.setStatus(i, rollout.TargetPending)
-			continue
-		}
-		e.start(i)
+		e.start(t)
 		active++
 	}
 }
 
-func (e *evaluation) inFlight() int {
-	n := 0
-	for i := range e.ts {
-		if s := e.ts[i].Status; s == rollout.TargetInProgress || s == rollout.TargetVerifying {
-			n++
+// holdBack applies the rules of a start to target t, which has not
+// started, in order: a target whose agent left the fleet is skipped, one
+// outside its maintenance windows waits for the next, one whose agent is
+// offline waits until since + offlineGracePeriod and is then skipped, and
+// one beyond maxConcurrent waits. It reports whether t stays back, and
+// counts what held it (Held). Example: offlineGracePeriod 15m, the wave
+// began at 12:00 → an offline agent holds its target until 12:15.
+func (e *evaluation) holdBack(t *rollout.Target, since time.Time, active int) bool {
+	pol := e.r.Policy
+	a, ok := e.agent(t.AgentID)
+	if !ok || a.Fleet != e.r.Fleet {
+		e.skip(t, SkipLeftFleet, "the agent is no longer a member of the fleet")
+		return true
+	}
+	if len(pol.MaintenanceWindows) > 0 {
+		if open, next := e.window(pol.Zones(e.tz).Resolve(a)); !open {
+			t.Status = rollout.TargetWaitingWindow
+			e.dl.at(next)
+			e.held.Window++
+			return true
 		}
 	}
-	return n
+	if !e.online(a) {
+		graceEnd := since.Add(pol.OfflineGracePeriod)
+		if !e.now.Before(graceEnd) {
+			e.skip(t, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
+			return true
+		}
+		t.Status = rollout.TargetPending
+		e.dl.at(graceEnd)
+		e.held.Offline++
+		return true
+	}
+	if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
+		t.Status = rollout.TargetPending
+		e.held.MaxConcurrent++
+		return true
+	}
+	return false
 }
 
-func (e *evaluation) start(i int) {
-	t := &e.ts[i]
+func (e *evaluation) start(t *rollout.Target) {
 	t.Status = rollout.TargetInProgress
 	t.StartedAt = timePtr(e.now)
 	t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil
-	e.mark(i)
 	e.order(OrderStart, *t, t.ToRef)
 	e.dl.at(e.now.Add(e.r.Policy.ApplyTimeout))
+	e.started++
 }
 
-func (e *evaluation) setStatus(i int, s rollout.TargetStatus) {
-	if e.ts[i].Status != s {
-		e.ts[i].Status = s
-		e.mark(i)
-	}
-}
-
-func (e *evaluation) skip(i int, code, reason string) {
-	t := &e.ts[i]
+func (e *evaluation) skip(t *rollout.Target, code, reason string) {
 	t.Status = rollout.TargetSkipped
 	t.ReasonCode = code
 	t.Reason = reason
 	t.FinishedAt = timePtr(e.now)
-	e.mark(i)
 }
 
 // window says whether a maintenance window is open now in zone loc and, if
