@@ -54,7 +54,7 @@ func TestResult_Fields(t *testing.T) {
 		{name: "a later batch waits (maxUnavailable)", run: func(t *testing.T) Result {
 			f := stagedFixture(t)
 			f.tick()
-			f.settle() // the canary succeeds: rest/r1a starts a1, a2 waits for batch 1
+			f.settle() // the canary succeeds: rest/r1a starts its batch 0, batch 1 waits
 			return f.last
 		}, want: map[string]any{"started": 1, "heldByMaxUnavailable": 1}},
 		{name: "a batch gate is still reading", run: func(t *testing.T) Result {
@@ -65,8 +65,8 @@ func TestResult_Fields(t *testing.T) {
 			})
 			f.tick()
 			f.settle()
-			f.toNext() // the canary's bake ends: zones/r1a starts a1
-			f.settle() // a1 succeeds: a2 waits for the batch gate of batch 0
+			f.toNext() // the canary's bake ends: zones/r1a starts its batch 0
+			f.settle() // batch 0 succeeds: batch 1 waits for its batch gate
 			return f.last
 		}, want: map[string]any{"heldByBatchGate": 1}},
 		{name: "a freeze holds the stage", run: func(t *testing.T) Result {
