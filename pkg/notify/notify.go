@@ -24,8 +24,8 @@ import (
 const Source = "myriarch"
 
 // Event types the adapters emit themselves (the engine emits the other
-// constants of pkg/rollout): an engine error the state machine caught, and the planner's
-// replacement of a rollout whose target changed.
+// constants of pkg/rollout): an engine error the state machine caught, and
+// the planner's replacement of a rollout whose target changed.
 const (
 	TypeFailed     = rollout.EventFailed
 	TypeSuperseded = rollout.EventSuperseded
