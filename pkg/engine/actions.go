@@ -100,47 +100,47 @@ func Apply(in Input, req Request) (Result, error) {
 		return Result{}, refuse(CodeUnknownAction, "unknown action %q; the actions are pause, resume, approve, reject, abort, rollback and retry-failed", req.Action)
 	}
 	if overrideOnly(req, in.Rollout.Status) {
-		p := newPass(in)
-		p.overrideFreezes(req)
-		return p.result(), nil
+		e := newEvaluation(in)
+		e.overrideFreezes(req)
+		return e.result(), nil
 	}
 	if !Allowed(req.Action, in.Rollout.Status) {
 		return Result{}, refuse(CodeNotAllowed, "cannot %s a rollout that is %s (allowed when %s)", req.Action, in.Rollout.Status, statusList(sts))
 	}
-	p := newPass(in)
+	e := newEvaluation(in)
 	var err error
 	switch req.Action {
 	case ActionPause:
-		p.r.Status = rollout.Paused
-		p.r.StatusReason = "paused by " + actorOr(req.Actor)
-		p.r.PausedByThreshold = false
-		p.emit("rollout.paused", p.r.StatusReason)
+		e.r.Status = rollout.Paused
+		e.r.StatusReason = "paused by " + actorOr(req.Actor)
+		e.r.PausedByThreshold = false
+		e.emit(rollout.EventPaused, e.r.StatusReason)
 	case ActionResume:
-		p.resume()
-		p.emit("rollout.resumed", "resumed by "+actorOr(req.Actor))
+		e.resume()
+		e.emit(rollout.EventResumed, "resumed by "+actorOr(req.Actor))
 	case ActionApprove:
-		err = p.approve(req)
+		err = e.approve(req)
 	case ActionReject:
-		err = p.reject(req)
+		err = e.reject(req)
 	case ActionAbort:
-		p.abort(req.Actor)
+		e.abort(req.Actor)
 	case ActionRollback:
-		p.startRollback("rollback requested by " + actorOr(req.Actor))
+		e.startRollback("rollback requested by " + actorOr(req.Actor))
 	case ActionRetryFailed:
-		if !p.anythingFailed() {
+		if !e.anythingFailed() {
 			return Result{}, refuse(CodeNothingToRetry, "rollout %s has no failed targets, waves or stages to retry; it is %s%s",
-				p.r.ID, p.r.Status, nothingToRetryHint(p.r.Status))
+				e.r.ID, e.r.Status, nothingToRetryHint(e.r.Status))
 		}
-		p.retryFailed()
-		p.emit("rollout.retried", "failed targets retried by "+actorOr(req.Actor))
+		e.retryFailed()
+		e.emit(rollout.EventRetried, "failed targets retried by "+actorOr(req.Actor))
 	}
 	if err != nil {
 		return Result{}, err
 	}
 	if req.FreezeOverride && (req.Action == ActionResume || req.Action == ActionApprove) {
-		p.overrideFreezes(req)
+		e.overrideFreezes(req)
 	}
-	return p.result(), nil
+	return e.result(), nil
 }
 
 // overrideOnly: resume with freezeOverride on a frozen rollout (or a running
@@ -152,12 +152,12 @@ func overrideOnly(req Request, s rollout.Status) bool {
 
 // overrideFreezes bypasses the freezes for the rest of the rollout; the
 // first override is kept (and audited by the adapter).
-func (p *pass) overrideFreezes(req Request) {
-	if p.r.FreezeOverride != nil {
+func (e *evaluation) overrideFreezes(req Request) {
+	if e.r.FreezeOverride != nil {
 		return
 	}
-	p.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: p.now, Reason: req.Reason}
-	p.emit("rollout.freeze_override", "freezes bypassed by "+actorOr(req.Actor))
+	e.r.FreezeOverride = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: e.now, Reason: req.Reason}
+	e.emit(rollout.EventFreezeOverride, "freezes bypassed by "+actorOr(req.Actor))
 }
 
 func (r Request) identity() string {
@@ -188,31 +188,27 @@ func statusList(sts []rollout.Status) string {
 // resume continues a paused rollout and acknowledges the failures so far:
 // each failed attempt is recorded per wave as <agentId>#<attempt> and no
 // longer counts toward the threshold. Waves failed by the threshold run again.
-func (p *pass) resume() {
-	for i := range p.ts {
-		t := p.ts[i]
-		if t.Status != rollout.TargetFailed {
-			continue
+func (e *evaluation) resume() {
+	for _, t := range e.all.withStatus(rollout.TargetFailed) {
+		if e.r.AckedFailures == nil {
+			e.r.AckedFailures = map[int][]string{}
 		}
-		if p.r.AckedFailures == nil {
-			p.r.AckedFailures = map[int][]string{}
-		}
-		if !contains(p.r.AckedFailures[t.Wave], t.AttemptKey()) {
-			p.r.AckedFailures[t.Wave] = append(p.r.AckedFailures[t.Wave], t.AttemptKey())
+		if !contains(e.r.AckedFailures[t.Wave], t.AttemptKey()) {
+			e.r.AckedFailures[t.Wave] = append(e.r.AckedFailures[t.Wave], t.AttemptKey())
 		}
 	}
-	p.reopenFailedWaves()
-	p.r.Status = rollout.Running
-	p.r.StatusReason = ""
-	p.r.PausedByThreshold = false
+	e.reopenFailedWaves()
+	e.r.Status = rollout.Running
+	e.r.StatusReason = ""
+	e.r.PausedByThreshold = false
 }
 
 // reopenFailedWaves runs failed waves again. A failed stage runs again
 // too: its bake and gate begin afresh once its targets are final. A wave
 // stopped by a rejected or expired approval waits for a new approval.
-func (p *pass) reopenFailedWaves() {
-	for w := range p.r.Waves {
-		wave := &p.r.Waves[w]
+func (e *evaluation) reopenFailedWaves() {
+	for w := range e.r.Waves {
+		wave := &e.r.Waves[w]
 		if wave.Status != rollout.WaveFailed {
 			continue
 		}
@@ -221,8 +217,8 @@ func (p *pass) reopenFailedWaves() {
 			wave.Status, wave.Rejected, wave.Approvals, wave.WaitingSince = rollout.WavePending, nil, nil, nil
 		}
 	}
-	for s := range p.r.Stages {
-		if st := &p.r.Stages[s]; st.Status == rollout.StageFailed && p.r.Waves[st.Wave].Status != rollout.WaveFailed {
+	for s := range e.r.Stages {
+		if st := &e.r.Stages[s]; st.Status == rollout.StageFailed && e.r.Waves[st.Wave].Status != rollout.WaveFailed {
 			st.Status, st.FinishedAt, st.BakeUntil, st.Gate = rollout.StageRunning, nil, nil, nil
 			for i := range st.Passes {
 				st.Passes[i].Outcome = "" // the pass runs again and finishes anew
@@ -246,29 +242,29 @@ func contains(xs []string, x string) bool {
 // approve records one approval of wave w, which must be waiting for it:
 // not by the rollout's creator, once per actor; the wave is released when
 // policy approvals.required distinct actors approved it.
-func (p *pass) approve(req Request) error {
-	wave, err := p.waitingWave(req.Wave)
+func (e *evaluation) approve(req Request) error {
+	wave, err := e.waitingWave(req.Wave)
 	if err != nil {
 		return err
 	}
 	id := req.identity()
-	if id != "" && (id == p.r.CreatedBy || slices.Contains(req.Creators, id)) {
+	if id != "" && (id == e.r.CreatedBy || slices.Contains(req.Creators, id)) {
 		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", actorOr(req.Actor), req.Wave, wave.Name)
 	}
 	for _, a := range wave.Approvals {
 		if a.ActorID == id {
-			return refuse(CodeWaveApproved, "wave %d %q is already approved by %s; it needs %d distinct approvers", req.Wave, wave.Name, actorOr(req.Actor), p.required())
+			return refuse(CodeWaveApproved, "wave %d %q is already approved by %s; it needs %d distinct approvers", req.Wave, wave.Name, actorOr(req.Actor), e.required())
 		}
 	}
-	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), ActorID: id, At: p.now, Reason: req.Reason})
-	p.emit("rollout.approved", fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), p.required()))
-	if len(wave.Approvals) < p.required() {
-		p.r.StatusReason = p.approvalReason(req.Wave)
+	wave.Approvals = append(wave.Approvals, rollout.Decision{By: actorOr(req.Actor), ActorID: id, At: e.now, Reason: req.Reason})
+	e.emit(rollout.EventApproved, fmt.Sprintf("wave %d %q approved by %s (%d of %d)", req.Wave, wave.Name, actorOr(req.Actor), len(wave.Approvals), e.required()))
+	if len(wave.Approvals) < e.required() {
+		e.r.StatusReason = e.approvalReason(req.Wave)
 		return nil
 	}
 	wave.Approved = true
-	if p.r.Status == rollout.WaitingApproval {
-		p.r.Status, p.r.StatusReason = rollout.Running, ""
+	if e.r.Status == rollout.WaitingApproval {
+		e.r.Status, e.r.StatusReason = rollout.Running, ""
 	}
 	return nil
 }
@@ -276,78 +272,73 @@ func (p *pass) approve(req Request) error {
 // waitingWave is wave w when it waits for approval; the first approval that
 // releases it wins, later ones are refused (the store's conditional write
 // makes concurrent ones re-read).
-func (p *pass) waitingWave(w int) (*rollout.Wave, error) {
-	if w < 0 || w >= len(p.r.Waves) {
-		return nil, refuse(CodeWaveNotFound, "the rollout has no wave %d (waves are numbered 0 to %d)", w, len(p.r.Waves)-1)
+func (e *evaluation) waitingWave(w int) (*rollout.Wave, error) {
+	if w < 0 || w >= len(e.r.Waves) {
+		return nil, refuse(CodeWaveNotFound, "the rollout has no wave %d (waves are numbered 0 to %d)", w, len(e.r.Waves)-1)
 	}
-	wave := &p.r.Waves[w]
+	wave := &e.r.Waves[w]
 	if wave.Approved {
 		return nil, refuse(CodeWaveApproved, "wave %d %q is already approved", w, wave.Name)
 	}
 	if wave.Status != rollout.WaveWaitingApproval {
 		return nil, refuse(CodeWaveNotApprovable, "wave %d %q is %s, not waiting_approval", w, wave.Name, wave.Status)
 	}
-	if p.approvalExpired(*wave) {
-		return nil, refuse(CodeApprovalExpired, "the approval of wave %d %q expired at %s", w, wave.Name, wave.WaitingSince.Add(p.r.Policy.Approvals.Expiry).UTC().Format(time.RFC3339))
+	if e.approvalExpired(*wave) {
+		return nil, refuse(CodeApprovalExpired, "the approval of wave %d %q expired at %s", w, wave.Name, wave.WaitingSince.Add(e.r.Policy.Approvals.Expiry).UTC().Format(time.RFC3339))
 	}
 	return wave, nil
 }
 
 // reject refuses the approval wave w waits for: the wave fails and
 // onFailure applies (pause, or a rollback).
-func (p *pass) reject(req Request) error {
-	wave, err := p.waitingWave(req.Wave)
+func (e *evaluation) reject(req Request) error {
+	wave, err := e.waitingWave(req.Wave)
 	if err != nil {
 		return err
 	}
-	wave.Rejected = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: p.now, Reason: req.Reason}
+	wave.Rejected = &rollout.Decision{By: actorOr(req.Actor), ActorID: req.identity(), At: e.now, Reason: req.Reason}
 	reason := fmt.Sprintf("wave %d %q rejected by %s", req.Wave, wave.Name, actorOr(req.Actor))
 	if req.Reason != "" {
 		reason += ": " + req.Reason
 	}
-	p.emit("rollout.rejected", reason)
-	p.failApproval(req.Wave, reason)
+	e.emit(rollout.EventRejected, reason)
+	e.failApproval(req.Wave, reason)
 	return nil
 }
 
 // abort stops the rollout. Targets that have not started are cancelled; open
 // targets that did start are cancelled too, since nothing evaluates an
 // aborted rollout any more (version executors get a Cancel).
-func (p *pass) abort(actor string) {
-	for i := range p.ts {
-		t := p.ts[i]
-		if !t.Status.Open() {
-			continue
+func (e *evaluation) abort(actor string) {
+	open := e.all.filter(func(t *rollout.Target) bool { return t.Status.Open() })
+	for _, t := range open {
+		if t.Status == rollout.TargetInProgress && e.r.Kind == policy.KindVersion {
+			e.order(OrderCancel, *t, t.ToRef)
 		}
-		if t.Status == rollout.TargetInProgress && p.r.Kind == policy.KindVersion {
-			p.order(OrderCancel, t, t.ToRef)
-		}
-		p.cancel(i, "cancelled by abort")
+		e.cancel(t, "cancelled by abort")
 	}
-	p.r.EndPasses(p.ts, p.now)
-	p.r.Status = rollout.Aborted
-	p.r.StatusReason = "aborted by " + actorOr(actor)
-	p.r.FinishedAt = timePtr(p.now)
-	p.r.EndOpenWaves(p.now)
-	p.emit("rollout.aborted", p.r.StatusReason)
+	e.r.EndPasses(e.ts, e.now)
+	e.r.Status = rollout.Aborted
+	e.r.StatusReason = "aborted by " + actorOr(actor)
+	e.r.FinishedAt = timePtr(e.now)
+	e.r.EndOpenWaves(e.now)
+	e.emit(rollout.EventAborted, e.r.StatusReason)
 }
 
 // anythingFailed reports whether retry-failed has something to run again:
 // a failed target, or a failed wave or stage (a rejected approval, a red
 // gate), which fail without a failed target. Without one, retry-failed
 // would only change the rollout's status, a resume under another name.
-func (p *pass) anythingFailed() bool {
-	for _, t := range p.ts {
-		if t.Status == rollout.TargetFailed {
-			return true
-		}
+func (e *evaluation) anythingFailed() bool {
+	if len(e.all.withStatus(rollout.TargetFailed)) > 0 {
+		return true
 	}
-	for _, w := range p.r.Waves {
+	for _, w := range e.r.Waves {
 		if w.Status == rollout.WaveFailed {
 			return true
 		}
 	}
-	for _, st := range p.r.Stages {
+	for _, st := range e.r.Stages {
 		if st.Status == rollout.StageFailed {
 			return true
 		}
@@ -369,28 +360,23 @@ func nothingToRetryHint(s rollout.Status) string {
 
 // retryFailed resets failed targets to pending with the next attempt, so a
 // new failure of the same agent counts toward the threshold again.
-func (p *pass) retryFailed() {
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Status != rollout.TargetFailed {
-			continue
-		}
+func (e *evaluation) retryFailed() {
+	for _, t := range e.all.withStatus(rollout.TargetFailed) {
 		t.Status = rollout.TargetPending
 		t.Attempt++
 		t.Reason, t.ReasonCode = "", ""
 		t.StartedAt, t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil, nil
 		t.HealthyOnTarget, t.LastHealthy, t.Restarts = false, false, 0
-		p.mark(i)
-		if w := &p.r.Waves[t.Wave]; w.Status == rollout.WaveCompleted {
+		if w := &e.r.Waves[t.Wave]; w.Status == rollout.WaveCompleted {
 			w.Status = rollout.WaveRunning
 			w.FinishedAt = nil
 		}
-		p.reopenStageOf(*t)
+		e.reopenStageOf(*t)
 	}
-	p.reopenFailedWaves()
-	p.r.Status = rollout.Running
-	p.r.StatusReason = ""
-	p.r.PausedByThreshold = false
+	e.reopenFailedWaves()
+	e.r.Status = rollout.Running
+	e.r.StatusReason = ""
+	e.r.PausedByThreshold = false
 }
 
 // reopenStageOf runs the stage of a retried target again when it had
@@ -398,11 +384,11 @@ func (p *pass) retryFailed() {
 // is running until the target is final, then bakes and reads its gate
 // anew, and the target's pass will gain a new outcome. A failed stage is
 // reopened by reopenFailedWaves.
-func (p *pass) reopenStageOf(t rollout.Target) {
-	if t.Stage >= len(p.r.Stages) {
+func (e *evaluation) reopenStageOf(t rollout.Target) {
+	if t.Stage >= len(e.r.Stages) {
 		return
 	}
-	st := &p.r.Stages[t.Stage]
+	st := &e.r.Stages[t.Stage]
 	if st.Status != rollout.StagePassed && st.Status != rollout.StageBaking {
 		return
 	}

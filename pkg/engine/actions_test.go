@@ -54,9 +54,9 @@ func TestApply_RefusedWithCode(t *testing.T) {
 		req  Request
 		code string
 	}{
-		{Request{Action: "restart"}, CodeUnknownAction},
-		{Request{Action: ActionPause}, CodeNotAllowed},
-		{Request{Action: ActionResume}, CodeNotAllowed},
+		{req: Request{Action: "restart"}, code: CodeUnknownAction},
+		{req: Request{Action: ActionPause}, code: CodeNotAllowed},
+		{req: Request{Action: ActionResume}, code: CodeNotAllowed},
 	}
 	for _, c := range cases {
 		err := f.act(c.req)
@@ -196,12 +196,12 @@ func TestRetryFailed_OldFailureReportDoesNotFailTheNewAttempt(t *testing.T) {
 		kind policy.Kind
 		fail func(f *fixture)
 	}{
-		{policy.KindVersion, func(f *fixture) {
+		{kind: policy.KindVersion, fail: func(f *fixture) {
 			f.update("a", func(a *agent.Agent) {
 				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed, Since: f.now}
 			})
 		}},
-		{policy.KindConfig, func(f *fixture) {
+		{kind: policy.KindConfig, fail: func(f *fixture) {
 			f.update("a", func(a *agent.Agent) {
 				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Since: f.now}
 			})

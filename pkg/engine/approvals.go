@@ -12,26 +12,26 @@ import (
 // or its approval expires (policy approvals.expiry from the moment it began
 // to wait): an expiry stops the wave like a rejection, and onFailure
 // applies. It reports false: the walk stops at this wave.
-func (p *pass) awaitApproval(w int) bool {
-	wave := &p.r.Waves[w]
+func (e *evaluation) awaitApproval(w int) bool {
+	wave := &e.r.Waves[w]
 	if wave.Status != rollout.WaveWaitingApproval {
-		wave.Status, wave.WaitingSince = rollout.WaveWaitingApproval, timePtr(p.now)
-		p.emit("rollout.waiting_approval", fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
+		wave.Status, wave.WaitingSince = rollout.WaveWaitingApproval, timePtr(e.now)
+		e.emit(rollout.EventWaitingApproval, fmt.Sprintf("wave %d %q requires approval", w, wave.Name))
 	}
 	if wave.WaitingSince == nil { // waiting since before approvals expired
-		wave.WaitingSince = timePtr(p.now)
+		wave.WaitingSince = timePtr(e.now)
 	}
-	if p.approvalExpired(*wave) {
-		expiry := p.r.Policy.Approvals.Expiry
-		wave.Rejected = &rollout.Decision{By: ExpiredBy, At: p.now, Reason: ExpiredReason}
-		reason := fmt.Sprintf("the approval of wave %d %q expired after %s (%d of %d approvals)", w, wave.Name, expiry, len(wave.Approvals), p.required())
-		p.emit("rollout.approval_expired", reason)
-		p.failApproval(w, reason)
+	if e.approvalExpired(*wave) {
+		expiry := e.r.Policy.Approvals.Expiry
+		wave.Rejected = &rollout.Decision{By: ExpiredBy, At: e.now, Reason: ExpiredReason}
+		reason := fmt.Sprintf("the approval of wave %d %q expired after %s (%d of %d approvals)", w, wave.Name, expiry, len(wave.Approvals), e.required())
+		e.emit(rollout.EventApprovalExpired, reason)
+		e.failApproval(w, reason)
 		return false
 	}
-	p.dl.at(wave.WaitingSince.Add(p.r.Policy.Approvals.Expiry))
-	p.r.Status = rollout.WaitingApproval
-	p.r.StatusReason = p.approvalReason(w)
+	e.dl.at(wave.WaitingSince.Add(e.r.Policy.Approvals.Expiry))
+	e.r.Status = rollout.WaitingApproval
+	e.r.StatusReason = e.approvalReason(w)
 	return false
 }
 
@@ -40,12 +40,12 @@ func (p *pass) awaitApproval(w int) bool {
 // them: the approval guards the next wave that has targets, so an empty
 // wave does not take it along when it is skipped. Example: canary → eu (no
 // agents) → rest with approvalsBetween [canary]: rest waits for approval.
-func (p *pass) approvalBetween(w int) bool {
+func (e *evaluation) approvalBetween(w int) bool {
 	for i := w - 1; i >= 0; i-- {
-		if slices.Contains(p.r.Policy.ApprovalsBetween, p.r.Waves[i].Name) {
+		if slices.Contains(e.r.Policy.ApprovalsBetween, e.r.Waves[i].Name) {
 			return true
 		}
-		if p.r.Waves[i].Status != rollout.WaveSkipped {
+		if e.r.Waves[i].Status != rollout.WaveSkipped {
 			return false
 		}
 	}
@@ -66,18 +66,18 @@ func StoppedByExpiry(w rollout.Wave) bool {
 	return d != nil && d.By == ExpiredBy && d.ActorID == "" && d.Reason == ExpiredReason
 }
 
-func (p *pass) approvalExpired(w rollout.Wave) bool {
-	e := p.r.Policy.Approvals.Expiry
-	return e > 0 && w.WaitingSince != nil && !p.now.Before(w.WaitingSince.Add(e))
+func (e *evaluation) approvalExpired(w rollout.Wave) bool {
+	expiry := e.r.Policy.Approvals.Expiry
+	return expiry > 0 && w.WaitingSince != nil && !e.now.Before(w.WaitingSince.Add(expiry))
 }
 
 // required is approvals.required, at least 1 (rollouts stored before the
 // field existed have 0).
-func (p *pass) required() int { return max(p.r.Policy.Approvals.Required, 1) }
+func (e *evaluation) required() int { return max(e.r.Policy.Approvals.Required, 1) }
 
-func (p *pass) approvalReason(w int) string {
-	wave := p.r.Waves[w]
-	if n := p.required(); n > 1 {
+func (e *evaluation) approvalReason(w int) string {
+	wave := e.r.Waves[w]
+	if n := e.required(); n > 1 {
 		return fmt.Sprintf("wave %d %q waits for approval (%d of %d)", w, wave.Name, len(wave.Approvals), n)
 	}
 	return fmt.Sprintf("wave %d %q waits for approval", w, wave.Name)
@@ -88,24 +88,24 @@ func (p *pass) approvalReason(w int) string {
 // before it, so rollback-wave returns the last stage (or wave) that ran
 // before w (a skipped wave did not run), and rollback-all that one and
 // every passed one before it.
-func (p *pass) failApproval(w int, reason string) {
-	p.stopWave(w, p.lastUnitBefore(w), reason)
+func (e *evaluation) failApproval(w int, reason string) {
+	e.stopWave(w, e.lastUnitBefore(w), reason)
 }
 
 // lastUnitBefore is the last stage, or without stages the last wave, that
 // ran before wave w; -1 when none did (the rollback then finds nothing to
 // return).
-func (p *pass) lastUnitBefore(w int) int {
-	if len(p.r.Stages) > 0 {
-		for s := len(p.r.Stages) - 1; s >= 0; s-- {
-			if st := p.r.Stages[s]; st.Wave < w && st.StartedAt != nil {
+func (e *evaluation) lastUnitBefore(w int) int {
+	if len(e.r.Stages) > 0 {
+		for s := len(e.r.Stages) - 1; s >= 0; s-- {
+			if st := e.r.Stages[s]; st.Wave < w && st.StartedAt != nil {
 				return s
 			}
 		}
 		return -1
 	}
 	for i := w - 1; i >= 0; i-- {
-		if p.r.Waves[i].StartedAt != nil {
+		if e.r.Waves[i].StartedAt != nil {
 			return i
 		}
 	}

@@ -4,7 +4,7 @@ import "time"
 
 // deadline keeps the earliest moment after now at which the rollout can
 // change without an agent event or a person. Moments at or before now are
-// dropped: the pass already acted on them, and a deadline in the past would
+// dropped: the evaluation already acted on them, and a deadline in the past would
 // make the state machine evaluate again at once, in a loop, until something
 // changes (a collector still starting after its health wait ended, say).
 type deadline struct {

@@ -5,13 +5,14 @@
 package engine
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// Input is everything one evaluation pass needs.
+// Input is everything one evaluation needs.
 type Input struct {
 	Rollout rollout.Rollout
 	Targets []rollout.Target       // every target of the rollout
@@ -60,126 +61,154 @@ type Order struct {
 
 // Event is a notification the rollout emits.
 type Event struct {
-	Type   string `json:"type"` // rollout.started, rollout.paused, rollout.resumed, rollout.completed, ...: the catalogue is pkg/notify
+	Type   string `json:"type"` // a rollout.Event* constant (rollout.started, rollout.paused, ...); pkg/notify's catalogue describes them
 	Reason string `json:"reason,omitempty"`
 }
 
-// Result of one pass: the new rollout, the targets that changed, the orders
-// to carry out and the next moment something can change without an event.
+// Result of one evaluation: the new rollout, the targets that changed, the
+// orders to carry out and the next moment something can change without an
+// event.
 type Result struct {
 	Rollout rollout.Rollout
-	Changed []rollout.Target
-	Orders  []Order
-	Events  []Event
+	// RolloutChanged says whether the evaluation changed anything stored on
+	// the rollout item (its status and reason, waves, approvals, stages with
+	// their bakes, gates, cleared batches and holds, ...): an evaluation
+	// that changed no target and not the rollout writes nothing.
+	RolloutChanged bool
+	Changed        []rollout.Target
+	Orders         []Order
+	Events         []Event
 	// NextDeadline is zero when nothing changes without an agent event or a
 	// person (waiting for approval, paused with nothing in flight, final).
 	NextDeadline time.Time
 	// GatesDue lists the gates whose reading is due now: the adapter reads
 	// them, records the readings and evaluates again.
 	GatesDue []GateDue
+	// Started counts the targets the evaluation started; Held, the targets
+	// that could have started and were held back, by what held them. With
+	// the rest they make the evaluation's log line (Fields).
+	Started int
+	Held    Held
 }
 
-// Changes reports whether the pass changed anything that must be stored.
+// Held counts the targets of a running wave that had not started and were
+// held back in one evaluation, by the rule that held them. A target is
+// counted once, under the first rule that held it.
+type Held struct {
+	Window         int // outside every maintenance window of its zone
+	Offline        int // its agent is offline, within offlineGracePeriod
+	MaxConcurrent  int // maxConcurrent targets were in flight already
+	MaxUnavailable int // a later batch of its pass (maxUnavailable targets at a time)
+	BatchGate      int // in the batch after one whose batch gate is still reading
+	Freeze         int // its stage waits for a freeze to end
+}
+
+// Changes reports whether the evaluation changed a target, ordered or
+// emitted anything.
 func (r Result) Changes() bool {
 	return len(r.Changed) > 0 || len(r.Orders) > 0 || len(r.Events) > 0
 }
 
-// pass is the working state of one evaluation.
-type pass struct {
-	now     time.Time
-	tz      string
-	live    agent.Liveness
-	r       rollout.Rollout
-	ts      []rollout.Target
-	agents  map[string]agent.Agent
-	changed []bool
-	orders  []Order
-	events  []Event
-	dl      deadline
+// evaluation is the working state of one evaluation of a rollout.
+type evaluation struct {
+	now  time.Time
+	tz   string
+	live agent.Liveness
+	// in is the rollout and targets as they came: the result compares
+	// with them to tell what changed.
+	in     Input
+	inR    rollout.Rollout // in.Rollout as r began: cloneRollout(in.Rollout)
+	r      rollout.Rollout
+	ts     []rollout.Target // the working copy of in.Targets
+	all    targets          // every target of ts
+	agents map[string]agent.Agent
+	orders []Order
+	events []Event
+	dl     deadline
 	// gatesDue collects the gates to read (GateDue).
 	gatesDue []GateDue
 	// execFailures are Input.ExecutorFailures.
 	execFailures map[string]ExecutorFailure
+	started      int
+	held         Held
 
 	windowByZone map[*time.Location]zoneWindow
 }
 
-func newPass(in Input) *pass {
-	p := &pass{
+func newEvaluation(in Input) *evaluation {
+	e := &evaluation{
 		now:          in.Now,
 		tz:           in.ServerTimezone,
 		live:         in.Liveness,
+		in:           in,
+		inR:          cloneRollout(in.Rollout),
 		r:            cloneRollout(in.Rollout),
 		ts:           append([]rollout.Target(nil), in.Targets...),
 		agents:       in.Agents,
 		execFailures: in.ExecutorFailures,
-		changed:      make([]bool, len(in.Targets)),
 		dl:           deadline{now: in.Now},
 	}
-	return p
+	e.all = targetsOf(e.ts)
+	return e
 }
 
-func (p *pass) result() Result {
-	res := Result{Rollout: p.r, Orders: p.orders, Events: p.events, NextDeadline: p.dl.t, GatesDue: p.gatesDue}
-	for i, c := range p.changed {
-		if c {
-			res.Changed = append(res.Changed, p.ts[i])
-		}
+func (e *evaluation) result() Result {
+	return Result{
+		Rollout: e.r, RolloutChanged: !reflect.DeepEqual(e.inR, e.r), Changed: changedTargets(e.in.Targets, e.ts),
+		Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue,
+		Started: e.started, Held: e.held,
 	}
-	return res
 }
 
-func (p *pass) mark(i int) { p.changed[i] = true }
-
-func (p *pass) emit(typ, reason string) {
-	p.events = append(p.events, Event{Type: typ, Reason: reason})
+func (e *evaluation) emit(typ, reason string) {
+	e.events = append(e.events, Event{Type: typ, Reason: reason})
 }
 
-func (p *pass) order(k OrderKind, t rollout.Target, ref string) {
-	p.orders = append(p.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
+func (e *evaluation) order(k OrderKind, t rollout.Target, ref string) {
+	e.orders = append(e.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
 }
 
-func (p *pass) agent(id string) (agent.Agent, bool) {
-	a, ok := p.agents[id]
+func (e *evaluation) agent(id string) (agent.Agent, bool) {
+	a, ok := e.agents[id]
 	return a, ok
 }
 
 // online applies the liveness rule. An agent that counts as online only by
 // its reconnect grace is judged again when the grace ends, since no event
 // comes if it never reconnects.
-func (p *pass) online(a agent.Agent) bool {
-	online, graceEnd := p.live.Online(a, p.now)
-	p.dl.at(graceEnd)
+func (e *evaluation) online(a agent.Agent) bool {
+	online, graceEnd := e.live.Online(a, e.now)
+	e.dl.at(graceEnd)
 	return online
 }
 
-// Evaluate runs one pass over a rollout. Rollouts in a final status and in
+// Evaluate runs one evaluation of a rollout. Rollouts in a final status and in
 // failed are not evaluated: their targets stay as they are until a person acts.
 func Evaluate(in Input) Result {
-	p := newPass(in)
-	switch p.r.Status {
+	e := newEvaluation(in)
+	switch e.r.Status {
 	case rollout.RollingBack:
-		p.evaluateRollback()
+		e.evaluateRollback()
 	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
-		p.begin()
-		p.evaluateInFlight()
-		p.advanceWaves()
+		e.begin()
+		e.evaluateInFlight()
+		e.advanceWaves()
 	default:
-		return p.result()
+		return e.result()
 	}
-	p.deriveProgress()
-	return p.result()
+	e.deriveProgress()
+	return e.result()
 }
 
-// begin moves a pending rollout to running on its first pass; a rollout
+// begin moves a pending rollout to running on its first evaluation; a rollout
 // paused before it began starts when it is resumed.
-func (p *pass) begin() {
-	if p.r.StartedAt != nil || (p.r.Status != rollout.Pending && p.r.Status != rollout.Running) {
+func (e *evaluation) begin() {
+	if e.r.StartedAt != nil || (e.r.Status != rollout.Pending && e.r.Status != rollout.Running) {
 		return
 	}
-	p.r.Status = rollout.Running
-	p.r.StartedAt = timePtr(p.now)
-	p.emit("rollout.started", "")
+	e.r.Status = rollout.Running
+	e.r.StartedAt = timePtr(e.now)
+	e.emit(rollout.EventStarted, "")
 }
 
 func timePtr(t time.Time) *time.Time { return &t }

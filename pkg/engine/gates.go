@@ -22,15 +22,15 @@ type GateDue struct {
 const StageGate = -1
 
 // health is the rollout's gate, or nil.
-func (p *pass) health() *policy.Health { return p.r.Policy.Health }
+func (e *evaluation) health() *policy.Health { return e.r.Policy.Health }
 
 // beginBake starts the bake of stage s after its last target became final:
 // BakeUntil, and the gate when the policy has health checks.
-func (p *pass) beginBake(s int, bake time.Duration) {
-	st := &p.r.Stages[s]
-	since := WholeSecondAfter(p.now)
+func (e *evaluation) beginBake(s int, bake time.Duration) {
+	st := &e.r.Stages[s]
+	since := WholeSecondAfter(e.now)
 	st.Status, st.BakeUntil = rollout.StageBaking, timePtr(since.Add(bake))
-	if h := p.health(); h != nil {
+	if h := e.health(); h != nil {
 		g := gate.Begin(since, bake, h.Interval, true)
 		if st.Gate != nil {
 			// The stage bakes again after stragglers or a retried target
@@ -44,42 +44,42 @@ func (p *pass) beginBake(s int, bake time.Duration) {
 
 // bake evaluates a baking stage: it reports whether the stage passed, and
 // fails the wave with onFailure when its gate turned red.
-func (p *pass) bake(s int) (passed bool) {
-	st := &p.r.Stages[s]
+func (e *evaluation) bake(s int) (passed bool) {
+	st := &e.r.Stages[s]
 	if st.Gate == nil {
-		if p.now.Before(*st.BakeUntil) {
-			p.dl.at(*st.BakeUntil)
+		if e.now.Before(*st.BakeUntil) {
+			e.dl.at(*st.BakeUntil)
 			return false
 		}
 		return true
 	}
-	h := p.health()
-	switch st.Gate.Verdict(h.FailuresToStop, p.now) {
+	h := e.health()
+	switch st.Gate.Verdict(h.FailuresToStop, e.now) {
 	case gate.Passed:
 		return true
 	case gate.Failed:
 		reason := fmt.Sprintf("stage %s: gate red: %s", st.Name, st.Gate.Reason(h.FailuresToStop))
 		st.LastRed = st.Gate.LastRed
-		p.emit("rollout.gate_red", reason)
-		p.stopWave(st.Wave, s, reason)
+		e.emit(rollout.EventGateRed, reason)
+		e.stopWave(st.Wave, s, reason)
 		return false
 	}
-	p.awaitReading(*st.Gate, GateDue{Stage: s, Pass: StageGate})
+	e.awaitReading(*st.Gate, GateDue{Stage: s, Pass: StageGate})
 	return false
 }
 
 // awaitReading asks for a reading now, or sets the deadline to the next one.
-func (p *pass) awaitReading(g gate.State, due GateDue) {
-	if g.Due(p.now) {
+func (e *evaluation) awaitReading(g gate.State, due GateDue) {
+	if g.Due(e.now) {
 		// The task reads it and evaluates again before it waits: no
 		// deadline, which could only lie in the past.
-		p.gatesDue = append(p.gatesDue, due)
+		e.gatesDue = append(e.gatesDue, due)
 		return
 	}
 	if g.NextAt != nil {
-		p.dl.at(*g.NextAt)
+		e.dl.at(*g.NextAt)
 	}
-	p.dl.at(g.Until)
+	e.dl.at(g.Until)
 }
 
 // batchGates runs the batch gates of stage s (wave batchBake): after every
@@ -87,9 +87,9 @@ func (p *pass) awaitReading(g gate.State, due GateDue) {
 // batchBake before the next batch starts. It returns, per pass, the highest
 // batch that may start, and reports false when a red batch gate failed the
 // wave.
-func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok bool) {
-	st := &p.r.Stages[s]
-	wave := p.policyWave(st.Wave)
+func (e *evaluation) batchGates(s int, current map[int]int) (allowed map[int]int, ok bool) {
+	st := &e.r.Stages[s]
+	wave := e.policyWave(st.Wave)
 	allowed = map[int]int{}
 	for pi := range st.Passes {
 		b, open := current[pi]
@@ -103,26 +103,26 @@ func (p *pass) batchGates(s int, current map[int]int) (allowed map[int]int, ok b
 		// batch b-1 is final and its gate has not passed yet
 		ps := &st.Passes[pi]
 		if ps.Gate == nil || ps.Gate.Batch != b-1 {
-			h := p.health()
+			h := e.health()
 			checks, interval := h != nil && len(h.Probes) > 0, time.Duration(0)
 			if h != nil {
 				interval = h.Interval
 			}
-			ps.Gate = &rollout.BatchGate{Batch: b - 1, State: gate.Begin(WholeSecondAfter(p.now), wave.BatchBake, interval, checks)}
+			ps.Gate = &rollout.BatchGate{Batch: b - 1, State: gate.Begin(WholeSecondAfter(e.now), wave.BatchBake, interval, checks)}
 		}
-		fts := p.r.Policy.GateFailuresToStop()
-		switch ps.Gate.Verdict(fts, p.now) {
+		fts := e.r.Policy.GateFailuresToStop()
+		switch ps.Gate.Verdict(fts, e.now) {
 		case gate.Passed:
 			ps.Cleared = b
 		case gate.Failed:
 			reason := fmt.Sprintf("stage %s: batch gate of %s red: %s", st.Name, batchName(*ps, b-1), ps.Gate.Reason(fts))
 			st.LastRed = ps.Gate.LastRed
-			p.emit("rollout.gate_red", reason)
-			p.stopWave(st.Wave, s, reason)
+			e.emit(rollout.EventGateRed, reason)
+			e.stopWave(st.Wave, s, reason)
 			return nil, false
 		default:
 			allowed[pi] = -1 // nothing starts in this pass yet
-			p.awaitReading(ps.Gate.State, GateDue{Stage: s, Pass: pi})
+			e.awaitReading(ps.Gate.State, GateDue{Stage: s, Pass: pi})
 		}
 	}
 	return allowed, true
@@ -132,11 +132,11 @@ func batchName(ps rollout.Pass, b int) string { return fmt.Sprintf("%s#%d", ps.N
 
 // policyWave is the policy wave of rollout wave w (the implicit rest wave
 // has the rollout's values).
-func (p *pass) policyWave(w int) policy.Wave {
-	if w < len(p.r.Policy.Waves) {
-		return p.r.Policy.Waves[w]
+func (e *evaluation) policyWave(w int) policy.Wave {
+	if w < len(e.r.Policy.Waves) {
+		return e.r.Policy.Waves[w]
 	}
-	return p.r.Policy.RestWave()
+	return e.r.Policy.RestWave()
 }
 
 // unitQueue is the rollback queue that begins with unit u: empty (not
@@ -151,18 +151,18 @@ func unitQueue(u int) []int {
 // stopWave fails wave w at unit u (a stage, or the wave itself without
 // stages) and applies onFailure: pause, rollback of every started target,
 // rollback-wave or rollback-all.
-func (p *pass) stopWave(w, u int, reason string) {
-	wave := &p.r.Waves[w]
-	wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(p.now)
-	p.failStages(w)
-	switch p.r.Policy.OnFailure {
+func (e *evaluation) stopWave(w, u int, reason string) {
+	wave := &e.r.Waves[w]
+	wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(e.now)
+	e.failStages(w)
+	switch e.r.Policy.OnFailure {
 	case policy.OnFailureRollback:
-		p.startRollback(reason)
+		e.startRollback(reason)
 	case policy.OnFailureRollbackWave:
-		p.startRollbackOf(reason, unitQueue(u))
+		e.startRollbackOf(reason, unitQueue(u))
 	case policy.OnFailureRollbackAll:
-		p.startRollbackOf(reason, append(unitQueue(u), p.passedUnitsBefore(u)...))
+		e.startRollbackOf(reason, append(unitQueue(u), e.passedUnitsBefore(u)...))
 	default:
-		p.pause(reason)
+		e.pause(reason)
 	}
 }

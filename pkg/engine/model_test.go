@@ -289,9 +289,9 @@ func (m *model) evaluate() {
 			break
 		}
 	}
-	if idle := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}); idle.Changes() || !reflect.DeepEqual(idle.Rollout, f.r) {
-		m.rt.Fatalf("a second pass at the same moment changed something: changed %+v orders %+v events %+v\nrollout %+v\nwas %+v",
-			idle.Changed, idle.Orders, idle.Events, idle.Rollout, f.r)
+	if idle := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}); idle.Changes() || idle.RolloutChanged || !reflect.DeepEqual(idle.Rollout, f.r) {
+		m.rt.Fatalf("a second evaluation at the same moment changed something: changed %+v orders %+v events %+v rollout changed %v\nrollout %+v\nwas %+v",
+			idle.Changed, idle.Orders, idle.Events, idle.RolloutChanged, idle.Rollout, f.r)
 	}
 }
 

@@ -10,23 +10,15 @@ import (
 // target. progress.Derive returns the previous value when nothing changed
 // and keeps final targets frozen, except while it follows a host-side
 // health check or rollback after the engine failed the target.
-func (p *pass) deriveProgress() {
-	if p.r.Kind != policy.KindVersion {
+func (e *evaluation) deriveProgress() {
+	if e.r.Kind != policy.KindVersion {
 		return
 	}
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.StartedAt == nil {
-			continue
-		}
-		a := p.agents[t.AgentID]
-		next := progress.Derive(t.Progress, facts(p.r, *t), a, p.now)
-		if next != t.Progress {
-			t.Progress = next
-			p.mark(i)
-		}
+	for _, t := range e.all.withStartedAt() {
+		next := progress.Derive(t.Progress, facts(e.r, *t), e.agents[t.AgentID], e.now)
+		t.Progress = next
 		if next.Following() {
-			p.dl.at(*next.FollowUntil)
+			e.dl.at(*next.FollowUntil)
 		}
 	}
 }

@@ -11,13 +11,13 @@ import (
 // startRollback resets every started target (in_progress, verifying,
 // succeeded, failed) to its starting state and cancels the rest. Agents that
 // moved to another fleet are not touched and become skipped.
-func (p *pass) startRollback(reason string) { p.beginRollback(reason, nil) }
+func (e *evaluation) startRollback(reason string) { e.beginRollback(reason, nil) }
 
 // Units of a rollback by stage: a rollout's stages, or its waves when it
 // has none (onFailure rollback-wave then rolls back the failed wave).
 
-func (p *pass) unitOf(t *rollout.Target) int {
-	if len(p.r.Stages) > 0 {
+func (e *evaluation) unitOf(t *rollout.Target) int {
+	if len(e.r.Stages) > 0 {
 		return t.Stage
 	}
 	return t.Wave
@@ -25,8 +25,8 @@ func (p *pass) unitOf(t *rollout.Target) int {
 
 // failedUnit is the unit of wave w that failed: its running stage, or the
 // wave itself.
-func (p *pass) failedUnit(w int) int {
-	for s, st := range p.r.Stages {
+func (e *evaluation) failedUnit(w int) int {
+	for s, st := range e.r.Stages {
 		if st.Wave == w && (st.Status == rollout.StageRunning || st.Status == rollout.StageBaking) {
 			return s
 		}
@@ -34,23 +34,23 @@ func (p *pass) failedUnit(w int) int {
 	return w
 }
 
-func (p *pass) stageName(u int) string {
-	if u < len(p.r.Stages) {
-		return p.r.Stages[u].Name
+func (e *evaluation) stageName(u int) string {
+	if u < len(e.r.Stages) {
+		return e.r.Stages[u].Name
 	}
 	return ""
 }
 
 // passedUnitsBefore lists the units before u that passed, nearest first:
 // the order in which rollback-all returns them.
-func (p *pass) passedUnitsBefore(u int) []int {
+func (e *evaluation) passedUnitsBefore(u int) []int {
 	var out []int
 	for i := u - 1; i >= 0; i-- {
-		if len(p.r.Stages) > 0 {
-			if st := p.r.Stages[i].Status; st == rollout.StagePassed || st == rollout.StageBaking {
+		if len(e.r.Stages) > 0 {
+			if st := e.r.Stages[i].Status; st == rollout.StagePassed || st == rollout.StageBaking {
 				out = append(out, i)
 			}
-		} else if p.r.Waves[i].Status == rollout.WaveCompleted {
+		} else if e.r.Waves[i].Status == rollout.WaveCompleted {
 			out = append(out, i)
 		}
 	}
@@ -62,51 +62,46 @@ func (p *pass) passedUnitsBefore(u int) []int {
 // targets of the first unit of the queue are reset to their starting state;
 // the next unit follows when every target of the one before is back (each
 // within applyTimeout). Units not in the queue stay on the new state.
-func (p *pass) startRollbackOf(reason string, queue []int) { p.beginRollback(reason, queue) }
+func (e *evaluation) startRollbackOf(reason string, queue []int) { e.beginRollback(reason, queue) }
 
 // beginRollback enters rolling_back, cancels the targets that never
 // started and resets the started ones: all of them without a queue, those
 // of the queue's first unit with one.
-func (p *pass) beginRollback(reason string, queue []int) {
-	p.r.EndPasses(p.ts, p.now)
-	p.r.Status = rollout.RollingBack
-	p.r.StatusReason = reason
-	p.r.RollbackStartedAt = timePtr(p.now)
-	p.r.RollbackQueue = queue
-	p.emit("rollout.rolling_back", reason)
-	for i := range p.ts {
-		if p.ts[i].Status.NotStarted() {
-			p.cancel(i, "cancelled by the rollback")
-		}
+func (e *evaluation) beginRollback(reason string, queue []int) {
+	e.r.EndPasses(e.ts, e.now)
+	e.r.Status = rollout.RollingBack
+	e.r.StatusReason = reason
+	e.r.RollbackStartedAt = timePtr(e.now)
+	e.r.RollbackQueue = queue
+	e.emit(rollout.EventRollingBack, reason)
+	for _, t := range e.all.notStarted() {
+		e.cancel(t, "cancelled by the rollback")
 	}
 	switch {
 	case queue == nil:
-		p.reset(func(*rollout.Target) bool { return true })
+		e.reset(func(*rollout.Target) bool { return true })
 	case len(queue) > 0:
-		p.resetUnit(queue[0])
+		e.resetUnit(queue[0])
 	}
-	p.evaluateRollback()
+	e.evaluateRollback()
 }
 
 // resetUnit resets the started targets of unit u.
-func (p *pass) resetUnit(u int) { p.reset(func(t *rollout.Target) bool { return p.unitOf(t) == u }) }
+func (e *evaluation) resetUnit(u int) {
+	e.reset(func(t *rollout.Target) bool { return e.unitOf(t) == u })
+}
 
 // reset orders the started targets that in selects back to their starting
 // state; agents that moved to another fleet are not touched and become
 // skipped.
-func (p *pass) reset(in func(*rollout.Target) bool) {
-	for i := range p.ts {
-		t := &p.ts[i]
-		if !t.Status.Started() || !in(t) {
+func (e *evaluation) reset(in func(*rollout.Target) bool) {
+	for _, t := range e.all.started().filter(in) {
+		if a, ok := e.agent(t.AgentID); !ok || a.Fleet != e.r.Fleet {
+			e.skip(t, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
 			continue
 		}
-		if a, ok := p.agent(t.AgentID); !ok || a.Fleet != p.r.Fleet {
-			p.skip(i, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
-			continue
-		}
-		t.RollbackAt = timePtr(p.now)
-		p.mark(i)
-		p.order(OrderReset, *t, t.FromRef)
+		t.RollbackAt = timePtr(e.now)
+		e.order(OrderReset, *t, t.FromRef)
 	}
 }
 
@@ -114,53 +109,54 @@ func (p *pass) reset(in func(*rollout.Target) bool) {
 // rolled_back; with a queue of units, the next unit starts when the current
 // one is back. The rollout is rolled_back when all are; failed when a unit
 // (or the whole rollback) does not finish within applyTimeout.
-func (p *pass) evaluateRollback() {
-	for !p.rollbackStep() {
+func (e *evaluation) evaluateRollback() {
+	for !e.rollbackStep() {
 	}
 }
 
 // rollbackStep evaluates once; it reports false when it started the next
 // unit of the queue, which is evaluated at once.
-func (p *pass) rollbackStep() bool {
+func (e *evaluation) rollbackStep() bool {
 	done := true
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.RollbackAt == nil || t.Status == rollout.TargetRolledBack || t.Status == rollout.TargetSkipped {
-			continue
-		}
-		a, ok := p.agent(t.AgentID)
+	for _, t := range e.all.filter(resetNotBack) {
+		a, ok := e.agent(t.AgentID)
 		switch {
-		case !ok || a.Fleet != p.r.Fleet:
-			p.skip(i, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
-		case backOnFrom(p.r.Kind, *t, a):
+		case !ok || a.Fleet != e.r.Fleet:
+			e.skip(t, SkipLeftFleet, "the agent left the fleet; the rollback does not touch it")
+		case backOnFrom(e.r.Kind, *t, a):
 			t.Status = rollout.TargetRolledBack
-			t.FinishedAt = timePtr(p.now)
-			p.mark(i)
+			t.FinishedAt = timePtr(e.now)
 		default:
 			done = false
 		}
 	}
-	if done && len(p.r.RollbackQueue) > 1 {
-		p.r.RollbackQueue = p.r.RollbackQueue[1:]
-		p.r.RollbackStartedAt = timePtr(p.now)
-		p.resetUnit(p.r.RollbackQueue[0])
+	if done && len(e.r.RollbackQueue) > 1 {
+		e.r.RollbackQueue = e.r.RollbackQueue[1:]
+		e.r.RollbackStartedAt = timePtr(e.now)
+		e.resetUnit(e.r.RollbackQueue[0])
 		return false
 	}
 	if done {
-		p.r.Status = rollout.RolledBack
-		p.r.FinishedAt = timePtr(p.now)
-		p.r.RollbackQueue = nil
-		p.r.EndOpenWaves(p.now)
-		p.emit("rollout.rolled_back", p.r.StatusReason)
+		e.r.Status = rollout.RolledBack
+		e.r.FinishedAt = timePtr(e.now)
+		e.r.RollbackQueue = nil
+		e.r.EndOpenWaves(e.now)
+		e.emit(rollout.EventRolledBack, e.r.StatusReason)
 		return true
 	}
-	limit := p.r.RollbackStartedAt.Add(p.r.Policy.ApplyTimeout)
-	if !p.now.Before(limit) {
-		p.failRollout(fmt.Sprintf("the rollback did not finish within applyTimeout %s", p.r.Policy.ApplyTimeout))
+	limit := e.r.RollbackStartedAt.Add(e.r.Policy.ApplyTimeout)
+	if !e.now.Before(limit) {
+		e.failRollout(fmt.Sprintf("the rollback did not finish within applyTimeout %s", e.r.Policy.ApplyTimeout))
 		return true
 	}
-	p.dl.at(limit)
+	e.dl.at(limit)
 	return true
+}
+
+// resetNotBack: the rollback reset the target, which is not back yet (nor
+// skipped for leaving the fleet).
+func resetNotBack(t *rollout.Target) bool {
+	return t.RollbackAt != nil && t.Status != rollout.TargetRolledBack && t.Status != rollout.TargetSkipped
 }
 
 func backOnFrom(k policy.Kind, t rollout.Target, a agent.Agent) bool {
@@ -170,10 +166,8 @@ func backOnFrom(k policy.Kind, t rollout.Target, a agent.Agent) bool {
 	return a.RemoteConfig.Hash == t.FromRef && a.RemoteConfig.Status == agent.ConfigApplied
 }
 
-func (p *pass) cancel(i int, reason string) {
-	t := &p.ts[i]
+func (e *evaluation) cancel(t *rollout.Target, reason string) {
 	t.Status = rollout.TargetCancelled
 	t.Reason = reason
-	t.FinishedAt = timePtr(p.now)
-	p.mark(i)
+	t.FinishedAt = timePtr(e.now)
 }

@@ -33,13 +33,13 @@ const RestartTolerance = 2 * time.Minute
 // evaluateInFlight evaluates every started, unfinished target of every wave.
 // It runs while the rollout is paused or waits for approval too: a target in
 // its health wait is evaluated to the end.
-func (p *pass) evaluateInFlight() {
-	for i := range p.ts {
-		switch p.ts[i].Status {
+func (e *evaluation) evaluateInFlight() {
+	for _, t := range e.all.inFlight() {
+		switch t.Status {
 		case rollout.TargetInProgress:
-			p.evaluateInProgress(i)
+			e.evaluateInProgress(t)
 		case rollout.TargetVerifying:
-			p.evaluateVerifying(i)
+			e.evaluateVerifying(t)
 		}
 	}
 }
@@ -47,39 +47,38 @@ func (p *pass) evaluateInFlight() {
 // evaluateInProgress waits for the agent to report success or failure, or
 // for the executor to report that its update failed. Offline is no failure
 // here: an update restarts the collector. A success the collector reports
-// wins over a failure the executor reports in the same pass, as it wins
+// wins over a failure the executor reports in the same evaluation, as it wins
 // over INSTALL_FAILED: the version is what counts.
-func (p *pass) evaluateInProgress(i int) {
-	t := &p.ts[i]
-	a, ok := p.agent(t.AgentID)
-	timeout := t.StartedAt.Add(p.r.Policy.ApplyTimeout)
+func (e *evaluation) evaluateInProgress(t *rollout.Target) {
+	a, ok := e.agent(t.AgentID)
+	timeout := t.StartedAt.Add(e.r.Policy.ApplyTimeout)
 	if ok {
-		if reported, at := successReported(p.r.Kind, *t, a); reported {
-			p.verify(i, a, at)
-			p.evaluateVerifying(i)
+		if reported, at := successReported(e.r.Kind, *t, a); reported {
+			e.verify(t, a, at)
+			e.evaluateVerifying(t)
 			return
 		}
-		if msg := applyFailure(p.r.Kind, *t, a); msg != "" {
-			p.fail(i, FailApplyFailed, msg)
+		if msg := applyFailure(e.r.Kind, *t, a); msg != "" {
+			e.fail(t, FailApplyFailed, msg)
 			return
 		}
 	}
-	if f, ok := p.execFailures[t.AgentID]; ok && t.ExternalRef != "" && f.ExternalRef == t.ExternalRef {
-		p.fail(i, FailExecutorJob, f.Reason)
+	if f, ok := e.execFailures[t.AgentID]; ok && t.ExternalRef != "" && f.ExternalRef == t.ExternalRef {
+		e.fail(t, FailExecutorJob, f.Reason)
 		return
 	}
-	if !p.now.Before(timeout) {
-		p.fail(i, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", p.r.Policy.ApplyTimeout))
+	if !e.now.Before(timeout) {
+		e.fail(t, FailApplyTimeout, fmt.Sprintf("no success reported within applyTimeout %s", e.r.Policy.ApplyTimeout))
 		return
 	}
-	if ok && p.r.Kind == policy.KindConfig && a.DesiredHash != t.ToRef {
+	if ok && e.r.Kind == policy.KindConfig && a.DesiredHash != t.ToRef {
 		// A configuration target is stored started before its desired hash
 		// is set (the push follows that write, so every report finds its
 		// target in flight). If the set never happened (the task died
 		// between the two, or the write failed), it is ordered again here.
-		p.order(OrderStart, *t, t.ToRef)
+		e.order(OrderStart, *t, t.ToRef)
 	}
-	p.dl.at(timeout)
+	e.dl.at(timeout)
 }
 
 // successReported: APPLIED for the target hash, or service.version equal to
@@ -116,17 +115,15 @@ func reportedBefore(since time.Time, t rollout.Target) bool {
 	return t.Attempt > 1 && !since.IsZero() && t.StartedAt != nil && since.Before(*t.StartedAt)
 }
 
-func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {
-	t := &p.ts[i]
+func (e *evaluation) verify(t *rollout.Target, a agent.Agent, reportedAt time.Time) {
 	t.Status = rollout.TargetVerifying
-	t.VerifiedAt = timePtr(p.now)
-	if reportedAt.IsZero() || reportedAt.After(p.now) {
-		reportedAt = p.now
+	t.VerifiedAt = timePtr(e.now)
+	if reportedAt.IsZero() || reportedAt.After(e.now) {
+		reportedAt = e.now
 	}
 	t.ReportedAt = timePtr(reportedAt)
 	t.VersionAtVerify = a.ServiceVersion
 	t.HealthyOnTarget, t.LastHealthy, t.Restarts = false, false, 0
-	p.mark(i)
 }
 
 // evaluateVerifying applies the health wait: the target succeeds when the agent
@@ -134,38 +131,37 @@ func (p *pass) verify(i int, a agent.Agent, reportedAt time.Time) {
 // An agent that does not declare ReportsHealth (the opamp-go example agent)
 // has no health to judge: it succeeds on its connection and reports alone,
 // online and still on the target through the health wait.
-func (p *pass) evaluateVerifying(i int) {
-	t := &p.ts[i]
-	a, ok := p.agent(t.AgentID)
+func (e *evaluation) evaluateVerifying(t *rollout.Target) {
+	a, ok := e.agent(t.AgentID)
 	switch {
-	case !ok || !p.online(a):
-		p.fail(i, FailOffline, "the agent went offline during the health wait")
+	case !ok || !e.online(a):
+		e.fail(t, FailOffline, "the agent went offline during the health wait")
 		return
-	case !stillOnTarget(p.r.Kind, *t, a):
-		p.fail(i, FailTargetLost, "the agent no longer reports the target "+refNoun(p.r.Kind))
+	case !stillOnTarget(e.r.Kind, *t, a):
+		e.fail(t, FailTargetLost, "the agent no longer reports the target "+refNoun(e.r.Kind))
 		return
-	case p.r.Kind == policy.KindConfig && t.VersionAtVerify != "" && a.ServiceVersion != t.VersionAtVerify:
-		p.fail(i, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
+	case e.r.Kind == policy.KindConfig && t.VersionAtVerify != "" && a.ServiceVersion != t.VersionAtVerify:
+		e.fail(t, FailVersionRestart, fmt.Sprintf("a version update restarted the collector (%s to %s) during the health wait", t.VersionAtVerify, a.ServiceVersion))
 		return
 	}
 	h := healthJudgement{healthy: true}
 	if a.ReportsHealth() {
-		h = p.judgeHealth(*t, a.Health)
+		h = e.judgeHealth(*t, a.Health)
 	}
 	if h.failCode != "" {
-		p.fail(i, h.failCode, h.reason)
+		e.fail(t, h.failCode, h.reason)
 		return
 	}
-	if p.trackRestarts(i, h) {
+	if e.trackRestarts(t, h) {
 		return
 	}
-	end := t.VerifiedAt.Add(p.r.Policy.HealthWait)
-	if h.healthy && !p.now.Before(end) {
-		p.succeed(i)
+	end := t.VerifiedAt.Add(e.r.Policy.HealthWait)
+	if h.healthy && !e.now.Before(end) {
+		e.succeed(t)
 		return
 	}
-	p.dl.at(end)
-	p.dl.at(h.recheck)
+	e.dl.at(end)
+	e.dl.at(h.recheck)
 }
 
 func refNoun(k policy.Kind) string {
@@ -206,13 +202,13 @@ type healthJudgement struct {
 // RestartTolerance it neither fails nor (for versions) succeeds the target.
 // Start-up reports (unhealthy, StatusStarting/StatusStopping/no status, no
 // lastError) wait for at most applyTimeout; any other unhealthy report fails.
-func (p *pass) judgeHealth(t rollout.Target, h agent.Health) healthJudgement {
+func (e *evaluation) judgeHealth(t rollout.Target, h agent.Health) healthJudgement {
 	tolerance := t.VerifiedAt.Add(RestartTolerance)
-	stale := t.ReportedAt != nil && h.ReportedAt.Before(*t.ReportedAt) && p.now.Before(tolerance)
+	stale := t.ReportedAt != nil && h.ReportedAt.Before(*t.ReportedAt) && e.now.Before(tolerance)
 	if stale {
 		// A config change need not restart the collector, so its last healthy
 		// report stands; a version change always replaces the process.
-		if h.Healthy && p.r.Kind == policy.KindConfig {
+		if h.Healthy && e.r.Kind == policy.KindConfig {
 			return healthJudgement{healthy: true}
 		}
 		return healthJudgement{recheck: tolerance}
@@ -221,9 +217,9 @@ func (p *pass) judgeHealth(t rollout.Target, h agent.Health) healthJudgement {
 		return healthJudgement{healthy: true}
 	}
 	if h.StartupReport() {
-		limit := t.VerifiedAt.Add(p.r.Policy.ApplyTimeout)
-		if !p.now.Before(limit) {
-			return healthJudgement{failCode: FailNotHealthy, reason: fmt.Sprintf("the collector was not healthy within applyTimeout %s", p.r.Policy.ApplyTimeout)}
+		limit := t.VerifiedAt.Add(e.r.Policy.ApplyTimeout)
+		if !e.now.Before(limit) {
+			return healthJudgement{failCode: FailNotHealthy, reason: fmt.Sprintf("the collector was not healthy within applyTimeout %s", e.r.Policy.ApplyTimeout)}
 		}
 		return healthJudgement{startup: true, recheck: limit}
 	}
@@ -240,39 +236,32 @@ func (p *pass) judgeHealth(t rollout.Target, h agent.Health) healthJudgement {
 // trackRestarts detects crash loops of version rollouts: once healthy on the
 // new version, a fall back to a start-up report is a restart; one restart is
 // allowed (a configuration applied after the update), a second fails.
-func (p *pass) trackRestarts(i int, h healthJudgement) (failed bool) {
-	t := &p.ts[i]
-	if p.r.Kind != policy.KindVersion {
+func (e *evaluation) trackRestarts(t *rollout.Target, h healthJudgement) (failed bool) {
+	if e.r.Kind != policy.KindVersion {
 		return false
 	}
 	switch {
 	case h.healthy && !t.LastHealthy:
 		t.HealthyOnTarget, t.LastHealthy = true, true
-		p.mark(i)
 	case h.startup && t.LastHealthy:
 		t.LastHealthy = false
 		t.Restarts++
-		p.mark(i)
 		if t.Restarts > 1 {
-			p.fail(i, FailCrashLoop, fmt.Sprintf("crash loop: the collector restarted %d times after it was healthy on the new version", t.Restarts))
+			e.fail(t, FailCrashLoop, fmt.Sprintf("crash loop: the collector restarted %d times after it was healthy on the new version", t.Restarts))
 			return true
 		}
 	}
 	return false
 }
 
-func (p *pass) succeed(i int) {
-	t := &p.ts[i]
+func (e *evaluation) succeed(t *rollout.Target) {
 	t.Status = rollout.TargetSucceeded
-	t.FinishedAt = timePtr(p.now)
-	p.mark(i)
+	t.FinishedAt = timePtr(e.now)
 }
 
-func (p *pass) fail(i int, code, reason string) {
-	t := &p.ts[i]
+func (e *evaluation) fail(t *rollout.Target, code, reason string) {
 	t.Status = rollout.TargetFailed
 	t.ReasonCode = code
 	t.Reason = reason
-	t.FinishedAt = timePtr(p.now)
-	p.mark(i)
+	t.FinishedAt = timePtr(e.now)
 }

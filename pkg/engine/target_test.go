@@ -74,8 +74,8 @@ func TestTick_VersionSingleRestartAllowed_CrashLoopFails(t *testing.T) {
 		restarts int
 		want     rollout.TargetStatus
 	}{
-		{"single restart after the update", 1, rollout.TargetSucceeded},
-		{"crash loop", 2, rollout.TargetFailed},
+		{name: "single restart after the update", restarts: 1, want: rollout.TargetSucceeded},
+		{name: "crash loop", restarts: 2, want: rollout.TargetFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,50 +156,50 @@ func TestTick_TargetFailures(t *testing.T) {
 		act  func(f *fixture) // after the target entered in_progress
 		code string
 	}{
-		{"config FAILED", policy.KindConfig, func(f *fixture) {
+		{name: "config FAILED", kind: policy.KindConfig, act: func(f *fixture) {
 			f.update("a", func(a *agent.Agent) {
 				a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigFailed, Error: "bad yaml"}
 			})
-		}, FailApplyFailed},
-		{"INSTALL_FAILED", policy.KindVersion, func(f *fixture) {
+		}, code: FailApplyFailed},
+		{name: "INSTALL_FAILED", kind: policy.KindVersion, act: func(f *fixture) {
 			f.update("a", func(a *agent.Agent) {
 				a.Package = agent.PackageStatus{Version: "0.161.0", Status: agent.PackageInstallFailed}
 			})
-		}, FailApplyFailed},
-		{"applyTimeout", policy.KindConfig, func(f *fixture) { f.advance(10 * time.Minute) }, FailApplyTimeout},
-		{"offline in the health wait", policy.KindConfig, func(f *fixture) {
+		}, code: FailApplyFailed},
+		{name: "applyTimeout", kind: policy.KindConfig, act: func(f *fixture) { f.advance(10 * time.Minute) }, code: FailApplyTimeout},
+		{name: "offline in the health wait", kind: policy.KindConfig, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.advance(time.Second)
 			f.update("a", func(a *agent.Agent) { a.Online = false })
-		}, FailOffline},
-		{"error status in the health wait", policy.KindConfig, func(f *fixture) {
+		}, code: FailOffline},
+		{name: "error status in the health wait", kind: policy.KindConfig, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.advance(time.Second)
 			f.health("a", false, "StatusRecoverableError", "")
-		}, FailUnhealthy},
-		{"lastError with StatusStarting", policy.KindConfig, func(f *fixture) {
+		}, code: FailUnhealthy},
+		{name: "lastError with StatusStarting", kind: policy.KindConfig, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.advance(time.Second)
 			f.health("a", false, agent.StatusStarting, "exporter failed")
-		}, FailUnhealthy},
-		{"no longer on the target config", policy.KindConfig, func(f *fixture) {
+		}, code: FailUnhealthy},
+		{name: "no longer on the target config", kind: policy.KindConfig, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.update("a", func(a *agent.Agent) { a.RemoteConfig.Hash = "h-other" })
-		}, FailTargetLost},
-		{"version restart during a config health wait", policy.KindConfig, func(f *fixture) {
+		}, code: FailTargetLost},
+		{name: "version restart during a config health wait", kind: policy.KindConfig, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" })
-		}, FailVersionRestart},
-		{"version lost in the health wait", policy.KindVersion, func(f *fixture) {
+		}, code: FailVersionRestart},
+		{name: "version lost in the health wait", kind: policy.KindVersion, act: func(f *fixture) {
 			f.apply("a")
 			f.tick()
 			f.update("a", func(a *agent.Agent) { a.ServiceVersion = "0.160.0" })
-		}, FailTargetLost},
+		}, code: FailTargetLost},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -182,3 +182,30 @@ func TestEvaluateTargets_LeavesAStartOrderedAgainToTheWholePass(t *testing.T) {
 		t.Fatalf("whole pass orders %+v, want a1's start again", whole.Orders)
 	}
 }
+
+// A failure below the threshold ends the only target of wave 0, so the
+// evaluation of the whole rollout completes the wave and starts wave 1 at
+// once: a pending target of wave 1 is the whole rollout's to decide, not a
+// subset's, even in the evaluation that ends the wave before it. (A rapid
+// failure of TestProperty_EvaluateTargets_AsTheWholePass: a subset of a2
+// alone was accepted and started nothing, where the whole evaluation
+// started it.)
+func TestEvaluateTargets_PendingTargetOfTheWaveAboutToStart(t *testing.T) {
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.FailureThreshold.MaxFailed = 2 }),
+		[]string{"a0"}, []string{"a1", "a2"})
+	f.apply("a0") // the new configuration, reported before the start
+	f.tick()      // starts a0
+	f.health("a0", false, "StatusPermanentError", "boom")
+	in := Input{Rollout: f.r, Targets: []rollout.Target{f.target("a2")}, Agents: f.agents, Now: f.now}
+	if res, ok := EvaluateTargets(in); ok {
+		t.Fatalf("accepted (changed %+v); the whole rollout must decide", res.Changed)
+	}
+	f.tick()
+	f.wantTarget("a0", rollout.TargetFailed)
+	f.wantWave(0, rollout.WaveCompleted)
+	f.wantPass(passExpectation{
+		starts:   []string{"a1", "a2"},
+		changed:  map[string]rollout.TargetStatus{"a0": rollout.TargetFailed, "a1": rollout.TargetInProgress, "a2": rollout.TargetInProgress},
+		deadline: t0.Add(10 * time.Minute), // applyTimeout of a1 and a2
+	})
+}

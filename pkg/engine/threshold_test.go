@@ -12,18 +12,18 @@ func TestThresholdReached(t *testing.T) {
 		failed, total int
 		want          bool
 	}{
-		{policy.Threshold{}, 0, 10, false},                                 // nothing failed
-		{policy.Threshold{}, 1, 10, true},                                  // both 0: maxFailed 1 applies
-		{policy.Threshold{MaxFailed: 2}, 1, 10, false},                     // one below maxFailed
-		{policy.Threshold{MaxFailed: 2}, 2, 10, true},                      // exactly at maxFailed
-		{policy.Threshold{MaxFailed: 2}, 3, 10, true},                      // above
-		{policy.Threshold{MaxFailedPercent: 10}, 2, 25, false},             // 200 < 250
-		{policy.Threshold{MaxFailedPercent: 10}, 3, 25, true},              // 300 >= 250
-		{policy.Threshold{MaxFailedPercent: 20}, 2, 10, true},              // exactly 20 %
-		{policy.Threshold{MaxFailedPercent: 20}, 1, 10, false},             // only percent set: no maxFailed 1
-		{policy.Threshold{MaxFailedPercent: 50, MaxFailed: 5}, 3, 4, true}, // percent reached first
-		{policy.Threshold{MaxFailedPercent: 90, MaxFailed: 2}, 2, 10, true},
-		{policy.Threshold{MaxFailedPercent: 100}, 0, 0, false}, // empty wave
+		{th: policy.Threshold{}, failed: 0, total: 10, want: false},                                  // nothing failed
+		{th: policy.Threshold{}, failed: 1, total: 10, want: true},                                   // both 0: maxFailed 1 applies
+		{th: policy.Threshold{MaxFailed: 2}, failed: 1, total: 10, want: false},                      // one below maxFailed
+		{th: policy.Threshold{MaxFailed: 2}, failed: 2, total: 10, want: true},                       // exactly at maxFailed
+		{th: policy.Threshold{MaxFailed: 2}, failed: 3, total: 10, want: true},                       // above
+		{th: policy.Threshold{MaxFailedPercent: 10}, failed: 2, total: 25, want: false},              // 200 < 250
+		{th: policy.Threshold{MaxFailedPercent: 10}, failed: 3, total: 25, want: true},               // 300 >= 250
+		{th: policy.Threshold{MaxFailedPercent: 20}, failed: 2, total: 10, want: true},               // exactly 20 %
+		{th: policy.Threshold{MaxFailedPercent: 20}, failed: 1, total: 10, want: false},              // only percent set: no maxFailed 1
+		{th: policy.Threshold{MaxFailedPercent: 50, MaxFailed: 5}, failed: 3, total: 4, want: true},  // percent reached first
+		{th: policy.Threshold{MaxFailedPercent: 90, MaxFailed: 2}, failed: 2, total: 10, want: true}, // maxFailed reached first
+		{th: policy.Threshold{MaxFailedPercent: 100}, failed: 0, total: 0, want: false},              // empty wave
 	}
 	for _, c := range cases {
 		if got := ThresholdReached(c.th, c.failed, c.total); got != c.want {

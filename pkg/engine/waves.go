@@ -17,89 +17,79 @@ const (
 
 // advanceWaves walks the waves in order: wave n+1 starts only when every
 // target of wave n is final and the threshold was not reached.
-func (p *pass) advanceWaves() {
-	for w := range p.r.Waves {
-		wave := &p.r.Waves[w]
+func (e *evaluation) advanceWaves() {
+	for w := range e.r.Waves {
+		wave := &e.r.Waves[w]
 		switch wave.Status {
 		case rollout.WaveCompleted, rollout.WaveSkipped:
 			continue
 		case rollout.WaveFailed:
 			return
 		case rollout.WavePending, rollout.WaveWaitingApproval:
-			if !p.openWave(w) {
+			if !e.openWave(w) {
 				return
 			}
 			if wave.Status == rollout.WaveSkipped {
 				continue
 			}
 		}
-		if !p.runWave(w) {
+		if !e.runWave(w) {
 			return
 		}
 		wave.Status = rollout.WaveCompleted
-		wave.FinishedAt = timePtr(p.now)
+		wave.FinishedAt = timePtr(e.now)
 	}
-	p.complete()
+	e.complete()
 }
 
 // openWave starts a pending wave, or parks it for approval. It reports
 // whether the walk may go on with this wave.
-func (p *pass) openWave(w int) bool {
-	wave := &p.r.Waves[w]
-	if p.r.Status == rollout.Paused {
+func (e *evaluation) openWave(w int) bool {
+	wave := &e.r.Waves[w]
+	if e.r.Status == rollout.Paused {
 		return false
 	}
-	if p.waveSize(w) == 0 {
+	if len(e.all.inWave(w)) == 0 {
 		wave.Status = rollout.WaveSkipped
 		return true
 	}
-	if (wave.RequireApproval || p.approvalBetween(w)) && !wave.Approved {
+	if (wave.RequireApproval || e.approvalBetween(w)) && !wave.Approved {
 		wave.RequireApproval = true
-		return p.awaitApproval(w)
+		return e.awaitApproval(w)
 	}
 	wave.Status = rollout.WaveRunning
-	wave.StartedAt = timePtr(p.now)
-	if p.r.Status == rollout.WaitingApproval {
-		p.r.StatusReason = ""
+	wave.StartedAt = timePtr(e.now)
+	if e.r.Status == rollout.WaitingApproval {
+		e.r.StatusReason = ""
 	}
-	p.r.Status = rollout.Running
+	e.r.Status = rollout.Running
 	return true
 }
 
 // complete finishes a running rollout whose waves are all final. A paused
 // rollout stays paused until an operator resumes it.
-func (p *pass) complete() {
-	if p.r.Status != rollout.Running {
+func (e *evaluation) complete() {
+	if e.r.Status != rollout.Running {
 		return
 	}
-	p.r.Status = rollout.Completed
-	p.r.StatusReason = ""
-	p.r.FinishedAt = timePtr(p.now)
-	p.emit("rollout.completed", "")
-}
-
-func (p *pass) waveSize(w int) int {
-	n := 0
-	for i := range p.ts {
-		if p.ts[i].Wave == w {
-			n++
-		}
-	}
-	return n
+	e.r.Status = rollout.Completed
+	e.r.StatusReason = ""
+	e.r.FinishedAt = timePtr(e.now)
+	e.emit(rollout.EventCompleted, "")
 }
 
 // runWave checks the threshold, starts what may start and reports whether
 // every target of the wave is final (and, with stages, every stage passed).
-func (p *pass) runWave(w int) bool {
-	if p.checkThreshold(w) {
+func (e *evaluation) runWave(w int) bool {
+	if e.checkThreshold(w) {
 		return false
 	}
-	done := p.startWave(w)
+	done := e.startWave(w)
 	// The start step may have skipped the last targets that could still
 	// start (offline beyond the grace period, gone from the fleet), which
 	// can leave a wave that cannot continue: decided now, not by the next
-	// pass.
-	if p.r.Waves[w].Status != rollout.WaveFailed && p.checkThreshold(w) {
+	// evaluation.
+	if e.r.Waves[w].Status != rollout.WaveFailed && e.checkThreshold(w) {
 		return false
 	}
 	return done
@@ -107,19 +97,15 @@ func (p *pass) runWave(w int) bool {
 
 // startWave starts what may start in wave w and reports whether every
 // target of it is final (and, with stages, every stage passed).
-func (p *pass) startWave(w int) bool {
-	if len(p.r.Stages) > 0 {
-		return p.runStages(w)
+func (e *evaluation) startWave(w int) bool {
+	if len(e.r.Stages) > 0 {
+		return e.runStages(w)
 	}
-	if p.r.Status == rollout.Running {
-		p.startTargets(w, *p.r.Waves[w].StartedAt, nil)
+	wave := e.all.inWave(w)
+	if e.r.Status == rollout.Running {
+		e.startTargets(wave, *e.r.Waves[w].StartedAt)
 	}
-	for i := range p.ts {
-		if p.ts[i].Wave == w && !p.ts[i].Status.Final() {
-			return false
-		}
-	}
-	return true
+	return wave.allFinal()
 }
 
 // runStages walks the stages of wave w in order. A stage starts when the
@@ -130,42 +116,43 @@ func (p *pass) startWave(w int) bool {
 // (computed once and stored), and then passes. It reports whether every
 // stage of the wave passed. Example: bake 10m, the stage's last target
 // succeeded at 12:00 → the next stage starts at 12:10.
-func (p *pass) runStages(w int) bool {
-	bake := p.waveBake(w)
-	for s := range p.r.Stages {
-		st := &p.r.Stages[s]
+func (e *evaluation) runStages(w int) bool {
+	bake := e.waveBake(w)
+	for s := range e.r.Stages {
+		st := &e.r.Stages[s]
 		if st.Wave != w || st.Status == rollout.StagePassed {
 			continue
 		}
 		if st.Status == rollout.StagePending || st.Status == rollout.StageFrozen {
-			if p.r.Status != rollout.Running && p.r.Status != rollout.Frozen {
+			if e.r.Status != rollout.Running && e.r.Status != rollout.Frozen {
 				return false // paused: no new stage begins
 			}
-			if p.frozen(s) {
+			if e.frozen(s) {
+				e.held.Freeze += len(e.all.inStage(s).notStarted())
 				return false
 			}
-			st.Status, st.StartedAt = rollout.StageRunning, timePtr(p.now)
-			p.emit("rollout.stage_started", "stage "+st.Name)
+			st.Status, st.StartedAt = rollout.StageRunning, timePtr(e.now)
+			e.emit(rollout.EventStageStarted, "stage "+st.Name)
 		}
 		if st.Status == rollout.StageRunning {
-			if !p.startBatches(w, s) {
+			if !e.startBatches(s) {
 				return false
 			}
-			if !p.stageFinal(s) {
+			if !e.all.inStage(s).allFinal() {
 				return false
 			}
-			st.FinishedAt = timePtr(p.now)
-			if bake > 0 || p.health() != nil {
-				p.beginBake(s, bake)
+			st.FinishedAt = timePtr(e.now)
+			if bake > 0 || e.health() != nil {
+				e.beginBake(s, bake)
 			} else {
-				p.passStage(s)
+				e.passStage(s)
 			}
 		}
 		if st.Status == rollout.StageBaking {
-			if !p.bake(s) {
+			if !e.bake(s) {
 				return false
 			}
-			p.passStage(s)
+			e.passStage(s)
 		}
 		if st.Status == rollout.StageFailed {
 			return false
@@ -177,31 +164,48 @@ func (p *pass) runStages(w int) bool {
 // startBatches starts what may start in the current batch of every pass
 // of stage s. A start step can end a batch by itself, when it skips the
 // last of its targets (offline beyond the grace period, or gone from the
-// fleet): the next batch then starts in the same pass, since nothing else
-// would wake the rollout for it. Each round moves a pass on by one batch
-// or stops, so the rounds are bounded by the batches. It reports false
-// when a red batch gate failed the wave.
-func (p *pass) startBatches(w, s int) bool {
-	st := &p.r.Stages[s]
-	for p.r.Status == rollout.Running {
-		current := p.currentBatches(s)
-		allowed, ok := p.batchGates(s, current)
-		if !ok {
+// fleet): the next batch then starts in the same evaluation, since nothing
+// else would wake the rollout for it. Each round moves a pass on by one
+// batch or stops, so the rounds are bounded by the batches. It reports
+// false when a red batch gate failed the wave.
+func (e *evaluation) startBatches(s int) bool {
+	st := &e.r.Stages[s]
+	stage := e.all.inStage(s)
+	var allowed map[int]int
+	for e.r.Status == rollout.Running {
+		current := stage.currentBatches()
+		var ok bool
+		if allowed, ok = e.batchGates(s, current); !ok {
 			return false
 		}
-		p.startTargets(w, *st.StartedAt, func(t *rollout.Target) bool { return t.Stage == s && t.Batch == allowed[t.Pass] })
-		if maps.Equal(current, p.currentBatches(s)) {
+		e.startTargets(stage.inBatches(allowed), *st.StartedAt)
+		if maps.Equal(current, stage.currentBatches()) {
 			break
 		}
 	}
+	e.countBatchHolds(stage, allowed)
 	return true
 }
 
+// countBatchHolds counts the targets of a stage that wait for their batch:
+// behind a batch gate that is still reading (allowed -1 for their pass), or
+// behind the batch in flight (maxUnavailable).
+func (e *evaluation) countBatchHolds(stage targets, allowed map[int]int) {
+	for _, t := range stage.notStarted() {
+		switch b, ok := allowed[t.Pass]; {
+		case ok && b < 0:
+			e.held.BatchGate++
+		case !ok || b != t.Batch:
+			e.held.MaxUnavailable++
+		}
+	}
+}
+
 // passStage marks stage s passed: the next one may start.
-func (p *pass) passStage(s int) {
-	p.r.Stages[s].Status = rollout.StagePassed
-	p.recordPassOutcomes(s)
-	p.emit("rollout.stage_passed", "stage "+p.r.Stages[s].Name)
+func (e *evaluation) passStage(s int) {
+	e.r.Stages[s].Status = rollout.StagePassed
+	e.recordPassOutcomes(s)
+	e.emit(rollout.EventStagePassed, "stage "+e.r.Stages[s].Name)
 }
 
 // recordPassOutcomes gives each pass of the finished stage s that has no
@@ -211,60 +215,26 @@ func (p *pass) passStage(s int) {
 // pass failed it) passed; a pass of a passed stage with a failure below the
 // threshold failed. Passes that already have an outcome keep it: the stage
 // finished before and stragglers reopened it.
-func (p *pass) recordPassOutcomes(s int) {
-	p.r.SettlePasses(s, rollout.StagePassed, p.ts, p.now)
+func (e *evaluation) recordPassOutcomes(s int) {
+	e.r.SettlePasses(s, rollout.StagePassed, e.ts, e.now)
 }
 
 // waveBake is the bake after each stage of wave w (the implicit rest wave
 // has none).
-func (p *pass) waveBake(w int) time.Duration {
-	if w < len(p.r.Policy.Waves) {
-		return p.r.Policy.Waves[w].Bake
+func (e *evaluation) waveBake(w int) time.Duration {
+	if w < len(e.r.Policy.Waves) {
+		return e.r.Policy.Waves[w].Bake
 	}
 	return 0
 }
 
-// currentBatches gives, per pass of stage s, the batch that may start:
-// the batch in flight, if one is, else the lowest batch with a target that
-// is not final. A target that retry-failed sent back to an earlier batch
-// waits until the batch in flight is final: one batch (maxUnavailable
-// targets) at a time, whatever order the batches come back in.
-func (p *pass) currentBatches(s int) map[int]int {
-	current, flying := map[int]int{}, map[int]int{}
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Stage != s || t.Status.Final() {
-			continue
-		}
-		if b, ok := current[t.Pass]; !ok || t.Batch < b {
-			current[t.Pass] = t.Batch
-		}
-		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
-			if b, ok := flying[t.Pass]; !ok || t.Batch < b {
-				flying[t.Pass] = t.Batch
-			}
-		}
-	}
-	maps.Copy(current, flying)
-	return current
-}
-
-func (p *pass) stageFinal(s int) bool {
-	for i := range p.ts {
-		if p.ts[i].Stage == s && !p.ts[i].Status.Final() {
-			return false
-		}
-	}
-	return true
-}
-
 // failStages marks the stages of wave w that were running as failed, when
 // the wave failed.
-func (p *pass) failStages(w int) {
-	for s := range p.r.Stages {
-		if st := &p.r.Stages[s]; st.Wave == w && (st.Status == rollout.StageRunning || st.Status == rollout.StageBaking) {
-			st.Status, st.FinishedAt = rollout.StageFailed, timePtr(p.now)
-			p.recordPassOutcomes(s)
+func (e *evaluation) failStages(w int) {
+	for s := range e.r.Stages {
+		if st := &e.r.Stages[s]; st.Wave == w && (st.Status == rollout.StageRunning || st.Status == rollout.StageBaking) {
+			st.Status, st.FinishedAt = rollout.StageFailed, timePtr(e.now)
+			e.recordPassOutcomes(s)
 		}
 	}
 }
@@ -272,72 +242,29 @@ func (p *pass) failStages(w int) {
 // checkThreshold fails the wave when its unacknowledged failures reach the
 // threshold, and pauses or rolls back the rollout per onFailure. Before it,
 // the wave that cannot continue at all makes the rollout failed.
-func (p *pass) checkThreshold(w int) bool {
-	c := p.classify(w)
-	wave := &p.r.Waves[w]
+func (e *evaluation) checkThreshold(w int) bool {
+	c := e.all.inWave(w).classify(e.ackedSet(w))
+	wave := &e.r.Waves[w]
 	if c.cannotContinue() {
-		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(p.now)
-		p.failStages(w)
-		p.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
+		wave.Status, wave.FinishedAt = rollout.WaveFailed, timePtr(e.now)
+		e.failStages(w)
+		e.failRollout(fmt.Sprintf("wave %d %q cannot continue: every started target failed in the executor", w, wave.Name))
 		return true
 	}
-	if !ThresholdReached(p.r.Policy.FailureThreshold, c.failed, c.total) {
+	if !ThresholdReached(e.r.Policy.FailureThreshold, len(c.failed), len(c.all)) {
 		return false
 	}
-	failed := p.failedUnit(w)
-	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, c.failed, c.total)
-	if s := p.stageName(failed); s != "" {
+	failed := e.failedUnit(w)
+	reason := fmt.Sprintf("wave %d %q reached the failure threshold: %d of %d targets failed", w, wave.Name, len(c.failed), len(c.all))
+	if s := e.stageName(failed); s != "" {
 		reason += " in stage " + s
 	}
-	p.stopWave(w, failed, reason)
+	e.stopWave(w, failed, reason)
 	return true
 }
 
-// waveCounts partitions the targets of a wave for the failure rules.
-type waveCounts struct {
-	total          int
-	notStarted     int // pending or waiting for a window: they may still start
-	started        int
-	failed         int // unacknowledged failures
-	executorFailed int // of those, failed in the executor's Start or Validate
-}
-
-func (p *pass) classify(w int) waveCounts {
-	var c waveCounts
-	acked := p.ackedSet(w)
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Wave != w {
-			continue
-		}
-		c.total++
-		if t.Status.NotStarted() {
-			c.notStarted++
-		}
-		if t.StartedAt != nil {
-			c.started++
-		}
-		if t.Status == rollout.TargetFailed && !acked[t.AttemptKey()] {
-			c.failed++
-			if t.ReasonCode == FailExecutor {
-				c.executorFailed++
-			}
-		}
-	}
-	return c
-}
-
-// cannotContinue: no target of the wave can still start, and every one that
-// started failed in the executor (a misconfigured executor fails all it
-// touches). While targets remain that may start, a failed Start is one
-// failure among others and counts toward the threshold: with maxConcurrent 1
-// a transient error of the first Start must not fail the whole rollout.
-func (c waveCounts) cannotContinue() bool {
-	return c.notStarted == 0 && c.started > 0 && c.executorFailed == c.started
-}
-
-func (p *pass) ackedSet(w int) map[string]bool {
-	keys := p.r.AckedFailures[w]
+func (e *evaluation) ackedSet(w int) map[string]bool {
+	keys := e.r.AckedFailures[w]
 	if len(keys) == 0 {
 		return nil
 	}
@@ -348,117 +275,110 @@ func (p *pass) ackedSet(w int) map[string]bool {
 	return set
 }
 
-func (p *pass) pause(reason string) {
-	p.r.Status = rollout.Paused
-	p.r.StatusReason = reason
-	p.r.PausedByThreshold = true
-	p.emit("rollout.paused", reason)
+func (e *evaluation) pause(reason string) {
+	e.r.Status = rollout.Paused
+	e.r.StatusReason = reason
+	e.r.PausedByThreshold = true
+	e.emit(rollout.EventPaused, reason)
 }
 
-func (p *pass) failRollout(reason string) {
-	p.r.Status = rollout.Failed
-	p.r.StatusReason = reason
-	p.emit("rollout.failed", reason)
+func (e *evaluation) failRollout(reason string) {
+	e.r.Status = rollout.Failed
+	e.r.StatusReason = reason
+	e.emit(rollout.EventFailed, reason)
 }
 
-// startTargets starts the pending targets of a running wave that may start:
-// the agent is online, a maintenance window is open, maxConcurrent is not
-// exhausted (0 = unlimited), and, with stages, allow says the target is in
-// the current batch of its pass. Offline targets wait offlineGracePeriod
-// from since: the start of the wave, or of the stage in a rollout with
-// stages (a later stage may begin long after its wave did).
-func (p *pass) startTargets(w int, since time.Time, allow func(*rollout.Target) bool) {
-	pol := p.r.Policy
-	active := p.inFlight()
-	zones := pol.Zones(p.tz)
-	for i := range p.ts {
-		t := &p.ts[i]
-		if t.Wave != w || !t.Status.NotStarted() || (allow != nil && !allow(t)) {
+// startTargets starts the targets of ts that have not started and may
+// start: the agent is online, a maintenance window is open and
+// maxConcurrent is not exhausted (0 = unlimited). The caller gives the
+// targets of a running wave, or, with stages, those of the current batch
+// of each pass. Offline targets wait offlineGracePeriod from since: the
+// start of the wave, or of the stage in a rollout with stages (a later
+// stage may begin long after its wave did).
+func (e *evaluation) startTargets(ts targets, since time.Time) {
+	active := len(e.all.inFlight())
+	for _, t := range ts.notStarted() {
+		if e.holdBack(t, since, active) {
 			continue
 		}
-		a, ok := p.agent(t.AgentID)
-		if !ok || a.Fleet != p.r.Fleet {
-			p.skip(i, SkipLeftFleet, "the agent is no longer a member of the fleet")
-			continue
-		}
-		if len(pol.MaintenanceWindows) > 0 {
-			if open, next := p.window(zones.Resolve(a)); !open {
-				p.setStatus(i, rollout.TargetWaitingWindow)
-				p.dl.at(next)
-				continue
-			}
-		}
-		if !p.online(a) {
-			graceEnd := since.Add(pol.OfflineGracePeriod)
-			if !p.now.Before(graceEnd) {
-				p.skip(i, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
-				continue
-			}
-			p.setStatus(i, rollout.TargetPending)
-			p.dl.at(graceEnd)
-			continue
-		}
-		if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
-			p.setStatus(i, rollout.TargetPending)
-			continue
-		}
-		p.start(i)
+		e.start(t)
 		active++
 	}
 }
 
-func (p *pass) inFlight() int {
-	n := 0
-	for i := range p.ts {
-		if s := p.ts[i].Status; s == rollout.TargetInProgress || s == rollout.TargetVerifying {
-			n++
+// holdBack applies the rules of a start to target t, which has not
+// started, in order: a target whose agent left the fleet is skipped, one
+// outside its maintenance windows waits for the next, one whose agent is
+// offline waits until since + offlineGracePeriod and is then skipped, and
+// one beyond maxConcurrent waits. It reports whether t stays back, and
+// counts what held it (Held). Example: offlineGracePeriod 15m, the wave
+// began at 12:00 → an offline agent holds its target until 12:15.
+func (e *evaluation) holdBack(t *rollout.Target, since time.Time, active int) bool {
+	pol := e.r.Policy
+	a, ok := e.agent(t.AgentID)
+	if !ok || a.Fleet != e.r.Fleet {
+		e.skip(t, SkipLeftFleet, "the agent is no longer a member of the fleet")
+		return true
+	}
+	if len(pol.MaintenanceWindows) > 0 {
+		if open, next := e.window(pol.Zones(e.tz).Resolve(a)); !open {
+			t.Status = rollout.TargetWaitingWindow
+			e.dl.at(next)
+			e.held.Window++
+			return true
 		}
 	}
-	return n
-}
-
-func (p *pass) start(i int) {
-	t := &p.ts[i]
-	t.Status = rollout.TargetInProgress
-	t.StartedAt = timePtr(p.now)
-	t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil
-	p.mark(i)
-	p.order(OrderStart, *t, t.ToRef)
-	p.dl.at(p.now.Add(p.r.Policy.ApplyTimeout))
-}
-
-func (p *pass) setStatus(i int, s rollout.TargetStatus) {
-	if p.ts[i].Status != s {
-		p.ts[i].Status = s
-		p.mark(i)
+	if !e.online(a) {
+		graceEnd := since.Add(pol.OfflineGracePeriod)
+		if !e.now.Before(graceEnd) {
+			e.skip(t, SkipOffline, fmt.Sprintf("the agent was offline for longer than offlineGracePeriod %s", pol.OfflineGracePeriod))
+			return true
+		}
+		t.Status = rollout.TargetPending
+		e.dl.at(graceEnd)
+		e.held.Offline++
+		return true
 	}
+	if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
+		t.Status = rollout.TargetPending
+		e.held.MaxConcurrent++
+		return true
+	}
+	return false
 }
 
-func (p *pass) skip(i int, code, reason string) {
-	t := &p.ts[i]
+func (e *evaluation) start(t *rollout.Target) {
+	t.Status = rollout.TargetInProgress
+	t.StartedAt = timePtr(e.now)
+	t.VerifiedAt, t.ReportedAt, t.FinishedAt = nil, nil, nil
+	e.order(OrderStart, *t, t.ToRef)
+	e.dl.at(e.now.Add(e.r.Policy.ApplyTimeout))
+	e.started++
+}
+
+func (e *evaluation) skip(t *rollout.Target, code, reason string) {
 	t.Status = rollout.TargetSkipped
 	t.ReasonCode = code
 	t.Reason = reason
-	t.FinishedAt = timePtr(p.now)
-	p.mark(i)
+	t.FinishedAt = timePtr(e.now)
 }
 
 // window says whether a maintenance window is open now in zone loc and, if
-// not, when the next one opens. Agents share few zones, so a pass computes
-// each zone once.
-func (p *pass) window(loc *time.Location) (open bool, next time.Time) {
-	if w, ok := p.windowByZone[loc]; ok {
+// not, when the next one opens. Agents share few zones, so an evaluation
+// computes each zone once.
+func (e *evaluation) window(loc *time.Location) (open bool, next time.Time) {
+	if w, ok := e.windowByZone[loc]; ok {
 		return w.open, w.next
 	}
-	ws := p.r.Policy.MaintenanceWindows
-	open = windows.Open(ws, loc, p.now)
+	ws := e.r.Policy.MaintenanceWindows
+	open = windows.Open(ws, loc, e.now)
 	if !open {
-		next, _ = windows.NextOpen(ws, loc, p.now)
+		next, _ = windows.NextOpen(ws, loc, e.now)
 	}
-	if p.windowByZone == nil {
-		p.windowByZone = map[*time.Location]zoneWindow{}
+	if e.windowByZone == nil {
+		e.windowByZone = map[*time.Location]zoneWindow{}
 	}
-	p.windowByZone[loc] = zoneWindow{open, next}
+	e.windowByZone[loc] = zoneWindow{open, next}
 	return open, next
 }
 

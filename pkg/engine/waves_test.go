@@ -28,10 +28,10 @@ func TestTick_MaxConcurrent(t *testing.T) {
 	cases := []struct {
 		max, agents, wantStarted int
 	}{
-		{2, 5, 2},  // limited
-		{0, 5, 5},  // 0 = unlimited
-		{50, 5, 5}, // more slots than targets
-		{1, 1, 1},  // exactly one
+		{max: 2, agents: 5, wantStarted: 2},  // limited
+		{max: 0, agents: 5, wantStarted: 5},  // 0 = unlimited
+		{max: 50, agents: 5, wantStarted: 5}, // more slots than targets
+		{max: 1, agents: 1, wantStarted: 1},  // exactly one
 	}
 	for _, c := range cases {
 		ids := make([]string, c.agents)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/audit"
 	"github.com/myriarch/myriarch/pkg/engine"
+	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
 // AuditLog receives the audit entries of decisions nobody took through the
@@ -18,7 +19,7 @@ type AuditLog interface {
 // auditedEvents are the engine events that are decisions of their own, by
 // the audit action they are recorded as.
 var auditedEvents = map[string]string{
-	"rollout.approval_expired": "rollout.approval_expire",
+	rollout.EventApprovalExpired: "rollout.approval_expire",
 }
 
 // SystemActor is the actor of the engine's own decisions.

@@ -134,10 +134,13 @@ func ordersOf(res engine.Result, starts bool) *engine.Result {
 	return &res
 }
 
-// then is a result followed by the pass after it: the later rollout and
-// deadline, every change (the later change of a target wins), the orders and
-// events of both in order.
+// then is a result followed by the pass after it: the later rollout,
+// deadline and holds, every change (the later change of a target wins), the
+// orders, events and starts of both in order; the rollout changed if either
+// changed it.
 func then(first, next engine.Result) engine.Result {
+	next.RolloutChanged = first.RolloutChanged || next.RolloutChanged
+	next.Started += first.Started
 	next.Changed = mergeChanged(first.Changed, next.Changed)
 	next.Orders = append(append([]engine.Order(nil), first.Orders...), next.Orders...)
 	next.Events = append(append([]engine.Event(nil), first.Events...), next.Events...)
@@ -171,7 +174,8 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		}
 		res.Changed = mergeChanged(answered, res.Changed)
 		starts.restartStale(&res, in.Targets, in.Now)
-		if !res.Changes() && sameRollout(in.Rollout, res.Rollout) {
+		if !res.Changes() && !res.RolloutChanged {
+			p.logEvaluation(res)
 			return Passed{Result: res, Targets: in.Targets}, nil
 		}
 		savedFirst := in.Rollout.Kind == policy.KindConfig
@@ -188,6 +192,7 @@ func (p Passer) run(ctx context.Context, rolloutID string, watch bool, decide fu
 		}
 		err = p.Store.SavePass(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, merge(in.Targets, res.Changed), res.Events, in.Now)...)
 		if err == nil {
+			p.logEvaluation(res)
 			p.logEvents(res)
 			p.audit(ctx, res, in.Now)
 			WritePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
@@ -437,6 +442,13 @@ func (p Passer) keepAnswers(ctx context.Context, starts *claims, r rollout.Rollo
 	}
 }
 
+// logEvaluation logs the one line of an evaluation (engine.Result.Fields):
+// what it started and what held the rest back, whether or not it stored
+// anything.
+func (p Passer) logEvaluation(res engine.Result) {
+	p.logger().Info("evaluation", res.Fields()...)
+}
+
 func (p Passer) logEvents(res engine.Result) {
 	for _, e := range res.Events {
 		p.logger().Info("rollout event", "type", e.Type, "rollout", res.Rollout.ID, "fleet", res.Rollout.Fleet, "kind", string(res.Rollout.Kind), "reason", e.Reason)
@@ -469,28 +481,6 @@ func mergeChanged(first, second []rollout.Target) []rollout.Target {
 		}
 	}
 	return out
-}
-
-// sameRollout reports whether a pass left the rollout item as it was, so
-// that a pass that changed nothing writes nothing.
-func sameRollout(a, b rollout.Rollout) bool {
-	if a.Status != b.Status || a.StatusReason != b.StatusReason || len(a.Waves) != len(b.Waves) {
-		return false
-	}
-	for i := range a.Waves {
-		if a.Waves[i].Status != b.Waves[i].Status || a.Waves[i].Approved != b.Waves[i].Approved {
-			return false
-		}
-	}
-	if len(a.Stages) != len(b.Stages) {
-		return false
-	}
-	for i := range a.Stages {
-		if a.Stages[i].Status != b.Stages[i].Status {
-			return false
-		}
-	}
-	return true
 }
 
 // callOperation is the executor operation of an order.

@@ -23,12 +23,12 @@ import (
 // Source is the EventBridge source of every notification.
 const Source = "myriarch"
 
-// Event types the adapters emit themselves (the engine's are in the
-// catalogue): an engine error the state machine caught, and the planner's
-// replacement of a rollout whose target changed.
+// Event types the adapters emit themselves (the engine emits the other
+// constants of pkg/rollout): an engine error the state machine caught, and
+// the planner's replacement of a rollout whose target changed.
 const (
-	TypeFailed     = "rollout.failed"
-	TypeSuperseded = "rollout.superseded"
+	TypeFailed     = rollout.EventFailed
+	TypeSuperseded = rollout.EventSuperseded
 )
 
 // Event is one notification: the detail of the EventBridge event, an item
@@ -167,26 +167,26 @@ type Entry struct {
 
 // Catalogue lists every event type, in the order a rollout meets them.
 var Catalogue = []Entry{
-	{"rollout.started", "Rollout Started", "the first evaluation began the rollout"},
-	{"rollout.waiting_approval", "Rollout Waiting For Approval", "a wave that requires approval is due"},
-	{"rollout.approved", "Rollout Approved", "an operator approved a wave (one event per approval)"},
-	{"rollout.rejected", "Rollout Rejected", "an operator rejected a wave's approval; onFailure applies"},
-	{"rollout.approval_expired", "Rollout Approval Expired", "nobody approved a wave within approvals.expiry"},
-	{"rollout.stage_started", "Rollout Stage Started", "a stage (waves by region or zone, or with gates) began"},
-	{"rollout.stage_passed", "Rollout Stage Passed", "a stage's targets succeeded and its bake and gate ended green"},
-	{"rollout.gate_red", "Rollout Gate Red", "a stage's or a batch's health gate turned red; onFailure follows"},
-	{"rollout.frozen", "Rollout Frozen", "a freeze holds the next stage"},
-	{"rollout.unfrozen", "Rollout Unfrozen", "the freeze that held a stage ended"},
-	{"rollout.freeze_override", "Rollout Freeze Override", "an operator bypassed the freezes for the rest of the rollout"},
-	{"rollout.paused", "Rollout Paused", "the failure threshold (onFailure: pause) or an operator paused the rollout"},
-	{"rollout.resumed", "Rollout Resumed", "an operator resumed a paused rollout"},
-	{"rollout.retried", "Rollout Retried", "an operator reset the failed targets to run them again (retry-failed)"},
-	{"rollout.rolling_back", "Rollout Rolling Back", "the failure threshold (onFailure: rollback) or an operator started a rollback"},
-	{"rollout.rolled_back", "Rollout Rolled Back", "every started target is back on its starting state"},
-	{"rollout.completed", "Rollout Completed", "every wave completed"},
-	{"rollout.failed", "Rollout Failed", "the rollout cannot continue and waits for a person (engine error, executor, fleet gone, rollback timed out)"},
-	{"rollout.aborted", "Rollout Aborted", "an operator aborted the rollout"},
-	{"rollout.superseded", "Rollout Superseded", "the planner replaced the rollout: its target changed"},
+	{rollout.EventStarted, "Rollout Started", "the first evaluation began the rollout"},
+	{rollout.EventWaitingApproval, "Rollout Waiting For Approval", "a wave that requires approval is due"},
+	{rollout.EventApproved, "Rollout Approved", "an operator approved a wave (one event per approval)"},
+	{rollout.EventRejected, "Rollout Rejected", "an operator rejected a wave's approval; onFailure applies"},
+	{rollout.EventApprovalExpired, "Rollout Approval Expired", "nobody approved a wave within approvals.expiry"},
+	{rollout.EventStageStarted, "Rollout Stage Started", "a stage (waves by region or zone, or with gates) began"},
+	{rollout.EventStagePassed, "Rollout Stage Passed", "a stage's targets succeeded and its bake and gate ended green"},
+	{rollout.EventGateRed, "Rollout Gate Red", "a stage's or a batch's health gate turned red; onFailure follows"},
+	{rollout.EventFrozen, "Rollout Frozen", "a freeze holds the next stage"},
+	{rollout.EventUnfrozen, "Rollout Unfrozen", "the freeze that held a stage ended"},
+	{rollout.EventFreezeOverride, "Rollout Freeze Override", "an operator bypassed the freezes for the rest of the rollout"},
+	{rollout.EventPaused, "Rollout Paused", "the failure threshold (onFailure: pause) or an operator paused the rollout"},
+	{rollout.EventResumed, "Rollout Resumed", "an operator resumed a paused rollout"},
+	{rollout.EventRetried, "Rollout Retried", "an operator reset the failed targets to run them again (retry-failed)"},
+	{rollout.EventRollingBack, "Rollout Rolling Back", "the failure threshold (onFailure: rollback) or an operator started a rollback"},
+	{rollout.EventRolledBack, "Rollout Rolled Back", "every started target is back on its starting state"},
+	{rollout.EventCompleted, "Rollout Completed", "every wave completed"},
+	{rollout.EventFailed, "Rollout Failed", "the rollout cannot continue and waits for a person (engine error, executor, fleet gone, rollback timed out)"},
+	{rollout.EventAborted, "Rollout Aborted", "an operator aborted the rollout"},
+	{rollout.EventSuperseded, "Rollout Superseded", "the planner replaced the rollout: its target changed"},
 }
 
 var detailTypes = func() map[string]string {

@@ -3,9 +3,13 @@ package notify
 import (
 	"encoding/json"
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +24,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var t0 = time.Date(2026, 3, 2, 12, 4, 10, 0, time.UTC)
 
 // Every event type the code emits is in the catalogue: the engine's
-// p.emit("...") calls and the adapters' types, read from the sources, so
-// that a new event cannot be published without a detail-type and a line in
+// e.emit(rollout.Event...) calls and the adapters' types, read from the
+// sources (the constants' values from pkg/rollout's), so that a new event
+// cannot be published without a detail-type and a line in
 // docs/notifications.md.
 func TestCatalogue_CoversEveryEmittedType(t *testing.T) {
 	emitted := map[string]string{TypeFailed: "notify", TypeSuperseded: "notify"}
-	emit := regexp.MustCompile(`p\.emit\("(rollout\.[a-z_]+)"`)
+	values := eventConstants(t)
+	emit := regexp.MustCompile(`\be\.emit\(([^,]+),`)
 	files, err := filepath.Glob("../engine/*.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no engine sources: %v", err)
@@ -39,11 +45,16 @@ func TestCatalogue_CoversEveryEmittedType(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range emit.FindAllStringSubmatch(string(src), -1) {
-			emitted[m[1]] = f
+			name, ok := strings.CutPrefix(m[1], "rollout.")
+			if !ok || values[name] == "" {
+				t.Errorf("%s emits %s: the engine emits the constants of pkg/rollout (event.go)", f, m[1])
+				continue
+			}
+			emitted[values[name]] = f
 		}
 	}
 	if len(emitted) < 15 {
-		t.Fatalf("found %d types, want the engine's too: did p.emit change its form?", len(emitted))
+		t.Fatalf("found %d types, want the engine's too: did e.emit change its form?", len(emitted))
 	}
 	known := map[string]bool{}
 	for _, k := range Catalogue {
@@ -69,6 +80,28 @@ func TestCatalogue_CoversEveryEmittedType(t *testing.T) {
 			t.Errorf("docs/notifications.md does not list %s (%s)", k.Type, k.DetailType)
 		}
 	}
+}
+
+// eventConstants maps the names of pkg/rollout's event constants to their
+// values.
+func eventConstants(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../rollout/event.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Values) == len(vs.Names) {
+			for i, name := range vs.Names {
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok {
+					out[name.Name], _ = strconv.Unquote(lit.Value)
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
 
 func TestDetailType(t *testing.T) {
