@@ -1,7 +1,7 @@
 package main
 
 // Health gates: what the engine reads between the stages of a rollout
-// (pkg/gate.ReaderFromEnv) and what it needs for that: its settings, its
+// (pkg/gate/gateread.FromEnv) and what it needs for that: its settings, its
 // IAM statements and, for collectors and servers in private subnets, a
 // VPC. Only the function whose spec says Gates gets any of it.
 // docs/deploy.md, "Gates", is the operator's side.
