@@ -4,9 +4,11 @@
 // and every node they resolve spends one unit of a budget of Budget nodes,
 // so that a few kilobytes that name one subtree many times cannot expand
 // into millions of values and issues. An executor object refuses them
-// (docs/executors.md), and a configuration, which is the collector's own
-// YAML, keeps them but may not expand past the same budget through them.
-// Each object words the refusal with its own issue code and message.
+// (docs/executors.md). A configuration is the collector's own YAML: its
+// aliases are the collector's to follow, and Myriarch's checks
+// (revision.checkConfig) walk an anchored node where it is written, never
+// through an alias, so they need no budget. Each object words a refusal
+// with its own issue code and message.
 package yamlalias
 
 import (
@@ -15,8 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Budget is the most nodes one decoding resolves, and the most a
-// configuration reaches through its aliases. A real policy has a few
+// Budget is the most nodes one decoding resolves. A real policy has a few
 // hundred values, a fleet a few dozen.
 const Budget = 10_000
 
@@ -88,34 +89,4 @@ func Target(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-// Expands reports whether the nodes reached through the aliases of the
-// tree n, counted as often as they are reached, exceed budget: what a
-// reader that follows aliases (a collector loading its configuration)
-// would expand beyond the document as written. The walk stops at the
-// budget, so its cost is bounded by the document and the budget.
-func Expands(n *yaml.Node, budget int) bool {
-	left := budget
-	var walk func(n *yaml.Node, aliased bool) bool
-	walk = func(n *yaml.Node, aliased bool) bool {
-		if n == nil {
-			return false
-		}
-		if n.Kind == yaml.AliasNode {
-			return walk(Target(n), true)
-		}
-		if aliased {
-			if left--; left < 0 {
-				return true
-			}
-		}
-		for _, c := range n.Content {
-			if walk(c, aliased) {
-				return true
-			}
-		}
-		return false
-	}
-	return walk(n, false)
 }

@@ -99,23 +99,3 @@ func TestResolve_Unresolved(t *testing.T) {
 		t.Errorf("an alias to nothing: %v, want ErrUnresolved", err)
 	}
 }
-
-// A configuration may alias (the collector follows aliases), but not expand
-// past the budget through them; its own size is MaxBytes's to bound.
-func TestExpands(t *testing.T) {
-	cases := []struct {
-		name string
-		doc  string
-		want bool
-	}{
-		{name: "no alias, however large", doc: "[" + strings.Repeat("x, ", 2*Budget) + "x]", want: false},
-		{name: "a few aliases", doc: "a: &p {endpoint: 0.0.0.0:4317}\nb: *p\nc: *p", want: false},
-		{name: "an alias bomb", doc: bomb(), want: true},
-		{name: "an anchor that contains itself", doc: "a: &a [x, *a]", want: true},
-	}
-	for _, c := range cases {
-		if got := Expands(parse(t, c.doc), Budget); got != c.want {
-			t.Errorf("%s: Expands = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
