@@ -131,7 +131,7 @@ func grantGates(fn awslambda.Function, c Config) {
 		}))
 	}
 	if c.AMPWorkspace.Arn != "" {
-		// Instant queries only (pkg/gate's Prometheus reader): no labels,
+		// Instant queries only (pkg/gate/gateread's Prometheus reader): no labels,
 		// series or metadata, and no other workspace.
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("aps:QueryMetrics"),

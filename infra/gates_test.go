@@ -139,7 +139,7 @@ func TestGates_EngineEnvironment(t *testing.T) {
 	}
 }
 
-// checkEngineReads: the engine's own parser (pkg/gateread.FromEnv)
+// checkEngineReads: the engine's own parser (pkg/gate/gateread.FromEnv)
 // accepts the environment and configures what it names.
 func checkEngineReads(t *testing.T, e map[string]any) {
 	t.Helper()
