@@ -62,6 +62,7 @@ func TestDecide(t *testing.T) {
 		{name: "applying, health wait shorter than the cap: waits the health wait", in: healthWait(evaluated(rollout.Running, later, rollout.TargetInProgress), 3*time.Second), want: WaitApply, until: now.Add(3 * time.Second)},
 		{name: "applying, health wait longer than the cap: capped", in: healthWait(evaluated(rollout.Running, later, rollout.TargetInProgress), 5*time.Minute), want: WaitApply, until: now.Add(ApplyCap)},
 		{name: "a stage bakes with nothing in flight", in: baking(evaluated(rollout.Running, later, rollout.TargetSucceeded, rollout.TargetPending)), want: WaitBake, until: later},
+		{name: "a stage bakes while others verify: the health wait shows", in: baking(evaluated(rollout.Running, soon, rollout.TargetVerifying)), want: WaitHealth, until: soon},
 	}
 	for _, c := range cases {
 		d := Decide(c.in, now)
