@@ -14,7 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
-	"github.com/myriarch/myriarch/pkg/gate"
+	"github.com/myriarch/myriarch/pkg/gate/gateread"
 	"github.com/myriarch/myriarch/pkg/setup"
 )
 
@@ -211,10 +211,10 @@ func functionEnvironment(c Config, f functionSpec) map[string]string {
 		set(secrets.EnvPrefix, executorSecretsPrefix(c))
 	}
 	if f.Gates {
-		set(gate.EnvPrometheusURL, c.PrometheusURL)
-		set(gate.EnvPrometheusSigV4Region, c.AMPWorkspace.Region)
-		set(gate.EnvAlertmanagerURL, c.AlertmanagerURL)
-		set(gate.EnvCloudWatch, onOff(c.CloudWatchGates))
+		set(gateread.EnvPrometheusURL, c.PrometheusURL)
+		set(gateread.EnvPrometheusSigV4Region, c.AMPWorkspace.Region)
+		set(gateread.EnvAlertmanagerURL, c.AlertmanagerURL)
+		set(gateread.EnvCloudWatch, onOff(c.CloudWatchGates))
 	}
 	return env
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/gate"
+	"github.com/myriarch/myriarch/pkg/gate/gateread"
 )
 
 const (
@@ -106,13 +106,13 @@ func TestGates_EngineEnvironment(t *testing.T) {
 		context map[string]string
 		want    map[string]any
 	}{
-		{"defaults", nil, map[string]any{gate.EnvCloudWatch: "on"}},
-		{"variant", variant, map[string]any{gate.EnvPrometheusURL: variant["prometheusUrl"], gate.EnvPrometheusSigV4Region: "eu-west-1",
-			gate.EnvAlertmanagerURL: variant["alertmanagerUrl"], gate.EnvCloudWatch: "off"}},
-		{"workspace alone", gatesVariant, map[string]any{gate.EnvPrometheusURL: testWorkspaceURL, gate.EnvPrometheusSigV4Region: "eu-west-1",
-			gate.EnvCloudWatch: "on"}},
+		{"defaults", nil, map[string]any{gateread.EnvCloudWatch: "on"}},
+		{"variant", variant, map[string]any{gateread.EnvPrometheusURL: variant["prometheusUrl"], gateread.EnvPrometheusSigV4Region: "eu-west-1",
+			gateread.EnvAlertmanagerURL: variant["alertmanagerUrl"], gateread.EnvCloudWatch: "off"}},
+		{"workspace alone", gatesVariant, map[string]any{gateread.EnvPrometheusURL: testWorkspaceURL, gateread.EnvPrometheusSigV4Region: "eu-west-1",
+			gateread.EnvCloudWatch: "on"}},
 	}
-	names := []string{gate.EnvPrometheusURL, gate.EnvPrometheusSigV4Region, gate.EnvAlertmanagerURL, gate.EnvCloudWatch}
+	names := []string{gateread.EnvPrometheusURL, gateread.EnvPrometheusSigV4Region, gateread.EnvAlertmanagerURL, gateread.EnvCloudWatch}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := synthesized(t, tt.context)
@@ -139,18 +139,18 @@ func TestGates_EngineEnvironment(t *testing.T) {
 	}
 }
 
-// checkEngineReads: the engine's own parser (pkg/gate.ReaderFromEnv)
+// checkEngineReads: the engine's own parser (pkg/gate/gateread.FromEnv)
 // accepts the environment and configures what it names.
 func checkEngineReads(t *testing.T, e map[string]any) {
 	t.Helper()
 	getenv := func(name string) string { s, _ := e[name].(string); return s }
 	cfg := &aws.Config{Region: "eu-west-1", Credentials: aws.AnonymousCredentials{}}
-	r, err := gate.ReaderFromEnv(getenv, cfg, time.Now, nil)
+	r, err := gateread.FromEnv(getenv, cfg, time.Now, nil)
 	if err != nil {
 		t.Fatalf("the engine refuses its environment: %v", err)
 	}
-	if (r.Prometheus != nil) != (getenv(gate.EnvPrometheusURL) != "") || (r.CloudWatch != nil) != (getenv(gate.EnvCloudWatch) == "on") ||
-		r.AlertmanagerURL != getenv(gate.EnvAlertmanagerURL) {
+	if (r.Prometheus != nil) != (getenv(gateread.EnvPrometheusURL) != "") || (r.CloudWatch != nil) != (getenv(gateread.EnvCloudWatch) == "on") ||
+		r.AlertmanagerURL != getenv(gateread.EnvAlertmanagerURL) {
 		t.Errorf("the engine reads Prometheus %v, CloudWatch %v, Alertmanager %q from %v", r.Prometheus != nil, r.CloudWatch != nil, r.AlertmanagerURL, e)
 	}
 }

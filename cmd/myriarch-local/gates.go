@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/gate"
+	"github.com/myriarch/myriarch/pkg/gate/gateread"
 	"github.com/myriarch/myriarch/pkg/gate/gateserver"
 )
 
@@ -48,8 +48,8 @@ func chooseGateSources(mode string, getenv func(string) string) (prometheus, ale
 		}
 		return s
 	}
-	return choose("Prometheus", gate.EnvPrometheusURL, mode == "demo"),
-		choose("Alertmanager", gate.EnvAlertmanagerURL, false)
+	return choose("Prometheus", gateread.EnvPrometheusURL, mode == "demo"),
+		choose("Alertmanager", gateread.EnvAlertmanagerURL, false)
 }
 
 // gatesDirPrefix starts the name of the folder of the servers the stack

@@ -11,13 +11,13 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor"
 	"github.com/myriarch/myriarch/pkg/executor/awx"
 	"github.com/myriarch/myriarch/pkg/executor/awx/awxtest"
 	"github.com/myriarch/myriarch/pkg/executorobject"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/route"
 )
 
 type tokens map[string]string
@@ -111,8 +111,8 @@ func TestStateMachine_AWXJobFails_TargetFailsAndThresholdPauses(t *testing.T) {
 			if tg.Status != rollout.TargetFailed || tg.ReasonCode != engine.FailExecutorJob || !strings.HasPrefix(tg.Reason, want) {
 				t.Errorf("target a02 %s %s %q, want failed with %s and %q", tg.Status, tg.ReasonCode, tg.Reason, engine.FailExecutorJob, want)
 			}
-			if d := tg.FinishedAt.Sub(*tg.StartedAt); d > enginetask.ApplyCap {
-				t.Errorf("target a02 failed %s after it started, want at the next pass (within %s), not at applyTimeout", d, enginetask.ApplyCap)
+			if d := tg.FinishedAt.Sub(*tg.StartedAt); d > route.ApplyCap {
+				t.Errorf("target a02 failed %s after it started, want at the next pass (within %s), not at applyTimeout", d, route.ApplyCap)
 			}
 			continue
 		}

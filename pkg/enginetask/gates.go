@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// GateReader performs one reading of a gate (gate.Reader).
+// GateReader performs one reading of a gate (gateread.Reader).
 type GateReader interface {
 	Read(ctx context.Context, h policy.Health, req gate.Request) []gate.Result
 }

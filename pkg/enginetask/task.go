@@ -7,7 +7,8 @@ package enginetask
 
 import (
 	"encoding/json"
-	"time"
+
+	"github.com/myriarch/myriarch/pkg/route"
 )
 
 // Task names, the "task" field of the payload.
@@ -53,38 +54,12 @@ type Output struct {
 	Gates []GateReading `json:"gates,omitempty"`
 }
 
-// Verdicts route the execution in the "What next?" choice.
+// The verdicts that tasks other than evaluate return as they are (reading
+// gates, continuing, finishing, recording a failure): the strings of
+// route.Verdict, which decides the verdict of an evaluation (Verdict).
 const (
-	VerdictWaitHealth   = "wait_health"
-	VerdictWaitApply    = "wait_apply"
-	VerdictWaitWindow   = "wait_window"
-	VerdictWaitOffline  = "wait_offline"
-	VerdictWaitRollback = "wait_rollback"
-	VerdictWaitBake     = "wait_bake"
-	VerdictReadGates    = "read_gates"
-	VerdictApproval     = "waiting_approval"
-	VerdictFrozen       = "frozen"
-	VerdictPaused       = "paused"
-	VerdictFailed       = "failed"
-	VerdictContinue     = "continue"
-	VerdictDone         = "done"
-)
-
-// Timing of the loop.
-const (
-	// LostEventCap bounds a Wait while targets are in flight, so that a lost
-	// agent event is noticed within a minute.
-	LostEventCap = time.Minute
-	// ApplyCap bounds a Wait while targets were started and none verifies
-	// yet: the agent-event path moves them to verifying between two passes,
-	// and the next pass must learn the health wait's exact end soon, since a
-	// Wait state cannot be shortened once it runs. A health wait shorter
-	// than the cap bounds it instead.
-	ApplyCap = 10 * time.Second
-	// IdleCap bounds a Wait with nothing in flight (a window days away).
-	IdleCap = 6 * time.Hour
-	// MaxIterations is the number of passes after which the execution
-	// continues as a new one: about 11 history events a pass keeps it well
-	// under the service's 25,000-event limit.
-	MaxIterations = 1000
+	VerdictReadGates = string(route.ReadGates)
+	VerdictFailed    = string(route.Failed)
+	VerdictContinue  = string(route.Continue)
+	VerdictDone      = string(route.Done)
 )

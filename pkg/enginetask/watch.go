@@ -17,8 +17,8 @@ import (
 // the engine as observations (engine.Input.ExecutorFailures), as it hands
 // over the agents: the engine fails the targets, so that the threshold,
 // onFailure and the next deadline follow from one decision. The task runs
-// at least every ApplyCap (10 s) while targets wait for their update and
-// every LostEventCap (1 min) while others are in the health wait, which is
+// at least every route.ApplyCap (10 s) while targets wait for their update and
+// every route.LostEventCap (1 min) while others are in the health wait, which is
 // how often a job is polled. Passes after an agent event or an operator
 // action do not ask: an executor is not polled once per agent report.
 

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/yamlalias"
 )
 
 // decoder reads yaml.Nodes by hand, so that every unknown key, wrong type
@@ -19,8 +20,9 @@ import (
 // failed records the paths whose value could not be read: Validate's
 // findings there would only repeat the problem.
 type decoder struct {
-	issues issue.List
-	failed []string
+	issues  issue.List
+	failed  []string
+	aliases *yamlalias.Resolver
 }
 
 // keys maps the keys of one mapping to what reads their values.
@@ -61,14 +63,14 @@ func (d *decoder) document(data []byte) *yaml.Node {
 }
 
 // resolve returns n, or nil for an alias (*name), which an executor object
-// does not need: refused, a small document cannot expand into a large one,
-// and every value is where it is read.
+// does not need: refused (yamlalias.Refuse), a small document cannot expand
+// into a large one, and every value is where it is read.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
-	if n.Kind == yaml.AliasNode {
+	r, err := d.aliases.Resolve(n)
+	if err != nil {
 		d.fail(CodeYAMLInvalid, path, "aliases (*%s) are not supported in an Executor; write the value out", n.Value)
-		return nil
 	}
-	return n
+	return r
 }
 
 // mapping reads a mapping whose keys must be in ks, in document order.

@@ -4,6 +4,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/yamlalias"
 )
 
 // Parse reads one Executor document. It returns the object as far as it
@@ -18,7 +19,7 @@ import (
 //	  type: webhook
 //	  webhook: {url: "https://deploy.example.com/myriarch", secretRef: edge-hook}
 func Parse(data []byte) (Object, issue.List) {
-	d := &decoder{}
+	d := &decoder{aliases: yamlalias.Refuse()}
 	var o Object
 	root := d.document(data)
 	if root == nil {

@@ -1,12 +1,14 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/yamlalias"
 )
 
 // Issue codes of Parse and Validate (docs/version-selection.md,
@@ -32,7 +34,7 @@ const (
 // could read is in the returned Fleet.
 func Parse(data []byte) (Fleet, issue.List) {
 	var doc yaml.Node
-	var p parser
+	p := parser{aliases: yamlalias.Follow(yamlalias.Budget)}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
 		return Fleet{}, p.issues
@@ -42,7 +44,7 @@ func Parse(data []byte) (Fleet, issue.List) {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
 		return Fleet{}, p.issues
 	}
-	if deref(doc.Content[0]).Kind != yaml.MappingNode {
+	if root := yamlalias.Target(doc.Content[0]); root == nil || root.Kind != yaml.MappingNode {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
 		return Fleet{}, p.issues
 	}
@@ -108,7 +110,10 @@ func (p *parser) header(apiVersion, kind string) {
 // parser collects issues while it walks the nodes. A field reads one value
 // node at its path.
 type (
-	parser struct{ issues issue.List }
+	parser struct {
+		issues  issue.List
+		aliases *yamlalias.Resolver
+	}
 	field  func(n *yaml.Node, path string)
 	fields map[string]field
 )
@@ -117,7 +122,7 @@ type (
 // field, an unknown one as unknown_field, a repeated one as field_invalid.
 // A null node is an absent block.
 func (p *parser) mapping(n *yaml.Node, path string, known fields) {
-	n = deref(n)
+	n = p.deref(n)
 	if isNull(n) {
 		return
 	}
@@ -149,7 +154,7 @@ func (p *parser) object(known fields) field {
 // instead of failing as a float.
 func (p *parser) str(dst *string) field {
 	return func(n *yaml.Node, path string) {
-		n = deref(n)
+		n = p.deref(n)
 		if isNull(n) {
 			return
 		}
@@ -163,7 +168,7 @@ func (p *parser) str(dst *string) field {
 
 func (p *parser) boolean(dst *bool) field {
 	return func(n *yaml.Node, path string) {
-		n = deref(n)
+		n = p.deref(n)
 		if isNull(n) {
 			return
 		}
@@ -180,7 +185,7 @@ func (p *parser) boolean(dst *bool) field {
 // match the document; an element that is not a scalar becomes "".
 func (p *parser) list(dst *[]string) field {
 	return func(n *yaml.Node, path string) {
-		n = deref(n)
+		n = p.deref(n)
 		if isNull(n) {
 			return
 		}
@@ -190,10 +195,11 @@ func (p *parser) list(dst *[]string) field {
 		}
 		out := make([]string, len(n.Content))
 		for i, e := range n.Content {
-			e = deref(e)
-			if e.Kind == yaml.ScalarNode && !isNull(e) {
+			switch e = p.deref(e); {
+			case isNull(e):
+			case e.Kind == yaml.ScalarNode:
 				out[i] = e.Value
-			} else if !isNull(e) {
+			default:
 				p.issues.Errorf(CodeFieldInvalid, fmt.Sprintf("%s[%d]", path, i), "%s[%d] must be a string", path, i)
 			}
 		}
@@ -203,7 +209,7 @@ func (p *parser) list(dst *[]string) field {
 
 func (p *parser) stringMap(dst *map[string]string) field {
 	return func(n *yaml.Node, path string) {
-		n = deref(n)
+		n = p.deref(n)
 		if isNull(n) {
 			return
 		}
@@ -213,7 +219,10 @@ func (p *parser) stringMap(dst *map[string]string) field {
 		}
 		out := map[string]string{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, v := n.Content[i].Value, deref(n.Content[i+1])
+			key, v := n.Content[i].Value, p.deref(n.Content[i+1])
+			if v == nil {
+				return // the alias budget is spent
+			}
 			at := join(path, key)
 			if _, dup := out[key]; dup {
 				p.issues.Errorf(CodeFieldInvalid, at, "%s is listed twice", at)
@@ -248,11 +257,15 @@ func unknownMessage(path, key string, known fields) string {
 	return msg
 }
 
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+// deref follows an alias to its anchored node within the budget of
+// yamlalias, as a policy does; nil once the budget is spent, which callers
+// read as an absent value.
+func (p *parser) deref(n *yaml.Node) *yaml.Node {
+	r, err := p.aliases.Resolve(n)
+	if errors.Is(err, yamlalias.ErrExpands) {
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamlalias.Budget)
 	}
-	return n
+	return r
 }
 
 func isNull(n *yaml.Node) bool {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/myriarch/myriarch/pkg/yamlalias"
 )
 
 func TestParse_VersionsKeepDocumentIndexes(t *testing.T) {
@@ -22,6 +24,22 @@ func TestParse_AliasesResolve(t *testing.T) {
 	got, issues := Parse([]byte(head + "x: &p gateway-version\nspec: {rollout: {versionPolicy: *p}}"))
 	if got.Rollout.VersionPolicy != "gateway-version" || len(issues.WithCode("unknown_field")) != 1 {
 		t.Errorf("Parse = %+v, %v; want the alias resolved and x reported", got.Rollout, issues)
+	}
+}
+
+// A fleet follows aliases within the budget every object shares
+// (yamlalias.Budget): past it, one yaml_invalid issue, worded as a policy's.
+func TestParse_AliasBudget(t *testing.T) {
+	versions := func(n int) string {
+		return head + "x: &v 0.161.0\nspec: {update: {selection: {versions: [" + strings.TrimSuffix(strings.Repeat("*v, ", n), ", ") + "]}}}"
+	}
+	budget := yamlalias.Budget - 9 // the document, apiVersion, kind, metadata, name, spec, update, selection and versions take 9
+	if got, issues := Parse([]byte(versions(budget))); len(issues.WithCode(CodeYAMLInvalid)) != 0 || len(got.Update.Selection.Versions) != budget {
+		t.Errorf("%d aliases: %d versions, issues %v; want them all and no yaml_invalid", budget, len(got.Update.Selection.Versions), issues.WithCode(CodeYAMLInvalid))
+	}
+	_, issues := Parse([]byte(versions(budget + 1)))
+	if is := issues.WithCode(CodeYAMLInvalid); len(is) != 1 || !strings.Contains(is[0].Message, "expands to more than 10000 values") {
+		t.Errorf("%d aliases: issues %v, want one yaml_invalid that the document expands too far", budget+1, is)
 	}
 }
 

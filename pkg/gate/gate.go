@@ -1,7 +1,11 @@
-// Package gate reads the health evidence of a stage of a rollout: HTTP probes
-// to its targets, metric queries (Prometheus, CloudWatch) and active alerts
-// (Alertmanager, CloudWatch alarms). A Reader performs one reading; the pure
-// rules of state.go turn the readings of a bake into a verdict.
+// Package gate holds the pure rules of a stage's health gate: what one
+// reading's results mean (rules.go: template substitution, the verdict on a
+// metric's value, the wording of firing alerts), which alerts concern a stage
+// (matcher.go), and how the readings of a bake become a verdict (state.go).
+// It does no I/O and imports no cloud SDK or metrics client, so that the
+// engine and everything that links it stay free of them; the readers that
+// query probes, Prometheus, CloudWatch and Alertmanager live in
+// pkg/gate/gateread and call these rules.
 package gate
 
 import (

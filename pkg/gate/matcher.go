@@ -107,9 +107,9 @@ func concerns(labels map[string]string, label string, allowed []string) bool {
 	return v == "" || len(allowed) == 0 || slices.Contains(allowed, v)
 }
 
-// stageScope lists the regions and zones of a stage's passes, each once and
+// StageScope lists the regions and zones of a stage's passes, each once and
 // sorted. A pass that is not split holds several joined with "|".
-func stageScope(passes []Pass) (regions, zones []string) {
+func StageScope(passes []Pass) (regions, zones []string) {
 	for _, p := range passes {
 		regions = appendSplit(regions, p.Region)
 		zones = appendSplit(zones, p.Zone)

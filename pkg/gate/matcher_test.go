@@ -82,7 +82,7 @@ func mustMatchers(t *testing.T, list ...string) []Matcher {
 }
 
 func TestStageScope(t *testing.T) {
-	regions, zones := stageScope([]Pass{
+	regions, zones := StageScope([]Pass{
 		{Name: "eu-west-1/eu-west-1b", Region: "eu-west-1", Zone: "eu-west-1b"},
 		{Name: "rest", Region: "us-east-1|eu-west-1", Zone: "us-east-1a|eu-west-1a"},
 		{Name: "no zone", Region: "ap-south-1"},

@@ -10,7 +10,7 @@ import (
 
 // The pure rules of a reading: template substitution, the verdict on a
 // metric's value, the wording of firing alerts and the shape of a probe URL.
-// The readers (reader.go and one file per provider) do the I/O and call them.
+// The readers (pkg/gate/gateread) do the I/O and call them.
 
 // Vars are the values substituted in a check's templates.
 type Vars struct {
@@ -117,12 +117,12 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // maxNamesShown is how many alert or alarm names a Detail lists.
 const maxNamesShown = 3
 
-// firing words the alerts (or alarms) that block a stage, given one name per
+// Firing words the alerts (or alarms) that block a stage, given one name per
 // alert in the order to show them: names repeat when several alerts share
 // one, and the count is of alerts.
 //
 //	"alert", [A B A C D] → "5 alerts firing: A, B, C, …"
-func firing(noun string, names []string) string {
+func Firing(noun string, names []string) string {
 	if len(names) == 0 {
 		return "no " + noun + " firing"
 	}
@@ -150,10 +150,10 @@ func firing(noun string, names []string) string {
 	return fmt.Sprintf("%d %ss firing: %s", len(names), noun, list)
 }
 
-// validHost checks a target's host attribute before it goes into a probe
+// ValidHost checks a target's host attribute before it goes into a probe
 // URL: a host holding "/", "@", "?" or "#" would change what the URL means.
 // A port ("10.0.0.7:13133") or an IPv6 literal in brackets is fine.
-func validHost(host string) error {
+func ValidHost(host string) error {
 	if host == "" {
 		return fmt.Errorf("no host attribute")
 	}

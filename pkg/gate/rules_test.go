@@ -104,8 +104,8 @@ func TestFiring(t *testing.T) {
 		{names: []string{"A", "B", "C", "D", "A"}, want: "5 alerts firing: A, B, C, …"}, // at most 3 names
 		{names: []string{""}, want: "1 alert firing: (unnamed)"},
 	} {
-		if got := firing("alert", c.names); got != c.want {
-			t.Errorf("firing(%q) = %q, want %q", c.names, got, c.want)
+		if got := Firing("alert", c.names); got != c.want {
+			t.Errorf("Firing(%q) = %q, want %q", c.names, got, c.want)
 		}
 	}
 }
@@ -128,9 +128,9 @@ func TestValidHost(t *testing.T) {
 		{host: "a\nb", ok: false},
 		{host: "a%2fb", ok: false},
 	} {
-		err := validHost(c.host)
+		err := ValidHost(c.host)
 		if (err == nil) != c.ok {
-			t.Errorf("validHost(%q) = %v, want ok %v", c.host, err, c.ok)
+			t.Errorf("ValidHost(%q) = %v, want ok %v", c.host, err, c.ok)
 		}
 		if err != nil && c.host != "" && !strings.Contains(err.Error(), "host") {
 			t.Errorf("error %q does not name the host", err)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,24 +10,22 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/yamlalias"
 )
-
-// maxNodes bounds the work of one Parse. Aliases let a small document name
-// the same subtree many times; the walk follows them, so without a budget a
-// few kilobytes could expand into millions of values and issues. A real
-// policy has a few hundred values.
-const maxNodes = 10_000
 
 // decoder walks yaml.Nodes by hand instead of yaml.Unmarshal into structs,
 // so that every problem (unknown key, wrong type, bad value) becomes an issue
 // with a path, and none is silently dropped or turned into a zero value.
+// Aliases are followed within the budget of yamlalias: a few kilobytes
+// naming the same subtree many times cannot expand into millions of values
+// and issues.
 type decoder struct {
 	issues    issue.List
-	nodesLeft int
+	aliases   *yamlalias.Resolver
 	exhausted bool
 }
 
-func newDecoder() *decoder { return &decoder{nodesLeft: maxNodes} }
+func newDecoder() *decoder { return &decoder{aliases: yamlalias.Follow(yamlalias.Budget)} }
 
 // fields maps the keys of one mapping to what decodes their values.
 type fields map[string]func(v *yaml.Node, path string)
@@ -34,25 +33,15 @@ type fields map[string]func(v *yaml.Node, path string)
 // resolve follows aliases and spends one unit of the budget. It returns nil
 // once the budget is spent, and callers then stop.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
-	for hops := 0; n != nil && n.Kind == yaml.AliasNode; hops++ {
-		if hops > 100 {
-			n = nil
-			break
-		}
-		n = n.Alias
-	}
-	if n == nil {
+	r, err := d.aliases.Resolve(n)
+	switch {
+	case errors.Is(err, yamlalias.ErrUnresolved):
 		d.issues.Errorf(CodeYAMLInvalid, path, "the alias here cannot be resolved")
-		return nil
+	case errors.Is(err, yamlalias.ErrExpands):
+		d.exhausted = true
+		d.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamlalias.Budget)
 	}
-	if d.nodesLeft--; d.nodesLeft < 0 {
-		if !d.exhausted {
-			d.exhausted = true
-			d.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", maxNodes)
-		}
-		return nil
-	}
-	return n
+	return r
 }
 
 // object decodes a mapping whose keys must be in fs. hint, when not empty, is

@@ -7,9 +7,9 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 	"github.com/myriarch/myriarch/pkg/engine"
-	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/policy"
 	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/pkg/route"
 )
 
 // Limits of one simulation: it stops, incomplete, after MaxSteps
@@ -26,7 +26,7 @@ const (
 //     once): an agent started at t reports the change, healthy, at t + the
 //     apply time;
 //   - the state machine wakes: after each of its passes it sleeps as
-//     enginetask.Verdict says, until the engine's next deadline but at most
+//     route.Decide says, until the engine's next deadline but at most
 //     ApplyCap while targets apply, LostEventCap while others are in their
 //     health wait, IdleCap otherwise. So a health wait shorter than ApplyCap
 //     ends when the state machine next looks, not at its deadline, as it
@@ -270,19 +270,16 @@ func (s *run) pass() engine.Result {
 	return res
 }
 
-// sleep is when the state machine, after its pass res, evaluates again.
+// sleep is when the state machine, after its evaluation res, evaluates
+// again: at the end of its Wait, or of its park for an approval or a freeze.
 func (s *run) sleep(res engine.Result) time.Time {
 	now := s.clock.now
-	out := enginetask.Verdict(enginetask.Passed{Result: res, Targets: s.flying()}, 0, 0, now)
-	if out.WaitUntil == "" {
-		// parked for an approval or a freeze: the park ends with the deadline
-		return now.Add(time.Duration(out.TimeoutSeconds) * time.Second)
+	d := route.Decide(route.Input{Rollout: res.Rollout, Targets: s.flying(), GatesDue: len(res.GatesDue) > 0,
+		NextDeadline: res.NextDeadline}, now)
+	if d.WaitUntil.IsZero() {
+		return now.Add(time.Duration(d.ParkSeconds) * time.Second)
 	}
-	t, err := time.Parse(time.RFC3339Nano, out.WaitUntil)
-	if err != nil {
-		return res.NextDeadline
-	}
-	return t
+	return d.WaitUntil
 }
 
 // flying are the targets in flight, which are all the state machine's

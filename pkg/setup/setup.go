@@ -26,7 +26,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
 	"github.com/myriarch/myriarch/pkg/executor/webhook"
 	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/gate"
+	"github.com/myriarch/myriarch/pkg/gate/gateread"
 	"github.com/myriarch/myriarch/pkg/planner"
 	"github.com/myriarch/myriarch/pkg/plannertask"
 	"github.com/myriarch/myriarch/pkg/store"
@@ -64,7 +64,7 @@ type Deps struct {
 	Liveness        agent.Liveness
 	// Metrics receives embedded-metric-format records (the Lambdas: stdout).
 	Metrics io.Writer
-	// Gates reads the health gates (gate.ReaderFromEnv).
+	// Gates reads the health gates (gateread.FromEnv).
 	Gates enginetask.GateReader
 }
 
@@ -85,7 +85,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, clock func() time.
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg, localChecksums(getenv)), store.TablesWithPrefix(prefix))
 	live.Source = Leases(st, clock)
-	gates, err := gate.ReaderFromEnv(getenv, &cfg, clock, log)
+	gates, err := gateread.FromEnv(getenv, &cfg, clock, log)
 	if err != nil {
 		return Deps{}, err
 	}

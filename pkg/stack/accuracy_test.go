@@ -16,7 +16,7 @@ import (
 // times of a first rollout (9 targets of history).
 //
 // Tolerance 2s. The prediction schedules its passes with
-// enginetask.Verdict, as the state machine does: while targets apply it
+// route.Decide, as the state machine does: while targets apply it
 // sleeps no longer than the health wait, so each round ends at its last
 // health wait's end; the spread of the apply times (simfleet's 0.1–0.3s
 // at speed 10, plus about a second of push and report delivery) moves

@@ -36,7 +36,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/delivery"
 	"github.com/myriarch/myriarch/pkg/enginetask"
 	"github.com/myriarch/myriarch/pkg/executor/secrets"
-	"github.com/myriarch/myriarch/pkg/gate"
+	"github.com/myriarch/myriarch/pkg/gate/gateread"
 	"github.com/myriarch/myriarch/pkg/gateway"
 	"github.com/myriarch/myriarch/pkg/setup"
 	"github.com/myriarch/myriarch/pkg/sfnlocal"
@@ -231,11 +231,11 @@ func (s *Stack) start(ctx, runCtx context.Context, o Options) error {
 		switch k {
 		case setup.EnvTablePrefix:
 			return o.TablePrefix
-		case gate.EnvCloudWatch:
+		case gateread.EnvCloudWatch:
 			return "off" // nothing local may reach AWS
-		case gate.EnvPrometheusURL:
+		case gateread.EnvPrometheusURL:
 			return cmp.Or(o.PrometheusURL, os.Getenv(k))
-		case gate.EnvAlertmanagerURL:
+		case gateread.EnvAlertmanagerURL:
 			return cmp.Or(o.AlertmanagerURL, os.Getenv(k))
 		case secrets.EnvDir:
 			return cmp.Or(o.SecretsDir, os.Getenv(k))

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -19,7 +20,7 @@ func fixedNow() time.Time { return cwNow }
 
 // brief is what a test compares of a result.
 type brief struct {
-	Kind   Kind
+	Kind   gate.Kind
 	Name   string
 	Scope  string
 	Red    bool
@@ -27,7 +28,7 @@ type brief struct {
 	DryRun bool
 }
 
-func briefs(rs []Result) []brief {
+func briefs(rs []gate.Result) []brief {
 	out := make([]brief, len(rs))
 	for i, r := range rs {
 		out[i] = brief{Kind: r.Kind, Name: r.Name, Scope: r.Scope, Red: r.Red, Error: r.Error, DryRun: r.DryRun}
@@ -45,14 +46,14 @@ func TestRead_NotConfigured(t *testing.T) {
 		},
 		Alerts: &policy.Alerts{BlockOn: []string{"severity=critical"}, CloudWatchAlarms: &policy.CloudWatchAlarm{Prefix: "edge-"}},
 	}
-	rs := Reader{Now: fixedNow}.Read(context.Background(), h, Request{Fleet: "edge", Passes: []Pass{usPass, euPass}})
+	rs := Reader{Now: fixedNow}.Read(context.Background(), h, gate.Request{Fleet: "edge", Passes: []gate.Pass{usPass, euPass}})
 	want := []brief{
-		{Kind: KindMetric, Name: "errors", Scope: "eu-west-1", Red: true, Error: errNoPrometheus},
-		{Kind: KindMetric, Name: "errors", Scope: "us-east-1", Red: true, Error: errNoPrometheus},
-		{Kind: KindMetric, Name: "latency", Scope: "eu-west-1", Red: true, Error: errNoCloudWatch, DryRun: true},
-		{Kind: KindMetric, Name: "latency", Scope: "us-east-1", Red: true, Error: errNoCloudWatch, DryRun: true},
-		{Kind: KindAlert, Name: "alertmanager", Red: true, Error: errNoAlertmanager},
-		{Kind: KindAlarm, Name: "edge-*", Red: true, Error: errNoCloudWatch},
+		{Kind: gate.KindMetric, Name: "errors", Scope: "eu-west-1", Red: true, Error: errNoPrometheus},
+		{Kind: gate.KindMetric, Name: "errors", Scope: "us-east-1", Red: true, Error: errNoPrometheus},
+		{Kind: gate.KindMetric, Name: "latency", Scope: "eu-west-1", Red: true, Error: errNoCloudWatch, DryRun: true},
+		{Kind: gate.KindMetric, Name: "latency", Scope: "us-east-1", Red: true, Error: errNoCloudWatch, DryRun: true},
+		{Kind: gate.KindAlert, Name: "alertmanager", Red: true, Error: errNoAlertmanager},
+		{Kind: gate.KindAlarm, Name: "edge-*", Red: true, Error: errNoCloudWatch},
 	}
 	if got := briefs(rs); !reflect.DeepEqual(got, want) {
 		t.Errorf("results\n%+v\nwant\n%+v", got, want)
@@ -71,8 +72,8 @@ func TestRead_OrderAndDryRun(t *testing.T) {
 		Metrics: []policy.Metric{{Name: "b", Query: "up"}, {Name: "a", Query: "up", DryRun: true}},
 		Alerts:  &policy.Alerts{DryRun: true},
 	}
-	hosts := []Host{{AgentID: "2", Host: host}, {AgentID: "1", Host: "127.0.0.1:1"}}
-	rs := Reader{Now: fixedNow}.Read(context.Background(), h, Request{Hosts: hosts, Passes: []Pass{usPass, euPass}})
+	hosts := []gate.Host{{AgentID: "2", Host: host}, {AgentID: "1", Host: "127.0.0.1:1"}}
+	rs := Reader{Now: fixedNow}.Read(context.Background(), h, gate.Request{Hosts: hosts, Passes: []gate.Pass{usPass, euPass}})
 	var got []string
 	for _, r := range rs {
 		got = append(got, r.String())
@@ -108,8 +109,8 @@ func TestRead_ProbesOnly(t *testing.T) {
 		Metrics: []policy.Metric{{Name: "errors", Query: "up"}},
 		Alerts:  &policy.Alerts{},
 	}
-	rs := Reader{}.Read(context.Background(), h, Request{ProbesOnly: true, Hosts: []Host{{Host: targetServer(t)}}, Passes: []Pass{euPass}})
-	if len(rs) != 1 || rs[0].Kind != KindProbe || rs[0].Red {
+	rs := Reader{}.Read(context.Background(), h, gate.Request{ProbesOnly: true, Hosts: []gate.Host{{Host: targetServer(t)}}, Passes: []gate.Pass{euPass}})
+	if len(rs) != 1 || rs[0].Kind != gate.KindProbe || rs[0].Red {
 		t.Errorf("results %+v, want the one green probe", rs)
 	}
 }
@@ -118,8 +119,8 @@ func TestRead_ProbesOnly(t *testing.T) {
 // built wrong cannot skip them.
 func TestRead_NoPassesReadsMetricsOnce(t *testing.T) {
 	h := policy.Health{Metrics: []policy.Metric{{Name: "errors", Query: "up"}}}
-	rs := Reader{Now: fixedNow}.Read(context.Background(), h, Request{Fleet: "edge"})
-	want := []brief{{Kind: KindMetric, Name: "errors", Red: true, Error: errNoPrometheus}}
+	rs := Reader{Now: fixedNow}.Read(context.Background(), h, gate.Request{Fleet: "edge"})
+	want := []brief{{Kind: gate.KindMetric, Name: "errors", Red: true, Error: errNoPrometheus}}
 	if got := briefs(rs); !reflect.DeepEqual(got, want) {
 		t.Errorf("results %+v, want %+v", got, want)
 	}
@@ -138,7 +139,7 @@ func TestRead_ProgrammingErrorsAreRed(t *testing.T) {
 		{name: "neither query nor metric", reader: Reader{Now: fixedNow, CloudWatch: panicking{}}, metric: policy.Metric{Name: "m", Provider: policy.ProviderCloudWatch}, error: "neither query nor cloudwatch"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rs := c.reader.Read(context.Background(), policy.Health{Metrics: []policy.Metric{c.metric}}, Request{Passes: []Pass{euPass}})
+			rs := c.reader.Read(context.Background(), policy.Health{Metrics: []policy.Metric{c.metric}}, gate.Request{Passes: []gate.Pass{euPass}})
 			if len(rs) != 1 || !rs[0].Red || !strings.Contains(rs[0].Error, c.error) {
 				t.Errorf("results %+v, want red with %q", rs, c.error)
 			}
@@ -167,11 +168,11 @@ func TestRead_BoundedConcurrency(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	hosts := make([]Host, 24)
+	hosts := make([]gate.Host, 24)
 	for i := range hosts {
-		hosts[i] = Host{Host: strings.TrimPrefix(srv.URL, "http://")}
+		hosts[i] = gate.Host{Host: strings.TrimPrefix(srv.URL, "http://")}
 	}
-	rs := Reader{MaxConcurrent: 4}.Read(context.Background(), policy.Health{Probes: []policy.Probe{{URL: "http://{host}/"}}}, Request{Hosts: hosts})
+	rs := Reader{MaxConcurrent: 4}.Read(context.Background(), policy.Health{Probes: []policy.Probe{{URL: "http://{host}/"}}}, gate.Request{Hosts: hosts})
 	if len(rs) != len(hosts) {
 		t.Fatalf("%d results, want %d", len(rs), len(hosts))
 	}

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -31,13 +32,13 @@ type alarmSelector struct {
 // alarmSelectors substitutes the alarms' templates for every pass of the
 // stage: "errors-{region}" names one alarm per region of the stage. A
 // template without {region} or {zone} gives one name however many passes.
-func alarmSelectors(a policy.CloudWatchAlarm, req Request) []alarmSelector {
+func alarmSelectors(a policy.CloudWatchAlarm, req gate.Request) []alarmSelector {
 	vars := passVars(req)
 	expand := func(tmpls ...string) []string {
 		var out []string
 		for _, t := range tmpls {
 			for _, v := range vars {
-				out = append(out, Substitute(t, v))
+				out = append(out, gate.Substitute(t, v))
 			}
 		}
 		slices.Sort(out)
@@ -55,11 +56,11 @@ func alarmSelectors(a policy.CloudWatchAlarm, req Request) []alarmSelector {
 
 // passVars are the values of the stage's templates, one set for each
 // region and zone of each pass (a pass that is not split has several).
-func passVars(req Request) []Vars {
-	stage := Vars{Fleet: req.Fleet, Wave: req.Wave, Stage: req.Stage}
-	var out []Vars
+func passVars(req gate.Request) []gate.Vars {
+	stage := gate.Vars{Fleet: req.Fleet, Wave: req.Wave, Stage: req.Stage}
+	var out []gate.Vars
 	for _, p := range req.Passes {
-		regions, zones := stageScope([]Pass{p})
+		regions, zones := gate.StageScope([]gate.Pass{p})
 		for _, region := range orEmpty(regions) {
 			for _, zone := range orEmpty(zones) {
 				v := stage
@@ -83,7 +84,7 @@ func orEmpty(list []string) []string {
 
 // readAlarms lists the selected alarms in state ALARM, every page; any
 // turns the stage red.
-func (r Reader) readAlarms(ctx context.Context, base Result, sel alarmSelector) Result {
+func (r Reader) readAlarms(ctx context.Context, base gate.Result, sel alarmSelector) gate.Result {
 	type alarm struct {
 		name  string
 		since time.Time
@@ -117,7 +118,7 @@ func (r Reader) readAlarms(ctx context.Context, base Result, sel alarmSelector) 
 		names[i] = a.name
 	}
 	res := base
-	res.Red, res.Detail = len(names) > 0, firing("alarm", names)
+	res.Red, res.Detail = len(names) > 0, gate.Firing("alarm", names)
 	return res
 }
 

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -70,12 +71,12 @@ func TestProbe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rs := Reader{}.Read(context.Background(), policy.Health{Probes: []policy.Probe{c.probe}},
-				Request{Fleet: "edge", Stage: "canary", Hosts: []Host{{AgentID: "a1", Host: c.host}}})
+				gate.Request{Fleet: "edge", Stage: "canary", Hosts: []gate.Host{{AgentID: "a1", Host: c.host}}})
 			if len(rs) != 1 {
 				t.Fatalf("results %v, want one", rs)
 			}
 			r := rs[0]
-			if r.Kind != KindProbe || r.Name != c.probe.URL || r.Scope != cmp.Or(c.host, "a1") {
+			if r.Kind != gate.KindProbe || r.Name != c.probe.URL || r.Scope != cmp.Or(c.host, "a1") {
 				t.Errorf("kind, name, scope = %s, %s, %s", r.Kind, r.Name, r.Scope)
 			}
 			if r.Red != c.red || r.Detail != c.detail {

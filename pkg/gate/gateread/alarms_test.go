@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -18,10 +19,10 @@ func TestCloudWatch_AlarmsByName(t *testing.T) {
 	h := policy.Health{Alerts: &policy.Alerts{CloudWatchAlarms: &policy.CloudWatchAlarm{
 		Names: []string{"collector-errors-{region}", "fleet-{fleet}"},
 	}}}
-	rs := readCloudWatch(t, f, h, Request{Fleet: "edge", Passes: []Pass{euPass, bothPass}})
+	rs := readCloudWatch(t, f, h, gate.Request{Fleet: "edge", Passes: []gate.Pass{euPass, bothPass}})
 
 	// Only the alarms: no blockOn, so Alertmanager was not asked for.
-	want := []Result{{Kind: KindAlarm, Name: "collector-errors-{region}, fleet-{fleet}", Red: true, Detail: "1 alarm firing: collector-errors-eu-west-1"}}
+	want := []gate.Result{{Kind: gate.KindAlarm, Name: "collector-errors-{region}, fleet-{fleet}", Red: true, Detail: "1 alarm firing: collector-errors-eu-west-1"}}
 	if !reflect.DeepEqual(rs, want) {
 		t.Errorf("results %+v, want %+v", rs, want)
 	}
@@ -49,10 +50,10 @@ func TestCloudWatch_AlarmsByPrefix_Paginated(t *testing.T) {
 		}
 	})
 	h := policy.Health{Alerts: &policy.Alerts{DryRun: true, CloudWatchAlarms: &policy.CloudWatchAlarm{Prefix: "{fleet}-"}}}
-	rs := readCloudWatch(t, f, h, Request{Fleet: "edge", Passes: []Pass{euPass}})
+	rs := readCloudWatch(t, f, h, gate.Request{Fleet: "edge", Passes: []gate.Pass{euPass}})
 
 	// The longest in ALARM first; a dry run is red but does not block.
-	want := []Result{{Kind: KindAlarm, Name: "{fleet}-*", Red: true, Detail: "2 alarms firing: edge-health, edge-latency", DryRun: true}}
+	want := []gate.Result{{Kind: gate.KindAlarm, Name: "{fleet}-*", Red: true, Detail: "2 alarms firing: edge-health, edge-latency", DryRun: true}}
 	if !reflect.DeepEqual(rs, want) || rs[0].Blocking() {
 		t.Errorf("results %+v, want %+v", rs, want)
 	}
@@ -67,7 +68,7 @@ func TestCloudWatch_NoAlarm(t *testing.T) {
 		return http.StatusOK, map[string]any{"MetricAlarms": []any{}}
 	})
 	h := policy.Health{Alerts: &policy.Alerts{CloudWatchAlarms: &policy.CloudWatchAlarm{Names: []string{"quiet"}}}}
-	rs := readCloudWatch(t, f, h, Request{Fleet: "edge"})
+	rs := readCloudWatch(t, f, h, gate.Request{Fleet: "edge"})
 	if len(rs) != 1 || rs[0].Red || rs[0].Detail != "no alarm firing" {
 		t.Errorf("results %+v, want green", rs)
 	}
@@ -81,7 +82,7 @@ func TestAlarmSelectorsAndInputs(t *testing.T) {
 		names[i] = fmt.Sprintf("alarm-%03d-{region}", i)
 	}
 	sels := alarmSelectors(policy.CloudWatchAlarm{Names: names, Prefix: "{fleet}-{region}-"},
-		Request{Fleet: "edge", Passes: []Pass{bothPass}})
+		gate.Request{Fleet: "edge", Passes: []gate.Pass{bothPass}})
 	if len(sels) != 2 || sels[1].name != "{fleet}-{region}-*" {
 		t.Fatalf("selectors %+v, want names and prefix", sels)
 	}

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -51,9 +52,9 @@ func TestPlaceholders_AgreeWithPolicy(t *testing.T) {
 		query = r.URL.RawQuery
 	}))
 	defer srv.Close()
-	req := Request{Fleet: "edge", Wave: "eu", Stage: "eu/eu-west-1a",
-		Passes: []Pass{{Name: "eu-west-1a", Region: "eu-west-1", Zone: "eu-west-1a"}},
-		Hosts:  []Host{{AgentID: "a1", Host: strings.TrimPrefix(srv.URL, "http://")}}}
+	req := gate.Request{Fleet: "edge", Wave: "eu", Stage: "eu/eu-west-1a",
+		Passes: []gate.Pass{{Name: "eu-west-1a", Region: "eu-west-1", Zone: "eu-west-1a"}},
+		Hosts:  []gate.Host{{AgentID: "a1", Host: strings.TrimPrefix(srv.URL, "http://")}}}
 
 	t.Run("probe url", func(t *testing.T) {
 		Reader{}.Read(context.Background(), policy.Health{Probes: []policy.Probe{{URL: "http://{host}/?" + tmpl}}}, req)
@@ -105,13 +106,13 @@ func knownNames(t *testing.T) []string {
 			names = append(names, n)
 		}
 	}
-	all := Vars{Fleet: "f", Region: "r", Zone: "z", Wave: "w", Stage: "s", Host: "h"}
+	all := gate.Vars{Fleet: "f", Region: "r", Zone: "z", Wave: "w", Stage: "s", Host: "h"}
 	for _, n := range names {
-		if Substitute("{"+n+"}", all) == "{"+n+"}" {
+		if gate.Substitute("{"+n+"}", all) == "{"+n+"}" {
 			t.Errorf("policy accepts {%s}, which Substitute does not replace", n)
 		}
 	}
-	if fields := reflect.TypeFor[Vars]().NumField(); len(names) != fields {
+	if fields := reflect.TypeFor[gate.Vars]().NumField(); len(names) != fields {
 		t.Errorf("policy lists %d placeholders %v, Vars has %d fields: a placeholder is missing from policy.ProbePlaceholders or policy.StagePlaceholders", len(names), names, fields)
 	}
 	return names

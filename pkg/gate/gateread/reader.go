@@ -1,4 +1,11 @@
-package gate
+// Package gateread reads the health evidence of a stage of a rollout: HTTP
+// probes to its targets, metric queries (Prometheus, CloudWatch) and active
+// alerts (Alertmanager, CloudWatch alarms). A Reader performs one reading and
+// judges each check with the pure rules of pkg/gate. It is an adapter: it
+// holds the AWS SDK and the Prometheus client, which the core must not link
+// (pkg/arch's test holds that), so only the engine's task and the binaries
+// that build a Reader import it.
+package gateread
 
 import (
 	"cmp"
@@ -13,6 +20,7 @@ import (
 
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -68,16 +76,16 @@ var defaultHTTP = &http.Client{
 
 // check is one check of a reading, planned before any runs.
 type check struct {
-	base    Result // Kind, Name, Scope and DryRun of its result
+	base    gate.Result // Kind, Name, Scope and DryRun of its result
 	timeout time.Duration
-	run     func(ctx context.Context) Result
+	run     func(ctx context.Context) gate.Result
 }
 
 // Read runs every check of h the request calls for, concurrently, and
 // returns one result per check: probes (by URL and host), then metrics (by
 // name and pass), then alerts and alarms. Every failure to read is a red
 // result with Error set; Read itself never fails.
-func (r Reader) Read(ctx context.Context, h policy.Health, req Request) []Result {
+func (r Reader) Read(ctx context.Context, h policy.Health, req gate.Request) []gate.Result {
 	r = r.withDefaults()
 	results := r.runAll(ctx, r.plan(h, req))
 	sortResults(results)
@@ -105,8 +113,8 @@ func (r Reader) withDefaults() Reader {
 // the request is a batch's (ProbesOnly), each metric for every pass, and
 // the alerts. A request without passes still reads its metrics once, for
 // the stage as a whole, so that a caller's mistake cannot skip them.
-func (r Reader) plan(h policy.Health, req Request) []check {
-	stage := Vars{Fleet: req.Fleet, Wave: req.Wave, Stage: req.Stage}
+func (r Reader) plan(h policy.Health, req gate.Request) []check {
+	stage := gate.Vars{Fleet: req.Fleet, Wave: req.Wave, Stage: req.Stage}
 	var cs []check
 	for _, p := range h.Probes {
 		for _, host := range req.Hosts {
@@ -118,7 +126,7 @@ func (r Reader) plan(h policy.Health, req Request) []check {
 	}
 	passes := req.Passes
 	if len(passes) == 0 {
-		passes = []Pass{{}}
+		passes = []gate.Pass{{}}
 	}
 	for _, m := range h.Metrics {
 		for _, pass := range passes {
@@ -131,11 +139,11 @@ func (r Reader) plan(h policy.Health, req Request) []check {
 	return cs
 }
 
-func (r Reader) metricCheck(m policy.Metric, stage Vars, pass Pass) check {
+func (r Reader) metricCheck(m policy.Metric, stage gate.Vars, pass gate.Pass) check {
 	v := stage
 	v.Region, v.Zone = pass.Region, pass.Zone
-	base := Result{Kind: KindMetric, Name: m.Name, Scope: pass.Name, DryRun: m.DryRun}
-	run := func(ctx context.Context) Result {
+	base := gate.Result{Kind: gate.KindMetric, Name: m.Name, Scope: pass.Name, DryRun: m.DryRun}
+	run := func(ctx context.Context) gate.Result {
 		if r.Now == nil {
 			return failed(base, "no clock: Reader.Now is not set")
 		}
@@ -168,11 +176,11 @@ func provider(m policy.Metric) string {
 // alertChecks: Alertmanager is read unless the alerts name CloudWatch
 // alarms and no blockOn condition (then alarms alone were asked for); the
 // alarms, by names and by prefix, are a check each.
-func (r Reader) alertChecks(a policy.Alerts, req Request) []check {
+func (r Reader) alertChecks(a policy.Alerts, req gate.Request) []check {
 	var cs []check
 	if len(a.BlockOn) > 0 || a.CloudWatchAlarms == nil {
-		base := Result{Kind: KindAlert, Name: "alertmanager", DryRun: a.DryRun}
-		cs = append(cs, check{base: base, timeout: r.QueryTimeout, run: func(ctx context.Context) Result {
+		base := gate.Result{Kind: gate.KindAlert, Name: "alertmanager", DryRun: a.DryRun}
+		cs = append(cs, check{base: base, timeout: r.QueryTimeout, run: func(ctx context.Context) gate.Result {
 			if r.AlertmanagerURL == "" {
 				return failed(base, errNoAlertmanager)
 			}
@@ -181,8 +189,8 @@ func (r Reader) alertChecks(a policy.Alerts, req Request) []check {
 	}
 	if a.CloudWatchAlarms != nil {
 		for _, sel := range alarmSelectors(*a.CloudWatchAlarms, req) {
-			base := Result{Kind: KindAlarm, Name: sel.name, DryRun: a.DryRun}
-			cs = append(cs, check{base: base, timeout: r.QueryTimeout, run: func(ctx context.Context) Result {
+			base := gate.Result{Kind: gate.KindAlarm, Name: sel.name, DryRun: a.DryRun}
+			cs = append(cs, check{base: base, timeout: r.QueryTimeout, run: func(ctx context.Context) gate.Result {
 				if r.CloudWatch == nil {
 					return failed(base, errNoCloudWatch)
 				}
@@ -195,8 +203,8 @@ func (r Reader) alertChecks(a policy.Alerts, req Request) []check {
 
 // runAll runs the checks, at most MaxConcurrent at once, each result in the
 // slot of its check.
-func (r Reader) runAll(ctx context.Context, cs []check) []Result {
-	results := make([]Result, len(cs))
+func (r Reader) runAll(ctx context.Context, cs []check) []gate.Result {
+	results := make([]gate.Result, len(cs))
 	sem := make(chan struct{}, r.MaxConcurrent)
 	var wg sync.WaitGroup
 	for i, c := range cs {
@@ -212,7 +220,7 @@ func (r Reader) runAll(ctx context.Context, cs []check) []Result {
 
 // runOne runs a check under its timeout. A panic in a provider's client is
 // that check's red result, not the end of the process.
-func runOne(ctx context.Context, c check) (res Result) {
+func runOne(ctx context.Context, c check) (res gate.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = failed(c.base, fmt.Sprintf("panic: %v", p))
@@ -228,15 +236,15 @@ func runOne(ctx context.Context, c check) (res Result) {
 }
 
 // failed is the red result of a check that could not be read.
-func failed(base Result, err string) Result {
+func failed(base gate.Result, err string) gate.Result {
 	base.Red, base.Error, base.Detail, base.Value = true, err, "", nil
 	return base
 }
 
-var kindOrder = map[Kind]int{KindProbe: 0, KindMetric: 1, KindAlert: 2, KindAlarm: 3}
+var kindOrder = map[gate.Kind]int{gate.KindProbe: 0, gate.KindMetric: 1, gate.KindAlert: 2, gate.KindAlarm: 3}
 
-func sortResults(rs []Result) {
-	slices.SortStableFunc(rs, func(a, b Result) int {
+func sortResults(rs []gate.Result) {
+	slices.SortStableFunc(rs, func(a, b gate.Result) int {
 		return cmp.Or(
 			cmp.Compare(kindOrder[a.Kind], kindOrder[b.Kind]),
 			cmp.Compare(a.Name, b.Name),
@@ -247,7 +255,7 @@ func sortResults(rs []Result) {
 
 // logErrors: a check that could not be read is an operator's problem (a
 // provider down, a query rejected), not the rollout's; say so in the logs.
-func (r Reader) logErrors(req Request, rs []Result) {
+func (r Reader) logErrors(req gate.Request, rs []gate.Result) {
 	for _, res := range rs {
 		if res.Error != "" {
 			r.Log.Warn("gate check not read", "fleet", req.Fleet, "wave", req.Wave, "stage", req.Stage,

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -42,7 +43,7 @@ func TestSigV4RoundTripper(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := policy.Health{Metrics: []policy.Metric{{Name: "errors", Query: `up{fleet="{fleet}"}`, Max: ptr(1)}}}
-	rs := Reader{Prometheus: api, Now: fixedNow}.Read(context.Background(), h, Request{Fleet: "edge", Passes: []Pass{euPass}})
+	rs := Reader{Prometheus: api, Now: fixedNow}.Read(context.Background(), h, gate.Request{Fleet: "edge", Passes: []gate.Pass{euPass}})
 	if len(rs) != 1 || rs[0].Red || rs[0].Detail != "value 0.5 within max 1" {
 		t.Fatalf("results %+v, want the signed query's answer", rs)
 	}

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -17,26 +18,26 @@ import (
 // holds a reading up.
 const probeBodyLimit = 64 << 10
 
-func (r Reader) probeCheck(p policy.Probe, stage Vars, host Host) check {
+func (r Reader) probeCheck(p policy.Probe, stage gate.Vars, host gate.Host) check {
 	scope := cmp.Or(host.Host, host.AgentID) // an agent without host is still named
-	base := Result{Kind: KindProbe, Name: p.URL, Scope: scope, DryRun: p.DryRun}
+	base := gate.Result{Kind: gate.KindProbe, Name: p.URL, Scope: scope, DryRun: p.DryRun}
 	v := stage
 	v.Host = host.Host
-	return check{base: base, run: func(ctx context.Context) Result {
+	return check{base: base, run: func(ctx context.Context) gate.Result {
 		return r.probe(ctx, base, p, v, host)
 	}}
 }
 
 // probe sends one GET to the probe's URL for the host and compares the
 // status. Its own timeout bounds the whole exchange, headers and body.
-func (r Reader) probe(ctx context.Context, base Result, p policy.Probe, v Vars, host Host) Result {
-	if err := validHost(host.Host); err != nil {
+func (r Reader) probe(ctx context.Context, base gate.Result, p policy.Probe, v gate.Vars, host gate.Host) gate.Result {
+	if err := gate.ValidHost(host.Host); err != nil {
 		return failed(base, fmt.Sprintf("agent %s: %v", host.AgentID, err))
 	}
 	timeout := cmp.Or(p.Timeout, policy.DefaultProbeTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, Substitute(p.URL, v), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gate.Substitute(p.URL, v), nil)
 	if err != nil {
 		return failed(base, err.Error())
 	}

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"strings"
@@ -9,20 +9,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 )
 
-func TestReaderFromEnv(t *testing.T) {
+func TestFromEnv(t *testing.T) {
+	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return t0 }
 	cfg := &aws.Config{Region: "eu-west-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 
-	r, err := ReaderFromEnv(env(nil), nil, now, nil)
+	r, err := FromEnv(env(nil), nil, now, nil)
 	if err != nil || r.Prometheus != nil || r.CloudWatch != nil || r.AlertmanagerURL != "" {
 		t.Fatalf("nothing set: %+v %v", r, err)
 	}
-	r, err = ReaderFromEnv(env(map[string]string{EnvPrometheusURL: "http://127.0.0.1:9090", EnvAlertmanagerURL: "http://127.0.0.1:9093"}), cfg, now, nil)
+	r, err = FromEnv(env(map[string]string{EnvPrometheusURL: "http://127.0.0.1:9090", EnvAlertmanagerURL: "http://127.0.0.1:9093"}), cfg, now, nil)
 	if err != nil || r.Prometheus == nil || r.AlertmanagerURL != "http://127.0.0.1:9093" || r.CloudWatch == nil {
 		t.Fatalf("with providers and a region: %+v %v", r, err)
 	}
-	r, err = ReaderFromEnv(env(map[string]string{EnvCloudWatch: "off"}), cfg, now, nil)
+	r, err = FromEnv(env(map[string]string{EnvCloudWatch: "off"}), cfg, now, nil)
 	if err != nil || r.CloudWatch != nil {
 		t.Fatalf("CloudWatch off: %+v %v", r, err)
 	}
@@ -31,11 +32,11 @@ func TestReaderFromEnv(t *testing.T) {
 		"alertmanager not a URL": {EnvAlertmanagerURL: "ftp://x"},
 		"cloudwatch typo":        {EnvCloudWatch: "yes"},
 	} {
-		if _, err := ReaderFromEnv(env(kv), cfg, now, nil); err == nil {
+		if _, err := FromEnv(env(kv), cfg, now, nil); err == nil {
 			t.Errorf("%s: want an error", name)
 		}
 	}
-	if _, err := ReaderFromEnv(env(map[string]string{EnvPrometheusURL: "https://aps.example", EnvPrometheusSigV4Region: "eu-west-1"}), nil, now, nil); err == nil || !strings.Contains(err.Error(), "credentials") {
+	if _, err := FromEnv(env(map[string]string{EnvPrometheusURL: "https://aps.example", EnvPrometheusSigV4Region: "eu-west-1"}), nil, now, nil); err == nil || !strings.Contains(err.Error(), "credentials") {
 		t.Errorf("SigV4 without AWS: %v", err)
 	}
 }

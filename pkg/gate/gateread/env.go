@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ const (
 	EnvCloudWatch = "MYRIARCH_CLOUDWATCH"
 )
 
-// ReaderFromEnv builds the Reader of a deployment from its settings. awsCfg
+// FromEnv builds the Reader of a deployment from its settings. awsCfg
 // signs AMP queries and reads CloudWatch; nil leaves both out.
-func ReaderFromEnv(getenv func(string) string, awsCfg *aws.Config, now func() time.Time, log *slog.Logger) (Reader, error) {
+func FromEnv(getenv func(string) string, awsCfg *aws.Config, now func() time.Time, log *slog.Logger) (Reader, error) {
 	r := Reader{Now: now, Log: log, AlertmanagerURL: getenv(EnvAlertmanagerURL)}
 	if u := r.AlertmanagerURL; u != "" {
 		if err := absoluteURL(EnvAlertmanagerURL, u); err != nil {

@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/gate/gatetest"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
@@ -34,29 +35,29 @@ func TestAlertmanager(t *testing.T) {
 		name    string
 		blockOn []string
 		fleet   string
-		passes  []Pass
+		passes  []gate.Pass
 		red     bool
 		detail  string
 	}{
-		{name: "alert of the stage's region", fleet: "regional", passes: []Pass{euPass}, red: true, detail: "1 alert firing: CollectorDown"},
-		{name: "alert of another region", fleet: "regional", passes: []Pass{usPass}, detail: "no alert firing"},
-		{name: "alert of one of the stage's regions", fleet: "regional", passes: []Pass{usPass, bothPass}, red: true, detail: "1 alert firing: CollectorDown"},
-		{name: "alert of another fleet", fleet: "quiet", passes: []Pass{euPass}, detail: "no alert firing"},
-		{name: "alert without region: every region", fleet: "fleetwide", passes: []Pass{usPass}, red: true, detail: "1 alert firing: PipelineStalled"},
-		{name: "blockOn ignores a warning", blockOn: critical, fleet: "severities", passes: []Pass{euPass}, detail: "no alert firing"},
-		{name: "without blockOn a warning blocks", fleet: "severities", passes: []Pass{euPass}, red: true, detail: "1 alert firing: QueueFilling"},
-		{name: "blockOn matches a critical", blockOn: critical, fleet: "critical", passes: []Pass{euPass}, red: true, detail: "1 alert firing: ExporterFailing"},
-		{name: "a silenced alert does not block", fleet: "silenced", passes: []Pass{euPass}, detail: "no alert firing"},
-		{name: "three names and the count", fleet: "many", passes: []Pass{euPass}, red: true, detail: "4 alerts firing: A, B, C, …"},
+		{name: "alert of the stage's region", fleet: "regional", passes: []gate.Pass{euPass}, red: true, detail: "1 alert firing: CollectorDown"},
+		{name: "alert of another region", fleet: "regional", passes: []gate.Pass{usPass}, detail: "no alert firing"},
+		{name: "alert of one of the stage's regions", fleet: "regional", passes: []gate.Pass{usPass, bothPass}, red: true, detail: "1 alert firing: CollectorDown"},
+		{name: "alert of another fleet", fleet: "quiet", passes: []gate.Pass{euPass}, detail: "no alert firing"},
+		{name: "alert without region: every region", fleet: "fleetwide", passes: []gate.Pass{usPass}, red: true, detail: "1 alert firing: PipelineStalled"},
+		{name: "blockOn ignores a warning", blockOn: critical, fleet: "severities", passes: []gate.Pass{euPass}, detail: "no alert firing"},
+		{name: "without blockOn a warning blocks", fleet: "severities", passes: []gate.Pass{euPass}, red: true, detail: "1 alert firing: QueueFilling"},
+		{name: "blockOn matches a critical", blockOn: critical, fleet: "critical", passes: []gate.Pass{euPass}, red: true, detail: "1 alert firing: ExporterFailing"},
+		{name: "a silenced alert does not block", fleet: "silenced", passes: []gate.Pass{euPass}, detail: "no alert firing"},
+		{name: "three names and the count", fleet: "many", passes: []gate.Pass{euPass}, red: true, detail: "4 alerts firing: A, B, C, …"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := policy.Health{Alerts: &policy.Alerts{BlockOn: c.blockOn}}
-			rs := r.Read(context.Background(), h, Request{Fleet: c.fleet, Passes: c.passes})
+			rs := r.Read(context.Background(), h, gate.Request{Fleet: c.fleet, Passes: c.passes})
 			if len(rs) != 1 {
 				t.Fatalf("results %v, want one", rs)
 			}
 			got := rs[0]
-			if got.Kind != KindAlert || got.Name != "alertmanager" || got.Scope != "" || got.Error != "" {
+			if got.Kind != gate.KindAlert || got.Name != "alertmanager" || got.Scope != "" || got.Error != "" {
 				t.Errorf("result %+v", got)
 			}
 			if got.Red != c.red || got.Detail != c.detail {
@@ -100,7 +101,7 @@ func TestAlertmanager_Errors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := policy.Health{Alerts: &policy.Alerts{BlockOn: c.blockOn}}
-			rs := Reader{AlertmanagerURL: c.url}.Read(context.Background(), h, Request{Fleet: "edge"})
+			rs := Reader{AlertmanagerURL: c.url}.Read(context.Background(), h, gate.Request{Fleet: "edge"})
 			if len(rs) != 1 || !rs[0].Red || !strings.Contains(rs[0].Error, c.error) {
 				t.Fatalf("results %+v, want one red with error %q", rs, c.error)
 			}

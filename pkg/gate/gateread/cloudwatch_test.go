@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -24,7 +25,7 @@ func metricData(ts []time.Time, values []float64) cwAnswer {
 	}
 }
 
-func readCloudWatch(t *testing.T, f *fakeCloudWatch, h policy.Health, req Request) []Result {
+func readCloudWatch(t *testing.T, f *fakeCloudWatch, h policy.Health, req gate.Request) []gate.Result {
 	t.Helper()
 	return Reader{CloudWatch: f.client, Now: func() time.Time { return cwNow }}.Read(context.Background(), h, req)
 }
@@ -46,9 +47,9 @@ func TestCloudWatch_Expression(t *testing.T) {
 		Name: "errors", Provider: policy.ProviderCloudWatch, Max: ptr(0.01),
 		Query: `SELECT AVG(ErrorRate) FROM Myriarch WHERE Fleet = '{fleet}' AND Region = '{region}'`,
 	}}}
-	rs := readCloudWatch(t, f, h, Request{Fleet: "edge", Passes: []Pass{euPass}})
+	rs := readCloudWatch(t, f, h, gate.Request{Fleet: "edge", Passes: []gate.Pass{euPass}})
 
-	want := []Result{{Kind: KindMetric, Name: "errors", Scope: "eu-west-1", Red: true, Value: ptr(0.2), Detail: "value 0.2 above 0.01"}}
+	want := []gate.Result{{Kind: gate.KindMetric, Name: "errors", Scope: "eu-west-1", Red: true, Value: ptr(0.2), Detail: "value 0.2 above 0.01"}}
 	if !reflect.DeepEqual(rs, want) {
 		t.Errorf("results %+v, want %+v", rs, want)
 	}
@@ -74,7 +75,7 @@ func TestCloudWatch_MetricStat(t *testing.T) {
 			Dimensions: map[string]string{"Region": "{region}", "Fleet": "{fleet}"},
 		},
 	}}}
-	rs := readCloudWatch(t, f, h, Request{Fleet: "edge", Passes: []Pass{usPass}})
+	rs := readCloudWatch(t, f, h, gate.Request{Fleet: "edge", Passes: []gate.Pass{usPass}})
 
 	if len(rs) != 1 || rs[0].Red || rs[0].Detail != "value 0.002 within max 0.01" || rs[0].Scope != "us-east-1" {
 		t.Errorf("results %+v, want green 0.002", rs)
@@ -133,7 +134,7 @@ func TestCloudWatch_MetricNotRead(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeCloudWatch(t, c.answer)
-			rs := readCloudWatch(t, f, policy.Health{Metrics: []policy.Metric{metric}}, Request{Passes: []Pass{euPass}})
+			rs := readCloudWatch(t, f, policy.Health{Metrics: []policy.Metric{metric}}, gate.Request{Passes: []gate.Pass{euPass}})
 			if len(rs) != 1 || !rs[0].Red || rs[0].Detail != c.detail || !strings.Contains(rs[0].Error, c.error) || (c.error == "") != (rs[0].Error == "") {
 				t.Errorf("results %+v, want red with detail %q, error %q", rs, c.detail, c.error)
 			}

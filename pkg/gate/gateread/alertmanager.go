@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/myriarch/myriarch/pkg/gate"
 )
 
 // Alertmanager is read by hand with net/http: the one request and the three
@@ -32,8 +34,8 @@ type amAlert struct {
 
 // readAlertmanager asks for the active alerts that are neither silenced nor
 // inhibited and turns the stage red when one concerns it (ConcernsStage).
-func (r Reader) readAlertmanager(ctx context.Context, base Result, blockOn []string, req Request) Result {
-	matchers, err := ParseMatchers(blockOn)
+func (r Reader) readAlertmanager(ctx context.Context, base gate.Result, blockOn []string, req gate.Request) gate.Result {
+	matchers, err := gate.ParseMatchers(blockOn)
 	if err != nil {
 		return failed(base, "blockOn: "+err.Error())
 	}
@@ -41,13 +43,13 @@ func (r Reader) readAlertmanager(ctx context.Context, base Result, blockOn []str
 	if err != nil {
 		return failed(base, err.Error())
 	}
-	regions, zones := stageScope(req.Passes)
+	regions, zones := gate.StageScope(req.Passes)
 	var blocking []amAlert
 	for _, a := range alerts {
 		// An alert still "unprocessed" has not been matched against the
 		// silences yet (that happens after the route's group_wait); until
 		// then it is firing, and the gate would rather wait than miss it.
-		if a.Status.State != "suppressed" && ConcernsStage(a.Labels, matchers, req.Fleet, regions, zones) {
+		if a.Status.State != "suppressed" && gate.ConcernsStage(a.Labels, matchers, req.Fleet, regions, zones) {
 			blocking = append(blocking, a)
 		}
 	}
@@ -60,7 +62,7 @@ func (r Reader) readAlertmanager(ctx context.Context, base Result, blockOn []str
 		names[i] = a.Labels["alertname"]
 	}
 	res := base
-	res.Red, res.Detail = len(blocking) > 0, firing("alert", names)
+	res.Red, res.Detail = len(blocking) > 0, gate.Firing("alert", names)
 	return res
 }
 

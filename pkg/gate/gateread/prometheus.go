@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -27,9 +28,9 @@ func NewPrometheus(url string, rt http.RoundTripper) (promv1.API, error) {
 // queryPrometheus runs the metric's PromQL as an instant query at Now and
 // judges what it returns: a scalar, or a vector whose series are judged
 // together (JudgeSeries). An empty vector is no data.
-func (r Reader) queryPrometheus(ctx context.Context, m policy.Metric, v Vars, scope string) Result {
-	base := Result{Kind: KindMetric, Name: m.Name, Scope: scope}
-	query := Substitute(m.Query, v)
+func (r Reader) queryPrometheus(ctx context.Context, m policy.Metric, v gate.Vars, scope string) gate.Result {
+	base := gate.Result{Kind: gate.KindMetric, Name: m.Name, Scope: scope}
+	query := gate.Substitute(m.Query, v)
 	val, warnings, _, err := r.Prometheus.Query(ctx, query, r.Now())
 	if err != nil {
 		return failed(base, fmt.Sprintf("prometheus query %q: %v", query, err))
@@ -41,7 +42,7 @@ func (r Reader) queryPrometheus(ctx context.Context, m policy.Metric, v Vars, sc
 	if err != nil {
 		return failed(base, fmt.Sprintf("prometheus query %q: %v", query, err))
 	}
-	return JudgeSeries(m.Name, scope, values, m.Min, m.Max)
+	return gate.JudgeSeries(m.Name, scope, values, m.Min, m.Max)
 }
 
 // sampleValues are the float values of an instant query's result. A range

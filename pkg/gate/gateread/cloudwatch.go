@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
 
@@ -38,8 +39,8 @@ const (
 // queryCloudWatch reads the metric over [Now-Lookback, Now] and judges its
 // most recent datapoint: a gate asks how the stage is now, not how it was on
 // average over the window.
-func (r Reader) queryCloudWatch(ctx context.Context, m policy.Metric, v Vars, scope string) Result {
-	base := Result{Kind: KindMetric, Name: m.Name, Scope: scope}
+func (r Reader) queryCloudWatch(ctx context.Context, m policy.Metric, v gate.Vars, scope string) gate.Result {
+	base := gate.Result{Kind: gate.KindMetric, Name: m.Name, Scope: scope}
 	q, err := metricDataQuery(m, v)
 	if err != nil {
 		return failed(base, err.Error())
@@ -60,13 +61,13 @@ func (r Reader) queryCloudWatch(ctx context.Context, m policy.Metric, v Vars, sc
 	if err != nil {
 		return failed(base, "cloudwatch GetMetricData: "+err.Error())
 	}
-	return Judge(m.Name, scope, value, ok, m.Min, m.Max)
+	return gate.Judge(m.Name, scope, value, ok, m.Min, m.Max)
 }
 
 // metricDataQuery is the query of a metric: its Query as a metric-math
 // expression (SEARCH, a Metrics Insights SELECT) or its single CloudWatch
 // metric, templates substituted.
-func metricDataQuery(m policy.Metric, v Vars) (types.MetricDataQuery, error) {
+func metricDataQuery(m policy.Metric, v gate.Vars) (types.MetricDataQuery, error) {
 	q := types.MetricDataQuery{Id: aws.String(cloudWatchQueryID), ReturnData: aws.Bool(true)}
 	switch cw := m.CloudWatch; {
 	case cw != nil && m.Query != "":
@@ -74,7 +75,7 @@ func metricDataQuery(m policy.Metric, v Vars) (types.MetricDataQuery, error) {
 	case cw != nil:
 		dims := make([]types.Dimension, 0, len(cw.Dimensions))
 		for name, tmpl := range cw.Dimensions {
-			dims = append(dims, types.Dimension{Name: aws.String(name), Value: aws.String(Substitute(tmpl, v))})
+			dims = append(dims, types.Dimension{Name: aws.String(name), Value: aws.String(gate.Substitute(tmpl, v))})
 		}
 		slices.SortFunc(dims, func(a, b types.Dimension) int { return strings.Compare(*a.Name, *b.Name) })
 		q.MetricStat = &types.MetricStat{
@@ -83,7 +84,7 @@ func metricDataQuery(m policy.Metric, v Vars) (types.MetricDataQuery, error) {
 			Stat:   aws.String(cmp.Or(cw.Stat, defaultCloudWatchStat)),
 		}
 	case m.Query != "":
-		q.Expression = aws.String(Substitute(m.Query, v))
+		q.Expression = aws.String(gate.Substitute(m.Query, v))
 		q.Period = periodSeconds(0)
 	default:
 		return q, fmt.Errorf("metric %s: neither query nor cloudwatch", m.Name)

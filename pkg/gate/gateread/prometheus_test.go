@@ -1,4 +1,4 @@
-package gate
+package gateread
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/pkg/gate"
 	"github.com/myriarch/myriarch/pkg/gate/gatetest"
 	"github.com/myriarch/myriarch/pkg/policy"
 )
@@ -20,10 +21,12 @@ myr_throughput{fleet="edge",region="us-east-1"} NaN
 `
 
 var (
-	euPass   = Pass{Name: "eu-west-1", Region: "eu-west-1"}
-	usPass   = Pass{Name: "us-east-1", Region: "us-east-1"}
-	bothPass = Pass{Name: "rest", Region: "eu-west-1|us-east-1"}
+	euPass   = gate.Pass{Name: "eu-west-1", Region: "eu-west-1"}
+	usPass   = gate.Pass{Name: "us-east-1", Region: "us-east-1"}
+	bothPass = gate.Pass{Name: "rest", Region: "eu-west-1|us-east-1"}
 )
+
+func ptr(v float64) *float64 { return &v }
 
 // TestPrometheus reads metrics from a real Prometheus that scrapes
 // edgeMetrics.
@@ -41,7 +44,7 @@ func TestPrometheus(t *testing.T) {
 		name     string
 		query    string
 		min, max *float64
-		pass     Pass
+		pass     gate.Pass
 		red      bool
 		detail   string
 		error    string // a substring; empty: no error
@@ -58,12 +61,12 @@ func TestPrometheus(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := policy.Health{Metrics: []policy.Metric{{Name: "errors", Query: c.query, Min: c.min, Max: c.max}}}
-			rs := r.Read(context.Background(), h, Request{Fleet: "edge", Passes: []Pass{c.pass}})
+			rs := r.Read(context.Background(), h, gate.Request{Fleet: "edge", Passes: []gate.Pass{c.pass}})
 			if len(rs) != 1 {
 				t.Fatalf("results %v, want one", rs)
 			}
 			got := rs[0]
-			if got.Kind != KindMetric || got.Name != "errors" || got.Scope != c.pass.Name {
+			if got.Kind != gate.KindMetric || got.Name != "errors" || got.Scope != c.pass.Name {
 				t.Errorf("kind, name, scope = %s, %s, %s", got.Kind, got.Name, got.Scope)
 			}
 			if got.Red != c.red || got.Detail != c.detail || !strings.Contains(got.Error, c.error) || (c.error == "") != (got.Error == "") {
@@ -82,7 +85,7 @@ func TestPrometheus_InvalidQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := policy.Health{Metrics: []policy.Metric{{Name: "broken", Query: `rate(myr_error_ratio[5m]`, Max: ptr(1)}}}
-	rs := Reader{Prometheus: api, Now: time.Now}.Read(context.Background(), h, Request{Passes: []Pass{euPass}})
+	rs := Reader{Prometheus: api, Now: time.Now}.Read(context.Background(), h, gate.Request{Passes: []gate.Pass{euPass}})
 	if len(rs) != 1 || !rs[0].Red || rs[0].Value != nil || rs[0].Detail != "" ||
 		!strings.Contains(rs[0].Error, "bad_data") || !strings.Contains(rs[0].Error, "parse error") {
 		t.Fatalf("results %+v, want one red with a bad_data parse error", rs)
@@ -95,7 +98,7 @@ func TestPrometheus_Unreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := policy.Health{Metrics: []policy.Metric{{Name: "errors", Query: "up", Max: ptr(1)}}}
-	rs := Reader{Prometheus: api, Now: time.Now}.Read(context.Background(), h, Request{Passes: []Pass{euPass, usPass}})
+	rs := Reader{Prometheus: api, Now: time.Now}.Read(context.Background(), h, gate.Request{Passes: []gate.Pass{euPass, usPass}})
 	if len(rs) != 2 {
 		t.Fatalf("results %v, want one per pass", rs)
 	}
