@@ -25,7 +25,7 @@ const streamRetries = 10
 
 // agentEventBatch is the most agent changes of one agent-event invocation:
 // fewer invocations for a wave's backlog, each a pass over its own agents'
-// targets (enginetask.Passer.PassAgents), within Lambda's 6 MB payload (a
+// targets (enginetask.Evaluator.EvaluateAgents), within Lambda's 6 MB payload (a
 // change carries the old and the new image of an agent item, a few KB each
 // in Lambda's JSON). Without a batching window Lambda does not wait to fill
 // a batch. The local stack's poller hands over as many

@@ -159,7 +159,7 @@ func evaluationPass(ctx context.Context, s *store.Store, name string, now time.T
 	row(fmt.Sprintf("  orders: desired hash of %d agents", len(starts)), minus(s.Usage(), u0), time.Since(phase))
 
 	phase, u0 = time.Now(), s.Usage()
-	check(s.SavePass(ctx, res.Rollout, res.Changed))
+	check(s.SaveEvaluation(ctx, res.Rollout, res.Changed))
 	row(fmt.Sprintf("  save %d changed targets + rollout", len(res.Changed)), minus(s.Usage(), u0), time.Since(phase))
 	t, ro := itemSizes(ctx, "r-load")
 	fmt.Printf("  save as AWS charges it (target item %d B, rollout item %d B): %.0f WCU; DynamoDB Local misreports transactions\n",
@@ -186,7 +186,7 @@ func statusReports(ctx context.Context, s *store.Store) {
 	row("(b) 1,000 reports, 10 changed", s.Usage(), time.Since(start))
 }
 
-// saveEstimate is the write capacity of a SavePass of n targets as DynamoDB
+// saveEstimate is the write capacity of a SaveEvaluation of n targets as DynamoDB
 // charges it: a transactional write costs 2 WCU per started KB of the item,
 // and the copy into an index with projection ALL 1 WCU per started KB.
 // Targets are in one such index (byAgentKind); the rollout's indexes hold

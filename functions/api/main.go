@@ -88,7 +88,7 @@ func build(ctx context.Context, getenv func(string) string, log *slog.Logger) (h
 	}
 	return api.New(api.Deps{
 		Store: st, SFN: sfnc, Planning: planning, Auth: tokens, Trusted: fromAuthorizer,
-		Actions: enginetask.Passer{Store: st, Executors: executors, Clock: clock, Log: log, Audit: st, Updaters: st,
+		Actions: enginetask.Evaluator{Store: st, Executors: executors, Clock: clock, Log: log, Audit: st, Updaters: st,
 			ServerTimezone: getenv(setup.EnvServerTimezone), Liveness: live, Metrics: os.Stdout},
 		Catalog: api.StaticCatalog{Versions: list(getenv("MYRIARCH_RELEASES")), Platforms: list(getenv("MYRIARCH_PLATFORMS"))},
 		Clock:   clock, NewID: newID, Log: log,

@@ -26,7 +26,7 @@ func proxied(t *testing.T, ev events.APIGatewayProxyRequest) events.APIGatewayPr
 	t.Helper()
 	tokens, _ := api.NewTokenTable(nil)
 	h, err := api.New(api.Deps{
-		Store: (*store.Store)(nil), Actions: enginetask.Passer{}, SFN: sfn.New(sfn.Options{}), Planning: remote.Lambda{},
+		Store: (*store.Store)(nil), Actions: enginetask.Evaluator{}, SFN: sfn.New(sfn.Options{}), Planning: remote.Lambda{},
 		Catalog: api.StaticCatalog{}, Auth: tokens, Trusted: fromAuthorizer,
 		Clock: func() time.Time { return time.Time{} }, NewID: newID, Log: slog.New(slog.DiscardHandler),
 	})

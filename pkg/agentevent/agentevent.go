@@ -1,6 +1,6 @@
 // Package agentevent reacts to what agents report: for every change of an
 // agent item that can move a target (not a coalesced heartbeat), it runs an
-// evaluation pass of the active rollouts of the agent's fleet at once, so
+// evaluation of the active rollouts of the agent's fleet at once, so
 // that the engine reacts within about a second (docs/engine.md). The
 // DynamoDB stream of the agents table delivers the changes: the agent-event
 // Lambda in the cloud, a stream poller in the local stack.
@@ -34,9 +34,9 @@ type Change struct {
 // effective configuration (informational: the reported hash decides). Nor
 // does it read what the agent is asked to run (desiredHash, targetVersion,
 // packageOffer):
-// those are written by the passes' own orders and the planner, and a pass
+// those are written by the evaluations' own orders and the planner, and an evaluation
 // for them would only reread the rollout (a wave of 1,000 targets writes
-// 1,000 desired hashes, ten stream batches, ten passes of 2,000 items that
+// 1,000 desired hashes, ten stream batches, ten evaluations of 2,000 items that
 // change nothing). Everything else (a report, a connection, a new fleet)
 // may move a target.
 func Matters(c Change) bool {
@@ -58,12 +58,12 @@ type Rollouts interface {
 	ActiveRolloutID(ctx context.Context, fleet string, k policy.Kind) (string, error)
 }
 
-// Passer runs the evaluation pass of what some agents reported in a rollout
-// and stores it (enginetask.Passer.PassAgents: their targets alone when
+// Evaluator runs the evaluation of what some agents reported in a rollout
+// and stores it (enginetask.Evaluator.EvaluateAgents: their targets alone when
 // that decides them, otherwise the whole rollout). images holds the newest
 // image of each agent in the batch (none for one deleted).
-type Passer interface {
-	PassAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error
+type Evaluator interface {
+	EvaluateAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error
 }
 
 // Assigner assigns agents to fleets against the applied revision and
@@ -84,12 +84,12 @@ type FleetPlanner interface {
 // to their fleet first, and with a Planner the fleets they joined or left
 // are planned, each once per batch.
 type Handler struct {
-	Rollouts Rollouts
-	Passer   Passer
-	Assigner Assigner
-	Planner  FleetPlanner
+	Rollouts  Rollouts
+	Evaluator Evaluator
+	Assigner  Assigner
+	Planner   FleetPlanner
 	// Collectors reads the collector a myriarch-updater serves, so that an
-	// updater's report (a step, a failed install) runs the pass of its
+	// updater's report (a step, a failed install) runs the evaluation of its
 	// collector's version rollout; nil ignores updaters' changes.
 	Collectors Collectors
 	Log        *slog.Logger
@@ -107,11 +107,11 @@ func NeedsAssignment(c Change) bool {
 }
 
 // Handle assigns the agents that need it and plans the fleets that changed,
-// then runs one pass per active rollout of every fleet a relevant change
+// then runs one evaluation per active rollout of every fleet a relevant change
 // touches (the agent's fleet, and its previous one when it moved), each
 // rollout once per batch, over the agents of the batch in that fleet. An
 // error makes the stream deliver the batch again;
-// assignments, plans and passes are idempotent, so a repeated one changes
+// assignments, plans and evaluations are idempotent, so a repeated one changes
 // nothing.
 func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	var errs []error
@@ -140,7 +140,7 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 		ids, lookupErrs := h.active(ctx, f)
 		errs = append(errs, lookupErrs...)
 		for _, id := range ids {
-			if err := h.Passer.PassAgents(ctx, id, fleets[f], images); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
+			if err := h.Evaluator.EvaluateAgents(ctx, id, fleets[f], images); err != nil && !errors.Is(err, enginetask.ErrRolloutNotFound) {
 				errs = append(errs, fmt.Errorf("evaluate rollout %s: %w", id, err))
 			}
 		}
@@ -156,7 +156,7 @@ var kinds = [...]policy.Kind{policy.KindConfig, policy.KindVersion}
 
 // active is the active rollouts of fleet f, configuration first. Both kinds
 // are looked up at once: each lookup is a read that waits its turn behind
-// a wave's writes, and a batch's pass waits for them.
+// a wave's writes, and a batch's evaluation waits for them.
 func (h Handler) active(ctx context.Context, f string) ([]string, []error) {
 	var ids [len(kinds)]string
 	var errs [len(kinds)]error

@@ -31,7 +31,7 @@ func TestMatters(t *testing.T) {
 		{"new version", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" }, true},
 		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
 		{"moved fleet", func(a *agent.Agent) { a.Fleet = "core" }, true},
-		{"a pass set its desired hash", func(a *agent.Agent) { a.DesiredHash = "h2" }, false},
+		{"an evaluation set its desired hash", func(a *agent.Agent) { a.DesiredHash = "h2" }, false},
 		{"the planner set its target version", func(a *agent.Agent) { a.TargetVersion = "0.162.0" }, false},
 		{"the updater executor offered a package", func(a *agent.Agent) { a.PackageOffer = "0.162.0" }, false},
 		{"a new effective configuration", func(a *agent.Agent) { a.EffectiveHash = "e2" }, false},
@@ -61,17 +61,17 @@ func (f fakeRollouts) ActiveRolloutID(_ context.Context, fleet string, k policy.
 	return f[fleet+"#"+string(k)], nil
 }
 
-// countingPasser records the agents of every pass, by rollout.
-type countingPasser map[string][][]string
+// countingEvaluator records the agents of every evaluation, by rollout.
+type countingEvaluator map[string][][]string
 
-func (c countingPasser) PassAgents(_ context.Context, id string, agentIDs []string, _ map[string]agent.Agent) error {
+func (c countingEvaluator) EvaluateAgents(_ context.Context, id string, agentIDs []string, _ map[string]agent.Agent) error {
 	c[id] = append(c[id], agentIDs)
 	return nil
 }
 
 func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
-	passes := countingPasser{}
-	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg", "edge#version": "r-ver", "core#config": "r-core"}, Passer: passes}
+	evaluations := countingEvaluator{}
+	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg", "edge#version": "r-ver", "core#config": "r-core"}, Evaluator: evaluations}
 	o1, n1 := base(), base()
 	n1.Health.Healthy = false
 	o2, n2 := base(), base()
@@ -86,28 +86,28 @@ func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// one pass per rollout, over the batch's agents of its fleet (a1 moved
+	// one evaluation per rollout, over the batch's agents of its fleet (a1 moved
 	// from edge to core: both), each once; the heartbeat's agent in none
-	want := countingPasser{"r-cfg": {{"a1", "a2"}}, "r-ver": {{"a1", "a2"}}, "r-core": {{"a1"}}}
-	if !reflect.DeepEqual(passes, want) {
-		t.Fatalf("passes %v, want %v", passes, want)
+	want := countingEvaluator{"r-cfg": {{"a1", "a2"}}, "r-ver": {{"a1", "a2"}}, "r-core": {{"a1"}}}
+	if !reflect.DeepEqual(evaluations, want) {
+		t.Fatalf("evaluations %v, want %v", evaluations, want)
 	}
 }
 
-// imagesPasser records the images handed to each pass.
-type imagesPasser []map[string]agent.Agent
+// imagesEvaluator records the images handed to each evaluation.
+type imagesEvaluator []map[string]agent.Agent
 
-func (p *imagesPasser) PassAgents(_ context.Context, _ string, _ []string, images map[string]agent.Agent) error {
+func (p *imagesEvaluator) EvaluateAgents(_ context.Context, _ string, _ []string, images map[string]agent.Agent) error {
 	*p = append(*p, images)
 	return nil
 }
 
-// A pass gets the newest image of each agent of the batch, also when that
+// An evaluation gets the newest image of each agent of the batch, also when that
 // change alone would not matter (a1's heartbeat after its report carries
 // the report too), and none for an agent the batch deleted.
 func TestHandle_PassesTheNewestImageOfEachAgent(t *testing.T) {
-	var passes imagesPasser
-	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg"}, Passer: &passes}
+	var evaluations imagesEvaluator
+	h := Handler{Rollouts: fakeRollouts{"edge#config": "r-cfg"}, Evaluator: &evaluations}
 	o1, report, beat := base(), base(), base()
 	report.RemoteConfig.Status = agent.ConfigApplied
 	beat.RemoteConfig.Status, beat.LastSeen = agent.ConfigApplied, t0.Add(time.Minute)
@@ -119,10 +119,10 @@ func TestHandle_PassesTheNewestImageOfEachAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(passes) != 1 {
-		t.Fatalf("%d passes, want one", len(passes))
+	if len(evaluations) != 1 {
+		t.Fatalf("%d evaluations, want one", len(evaluations))
 	}
-	got := passes[0]
+	got := evaluations[0]
 	if a, ok := got["a1"]; !ok || !a.LastSeen.Equal(beat.LastSeen) {
 		t.Fatalf("image of a1 %+v, want the heartbeat's (the newest)", a)
 	}
@@ -132,7 +132,7 @@ func TestHandle_PassesTheNewestImageOfEachAgent(t *testing.T) {
 }
 
 func TestHandle_ErrorsRedeliverTheBatch(t *testing.T) {
-	h := Handler{Rollouts: fakeRollouts{}, Passer: countingPasser{}}
+	h := Handler{Rollouts: fakeRollouts{}, Evaluator: countingEvaluator{}}
 	a, b := base(), base()
 	a.Fleet, b.Fleet, b.Online = "broken", "broken", false
 	if err := h.Handle(context.Background(), []Change{{&a, &b}}); err == nil {
@@ -163,7 +163,7 @@ func (p *recordingPlanner) PlanFleet(_ context.Context, fleet string, k policy.K
 func TestHandle_AssignsNewAndRelabelledAgentsAndPlansTheirFleets(t *testing.T) {
 	as := &recordingAssigner{touched: []string{"edge", "lab"}}
 	var plans recordingPlanner
-	h := Handler{Rollouts: fakeRollouts{}, Passer: countingPasser{}, Assigner: as, Planner: &plans}
+	h := Handler{Rollouts: fakeRollouts{}, Evaluator: countingEvaluator{}, Assigner: as, Planner: &plans}
 	fresh := base()
 	fresh.ID = "new"
 	oldL, newL := base(), base()
@@ -190,13 +190,13 @@ func (c collectorsOf) GetAgent(_ context.Context, id string) (agent.Agent, bool,
 	return a, ok, nil
 }
 
-// A myriarch-updater is in no fleet: its report runs the passes of the
+// A myriarch-updater is in no fleet: its report runs the evaluations of the
 // fleet of the collector it serves, over that collector. An updater whose
 // collector is unknown runs none; its heartbeat runs none.
 func TestHandle_UpdaterReportsPassTheirCollector(t *testing.T) {
 	const col = "018f3a10-2233-7444-8555-000000000001"
-	passes := countingPasser{}
-	h := Handler{Rollouts: fakeRollouts{"edge#version": "r-ver"}, Passer: passes,
+	evaluations := countingEvaluator{}
+	h := Handler{Rollouts: fakeRollouts{"edge#version": "r-ver"}, Evaluator: evaluations,
 		Collectors: collectorsOf{col: {ID: col, Fleet: "edge"}}}
 	updater := func(id, collector string) agent.Agent {
 		a := base()
@@ -213,7 +213,7 @@ func TestHandle_UpdaterReportsPassTheirCollector(t *testing.T) {
 	if err := h.Handle(context.Background(), []Change{{&o, &n}, {&lost, &lostNew}, {&beat, &beatNew}}); err != nil {
 		t.Fatal(err)
 	}
-	if want := (countingPasser{"r-ver": {{col}}}); !reflect.DeepEqual(passes, want) {
-		t.Fatalf("passes %v, want %v", passes, want)
+	if want := (countingEvaluator{"r-ver": {{col}}}); !reflect.DeepEqual(evaluations, want) {
+		t.Fatalf("evaluations %v, want %v", evaluations, want)
 	}
 }

@@ -26,19 +26,19 @@ import (
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
-type recordingPasser struct {
+type recordingEvaluator struct {
 	mu  sync.Mutex
 	ids []string
 }
 
-func (p *recordingPasser) PassAgents(_ context.Context, id string, _ []string, _ map[string]agent.Agent) error {
+func (p *recordingEvaluator) EvaluateAgents(_ context.Context, id string, _ []string, _ map[string]agent.Agent) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ids = append(p.ids, id)
 	return nil
 }
 
-func (p *recordingPasser) evaluated() []string {
+func (p *recordingEvaluator) evaluated() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.ids...)
@@ -70,8 +70,8 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			passer := &recordingPasser{}
-			h := agentevent.Handler{Rollouts: configRollout{}, Passer: passer}
+			evaluator := &recordingEvaluator{}
+			h := agentevent.Handler{Rollouts: configRollout{}, Evaluator: evaluator}
 			p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
 				Name: "agent stream", Interval: 20 * time.Millisecond, Handler: h.Records(store.DecodeAgentImage)}
 			ready := make(chan struct{})
@@ -92,11 +92,11 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 					t.Fatal(err)
 				}
 				deadline := time.Now().Add(20 * time.Second)
-				for len(passer.evaluated()) < i+1 && time.Now().Before(deadline) {
+				for len(evaluator.evaluated()) < i+1 && time.Now().Before(deadline) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
-			got := passer.evaluated()
+			got := evaluator.evaluated()
 			if len(got) != 2 || got[0] != "r-1" || got[1] != "r-1" {
 				t.Fatalf("evaluated %v, want the fleet's active rollout r-1 once per report", got)
 			}

@@ -25,7 +25,7 @@ import (
 const TargetRollout = "rollout"
 
 // rolloutAction applies pause, resume, approve, reject, abort, rollback or
-// retry-failed: the Passer applies it, evaluates at once and stores; then a
+// retry-failed: the Evaluator applies it, evaluates at once and stores; then a
 // parked execution is woken. Every decided action is audited as
 // rollout.<action>, refusals included.
 func (s *server) rolloutAction(_ http.ResponseWriter, r *http.Request, p Principal) (int, any, error) {

@@ -164,7 +164,7 @@ func TestActions_MissingRolloutIs404AndNotAudited(t *testing.T) {
 func TestActions_LostRacesPersistingAre409Conflict(t *testing.T) {
 	h := newHarness(t)
 	id := h.waitingApproval()
-	h.store.Fail("SavePass", rollout.ErrConflict)
+	h.store.Fail("SaveEvaluation", rollout.ErrConflict)
 	wantProblem(t, h.do(post("/api/v1/rollouts/"+id+"/actions/pause", RoleOperator, "")), http.StatusConflict, CodeConflict)
 	if e := h.store.lastAudit(); e.Action != "rollout.pause" || e.Result != audit.ResultFailure {
 		t.Errorf("audit %+v, want a failed rollout.pause", e)

@@ -3,7 +3,7 @@
 // adapter, in the api Lambda. It authenticates bearer tokens (or trusts the
 // principal of an API Gateway authorizer), checks permissions, decodes
 // bodies strictly, and hands every decision to the core: engine actions
-// through the engine task's Passer, version selection through
+// through the engine task's Evaluator, version selection through
 // pkg/selection, revisions through pkg/revision, planning through the
 // planner. Refusals are application/problem+json with a stable code. The
 // same handler serves the operators' web page under /ui/ (pkg/ui), which
@@ -38,7 +38,7 @@ const DefaultAssignTimeout = 8 * time.Second
 // Deps are what the API is built from.
 type Deps struct {
 	Store    Store
-	Actions  RolloutActor      // enginetask.Passer over the same store
+	Actions  RolloutActor      // enginetask.Evaluator over the same store
 	SFN      execution.TaskAPI // wakes parked executions (SendTaskSuccess)
 	Planning Planning
 	// Catalog is the configured releases (StaticCatalog from

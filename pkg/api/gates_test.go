@@ -45,7 +45,7 @@ const gatedSpec = `  waves:
 // "Reading gates" step does, with the reader r.
 func (h *harness) readGates(id string, r redMetrics) {
 	h.t.Helper()
-	p := h.passer
+	p := h.evaluator
 	p.Gates = r
 	if _, err := p.ReadGates(context.Background(), id); err != nil {
 		h.t.Fatal(err)

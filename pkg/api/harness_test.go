@@ -96,15 +96,15 @@ func (f *fakeSFN) wokenTokens() []string {
 }
 
 // harness is the real handler on an httptest server over the in-memory
-// store, with the real Passer and planner. Every answer is validated
+// store, with the real Evaluator and planner. Every answer is validated
 // against api/openapi.yaml.
 type harness struct {
-	t      *testing.T
-	store  *memStore
-	sfn    *fakeSFN
-	srv    *httptest.Server
-	passer enginetask.Passer
-	router routers.Router
+	t         *testing.T
+	store     *memStore
+	sfn       *fakeSFN
+	srv       *httptest.Server
+	evaluator enginetask.Evaluator
+	router    routers.Router
 
 	mu  sync.Mutex
 	now time.Time
@@ -114,11 +114,11 @@ type harness struct {
 func newHarness(t *testing.T, opts ...func(*Deps)) *harness {
 	t.Helper()
 	h := &harness{t: t, store: newMemStore(), sfn: &fakeSFN{}, now: t0}
-	h.passer = enginetask.Passer{Store: h.store, Clock: h.clock, Log: slog.New(slog.DiscardHandler),
+	h.evaluator = enginetask.Evaluator{Store: h.store, Clock: h.clock, Log: slog.New(slog.DiscardHandler),
 		Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: h.store}}}
 	d := Deps{
-		Store: h.store, Actions: h.passer, SFN: h.sfn,
-		Planning: &plannertask.Runner{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.passer.Executors,
+		Store: h.store, Actions: h.evaluator, SFN: h.sfn,
+		Planning: &plannertask.Runner{Planner: planner.Planner{Store: h.store, Clock: h.clock, NewID: h.newID("r")}, Executors: h.evaluator.Executors,
 			SFN: h.sfn, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: h.store},
 		Catalog: StaticCatalog{Versions: []string{"0.160.0", "0.161.0", "0.162.0", "0.163.0-rc.1", "0.170.0"}, Platforms: []string{"linux/amd64", "linux/arm64"}},
 		Auth:    tokenTable(t), Clock: h.clock, NewID: h.newID("req"),
@@ -394,7 +394,7 @@ func (h *harness) applyFiles(files map[string]string) string {
 // pass evaluates a rollout as the state machine would.
 func (h *harness) pass(id string) {
 	h.t.Helper()
-	if _, err := h.passer.Pass(context.Background(), id); err != nil {
+	if _, err := h.evaluator.Evaluate(context.Background(), id); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -134,12 +134,12 @@ type Store interface {
 }
 
 // RolloutActor applies an operator action and evaluates the rollout at once
-// (enginetask.Passer).
+// (enginetask.Evaluator).
 type RolloutActor interface {
-	Act(ctx context.Context, rolloutID string, req engine.Request) (enginetask.Passed, error)
+	Act(ctx context.Context, rolloutID string, req engine.Request) (enginetask.Evaluated, error)
 }
 
-var _ RolloutActor = enginetask.Passer{}
+var _ RolloutActor = enginetask.Evaluator{}
 
 // Planning plans one fleet and kind now: in-process locally
 // (plannertask.Runner), by invoking the planner Lambda synchronously in the

@@ -52,7 +52,7 @@ func change(t *testing.T, st *store.Store, types ...string) {
 	for _, typ := range types {
 		es = append(es, engine.Event{Type: typ})
 	}
-	if err := st.SavePass(ctx, r, nil, notify.New(r, ts, es, t0)...); err != nil {
+	if err := st.SaveEvaluation(ctx, r, nil, notify.New(r, ts, es, t0)...); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -87,7 +87,7 @@ func (f *fixture) act(req Request) error {
 	return err
 }
 
-// carryOut does to the agents what the passer's orders do to a
+// carryOut does to the agents what the evaluator's orders do to a
 // configuration: a start or a reset sets the desired hash.
 func (f *fixture) carryOut(res Result) {
 	if f.r.Kind != policy.KindConfig {

@@ -25,9 +25,9 @@ var auditedEvents = map[string]string{
 // SystemActor is the actor of the engine's own decisions.
 const SystemActor = "system"
 
-// audit records the audited events of a stored pass; a failure is logged,
+// audit records the audited events of a stored evaluation; a failure is logged,
 // since what it records has already happened.
-func (p Passer) audit(ctx context.Context, res engine.Result, now time.Time) {
+func (p Evaluator) audit(ctx context.Context, res engine.Result, now time.Time) {
 	if p.Audit == nil {
 		return
 	}

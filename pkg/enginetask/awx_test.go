@@ -112,7 +112,7 @@ func TestStateMachine_AWXJobFails_TargetFailsAndThresholdPauses(t *testing.T) {
 				t.Errorf("target a02 %s %s %q, want failed with %s and %q", tg.Status, tg.ReasonCode, tg.Reason, engine.FailExecutorJob, want)
 			}
 			if d := tg.FinishedAt.Sub(*tg.StartedAt); d > route.ApplyCap {
-				t.Errorf("target a02 failed %s after it started, want at the next pass (within %s), not at applyTimeout", d, route.ApplyCap)
+				t.Errorf("target a02 failed %s after it started, want at the next evaluation (within %s), not at applyTimeout", d, route.ApplyCap)
 			}
 			continue
 		}
@@ -154,7 +154,7 @@ func TestStateMachine_AWXJobFails_RetryFailedLaunchesAgain(t *testing.T) {
 }
 
 // createAWXRollout stores a version rollout of two agents through the rig's
-// AWX without starting an execution: the test runs its passes itself.
+// AWX without starting an execution: the test runs its evaluations itself.
 func createAWXRollout(r *rig, id string) {
 	ids := r.agents(2, hostAttrs)
 	snap := policy.Policy{Name: "test", Spec: policy.Spec{}}.Snapshot(policy.KindVersion)
@@ -169,8 +169,8 @@ func createAWXRollout(r *rig, id string) {
 	}
 }
 
-// Only the state machine's evaluate task asks the executor: a pass after an
-// agent event (Pass) does not poll AWX.
+// Only the state machine's evaluate task asks the executor: an evaluation after an
+// agent event (Evaluate) does not poll AWX.
 func TestPass_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
 	r := newRig(t)
 	srv := withAWX(r)
@@ -186,14 +186,14 @@ func TestPass_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
 		return n
 	}
 	for range 2 {
-		if _, err := r.h.Pass(r.ctx, "r-poll"); err != nil {
+		if _, err := r.h.Evaluate(r.ctx, "r-poll"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(srv.Launches()) != 2 || polls() != 0 {
-		t.Fatalf("launches %d polls %d, want 2 launches and no poll from Pass", len(srv.Launches()), polls())
+		t.Fatalf("launches %d polls %d, want 2 launches and no poll from Evaluate", len(srv.Launches()), polls())
 	}
-	if _, err := r.h.PassWatching(r.ctx, "r-poll"); err != nil {
+	if _, err := r.h.EvaluateWatching(r.ctx, "r-poll"); err != nil {
 		t.Fatal(err)
 	}
 	if polls() != 2 {
@@ -208,7 +208,7 @@ func TestAct_AbortCancelsTheJobsOfAMisconfiguredTemplate(t *testing.T) {
 	srv := withAWX(r)
 	r.react = nil
 	createAWXRollout(r, "r-abort")
-	if _, err := r.h.Pass(r.ctx, "r-abort"); err != nil {
+	if _, err := r.h.Evaluate(r.ctx, "r-abort"); err != nil {
 		t.Fatal(err)
 	}
 	srv.AddTemplate(awxtest.Template{ID: 7, Name: "upgrade otelcol", AskVariables: true})

@@ -13,46 +13,46 @@ import (
 )
 
 // A version target's Start is claimed before the executor is called: the
-// pass first stores the targets it starts in progress, with no external
+// evaluation first stores the targets it starts in progress, with no external
 // reference yet, each on the condition of the version it read and of the
 // rollout's version (TargetStore.SaveTargets), and calls the executor only
-// for the targets it claimed. The pass's save then stores the answers (the
+// for the targets it claimed. The evaluation's save then stores the answers (the
 // reference, or the target failed) with the rest of its decision.
 //
-// Why: a version pass used to call the executor first and store the
+// Why: a version evaluation used to call the executor first and store the
 // started targets after, so that a Start that failed is stored failed. A
 // second evaluation that read the targets pending in between started them
 // again with the same delivery id, about 0.25 s after the first:
 //
-//   - the pass itself, run again because its save lost a race: the state
-//     machine's pass that starts wave 1 at the end of wave 0's health wait
+//   - the evaluation itself, run again because its save lost a race: the state
+//     machine's evaluation that starts wave 1 at the end of wave 0's health wait
 //     also stores wave 0's targets succeeded, and an agent event's targeted
-//     pass that stored one of them first (its collector reported) made that
+//     evaluation that stored one of them first (its collector reported) made that
 //     save fail; so did a task token stored or cleared on the rollout
-//     meanwhile. The pass read again, found wave 1 still pending, and
+//     meanwhile. The evaluation read again, found wave 1 still pending, and
 //     started all of it a second time;
 //   - another evaluation at the same time (the state machine's and an agent
-//     event's whole pass, an operator's action): both read the target
+//     event's whole evaluation, an operator's action): both read the target
 //     pending and both started it.
 //
 // Receivers de-duplicate by delivery id, but each repetition was a second
 // call for one decision. Now the evaluation that loses the race loses it
 // before it calls anything, reads again and finds the targets in progress;
-// the answers of the starts a pass made are kept across its re-reads
+// the answers of the starts an evaluation made are kept across its re-reads
 // (claims.answered), so that a save lost after the starts loses neither a
 // reference nor a failure.
 //
-// A claim whose pass ended before it stored the answer (the task timed out
-// or failed between the two) is started again by a pass after claimGrace,
+// A claim whose evaluation ended before it stored the answer (the task timed out
+// or failed between the two) is started again by an evaluation after claimGrace,
 // with the same delivery id: a Start is repeated only then, or after a call
 // that failed (the executor's own retries). Resets are not claimed: a reset
-// that fails fails the pass, and only a reset that is not stored is
+// that fails fails the evaluation, and only a reset that is not stored is
 // ordered again.
 
 // claimGrace is how long a claimed start may wait for its answer before a
-// pass starts it again: longer than any task that runs a pass lives (the
+// evaluation starts it again: longer than any task that runs an evaluation lives (the
 // engine's 120 s, the agent event's 60 s, the API's 29 s; infra), so that
-// the pass that claimed it has surely ended.
+// the evaluation that claimed it has surely ended.
 const claimGrace = 5 * time.Minute
 
 // claimChunk is the targets of one claim: one transaction of SaveTargets
@@ -60,8 +60,8 @@ const claimGrace = 5 * time.Minute
 // race leaves every chunk before it claimed whole.
 const claimChunk = 99
 
-// errClaimLost is wrapped by a pass's error when another evaluation stored
-// a claimed target or the rollout first: the pass reads again.
+// errClaimLost is wrapped by an evaluation's error when another evaluation stored
+// a claimed target or the rollout first: the evaluation reads again.
 var errClaimLost = errors.New("another evaluation changed the rollout or its targets first")
 
 // claims are the version starts of one call of run across its attempts:
@@ -82,7 +82,7 @@ type answer struct {
 	at        time.Time
 }
 
-func (p Passer) newClaims() *claims {
+func (p Evaluator) newClaims() *claims {
 	st, _ := p.Store.(TargetStore)
 	return &claims{store: st, answers: map[string]answer{}}
 }
@@ -153,7 +153,7 @@ func (c *claims) answer(r rollout.Rollout, t rollout.Target, ref string, err err
 
 // answered are the targets of ts whose claimed start this call carried out
 // before a save it lost, with the answer: the reference, or the target
-// failed as the pass would have stored it. A target that moved on since
+// failed as the evaluation would have stored it. A target that moved on since
 // (another claim, a stored answer) is left as it is.
 func (c *claims) answered(ts []rollout.Target) []rollout.Target {
 	var out []rollout.Target
@@ -175,7 +175,7 @@ func (c *claims) answered(ts []rollout.Target) []rollout.Target {
 	return out
 }
 
-// restartStale orders again the claimed starts of res's targets whose pass
+// restartStale orders again the claimed starts of res's targets whose evaluation
 // ended before it stored their answer (claimed longer than claimGrace ago),
 // as claims of now. Only where the engine evaluates targets in flight, and
 // only with a store that claims.

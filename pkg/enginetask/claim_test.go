@@ -71,14 +71,14 @@ func (e *countingExecutor) wantStartsOnce(t *testing.T, ids []string) {
 }
 
 // versionRollout stores the pending version rollout r1 of n agents through
-// the executor "counting", and a Passer at t0+1s with e.
-func versionRollout(t *testing.T, n int, e *countingExecutor) (context.Context, *store.Store, enginetask.Passer, []string) {
+// the executor "counting", and a Evaluator at t0+1s with e.
+func versionRollout(t *testing.T, n int, e *countingExecutor) (context.Context, *store.Store, enginetask.Evaluator, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	st := storetest.New(t)
 	ids := pendingRolloutOf(t, ctx, st, n, policy.KindVersion, "counting")
-	p := enginetask.Passer{Store: st, Executors: executor.Registry{"counting": e}, Clock: func() time.Time { return t0.Add(time.Second) }}
+	p := enginetask.Evaluator{Store: st, Executors: executor.Registry{"counting": e}, Clock: func() time.Time { return t0.Add(time.Second) }}
 	return ctx, st, p, ids
 }
 
@@ -102,9 +102,9 @@ func wantRefs(t *testing.T, ctx context.Context, st *store.Store, failed map[str
 	}
 }
 
-// The pass's save loses a race after its starts (here the execution stores
+// The evaluation's save loses a race after its starts (here the execution stores
 // itself on the rollout meanwhile; on the local stack an agent event stored
-// the previous wave's target): the pass reads again and finds its targets
+// the previous wave's target): the evaluation reads again and finds its targets
 // claimed, in progress. It starts none of them a second time, and stores
 // the references and the failure of the first starts.
 func TestPass_VersionSaveLostAfterTheStarts_StartsEachTargetOnce(t *testing.T) {
@@ -115,25 +115,25 @@ func TestPass_VersionSaveLostAfterTheStarts_StartsEachTargetOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	e.wantStartsOnce(t, ids)
 	wantRefs(t, ctx, st, map[string]bool{"a01": true})
 }
 
-// Another evaluation reads the rollout while the pass's starts are under
-// way (the state machine's pass and an agent event's, or an action): it
+// Another evaluation reads the rollout while the evaluation's starts are under
+// way (the state machine's evaluation and an agent event's, or an action): it
 // finds the targets claimed in progress and starts none of them.
 func TestPass_VersionEvaluatedDuringTheStarts_StartsEachTargetOnce(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 3, e)
 	e.first = func(executor.Call) {
-		if _, err := p.Pass(ctx, "r1"); err != nil {
+		if _, err := p.Evaluate(ctx, "r1"); err != nil {
 			t.Error(err)
 		}
 	}
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	e.wantStartsOnce(t, ids)
@@ -159,13 +159,13 @@ func TestPass_VersionClaimLost_CallsNoStart(t *testing.T) {
 	winner, loser := &countingExecutor{}, &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 3, winner)
 	race := &claimRace{Store: st, other: func() {
-		if _, err := p.Pass(ctx, "r1"); err != nil {
+		if _, err := p.Evaluate(ctx, "r1"); err != nil {
 			t.Error(err)
 		}
 	}}
 	lost := p
 	lost.Store, lost.Executors = race, executor.Registry{"counting": loser}
-	if _, err := lost.Pass(ctx, "r1"); err != nil {
+	if _, err := lost.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	winner.wantStartsOnce(t, ids)
@@ -175,16 +175,16 @@ func TestPass_VersionClaimLost_CallsNoStart(t *testing.T) {
 	wantRefs(t, ctx, st, nil)
 }
 
-// A claim whose pass ended before it stored the answer is left to that
-// pass for claimGrace (5m; a pass lives two minutes at most), then started
+// A claim whose evaluation ended before it stored the answer is left to that
+// evaluation for claimGrace (5m; an evaluation lives two minutes at most), then started
 // again, with the same delivery id.
 func TestPass_VersionClaimWithoutAnswer_IsStartedAgainAfterTheGrace(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 2, e)
 	died := p
 	died.Store = diedAfterStarts{st}
-	if _, err := died.Pass(ctx, "r1"); err == nil || !strings.Contains(err.Error(), "task timed out") {
-		t.Fatalf("pass error %v, want the failed save", err)
+	if _, err := died.Evaluate(ctx, "r1"); err == nil || !strings.Contains(err.Error(), "task timed out") {
+		t.Fatalf("evaluation error %v, want the failed save", err)
 	}
 	_, ts, err := st.LoadRollout(ctx, "r1")
 	if err != nil {
@@ -199,14 +199,14 @@ func TestPass_VersionClaimWithoutAnswer_IsStartedAgainAfterTheGrace(t *testing.T
 		after  time.Duration
 		starts int
 	}{
-		{after: time.Minute, starts: 1},                 // the pass that claimed may still be under way
+		{after: time.Minute, starts: 1},                 // the evaluation that claimed may still be under way
 		{after: 5*time.Minute - time.Second, starts: 1}, // one second short of the grace
 		{after: 5 * time.Minute, starts: 2},             // started again
 		{after: 6 * time.Minute, starts: 2},             // answered: not again
 	} {
 		later := p
 		later.Clock = func() time.Time { return t0.Add(time.Second + c.after) }
-		if _, err := later.Pass(ctx, "r1"); err != nil {
+		if _, err := later.Evaluate(ctx, "r1"); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
@@ -218,22 +218,22 @@ func TestPass_VersionClaimWithoutAnswer_IsStartedAgainAfterTheGrace(t *testing.T
 	wantRefs(t, ctx, st, nil)
 }
 
-// diedAfterStarts stores the claims and fails the pass's save, as a task
+// diedAfterStarts stores the claims and fails the evaluation's save, as a task
 // that timed out between the two.
 type diedAfterStarts struct{ *store.Store }
 
-func (s diedAfterStarts) SavePass(context.Context, rollout.Rollout, []rollout.Target, ...notify.Event) error {
+func (s diedAfterStarts) SaveEvaluation(context.Context, rollout.Rollout, []rollout.Target, ...notify.Event) error {
 	return errors.New("task timed out")
 }
 
-// A claimed start is its pass's until the pass stores the answer: an agent
-// event of its agent leaves the target alone (the pass's follow-up reads
-// the agent after the save), so that the pass's save does not lose its
+// A claimed start is its evaluation's until the evaluation stores the answer: an agent
+// event of its agent leaves the target alone (the evaluation's follow-up reads
+// the agent after the save), so that the evaluation's save does not lose its
 // race to it.
 func TestPassAgents_LeavesAClaimedStartToItsPass(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 2, e)
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	r, ts, err := st.LoadRollout(ctx, "r1")
@@ -242,7 +242,7 @@ func TestPassAgents_LeavesAClaimedStartToItsPass(t *testing.T) {
 	}
 	i := slices.IndexFunc(ts, func(tg rollout.Target) bool { return tg.AgentID == ids[0] })
 	claim := ts[i]
-	claim.ExternalRef = "" // as a pass stores its claim before the executor answers
+	claim.ExternalRef = "" // as an evaluation stores its claim before the executor answers
 	if err := st.SaveTargets(ctx, r, []rollout.Target{claim}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestPassAgents_LeavesAClaimedStartToItsPass(t *testing.T) {
 	reportVersion(t, ctx, st, ids[1], "0.161.0", t0.Add(2*time.Second))
 	later := p
 	later.Clock = func() time.Time { return t0.Add(3 * time.Second) }
-	if err := later.PassAgents(ctx, "r1", ids, nil); err != nil {
+	if err := later.EvaluateAgents(ctx, "r1", ids, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, ts, err = st.LoadRollout(ctx, "r1")

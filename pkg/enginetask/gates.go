@@ -32,7 +32,7 @@ type GateReading struct {
 // re-reads the rollout and records them again where the gate is still due
 // at the same moment, and a retried task finds the gate's next reading
 // moved on and reads nothing twice.
-func (p Passer) ReadGates(ctx context.Context, rolloutID string) ([]GateReading, error) {
+func (p Evaluator) ReadGates(ctx context.Context, rolloutID string) ([]GateReading, error) {
 	in, err := p.load(ctx, rolloutID)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (p Passer) ReadGates(ctx context.Context, rolloutID string) ([]GateReading,
 		if !changed {
 			return shown, nil
 		}
-		err = p.Store.SavePass(ctx, r, nil)
+		err = p.Store.SaveEvaluation(ctx, r, nil)
 		if err == nil {
 			for _, s := range shown {
 				p.logger().Info("gate reading", "rollout", r.ID, "fleet", r.Fleet, "stage", s.Stage, "red", s.Red, "checked", s.Checked, "summary", s.Summary)
@@ -88,7 +88,7 @@ func (p Passer) ReadGates(ctx context.Context, rolloutID string) ([]GateReading,
 
 // readOne reads one gate. A target without the host attribute cannot be
 // probed: that is a red result with an error, not a silent pass.
-func (p Passer) readOne(ctx context.Context, h policy.Health, req gate.Request) []gate.Result {
+func (p Evaluator) readOne(ctx context.Context, h policy.Health, req gate.Request) []gate.Result {
 	var missing []gate.Result
 	hosts := req.Hosts[:0:0]
 	for _, host := range req.Hosts {

@@ -11,7 +11,7 @@ import (
 )
 
 // Tokens is what parking needs of the store: store the execution's token
-// on the rollout only while the rollout is still in the status the pass saw
+// on the rollout only while the rollout is still in the status the evaluation saw
 // (parkedAs). stored is false when the status moved on meanwhile.
 type Tokens interface {
 	ParkToken(ctx context.Context, rolloutID, token string, parkedAs rollout.Status) (stored bool, err error)
@@ -26,11 +26,11 @@ type Tokens interface {
 
 // Handler serves every task of the rollout state machine.
 type Handler struct {
-	Passer
+	Evaluator
 	Tokens          Tokens
 	SFN             execution.StepFunctions
 	StateMachineArn string
-	// ContinueAfter is the number of passes after which an execution
+	// ContinueAfter is the number of evaluations after which an execution
 	// continues as a new one (0: MaxIterations).
 	ContinueAfter int
 }
@@ -71,7 +71,7 @@ func (h Handler) prepare(ctx context.Context, in Input) (Output, error) {
 }
 
 func (h Handler) evaluate(ctx context.Context, in Input) (Output, error) {
-	res, err := h.PassWatching(ctx, in.RolloutID)
+	res, err := h.EvaluateWatching(ctx, in.RolloutID)
 	if err != nil {
 		return Output{}, classify("evaluate rollout "+in.RolloutID, err)
 	}

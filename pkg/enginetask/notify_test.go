@@ -112,7 +112,7 @@ func TestNotifications_RolledBack(t *testing.T) {
 	}
 }
 
-// Evaluate tasks that fail before they run, and tasks whose pass was stored
+// Evaluate tasks that fail before they run, and tasks whose evaluation was stored
 // but whose answer was lost, are retried by Step Functions: the retry finds
 // nothing to change and writes nothing, so no event is written twice and
 // none is missing.

@@ -51,9 +51,9 @@ type rig struct {
 	smArn string
 
 	invocations atomic.Int64
-	evaluations atomic.Int64 // evaluate tasks: engine passes the state machine asked for
+	evaluations atomic.Int64 // evaluate tasks: engine evaluations the state machine asked for
 	failEval    atomic.Int32 // evaluate tasks to fail before they run
-	loseEval    atomic.Int32 // evaluate tasks whose pass is stored but whose answer is lost: Step Functions retries them
+	loseEval    atomic.Int32 // evaluate tasks whose evaluation is stored but whose answer is lost: Step Functions retries them
 	mu          sync.Mutex
 	behaviour   map[string]string // agent id -> "fail" (reports FAILED for h1) or "silent"
 	applies     map[string]int    // agent id -> configurations applied
@@ -82,7 +82,7 @@ func newRig(t testing.TB) *rig {
 	r.sfn = sfn.New(sfn.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	r.h = enginetask.Handler{
-		Passer: enginetask.Passer{Store: r.st, Clock: r.clk.Now,
+		Evaluator: enginetask.Evaluator{Store: r.st, Clock: r.clk.Now,
 			Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: r.st}}},
 		Tokens: r.st, SFN: r.sfn,
 	}
@@ -123,7 +123,7 @@ func (r *rig) lambda(ctx context.Context, payload json.RawMessage) (json.RawMess
 	}
 	if in.Task == enginetask.TaskEvaluate && r.loseEval.Load() > 0 {
 		r.loseEval.Add(-1)
-		return nil, &enginetask.RetryableError{Err: fmt.Errorf("injected: the pass was stored, its answer lost")}
+		return nil, &enginetask.RetryableError{Err: fmt.Errorf("injected: the evaluation was stored, its answer lost")}
 	}
 	return json.Marshal(out)
 }
@@ -375,7 +375,7 @@ func (r *rig) stagesShown(id, state string) []string {
 }
 
 // operate carries out an operator action on the path the API takes: the
-// pass applies it and stores (Passer.Act), then the execution parked on the
+// evaluation applies it and stores (Evaluator.Act), then the execution parked on the
 // rollout is woken (execution.Waker.WakeRollout).
 func (r *rig) operate(id string, req engine.Request) {
 	r.t.Helper()

@@ -200,7 +200,7 @@ func TestStateMachine_VersionRolloutThroughTheUpdater(t *testing.T) {
 
 func TestStateMachine_LongRolloutContinuesAsNewExecution(t *testing.T) {
 	r := newRig(t)
-	r.h.ContinueAfter = 3 // in production MaxIterations passes
+	r.h.ContinueAfter = 3 // in production MaxIterations evaluations
 	ids := r.agents(2, nil)
 	spec := policy.Spec{HealthWait: 10 * time.Minute}
 	r.start("r-long", policy.KindConfig, spec, ids, nil)
@@ -233,8 +233,8 @@ func (f *flakyStart) Start(ctx context.Context, c executor.Call) (string, error)
 	return f.UpdaterExecutor.Start(ctx, c)
 }
 
-// A failed Start is one failure among others: the pass that saw it is
-// evaluated again at once, so the next target starts in the same pass
+// A failed Start is one failure among others: the evaluation that saw it is
+// evaluated again at once, so the next target starts in the same evaluation
 // instead of after applyTimeout, and the rollout neither fails (other
 // targets remain to start) nor stalls.
 func TestStateMachine_FailedStart_NextTargetStartsAtOnce(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// TargetStore is what a targeted pass reads and writes besides Store
+// TargetStore is what a targeted evaluation reads and writes besides Store
 // (store.Store serves both): the rollout item alone, the targets of some
 // agents, and a write of targets on their versions and the rollout's
 // unchanged version (a lost race wraps rollout.ErrConflict).
@@ -22,7 +22,7 @@ type TargetStore interface {
 	SaveTargets(ctx context.Context, r rollout.Rollout, changed []rollout.Target) error
 }
 
-// PassAgents is the pass of an agent event: what the reports of agentIDs
+// EvaluateAgents is the evaluation of an agent event: what the reports of agentIDs
 // change in rollout rolloutID. When the engine can decide their targets
 // alone (engine.EvaluateTargets: an APPLIED report moves a target to its
 // health wait, a health report keeps it there or ends it), it reads the rollout item,
@@ -30,10 +30,10 @@ type TargetStore interface {
 // touching the rollout: a batch of 100 reports costs about 200 item reads
 // instead of two per target of the rollout, and the batches of different
 // stream shards do not race each other. A rollout that has not begun is left
-// to its execution's first pass. Otherwise (a target failed, one may start,
+// to its execution's first evaluation. Otherwise (a target failed, one may start,
 // the rollout rolls back), and after passAttempts lost races, it is a whole
-// pass (Pass). A store without targeted reads always gets whole
-// passes.
+// evaluation (Evaluate). A store without targeted reads always gets whole
+// evaluations.
 //
 // images are agents as the caller knows them (the newest image of each in
 // a batch of the agents' stream), which may be older than the stored ones;
@@ -42,20 +42,20 @@ type TargetStore interface {
 // change is decided on the agent as stored, read for it. A stale image then
 // at worst leaves a target for a later record, and a wave's APPLIED reports
 // are decided without reading their agents again (docs/engine.md).
-func (p Passer) PassAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error {
+func (p Evaluator) EvaluateAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error {
 	_, err := p.passAgents(ctx, rolloutID, agentIDs, images)
 	return err
 }
 
 // targeted is what passAgents did: the targets it changed and the earliest
-// deadline among them, or the whole pass it fell back to.
+// deadline among them, or the whole evaluation it fell back to.
 type targeted struct {
 	changed  []rollout.Target
 	deadline time.Time
-	whole    *Passed
+	whole    *Evaluated
 }
 
-func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) (targeted, error) {
+func (p Evaluator) passAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) (targeted, error) {
 	st, ok := p.Store.(TargetStore)
 	if ok {
 		for attempt := 0; attempt < passAttempts; attempt++ {
@@ -71,22 +71,22 @@ func (p Passer) passAgents(ctx context.Context, rolloutID string, agentIDs []str
 			}
 		}
 	}
-	whole, err := p.Pass(ctx, rolloutID)
+	whole, err := p.Evaluate(ctx, rolloutID)
 	return targeted{whole: &whole}, err
 }
 
-// passTargets runs one targeted pass; decided is false when the whole
+// passTargets runs one targeted evaluation; decided is false when the whole
 // rollout must decide instead. The targets in progress whose agents have an
 // image are evaluated on the images first; what those do not decide is
 // evaluated on the agents as stored.
-func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string, images map[string]agent.Agent) (out targeted, decided bool, err error) {
+func (p Evaluator) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string, images map[string]agent.Agent) (out targeted, decided bool, err error) {
 	r, err := st.GetRollout(ctx, id)
 	if err != nil {
 		return out, false, fmt.Errorf("load rollout %s: %w", id, err)
 	}
 	if r.Status == rollout.Pending {
-		// Nothing is in flight yet, and the execution's first pass, started
-		// with the rollout, begins it: a pass here would race it and carry
+		// Nothing is in flight yet, and the execution's first evaluation, started
+		// with the rollout, begins it: an evaluation here would race it and carry
 		// out the same orders (a wave's 1,000 desired hashes) twice.
 		return out, true, nil
 	}
@@ -94,8 +94,8 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 	if err != nil {
 		return out, false, err
 	}
-	// A claimed start is its pass's until that pass stores the answer
-	// (claim.go); the pass's follow-up reads the agents that reported
+	// A claimed start is its evaluation's until that evaluation stores the answer
+	// (claim.go); the evaluation's follow-up reads the agents that reported
 	// meanwhile. Deciding it here would make that save lose its race.
 	ts = slices.DeleteFunc(ts, func(t rollout.Target) bool { return claimed(r.Kind, t) })
 	known, stored := byImage(ts, images)
@@ -132,7 +132,7 @@ func (p Passer) passTargets(ctx context.Context, st TargetStore, id string, agen
 
 // saveTargets stores the targets a targeted step changed and adds them, and
 // its deadline, to out.
-func (p Passer) saveTargets(ctx context.Context, st TargetStore, r rollout.Rollout, out *targeted, res engine.Result) error {
+func (p Evaluator) saveTargets(ctx context.Context, st TargetStore, r rollout.Rollout, out *targeted, res engine.Result) error {
 	if len(res.Changed) > 0 {
 		if err := st.SaveTargets(ctx, r, res.Changed); err != nil {
 			return fmt.Errorf("save targets of rollout %s: %w", r.ID, err)

@@ -19,16 +19,16 @@ import (
 )
 
 // targetedRollout stores a running configuration rollout of n agents in one
-// wave, every target started by a first whole pass.
-func targetedRollout(t *testing.T, n int) (*store.Store, enginetask.Passer, []string, func(), context.Context) {
+// wave, every target started by a first whole evaluation.
+func targetedRollout(t *testing.T, n int) (*store.Store, enginetask.Evaluator, []string, func(), context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	st := storetest.New(t)
 	now := t0
-	p := enginetask.Passer{Store: st, Clock: func() time.Time { return now }}
+	p := enginetask.Evaluator{Store: st, Clock: func() time.Time { return now }}
 	ids := pendingRollout(t, ctx, st, n)
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	advance := func() { now = now.Add(time.Second) }
@@ -101,7 +101,7 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 	report(t, st, ctx, ids[3], agent.ConfigApplied, t0)
 	report(t, st, ctx, ids[7], agent.ConfigApplied, t0)
 	st.ResetUsage()
-	if err := p.PassAgents(ctx, "r1", []string{ids[3], ids[7]}, nil); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[3], ids[7]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	u := st.Usage()
@@ -110,7 +110,7 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Version != r0.Version {
-		t.Fatalf("rollout version %d, want %d: a targeted pass leaves the rollout alone", r.Version, r0.Version)
+		t.Fatalf("rollout version %d, want %d: a targeted evaluation leaves the rollout alone", r.Version, r0.Version)
 	}
 	for _, tg := range ts {
 		want := rollout.TargetInProgress
@@ -122,7 +122,7 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 		}
 	}
 	// read: the rollout, the wave's 50 targets in one Query, 2 agents, not
-	// the 101 items of a whole pass; written: 2 targets and the check of
+	// the 101 items of a whole evaluation; written: 2 targets and the check of
 	// the rollout's version
 	if u.ItemsRead != 53 || u.ItemsWritten != 3 {
 		t.Fatalf("usage %s, want 53 items read and 3 written", u)
@@ -141,7 +141,7 @@ func TestPassAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
 	img := stored[ids[3]]
 	img.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigApplied, Since: t0}
 	st.ResetUsage()
-	if err := p.PassAgents(ctx, "r1", []string{ids[3]}, map[string]agent.Agent{ids[3]: img}); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[3]}, map[string]agent.Agent{ids[3]: img}); err != nil {
 		t.Fatal(err)
 	}
 	u := st.Usage()
@@ -164,7 +164,7 @@ func TestPassAgents_AStaleImageDecidesNothingElse(t *testing.T) {
 		t.Fatal(err)
 	}
 	report(t, st, ctx, ids[0], agent.ConfigApplied, t0)
-	if err := p.PassAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[0]: rollout.TargetVerifying})
@@ -181,9 +181,9 @@ func TestPassAgents_AStaleImageDecidesNothingElse(t *testing.T) {
 	failed := before[ids[1]]
 	failed.RemoteConfig = agent.RemoteConfigStatus{Hash: "h1", Status: agent.ConfigFailed, Since: t0}
 	p.Clock = func() time.Time { return t0.Add(2 * time.Minute) } // past the health wait (1m)
-	for _, id := range ids[:2] {                                  // a pass each: one failure makes a whole pass
+	for _, id := range ids[:2] {                                  // an evaluation each: one failure makes a whole evaluation
 		images := map[string]agent.Agent{ids[0]: stale, ids[1]: failed}
-		if err := p.PassAgents(ctx, "r1", []string{id}, images); err != nil {
+		if err := p.EvaluateAgents(ctx, "r1", []string{id}, images); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,7 +199,7 @@ func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	report(t, st, ctx, ids[1], agent.ConfigFailed, t0.Add(time.Second))
-	if err := p.PassAgents(ctx, "r1", []string{ids[1]}, nil); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[1]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r, ts, err := st.LoadRollout(ctx, "r1")
@@ -207,7 +207,7 @@ func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Version == r0.Version {
-		t.Fatal("the rollout was not written: the failure was not decided by a whole pass")
+		t.Fatal("the rollout was not written: the failure was not decided by a whole evaluation")
 	}
 	for _, tg := range ts {
 		if tg.AgentID == ids[1] && tg.Status != rollout.TargetFailed {
@@ -216,7 +216,7 @@ func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
 	}
 }
 
-// A targeted pass that lost its race to a whole pass reads again: the
+// A targeted evaluation that lost its race to a whole evaluation reads again: the
 // rollout moved on between the read and the write, and the report is still
 // decided.
 func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
@@ -225,7 +225,7 @@ func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
 	racing := &racingStore{Store: st, before: func() {
 		r, _, err := st.LoadRollout(ctx, "r1")
 		if err == nil {
-			err = st.SavePass(ctx, r, nil) // a whole pass stored meanwhile
+			err = st.SaveEvaluation(ctx, r, nil) // a whole evaluation stored meanwhile
 		}
 		if err != nil {
 			t.Error(err)
@@ -233,7 +233,7 @@ func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
 	}}
 	p.Store = racing
 	advance()
-	if err := p.PassAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[0]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if racing.saves != 2 {
@@ -262,15 +262,15 @@ func (s *racingStore) SaveTargets(ctx context.Context, r rollout.Rollout, change
 	return s.Store.SaveTargets(ctx, r, changed)
 }
 
-// Reports before the rollout begins are left to the execution's first pass:
-// an agent-event pass would race it and carry out the same orders.
+// Reports before the rollout begins are left to the execution's first evaluation:
+// an agent-event evaluation would race it and carry out the same orders.
 func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
-	p := enginetask.Passer{Store: st, Clock: func() time.Time { return t0 }}
+	p := enginetask.Evaluator{Store: st, Clock: func() time.Time { return t0 }}
 	pendingRollout(t, ctx, st, 1)
-	if err := p.PassAgents(ctx, "r1", []string{"a00"}, nil); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{"a00"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, gotTs, err := st.LoadRollout(ctx, "r1")
@@ -285,29 +285,29 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 // A configuration's targets are stored in progress before their desired
 // hash is set: the set is what pushes the configuration, so an agent that
 // reports APPLIED at once finds its target in flight, and the agent-event
-// pass its report sets off moves it to the health wait.
+// evaluation its report sets off moves it to the health wait.
 func TestPass_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
 	pendingRollout(t, ctx, st, 3)
 	quick := &applyingStore{Store: st, t: t, id: "a01"}
-	p := enginetask.Passer{Store: quick, Clock: func() time.Time { return t0.Add(time.Second) }}
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	p := enginetask.Evaluator{Store: quick, Clock: func() time.Time { return t0.Add(time.Second) }}
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	if quick.orders != 1 || quick.storedBefore != 3 {
 		t.Fatalf("%d desired-hash writes, %d of their targets stored in progress before: want 1 and 3", quick.orders, quick.storedBefore)
 	}
-	if err := p.PassAgents(ctx, "r1", []string{"a01"}, nil); err != nil { // the report's agent event
+	if err := p.EvaluateAgents(ctx, "r1", []string{"a01"}, nil); err != nil { // the report's agent event
 		t.Fatal(err)
 	}
 	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetVerifying, "a02": rollout.TargetInProgress})
 }
 
 // A start stored but not carried out (the desired-hash write failed) fails
-// the pass and is ordered again by the next one; once every agent is asked
-// for the hash, a pass writes nothing.
+// the evaluation and is ordered again by the next one; once every agent is asked
+// for the hash, an evaluation writes nothing.
 func TestPass_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -315,39 +315,39 @@ func TestPass_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
 	ids := pendingRollout(t, ctx, st, 3)
 	failing := &applyingStore{Store: st, t: t, fail: errors.New("throttled")}
 	clock := func() time.Time { return t0.Add(time.Second) }
-	if _, err := (enginetask.Passer{Store: failing, Clock: clock}).Pass(ctx, "r1"); err == nil || !strings.Contains(err.Error(), "throttled") {
-		t.Fatalf("pass error %v, want the failed write", err)
+	if _, err := (enginetask.Evaluator{Store: failing, Clock: clock}).Evaluate(ctx, "r1"); err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("evaluation error %v, want the failed write", err)
 	}
 	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{"a00": rollout.TargetInProgress, "a01": rollout.TargetInProgress, "a02": rollout.TargetInProgress})
 	wantDesired(t, ctx, st, ids, "")
 	again := &applyingStore{Store: st, t: t}
-	p := enginetask.Passer{Store: again, Clock: clock}
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	p := enginetask.Evaluator{Store: again, Clock: clock}
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	wantDesired(t, ctx, st, ids, "h1")
-	if _, err := p.Pass(ctx, "r1"); err != nil {
+	if _, err := p.Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	if again.orders != 1 {
-		t.Fatalf("%d desired-hash writes over two passes, want 1", again.orders)
+		t.Fatalf("%d desired-hash writes over two evaluations, want 1", again.orders)
 	}
 }
 
-// A version's starts are carried out before the pass is stored (an
+// A version's starts are carried out before the evaluation is stored (an
 // executor's Start returns what the target stores). An agent that reports
 // the new version while they are, before its target is stored in progress,
-// is read by the pass that follows the starts: its target is stored
+// is read by the evaluation that follows the starts: its target is stored
 // verifying by the same call, not left in progress until the state
-// machine's next pass.
+// machine's next evaluation.
 func TestPass_VersionReportDuringTheStartsIsEvaluated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
 	pendingRolloutOf(t, ctx, st, 3, policy.KindVersion, "reporting")
 	ex := &reportingExecutor{st: st, t: t, id: "a01"}
-	p := enginetask.Passer{Store: st, Executors: executor.Registry{"reporting": ex}, Clock: func() time.Time { return t0.Add(time.Second) }}
-	passed, err := p.Pass(ctx, "r1")
+	p := enginetask.Evaluator{Store: st, Executors: executor.Registry{"reporting": ex}, Clock: func() time.Time { return t0.Add(time.Second) }}
+	passed, err := p.Evaluate(ctx, "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func (e *reportingExecutor) Start(ctx context.Context, c executor.Call) (string,
 }
 
 // A configuration's resets (a rollback's desired hashes back to where the
-// targets started) are carried out before the pass is stored: no later pass
+// targets started) are carried out before the evaluation is stored: no later evaluation
 // orders a stored reset again, so a failed one stores nothing, and the
 // retried action rolls back.
 func TestAct_ConfigResetsAreCarriedOutBeforeTheSave(t *testing.T) {
@@ -398,19 +398,19 @@ func TestAct_ConfigResetsAreCarriedOutBeforeTheSave(t *testing.T) {
 	st := storetest.New(t)
 	ids := pendingRollout(t, ctx, st, 2)
 	clock := func() time.Time { return t0.Add(time.Second) }
-	if _, err := (enginetask.Passer{Store: st, Clock: clock}).Pass(ctx, "r1"); err != nil {
+	if _, err := (enginetask.Evaluator{Store: st, Clock: clock}).Evaluate(ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	rollback := engine.Request{Action: engine.ActionRollback, Actor: "op"}
 	failing := &applyingStore{Store: st, t: t, fail: errors.New("throttled")}
-	if _, err := (enginetask.Passer{Store: failing, Clock: clock}).Act(ctx, "r1", rollback); err == nil {
+	if _, err := (enginetask.Evaluator{Store: failing, Clock: clock}).Act(ctx, "r1", rollback); err == nil {
 		t.Fatal("the rollback stored although its resets failed")
 	}
 	if r, err := st.GetRollout(ctx, "r1"); err != nil || r.Status != rollout.Running {
 		t.Fatalf("rollout %s (%v) after a failed reset, want running: nothing stored", r.Status, err)
 	}
 	wantDesired(t, ctx, st, ids, "h1")
-	if _, err := (enginetask.Passer{Store: st, Clock: clock}).Act(ctx, "r1", rollback); err != nil {
+	if _, err := (enginetask.Evaluator{Store: st, Clock: clock}).Act(ctx, "r1", rollback); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := st.GetRollout(ctx, "r1"); err != nil || (r.Status != rollout.RollingBack && r.Status != rollout.RolledBack) {
@@ -483,7 +483,7 @@ func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash s
 	return nil
 }
 
-// loadCounting counts the whole passes' reads of a rollout with all its
+// loadCounting counts the whole evaluations' reads of a rollout with all its
 // targets.
 type loadCounting struct {
 	*store.Store
@@ -496,7 +496,7 @@ func (s *loadCounting) LoadRollout(ctx context.Context, id string) (rollout.Roll
 }
 
 // A batch whose agents have no target in a wave in flight still lets the
-// rollout decide when it must: a rollout rolling back gets a whole pass
+// rollout decide when it must: a rollout rolling back gets a whole evaluation
 // (the next unit of its rollback may be waiting for those agents, whose
 // targets are in a completed wave).
 func TestPassAgents_NoTargetInFlight_RollingBackIsAWholePass(t *testing.T) {
@@ -506,15 +506,15 @@ func TestPassAgents_NoTargetInFlight_RollingBackIsAWholePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Status, r.RollbackStartedAt = rollout.RollingBack, &t0
-	if err := st.SavePass(ctx, r, nil); err != nil {
+	if err := st.SaveEvaluation(ctx, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	counting := &loadCounting{Store: st}
 	p.Store = counting
-	if err := p.PassAgents(ctx, "r1", []string{"elsewhere"}, map[string]agent.Agent{}); err != nil {
+	if err := p.EvaluateAgents(ctx, "r1", []string{"elsewhere"}, map[string]agent.Agent{}); err != nil {
 		t.Fatal(err)
 	}
 	if counting.loads == 0 {
-		t.Fatal("no whole pass: a rollout rolling back must decide on every agent event")
+		t.Fatal("no whole evaluation: a rollout rolling back must decide on every agent event")
 	}
 }

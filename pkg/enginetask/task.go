@@ -1,7 +1,7 @@
 // Package enginetask is the adapter between the rollout state machine
 // (statemachines/rollout.asl.json) and the engine: the tasks the state
-// machine calls, one evaluation pass with its side effects, and the verdict
-// that routes the execution. The same pass serves the agent-event Lambda and
+// machine calls, one evaluation with its side effects, and the verdict
+// that routes the execution. The same evaluation serves the agent-event Lambda and
 // the API, so an agent report or an operator action takes effect at once.
 package enginetask
 

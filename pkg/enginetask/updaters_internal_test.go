@@ -21,13 +21,13 @@ func (l linked) LinkedUpdaters(_ context.Context, ids []string) (map[string]agen
 	return out, nil
 }
 
-// A version pass judges a collector that takes no packages itself with its
+// A version evaluation judges a collector that takes no packages itself with its
 // linked updater's steps and package status (an INSTALL_FAILED there fails
 // the target); a collector that takes its own, and every configuration
-// pass, are judged on their own reports.
+// evaluation, are judged on their own reports.
 func TestPass_CollectorsWithTheirUpdaters(t *testing.T) {
 	failed := agent.PackageStatus{Version: "0.150.0", Status: agent.PackageInstallFailed, Error: "verifying: signature"}
-	p := Passer{Updaters: linked{
+	p := Evaluator{Updaters: linked{
 		"c1": {ID: "u1", Update: &agent.UpdateComponent{Status: "failed"}, Package: failed},
 		"c2": {ID: "u2", Package: failed},
 	}}
@@ -50,6 +50,6 @@ func TestPass_CollectorsWithTheirUpdaters(t *testing.T) {
 	}
 	cfg, _ := p.withUpdaters(context.Background(), rollout.Rollout{Kind: policy.KindConfig}, agents)
 	if cfg["c1"].Update != nil {
-		t.Error("a configuration pass took an updater's reports")
+		t.Error("a configuration evaluation took an updater's reports")
 	}
 }

@@ -11,7 +11,7 @@ import (
 // (route.Decide) as the state machine reads it: the verdict its "What
 // next?" choice matches, the moment its Wait state ends (RFC 3339, UTC),
 // the timeout of a park, and the wave and stage the console shows.
-func Verdict(res Passed, iteration, continueAfter int, now time.Time) Output {
+func Verdict(res Evaluated, iteration, continueAfter int, now time.Time) Output {
 	r := res.Rollout
 	d := route.Decide(route.Input{
 		Rollout:       r,

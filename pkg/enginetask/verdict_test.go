@@ -12,8 +12,8 @@ import (
 
 var now = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
-func passed(st rollout.Status, deadline time.Time, statuses ...rollout.TargetStatus) Passed {
-	p := Passed{Result: engine.Result{Rollout: rollout.Rollout{ID: "r1", Status: st, StatusReason: "why",
+func passed(st rollout.Status, deadline time.Time, statuses ...rollout.TargetStatus) Evaluated {
+	p := Evaluated{Result: engine.Result{Rollout: rollout.Rollout{ID: "r1", Status: st, StatusReason: "why",
 		Waves: []rollout.Wave{{Name: "canary", Status: rollout.WaveCompleted}, {Name: "rest", Status: rollout.WaveRunning}}},
 		NextDeadline: deadline}}
 	for _, s := range statuses {
@@ -30,7 +30,7 @@ func TestVerdict_Output(t *testing.T) {
 	soon := now.Add(20*time.Second + 400*time.Millisecond)
 	cases := []struct {
 		name string
-		in   Passed
+		in   Evaluated
 		want Output
 	}{
 		{name: "a Wait's end, rounded up, in UTC", in: passed(rollout.Running, soon.In(time.FixedZone("CET", 3600)), rollout.TargetVerifying),

@@ -13,20 +13,20 @@ import (
 
 // Asking a watching executor (executor.Watcher, the AWX executor) about the
 // updates it started. The evaluate task of the state machine asks it once
-// per pass, before the engine decides, and hands the failures it reports to
+// per evaluation, before the engine decides, and hands the failures it reports to
 // the engine as observations (engine.Input.ExecutorFailures), as it hands
 // over the agents: the engine fails the targets, so that the threshold,
 // onFailure and the next deadline follow from one decision. The task runs
 // at least every route.ApplyCap (10 s) while targets wait for their update and
 // every route.LostEventCap (1 min) while others are in the health wait, which is
-// how often a job is polled. Passes after an agent event or an operator
+// how often a job is polled. Evaluations after an agent event or an operator
 // action do not ask: an executor is not polled once per agent report.
 
 const (
 	// watchConcurrency bounds the questions in flight at once.
 	watchConcurrency = 8
-	// watchBudget bounds the time a pass spends asking; a target not asked
-	// within it is asked at the next pass.
+	// watchBudget bounds the time an evaluation spends asking; a target not asked
+	// within it is asked at the next evaluation.
 	watchBudget = 20 * time.Second
 )
 
@@ -55,9 +55,9 @@ func watched(in engine.Input) []rollout.Target {
 
 // askExecutor asks the rollout's executor, if it watches its updates, about
 // the watched targets, at most watchConcurrency at a time. A question that
-// fails is logged and changes nothing: the next pass asks again, and
+// fails is logged and changes nothing: the next evaluation asks again, and
 // applyTimeout still bounds the target.
-func (p Passer) askExecutor(ctx context.Context, in engine.Input) map[string]engine.ExecutorFailure {
+func (p Evaluator) askExecutor(ctx context.Context, in engine.Input) map[string]engine.ExecutorFailure {
 	ts := watched(in)
 	if len(ts) == 0 {
 		return nil

@@ -56,7 +56,7 @@ func watchInput(n int) engine.Input {
 
 func TestAskExecutor_BoundedAndOnlyUpdatesInProgress(t *testing.T) {
 	w := &watcher{failed: map[string]bool{"a03": true, "a07": true}, broken: map[string]bool{"a05": true}}
-	p := Passer{Executors: executor.Registry{"watching": w}, Log: slog.New(slog.DiscardHandler)}
+	p := Evaluator{Executors: executor.Registry{"watching": w}, Log: slog.New(slog.DiscardHandler)}
 	in := watchInput(30)
 	in.Targets[0].Status = rollout.TargetVerifying                 // the collector reported the version
 	in.Targets[1].ExternalRef = ""                                 // nothing was started
@@ -78,7 +78,7 @@ func TestAskExecutor_BoundedAndOnlyUpdatesInProgress(t *testing.T) {
 func TestAskExecutor_NotAsked(t *testing.T) {
 	w := &watcher{failed: map[string]bool{"a00": true}}
 	reg := executor.Registry{"watching": w, executor.Manual: executor.ManualExecutor{}}
-	p := Passer{Executors: reg, Log: slog.New(slog.DiscardHandler)}
+	p := Evaluator{Executors: reg, Log: slog.New(slog.DiscardHandler)}
 	for _, c := range []struct {
 		name string
 		edit func(*engine.Input)

@@ -1,7 +1,7 @@
 // Package plannertask is the adapter between the planner and the places
 // that ask it to plan, as enginetask is the engine's: the runner that plans
 // one fleet and kind and carries out what a planner.Decision leaves to its
-// caller (the executor Cancel of superseded targets, the pass metrics of a
+// caller (the executor Cancel of superseded targets, the evaluation metrics of a
 // supersede, waking the execution of a rollout the run ended, starting the
 // execution of a rollout it created), the wire of the planner Lambda
 // (Request in, Reply out, counts as integers, golden JSON in testdata/).

@@ -28,7 +28,7 @@ type Runner struct {
 	// clears none.
 	Tokens execution.Tokens
 	Log    *slog.Logger
-	// Metrics receives the records of the passes a supersede ended
+	// Metrics receives the records of the evaluations a supersede ended
 	// (enginetask.WritePassMetrics); nil writes none.
 	Metrics io.Writer
 	mu      sync.Mutex
@@ -38,7 +38,7 @@ type Runner struct {
 const planAttempts = 3
 
 // PlanFleet plans one fleet and kind: run, cancel what a supersede
-// withdrew, write its pass metrics, wake the ended rollout, start the
+// withdrew, write its evaluation metrics, wake the ended rollout, start the
 // created one.
 func (r *Runner) PlanFleet(ctx context.Context, fleetName string, k policy.Kind) (Reply, error) {
 	r.mu.Lock()

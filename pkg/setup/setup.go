@@ -112,7 +112,7 @@ func Executors(getenv func(string) string, cfg aws.Config, offers executor.Offer
 
 // LeaseCacheTTL is how long a reader uses the gateway leases it read: far
 // below the liveness timeout, so a dead task's agents go offline at most
-// that much late, and one lease read serves the many requests and passes
+// that much late, and one lease read serves the many requests and evaluations
 // of those seconds.
 const LeaseCacheTTL = 2 * time.Second
 
@@ -146,15 +146,15 @@ func LivenessFromEnv(getenv func(string) string) (agent.Liveness, error) {
 	return l, nil
 }
 
-// Passer runs evaluation passes.
-func (d Deps) Passer() enginetask.Passer {
-	return enginetask.Passer{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
+// Evaluator runs evaluations.
+func (d Deps) Evaluator() enginetask.Evaluator {
+	return enginetask.Evaluator{Store: d.Store, Executors: d.Executors, Clock: d.Clock, ServerTimezone: d.ServerTimezone,
 		Liveness: d.Liveness, Metrics: d.Metrics, Gates: d.Gates, Audit: d.Store, Updaters: d.Store, Log: d.Log}
 }
 
 // Engine serves the tasks of the rollout state machine.
 func (d Deps) Engine() enginetask.Handler {
-	return enginetask.Handler{Passer: d.Passer(), Tokens: d.Store, SFN: d.SFN, StateMachineArn: d.StateMachineArn}
+	return enginetask.Handler{Evaluator: d.Evaluator(), Tokens: d.Store, SFN: d.SFN, StateMachineArn: d.StateMachineArn}
 }
 
 // Planning runs the planner for a fleet and kind and starts the executions
@@ -168,7 +168,7 @@ func (d Deps) Planning(newID func() string) *plannertask.Runner {
 // they joined or left, and evaluates the rollouts that agent changes
 // concern.
 func (d Deps) AgentEvents(planning agentevent.FleetPlanner) agentevent.Handler {
-	return agentevent.Handler{Rollouts: d.Store, Passer: d.Passer(), Assigner: d.Assigner(), Planner: planning, Collectors: d.Store, Log: d.Log}
+	return agentevent.Handler{Rollouts: d.Store, Evaluator: d.Evaluator(), Assigner: d.Assigner(), Planner: planning, Collectors: d.Store, Log: d.Log}
 }
 
 // Assigner assigns agents to the fleets of the applied revision.

@@ -355,7 +355,7 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	}
 	s.AdminToken, s.OperatorToken, s.ViewerToken = token, opToken, viewToken
 	h, err := api.New(api.Deps{
-		Store: d.Store, Actions: d.Passer(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
+		Store: d.Store, Actions: d.Evaluator(), SFN: d.SFN, Planning: d.Planning(s.newRolloutID),
 		Catalog: api.StaticCatalog{Versions: o.Releases}, Auth: tokens, Clock: d.Clock, NewID: randomToken, Log: o.Log,
 		Liveness:       d.Liveness, // the inventory judges agents as the rollouts do
 		ServerTimezone: d.ServerTimezone,

@@ -20,7 +20,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/store/tables"
 )
 
-// outbox is the store as notifytest's Outbox: each change is a SavePass of
+// outbox is the store as notifytest's Outbox: each change is a SaveEvaluation of
 // the rollout (created on its first change) with the events.
 type outbox struct {
 	s   *Store
@@ -37,7 +37,7 @@ func (o outbox) Store(t *testing.T, id, fleet string, at time.Time, types ...str
 		r, err = o.s.GetRollout(o.ctx, id)
 	}
 	must(t, err)
-	must(t, o.s.SavePass(o.ctx, r, nil, notify.New(r, nil, engineEvents(types...), at)...))
+	must(t, o.s.SaveEvaluation(o.ctx, r, nil, notify.New(r, nil, engineEvents(types...), at)...))
 }
 
 func (o outbox) Page(q notify.Query) (notify.Page, error) { return o.s.EventsPage(o.ctx, q) }
@@ -86,11 +86,11 @@ func TestSavePass_EventsOnlyWithTheChange(t *testing.T) {
 
 	won := r
 	won.Status = rollout.Running
-	must(t, s.SavePass(ctx, won, nil, notify.New(won, ts, engineEvents("rollout.started"), t0)...))
+	must(t, s.SaveEvaluation(ctx, won, nil, notify.New(won, ts, engineEvents("rollout.started"), t0)...))
 
 	lost := r // read the same version 1
 	lost.Status = rollout.Paused
-	err := s.SavePass(ctx, lost, nil, notify.New(lost, ts, engineEvents("rollout.paused"), t0)...)
+	err := s.SaveEvaluation(ctx, lost, nil, notify.New(lost, ts, engineEvents("rollout.paused"), t0)...)
 	if !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("a pass on a stale rollout: %v, want ErrConflict", err)
 	}
@@ -98,10 +98,10 @@ func TestSavePass_EventsOnlyWithTheChange(t *testing.T) {
 	must(t, err)
 	stale := ts[0] // a target whose version moves on before the pass is stored
 	ts[0].Status = rollout.TargetInProgress
-	must(t, s.SavePass(ctx, cur, ts[:1]))
+	must(t, s.SaveEvaluation(ctx, cur, ts[:1]))
 	cur.Version++
 	stale.Status = rollout.TargetFailed
-	err = s.SavePass(ctx, cur, []rollout.Target{stale}, notify.New(cur, ts, engineEvents("rollout.failed"), t0)...)
+	err = s.SaveEvaluation(ctx, cur, []rollout.Target{stale}, notify.New(cur, ts, engineEvents("rollout.failed"), t0)...)
 	if !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("a pass on a stale target: %v, want ErrConflict", err)
 	}
@@ -124,7 +124,7 @@ func TestSavePass_EventsOfALargePassAreInTheLastLink(t *testing.T) {
 	}
 	r.Status = rollout.Completed
 	es := notify.New(r, ts, engineEvents("rollout.completed", "rollout.some_other"), t0)
-	must(t, s.SavePass(ctx, r, ts, es...))
+	must(t, s.SaveEvaluation(ctx, r, ts, es...))
 	stored, err := s.GetRollout(ctx, "r1")
 	must(t, err)
 	if stored.Version != 4 { // 1 + two intermediate links + the last
@@ -137,7 +137,7 @@ func TestSavePass_EventsOfALargePassAreInTheLastLink(t *testing.T) {
 	if a, err := s.ActiveRollout(ctx, "edge", r.Kind); err != nil || a != nil {
 		t.Fatalf("active %+v %v: the lock must be released with the events", a, err)
 	}
-	if err := s.SavePass(ctx, stored, nil, make([]notify.Event, maxEventsPerChange+1)...); err == nil {
+	if err := s.SaveEvaluation(ctx, stored, nil, make([]notify.Event, maxEventsPerChange+1)...); err == nil {
 		t.Fatal("a change with more events than its transaction holds was accepted")
 	}
 }

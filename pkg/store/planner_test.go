@@ -21,7 +21,7 @@ func TestLastTargets(t *testing.T) {
 	old, ots := newRollout("r-old", 3, 1, t0)
 	must(t, s.CreateRollout(ctx, old, ots))
 	old.Version, old.Status = 1, rollout.Completed
-	must(t, s.SavePass(ctx, old, nil))
+	must(t, s.SaveEvaluation(ctx, old, nil))
 	cur, cts := newRollout("r-new", 2, 1, t0.Add(time.Hour))
 	must(t, s.CreateRollout(ctx, cur, cts))
 	// An orphan target, newer than both, as left by a creation that crashed.

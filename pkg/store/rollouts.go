@@ -236,13 +236,13 @@ func (s *Store) deleteTargets(ctx context.Context, rolloutID string, ts []rollou
 }
 
 // EndRollout stores a rollout the planner ended (superseded or failed) with
-// the targets it cancelled and its events: SavePass.
+// the targets it cancelled and its events: SaveEvaluation.
 func (s *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
-	return s.SavePass(ctx, r, cancelled, events...)
+	return s.SaveEvaluation(ctx, r, cancelled, events...)
 }
 
 // AddTargets stores stragglers with the rollout whose last wave took them:
-// SavePass, the new targets on the condition that they do not exist.
+// SaveEvaluation, the new targets on the condition that they do not exist.
 func (s *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
-	return s.SavePass(ctx, r, ts)
+	return s.SaveEvaluation(ctx, r, ts)
 }

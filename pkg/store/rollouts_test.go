@@ -132,7 +132,7 @@ func TestRollout_ListingsNewestFirst(t *testing.T) {
 		r.Fleet, r.Kind, ts[0].AgentID = fleet, k, id+"-agent"
 		must(t, s.CreateRollout(ctx, r, ts))
 		r.Version, r.Status = 1, rollout.Completed // final: releases the lock for the next
-		must(t, s.SavePass(ctx, r, nil))
+		must(t, s.SaveEvaluation(ctx, r, nil))
 	}
 	for i := 0; i < 5; i++ {
 		create(fmt.Sprintf("c%d", i), "edge", policy.KindConfig, 2*i)
@@ -219,13 +219,13 @@ func TestRollout_LockFollowsTheStatus(t *testing.T) {
 	r, ts := newRollout("r1", 2, 1, t0)
 	must(t, s.CreateRollout(ctx, r, ts))
 	r.Version, r.Status = 1, rollout.Failed // failed is not final: a person decides
-	must(t, s.SavePass(ctx, r, nil))
+	must(t, s.SaveEvaluation(ctx, r, nil))
 	next, nts := newRollout("r2", 2, 1, t0.Add(time.Hour))
 	if err := s.CreateRollout(ctx, next, nts); !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("create while r1 is failed: %v, want ErrConflict", err)
 	}
 	r.Version, r.Status = 2, rollout.Aborted
-	must(t, s.SavePass(ctx, r, nil))
+	must(t, s.SaveEvaluation(ctx, r, nil))
 	if a, err := s.ActiveRollout(ctx, "edge", policy.KindConfig); err != nil || a != nil {
 		t.Fatalf("active after abort: %+v %v, want none", a, err)
 	}
@@ -233,7 +233,7 @@ func TestRollout_LockFollowsTheStatus(t *testing.T) {
 	// Saving r1 again (final, no longer holding the lock) must neither fail
 	// nor release r2's lock.
 	r.Version, r.StatusReason = 3, "noted"
-	must(t, s.SavePass(ctx, r, nil))
+	must(t, s.SaveEvaluation(ctx, r, nil))
 	if a, err := s.ActiveRollout(ctx, "edge", policy.KindConfig); err != nil || a == nil || a.Rollout.ID != "r2" {
 		t.Fatalf("active after saving the aborted r1: %+v %v, want r2", a, err)
 	}
@@ -253,11 +253,11 @@ func TestRollout_TwoWritersOneWins(t *testing.T) {
 
 	a.Status = rollout.Running
 	aTs[0].Status = rollout.TargetInProgress
-	must(t, s.SavePass(ctx, a, aTs[:1]))
+	must(t, s.SaveEvaluation(ctx, a, aTs[:1]))
 
 	b.Status = rollout.Running
 	bTs[1].Status = rollout.TargetInProgress // another target: only the rollout's version catches it
-	if err := s.SavePass(ctx, b, bTs[1:2]); !errors.Is(err, rollout.ErrConflict) {
+	if err := s.SaveEvaluation(ctx, b, bTs[1:2]); !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("second writer: %v, want ErrConflict", err)
 	}
 	attempts, sawVersion := 0, int64(0)
@@ -269,7 +269,7 @@ func TestRollout_TwoWritersOneWins(t *testing.T) {
 		}
 		sawVersion = b.Version
 		bTs[1].Status = rollout.TargetInProgress
-		return s.SavePass(ctx, b, bTs[1:2])
+		return s.SaveEvaluation(ctx, b, bTs[1:2])
 	}))
 	got, gotTs, err := s.LoadRollout(ctx, "r1")
 	must(t, err)
@@ -278,7 +278,7 @@ func TestRollout_TwoWritersOneWins(t *testing.T) {
 	}
 	// A stale target version alone is a conflict too.
 	gotTs[0].Version = 1
-	if err := s.SavePass(ctx, got, gotTs[:1]); !errors.Is(err, rollout.ErrConflict) {
+	if err := s.SaveEvaluation(ctx, got, gotTs[:1]); !errors.Is(err, rollout.ErrConflict) {
 		t.Fatalf("stale target: %v, want ErrConflict", err)
 	}
 }
@@ -303,7 +303,7 @@ func TestRollout_ConcurrentWritersLoseNoUpdate(t *testing.T) {
 				}
 				cur.AckedFailures = copyAcked(cur.AckedFailures)
 				cur.AckedFailures[0] = append(cur.AckedFailures[0], fmt.Sprintf("w%d#1", i))
-				return s.SavePass(ctx, cur, nil)
+				return s.SaveEvaluation(ctx, cur, nil)
 			})
 		}(i)
 	}
@@ -341,7 +341,7 @@ func TestRollout_LargePassIsChained(t *testing.T) {
 	for i := range curTs {
 		curTs[i].Status = rollout.TargetInProgress
 	}
-	must(t, s.SavePass(ctx, cur, curTs))
+	must(t, s.SaveEvaluation(ctx, cur, curTs))
 	got, gotTs, err := s.LoadRollout(ctx, "r1")
 	must(t, err)
 	if got.Status != rollout.Running || got.Version != 4 { // 1 + two intermediate links + the last
@@ -352,7 +352,7 @@ func TestRollout_LargePassIsChained(t *testing.T) {
 			t.Fatalf("target %s %s v%d, want in_progress v2", tg.AgentID, tg.Status, tg.Version)
 		}
 	}
-	if err := s.SavePass(ctx, stale, curTs); !errors.Is(err, rollout.ErrConflict) || !strings.Contains(err.Error(), "0 of 250 targets stored") {
+	if err := s.SaveEvaluation(ctx, stale, curTs); !errors.Is(err, rollout.ErrConflict) || !strings.Contains(err.Error(), "0 of 250 targets stored") {
 		t.Fatalf("stale large pass: %v, want ErrConflict with nothing stored", err)
 	}
 }

@@ -18,27 +18,27 @@ import (
 // maxTransactItems is DynamoDB's limit of actions in one TransactWriteItems.
 const maxTransactItems = 100
 
-// SavePass stores one evaluation pass: the changed targets, each on the
+// SaveEvaluation stores one evaluation: the changed targets, each on the
 // condition of its own version (a new target on its absence), and the
 // rollout on the condition of its version; every stored counter goes up by
 // one. When the rollout became final the same transaction releases the
-// fleet's active-rollout lock. The pass's events go into the outbox (the
+// fleet's active-rollout lock. The evaluation's events go into the outbox (the
 // events table) in the transaction that writes the rollout, stamped with
 // the version it writes (notify.Stamp): they exist exactly when the change
 // does, and a change is stored once, so their ids are never written twice.
 //
-// The rollout's version guards the whole pass: two passes that read the
+// The rollout's version guards the whole evaluation: two evaluations that read the
 // same version cannot both commit, so two evaluations can never, say, each
-// start one more target than maxConcurrent allows. A pass with up to 98
-// changed targets is one transaction (all or nothing). A larger pass is a
+// start one more target than maxConcurrent allows. An evaluation with up to 98
+// changed targets is one transaction (all or nothing). A larger evaluation is a
 // chain of transactions of up to 99 targets, each also moving the rollout's
 // counter from the value the previous link left (the last link writes the
 // rollout itself): a concurrent writer can only slip in between two links;
-// it then sees some of the pass's targets with the rollout as it was, a
+// it then sees some of the evaluation's targets with the rollout as it was, a
 // state the engine continues from, and the rest of the chain fails with
 // ErrConflict naming how many targets were stored. The events take room in
-// the last link only, so a pass has at most maxEventsPerChange of them.
-func (s *Store) SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
+// the last link only, so an evaluation has at most maxEventsPerChange of them.
+func (s *Store) SaveEvaluation(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	if r.Version == 0 {
 		return fmt.Errorf("save rollout %s: it was never created (version 0)", r.ID)
 	}
@@ -115,7 +115,7 @@ func (s *Store) targetPuts(r rollout.Rollout, changed []rollout.Target) ([]types
 }
 
 // bumpRollout moves the rollout's counter from v to v+1 and nothing else:
-// the guard of an intermediate link of a large pass.
+// the guard of an intermediate link of a large evaluation.
 func (s *Store) bumpRollout(id string, v int64) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{TableName: &s.names.Rollouts, Key: idKey(id),
 		UpdateExpression: aws.String("SET #v = :next"), ConditionExpression: aws.String("#v = :v"),
@@ -162,7 +162,7 @@ func (s *Store) updateRollout(ctx context.Context, id string, change func(*rollo
 		if !change(&r) {
 			return nil
 		}
-		if err := s.SavePass(ctx, r, nil); err != nil {
+		if err := s.SaveEvaluation(ctx, r, nil); err != nil {
 			return err
 		}
 		r.Version++
@@ -232,7 +232,7 @@ func (s *Store) RecordFailure(ctx context.Context, rolloutID, reason string, at 
 		}
 		r.Status, r.StatusReason = rollout.Failed, reason
 		failed := notify.New(r, ts, []engine.Event{{Type: notify.TypeFailed, Reason: reason}}, at)
-		if err := s.SavePass(ctx, r, nil, failed...); err != nil {
+		if err := s.SaveEvaluation(ctx, r, nil, failed...); err != nil {
 			return err
 		}
 		st = r.Status

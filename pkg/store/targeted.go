@@ -11,7 +11,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// The targeted pass of an agent event (enginetask.Passer.PassAgents) reads
+// The targeted evaluation of an agent event (enginetask.Evaluator.EvaluateAgents) reads
 // and writes only the targets of the agents that reported, so that a wave
 // of 1,000 reports is not 1,000 reads of every target.
 
@@ -107,11 +107,11 @@ func (s *Store) waveTargetsOf(ctx context.Context, rolloutID string, wave int, i
 	return out, nil
 }
 
-// SaveTargets writes targets that a targeted pass changed, each on the
+// SaveTargets writes targets that a targeted evaluation changed, each on the
 // condition of its version, and checks that the rollout is still at r's
-// version without changing it: a pass of the whole rollout, an action or a
-// rollback stored meanwhile makes the targeted pass read again, while
-// targeted passes of other agents never conflict with each other. The
+// version without changing it: an evaluation of the whole rollout, an action or a
+// rollback stored meanwhile makes the targeted evaluation read again, while
+// targeted evaluations of other agents never conflict with each other. The
 // targets go in transactions of up to 99 with that check; a lost race
 // returns an error wrapping rollout.ErrConflict, and the transactions
 // before it stay stored (each target's change stands on its own).

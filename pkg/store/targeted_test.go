@@ -107,7 +107,7 @@ func TestSaveTargets_ConditionalOnTargetsAndRollout(t *testing.T) {
 
 	// the rollout moved on (a pass of the whole rollout): lost race, and the
 	// other target of the transaction is not stored either
-	must(t, s.SavePass(ctx, got, nil))
+	must(t, s.SaveEvaluation(ctx, got, nil))
 	b := gotTs[1]
 	b.Status = rollout.TargetInProgress
 	if err := s.SaveTargets(ctx, got, []rollout.Target{b}); !errors.Is(err, rollout.ErrConflict) {

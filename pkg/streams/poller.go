@@ -164,11 +164,11 @@ const readLimit = 1000
 
 // DefaultMaxBatch is the records a Poller hands over at most in one batch:
 // the batch size of the cloud's agent-event mapping (infra/events.go). Each
-// batch of the agents' stream is one pass per rollout that reads the
+// batch of the agents' stream is one evaluation per rollout that reads the
 // rollout's running wave in one Query and takes its agents from the
-// records' images (enginetask.Passer.PassAgents), so a pass costs about the
+// records' images (enginetask.Evaluator.EvaluateAgents), so an evaluation costs about the
 // same for 500 records as for 100: in batches of 100 a wave's reports
-// queued behind one pass per 100 of them, each a few requests that wait
+// queued behind one evaluation per 100 of them, each a few requests that wait
 // behind the wave's writes on DynamoDB Local (report decided p50 2.2 s
 // against 1.8 s in batches of 500, docs/scale.md).
 const DefaultMaxBatch = 500

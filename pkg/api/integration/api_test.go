@@ -1,7 +1,7 @@
 // Package integration runs the API over HTTP against the real store on the
 // DynamoDB Local that `make test` starts (scripts/with-dynamodb-local.sh):
 // the store wired as the API's Store, its conditions, paging tokens and
-// indexes, and the Passer and planner on them. pkg/api's own tests cover
+// indexes, and the Evaluator and planner on them. pkg/api's own tests cover
 // every operation and refusal on the in-memory store (pkg/store/memstore).
 package integration
 
@@ -86,12 +86,12 @@ func (f *fakeSFN) StartExecution(context.Context, *sfn.StartExecutionInput, ...f
 }
 
 type env struct {
-	t      *testing.T
-	st     *store.Store
-	sfn    *fakeSFN
-	passer enginetask.Passer
-	srv    *httptest.Server
-	router routers.Router
+	t         *testing.T
+	st        *store.Store
+	sfn       *fakeSFN
+	evaluator enginetask.Evaluator
+	srv       *httptest.Server
+	router    routers.Router
 
 	mu  sync.Mutex
 	now time.Time
@@ -113,7 +113,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = store.DeleteTables(context.Background(), c, prefix) })
 	e := &env{t: t, st: store.New(c, store.TablesWithPrefix(prefix)), sfn: &fakeSFN{}, now: t0}
-	e.passer = enginetask.Passer{Store: e.st, Clock: e.clock, Log: slog.New(slog.DiscardHandler),
+	e.evaluator = enginetask.Evaluator{Store: e.st, Clock: e.clock, Log: slog.New(slog.DiscardHandler),
 		Executors: executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: e.st}}}
 	tt, err := api.NewTokenTable([]api.TokenEntry{
 		{TokenSHA256: api.HashToken("op"), Actor: operator.Actor, DisplayName: operator.DisplayName, Role: operator.Role},
@@ -123,8 +123,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	h, err := api.New(api.Deps{
-		Store: e.st, Actions: e.passer, SFN: e.sfn,
-		Planning: &plannertask.Runner{Planner: planner.Planner{Store: e.st, Clock: e.clock, NewID: e.newID("r")}, Executors: e.passer.Executors},
+		Store: e.st, Actions: e.evaluator, SFN: e.sfn,
+		Planning: &plannertask.Runner{Planner: planner.Planner{Store: e.st, Clock: e.clock, NewID: e.newID("r")}, Executors: e.evaluator.Executors},
 		Catalog:  api.StaticCatalog{Versions: []string{"0.161.0", "0.162.0"}},
 		Auth:     tt, Clock: e.clock, NewID: e.newID("req"),
 	})
@@ -232,7 +232,7 @@ func TestAPIOnDynamoDB_ApplyApproveSelectAndPage(t *testing.T) {
 
 	// Through the canary wave to the approval of wave 1, as the state machine would.
 	pass := func() {
-		if _, err := e.passer.Pass(ctx, id); err != nil {
+		if _, err := e.evaluator.Evaluate(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,5 +1,5 @@
 // Package clienttest serves the real REST API (pkg/api's handler, the
-// engine's Passer and the planner) over an in-memory store on an httptest
+// engine's Evaluator and the planner) over an in-memory store on an httptest
 // server, for the tests of API clients: pkg/client, myrctl, the demo
 // driver. The clock is a plain time.Time that tests move; nothing sleeps.
 // Rollouts advance only when a test calls Pass, as the state machine would.
@@ -54,11 +54,11 @@ type Server struct {
 	URL   string
 	Store *memstore.Store
 
-	t      testing.TB
-	passer enginetask.Passer
-	mu     sync.Mutex
-	now    time.Time
-	ids    int
+	t         testing.TB
+	evaluator enginetask.Evaluator
+	mu        sync.Mutex
+	now       time.Time
+	ids       int
 }
 
 // Option changes the API's dependencies before the server starts.
@@ -73,10 +73,10 @@ func Start(t testing.TB, now time.Time, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{Store: memstore.New(), t: t, now: now}
 	registry := executor.Registry{executor.Manual: executor.ManualExecutor{}, executor.Updater: executor.UpdaterExecutor{Offers: s.Store}}
-	s.passer = enginetask.Passer{Store: s.Store, Clock: s.Now, Executors: registry, Log: slog.New(slog.DiscardHandler)}
+	s.evaluator = enginetask.Evaluator{Store: s.Store, Clock: s.Now, Executors: registry, Log: slog.New(slog.DiscardHandler)}
 	steps := noSteps{}
 	d := api.Deps{
-		Store: s.Store, Actions: s.passer, SFN: steps,
+		Store: s.Store, Actions: s.evaluator, SFN: steps,
 		Planning: &plannertask.Runner{Planner: planner.Planner{Store: s.Store, Clock: s.Now, NewID: s.newID("r")},
 			Executors: registry, SFN: steps, StateMachineArn: "arn:aws:states:us-east-1:000000000000:stateMachine:rollout", Tokens: s.Store},
 		Catalog: Releases, Auth: tokenTable(t), Clock: s.Now, NewID: s.newID("req"),
@@ -135,7 +135,7 @@ func (s *Server) newID(prefix string) func() string {
 // Pass evaluates a rollout once, as the state machine's engine step does.
 func (s *Server) Pass(id string) {
 	s.t.Helper()
-	if _, err := s.passer.Pass(context.Background(), id); err != nil {
+	if _, err := s.evaluator.Evaluate(context.Background(), id); err != nil {
 		s.t.Fatalf("pass rollout %s: %v", id, err)
 	}
 }
@@ -145,7 +145,7 @@ func (s *Server) Pass(id string) {
 // as the state machine's "Reading gates" step does.
 func (s *Server) ReadGates(id string, r enginetask.GateReader) {
 	s.t.Helper()
-	p := s.passer
+	p := s.evaluator
 	p.Gates = r
 	if _, err := p.ReadGates(context.Background(), id); err != nil {
 		s.t.Fatalf("read the gates of rollout %s: %v", id, err)

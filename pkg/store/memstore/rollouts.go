@@ -127,10 +127,10 @@ func (m *Store) RecordFailure(context.Context, string, string, time.Time) (rollo
 	return rollout.Failed, nil
 }
 
-func (m *Store) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
+func (m *Store) SaveEvaluation(_ context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.failing("SavePass"); err != nil {
+	if err := m.failing("SaveEvaluation"); err != nil {
 		return err
 	}
 	if m.Rollouts[r.ID].Version != r.Version {
@@ -207,11 +207,11 @@ func (m *Store) LastTargets(_ context.Context, ids []string, k policy.Kind) (map
 }
 
 func (m *Store) EndRollout(ctx context.Context, r rollout.Rollout, cancelled []rollout.Target, events ...notify.Event) error {
-	return m.SavePass(ctx, r, cancelled, events...)
+	return m.SaveEvaluation(ctx, r, cancelled, events...)
 }
 
 func (m *Store) AddTargets(ctx context.Context, r rollout.Rollout, ts []rollout.Target) error {
-	return m.SavePass(ctx, r, ts)
+	return m.SaveEvaluation(ctx, r, ts)
 }
 
 // CreateRollout stores a new, active rollout and its targets, each at

@@ -73,7 +73,7 @@ func (m *Store) Lock() { m.mu.Lock() }
 // Unlock releases Lock.
 func (m *Store) Unlock() { m.mu.Unlock() }
 
-// Fail makes every later call of the named method (GetRollout, SavePass,
+// Fail makes every later call of the named method (GetRollout, SaveEvaluation,
 // AgentsPage, …: see failing's callers) return err; nil heals it.
 func (m *Store) Fail(method string, err error) {
 	m.mu.Lock()

@@ -91,13 +91,13 @@ func lockReleasedAtTheEnd(t *testing.T, s Store) {
 	ctx := t.Context()
 	r, _ := create(t, s, "r-1", "edge", policy.KindConfig, 2, t0)
 	r.Status = rollout.Failed // not final: it keeps the lock
-	must(t, s.SavePass(ctx, r, nil))
+	must(t, s.SaveEvaluation(ctx, r, nil))
 	next, ts := newRollout("r-2", "edge", policy.KindConfig, 2, t0.Add(time.Minute))
 	wantConflict(t, "a new rollout beside a failed one", s.CreateRollout(ctx, next, ts))
 	r, _, err := s.LoadRollout(ctx, "r-1")
 	must(t, err)
 	r.Status = rollout.Aborted
-	must(t, s.SavePass(ctx, r, nil))
+	must(t, s.SaveEvaluation(ctx, r, nil))
 	must(t, s.CreateRollout(ctx, next, ts))
 	if a, err := s.ActiveRollout(ctx, "edge", policy.KindConfig); err != nil || a == nil || a.Rollout.ID != "r-2" {
 		t.Fatalf("active rollout %+v (%v), want r-2", a, err)
@@ -108,11 +108,11 @@ func staleRolloutWritesNothing(t *testing.T, s Store) {
 	ctx := t.Context()
 	r, ts := create(t, s, "r-1", "edge", policy.KindConfig, 2, t0)
 	r.Status = rollout.Running
-	must(t, s.SavePass(ctx, r, nil)) // version 1 → 2
-	stale := r                       // still version 1
+	must(t, s.SaveEvaluation(ctx, r, nil)) // version 1 → 2
+	stale := r                             // still version 1
 	stale.Status = rollout.Paused
 	ts[0].Status = rollout.TargetInProgress
-	wantConflict(t, "a pass on version 1 of version 2", s.SavePass(ctx, stale, ts[:1]))
+	wantConflict(t, "a pass on version 1 of version 2", s.SaveEvaluation(ctx, stale, ts[:1]))
 	got, gotTs, err := s.LoadRollout(ctx, "r-1")
 	must(t, err)
 	if got.Version != 2 || got.Status != rollout.Running || gotTs[0].Status != rollout.TargetPending || gotTs[0].Version != 1 {
@@ -125,13 +125,13 @@ func staleTargetWritesNothing(t *testing.T, s Store) {
 	ctx := t.Context()
 	r, ts := create(t, s, "r-1", "edge", policy.KindConfig, 3, t0)
 	ts[0].Status = rollout.TargetInProgress
-	must(t, s.SavePass(ctx, r, ts[:1])) // rollout v2, target 0 v2
+	must(t, s.SaveEvaluation(ctx, r, ts[:1])) // rollout v2, target 0 v2
 	r, _, err := s.LoadRollout(ctx, "r-1")
 	must(t, err)
 	// The rollout's version is current, target 0's is not: nothing of the
 	// pass may be written, neither target 1 nor the rollout.
 	ts[0].Status, ts[1].Status, r.Status = rollout.TargetSucceeded, rollout.TargetInProgress, rollout.Running
-	wantConflict(t, "a pass with a stale target", s.SavePass(ctx, r, ts[:2]))
+	wantConflict(t, "a pass with a stale target", s.SaveEvaluation(ctx, r, ts[:2]))
 	got, gotTs, err := s.LoadRollout(ctx, "r-1")
 	must(t, err)
 	if got.Version != 2 || got.Status != rollout.Pending || gotTs[0].Status != rollout.TargetInProgress || gotTs[1].Status != rollout.TargetPending {

@@ -35,7 +35,7 @@ type Store interface {
 	GetRollout(ctx context.Context, id string) (rollout.Rollout, error)
 	LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
 	ActiveRollout(ctx context.Context, fleet string, k policy.Kind) (*planner.Active, error)
-	SavePass(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error
+	SaveEvaluation(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error
 	RolloutsPage(ctx context.Context, fleet string, k policy.Kind, token string, limit int) (page.Page[rollout.Rollout], error)
 	TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (page.Page[rollout.Target], error)
 	AppendAudit(ctx context.Context, es []audit.Entry) error

@@ -14,7 +14,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// savesOf is a Store of one rollout that records what each pass saves.
+// savesOf is a Store of one rollout that records what each evaluation saves.
 type savesOf struct {
 	r      rollout.Rollout
 	ts     []rollout.Target
@@ -30,7 +30,7 @@ func (s *savesOf) AgentsByID(context.Context, []string) (map[string]agent.Agent,
 	return s.agents, nil
 }
 
-func (s *savesOf) SavePass(_ context.Context, r rollout.Rollout, changed []rollout.Target, _ ...notify.Event) error {
+func (s *savesOf) SaveEvaluation(_ context.Context, r rollout.Rollout, changed []rollout.Target, _ ...notify.Event) error {
 	s.saved = append(s.saved, r)
 	s.r, s.ts = r, rollout.Overlay(s.ts, changed)
 	return nil
@@ -39,7 +39,7 @@ func (s *savesOf) SavePass(_ context.Context, r rollout.Rollout, changed []rollo
 func (s *savesOf) SetDesiredHash(context.Context, []string, string) error { return nil }
 
 // waitingSinceUnset is a rollout whose wave "prod" waits for approval, stored
-// before approvals expired: its WaitingSince is unset. The next pass sets
+// before approvals expired: its WaitingSince is unset. The next evaluation sets
 // it, which changes no status, no target, and emits nothing.
 func waitingSinceUnset() *savesOf {
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -65,16 +65,16 @@ func waitingSinceUnset() *savesOf {
 	}
 }
 
-// A pass that changes only the rollout item (here a wave's WaitingSince,
+// An evaluation that changes only the rollout item (here a wave's WaitingSince,
 // as elsewhere a stage's gate, a cleared batch or a bake) stores it: the
 // rollout's statuses, which a comparison of statuses alone looked at, are
 // as they were. Without the save the approval's expiry would restart at
-// every pass and never come.
+// every evaluation and never come.
 func TestPass_StoresAChangeOfTheRolloutItemAlone(t *testing.T) {
 	st := waitingSinceUnset()
 	now := time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC)
-	p := Passer{Store: st, Clock: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)}
-	res, err := p.Pass(context.Background(), "r1")
+	p := Evaluator{Store: st, Clock: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)}
+	res, err := p.Evaluate(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,29 +88,29 @@ func TestPass_StoresAChangeOfTheRolloutItemAlone(t *testing.T) {
 		t.Fatalf("saved WaitingSince %v, want %s", w, now)
 	}
 	now = now.Add(time.Minute)
-	if _, err := p.Pass(context.Background(), "r1"); err != nil {
+	if _, err := p.Evaluate(context.Background(), "r1"); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.saved) != 1 {
-		t.Fatalf("%d saves: a pass that changed nothing wrote", len(st.saved))
+		t.Fatalf("%d saves: an evaluation that changed nothing wrote", len(st.saved))
 	}
 }
 
-// Every pass logs one line at info level with its counts, also a pass that
+// Every evaluation logs one line at info level with its counts, also an evaluation that
 // stores nothing: that is when "why did nothing start?" is asked.
 func TestPass_LogsOneLinePerEvaluation(t *testing.T) {
 	st := waitingSinceUnset()
 	var buf bytes.Buffer
-	p := Passer{Store: st, Clock: func() time.Time { return time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC) },
+	p := Evaluator{Store: st, Clock: func() time.Time { return time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC) },
 		Log: slog.New(slog.NewTextHandler(&buf, nil))}
 	for range 2 { // the first stores, the second does not
-		if _, err := p.Pass(context.Background(), "r1"); err != nil {
+		if _, err := p.Evaluate(context.Background(), "r1"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("%d lines, want one per pass:\n%s", len(lines), buf.String())
+		t.Fatalf("%d lines, want one per evaluation:\n%s", len(lines), buf.String())
 	}
 	for _, l := range lines {
 		if !strings.Contains(l, "level=INFO msg=evaluation rollout=r1") || !strings.Contains(l, `status=waiting_approval reason="wave 1 \"prod\" waits for approval" started=0`) {
