@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // decoder reads yaml.Nodes by hand, so that every unknown key, wrong type
@@ -22,7 +22,7 @@ import (
 type decoder struct {
 	issues  issue.List
 	failed  []string
-	aliases *yamlalias.Resolver
+	aliases *yamldoc.Resolver
 }
 
 // keys maps the keys of one mapping to what reads their values.
@@ -63,7 +63,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 }
 
 // resolve returns n, or nil for an alias (*name), which an executor object
-// does not need: refused (yamlalias.Refuse), a small document cannot expand
+// does not need: refused (yamldoc.Refuse), a small document cannot expand
 // into a large one, and every value is where it is read.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	r, err := d.aliases.Resolve(n)

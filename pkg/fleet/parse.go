@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // Issue codes of Parse and Validate (docs/version-selection.md,
@@ -34,7 +34,7 @@ const (
 // could read is in the returned Fleet.
 func Parse(data []byte) (Fleet, issue.List) {
 	var doc yaml.Node
-	p := parser{aliases: yamlalias.Follow(yamlalias.Budget)}
+	p := parser{aliases: yamldoc.Follow(yamldoc.Budget)}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
 		return Fleet{}, p.issues
@@ -44,7 +44,7 @@ func Parse(data []byte) (Fleet, issue.List) {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
 		return Fleet{}, p.issues
 	}
-	if root := yamlalias.Target(doc.Content[0]); root == nil || root.Kind != yaml.MappingNode {
+	if root := yamldoc.Target(doc.Content[0]); root == nil || root.Kind != yaml.MappingNode {
 		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
 		return Fleet{}, p.issues
 	}
@@ -112,7 +112,7 @@ func (p *parser) header(apiVersion, kind string) {
 type (
 	parser struct {
 		issues  issue.List
-		aliases *yamlalias.Resolver
+		aliases *yamldoc.Resolver
 	}
 	field  func(n *yaml.Node, path string)
 	fields map[string]field
@@ -258,12 +258,12 @@ func unknownMessage(path, key string, known fields) string {
 }
 
 // deref follows an alias to its anchored node within the budget of
-// yamlalias, as a policy does; nil once the budget is spent, which callers
+// yamldoc, as a policy does; nil once the budget is spent, which callers
 // read as an absent value.
 func (p *parser) deref(n *yaml.Node) *yaml.Node {
 	r, err := p.aliases.Resolve(n)
-	if errors.Is(err, yamlalias.ErrExpands) {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamlalias.Budget)
+	if errors.Is(err, yamldoc.ErrExpands) {
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamldoc.Budget)
 	}
 	return r
 }

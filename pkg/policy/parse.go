@@ -12,7 +12,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/selector"
 	"github.com/myriarch/myriarch/pkg/windows"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // Parse reads one RolloutPolicy YAML document. It returns the policy as far
@@ -294,7 +294,7 @@ func (d *decoder) selector(n *yaml.Node, path string) *selector.Selector {
 // isString reports whether n, through its aliases, is a string; it spends
 // nothing of the budget, as the decoder that reads n next will.
 func isString(n *yaml.Node) bool {
-	n = yamlalias.Target(n)
+	n = yamldoc.Target(n)
 	return n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
 }
 

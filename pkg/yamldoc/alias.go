@@ -1,4 +1,4 @@
-// Package yamlalias is the one rule of Myriarch's objects for YAML anchors
+// Package yamldoc is the one rule of Myriarch's objects for YAML anchors
 // and aliases (&name, *name). A rollout policy and a fleet may use them
 // (docs/policy.md): their decoders follow an alias to its anchored node,
 // and every node they resolve spends one unit of a budget of Budget nodes,
@@ -9,7 +9,7 @@
 // (revision.checkConfig) walk an anchored node where it is written, never
 // through an alias, so they need no budget. Each object words a refusal
 // with its own issue code and message.
-package yamlalias
+package yamldoc
 
 import (
 	"errors"
