@@ -33,24 +33,14 @@ const (
 // normalized and a missing executor is none. Parse never panics: whatever it
 // could read is in the returned Fleet.
 func Parse(data []byte) (Fleet, issue.List) {
-	var doc yaml.Node
 	p := parser{aliases: yamldoc.Follow(yamldoc.Budget)}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
-		return Fleet{}, p.issues
-	}
-	p.issues = append(p.issues, issue.RefuseYAMLTags(&doc)...)
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
-		return Fleet{}, p.issues
-	}
-	if root := yamldoc.Target(doc.Content[0]); root == nil || root.Kind != yaml.MappingNode {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
+	root := p.document(data)
+	if root == nil {
 		return Fleet{}, p.issues
 	}
 	var f Fleet
 	var apiVersion, kind string
-	p.mapping(doc.Content[0], "", fields{
+	p.mapping(root, "", fields{
 		"apiVersion": p.str(&apiVersion),
 		"kind":       p.str(&kind),
 		"metadata":   p.object(fields{"name": p.str(&f.Name)}),
@@ -62,6 +52,25 @@ func Parse(data []byte) (Fleet, issue.List) {
 		f.Update.Executor = ExecutorNone
 	}
 	return f, p.issues
+}
+
+// document returns the root mapping of the first document in data; what
+// follows it is not read.
+func (p *parser) document(data []byte) *yaml.Node {
+	doc, err := yamldoc.Read(data, yamldoc.Rule{Aliases: p.aliases, Trailing: yamldoc.Ignore})
+	p.issues = append(p.issues, doc.Tags...)
+	var syntax *yamldoc.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
+	case errors.Is(err, yamldoc.ErrEmpty):
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
+	case err != nil:
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
+	default:
+		return doc.Root
+	}
+	return nil
 }
 
 func (p *parser) specFields(f *Fleet) fields {
