@@ -56,3 +56,13 @@ func TestParse_NeverPanics(t *testing.T) {
 		Validate(f, func(string) bool { return false })
 	})
 }
+
+// A fleet is read by the shared rule (yamldoc.Read, Ignore): only its
+// first document is read, so what follows it, even text that is not
+// YAML, is no issue.
+func TestParse_FirstDocumentOnly(t *testing.T) {
+	got, issues := Parse([]byte(head + "---\nkind: [\n"))
+	if got.Name != "a" || len(issues.WithCode(CodeYAMLInvalid)) != 0 {
+		t.Errorf("Parse = %q, %v; want the first document and no yaml_invalid", got.Name, issues)
+	}
+}
