@@ -1,10 +1,8 @@
 package executorobject
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // decoder reads yaml.Nodes by hand, so that every unknown key, wrong type
@@ -22,7 +20,7 @@ import (
 type decoder struct {
 	issues  issue.List
 	failed  []string
-	aliases *yamlalias.Resolver
+	aliases *yamldoc.Resolver
 }
 
 // keys maps the keys of one mapping to what reads their values.
@@ -34,36 +32,32 @@ func (d *decoder) fail(code, path, format string, args ...any) {
 }
 
 // document returns the root mapping of the only document in data, or nil.
+// A second document is refused, even an empty one.
 func (d *decoder) document(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc, next yaml.Node
-	err := dec.Decode(&doc)
-	if err == nil {
-		if err = dec.Decode(&next); errors.Is(err, io.EOF) {
-			err = nil
-		} else if err == nil {
-			err = errors.New("the file holds more than one YAML document (---); write one Executor per file")
-		}
-	}
-	if err == nil {
-		d.issues = append(d.issues, issue.RefuseYAMLTags(&doc)...)
-	}
+	doc, err := yamldoc.Read(data, yamldoc.Rule{Aliases: d.aliases, Trailing: yamldoc.RefuseAny})
+	d.issues = append(d.issues, doc.Tags...)
+	var syntax *yamldoc.SyntaxError
+	var second *yamldoc.SecondError
 	switch {
-	case errors.Is(err, io.EOF) || err == nil && (len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null"):
-		d.fail(CodeYAMLInvalid, "", "the document is empty; an Executor needs apiVersion, kind, metadata and spec")
-	case err != nil:
+	case errors.As(err, &syntax):
 		d.fail(CodeYAMLInvalid, "", "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-	default:
-		if root := d.resolve(doc.Content[0], ""); root != nil && root.Kind == yaml.MappingNode {
-			return root
-		}
+	case errors.As(err, &second):
+		d.fail(CodeYAMLInvalid, "", "not valid YAML: the file holds more than one YAML document (---); write one Executor per file")
+	case errors.Is(err, yamldoc.ErrEmpty):
+		d.fail(CodeYAMLInvalid, "", "the document is empty; an Executor needs apiVersion, kind, metadata and spec")
+	case errors.Is(err, yamldoc.ErrRefused):
+		d.resolve(doc.Root, "") // words the refusal of the alias
+		fallthrough
+	case err != nil:
 		d.fail(CodeYAMLInvalid, "", "an Executor is a mapping with apiVersion, kind, metadata and spec")
+	default:
+		return doc.Root
 	}
 	return nil
 }
 
 // resolve returns n, or nil for an alias (*name), which an executor object
-// does not need: refused (yamlalias.Refuse), a small document cannot expand
+// does not need: refused (yamldoc.Refuse), a small document cannot expand
 // into a large one, and every value is where it is read.
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	r, err := d.aliases.Resolve(n)

@@ -4,7 +4,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // Parse reads one Executor document. It returns the object as far as it
@@ -19,7 +19,7 @@ import (
 //	  type: webhook
 //	  webhook: {url: "https://deploy.example.com/myriarch", secretRef: edge-hook}
 func Parse(data []byte) (Object, issue.List) {
-	d := &decoder{aliases: yamlalias.Refuse()}
+	d := &decoder{aliases: yamldoc.Refuse()}
 	var o Object
 	root := d.document(data)
 	if root == nil {

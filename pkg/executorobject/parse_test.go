@@ -33,3 +33,23 @@ func TestValidSecretRef(t *testing.T) {
 		}
 	}
 }
+
+// An Executor is read by the shared rule (yamldoc.Read, RefuseAny, and
+// aliases refused): even an empty second document is refused.
+func TestParse_OneDocumentByTheSharedRule(t *testing.T) {
+	const spec = "type: webhook\nwebhook: {url: &u 'https://deploy.example.com/myriarch', secretRef: edge-hook"
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"a trailing empty document": {data: append(doc(spec+"}"), "---\n"...),
+			want: "not valid YAML: the file holds more than one YAML document (---); write one Executor per file"},
+		"an alias": {data: doc(spec + ", cancelUrl: *u}"),
+			want: "aliases (*u) are not supported in an Executor; write the value out"},
+	} {
+		_, issues := Parse(c.data)
+		if is := issues.WithCode(CodeYAMLInvalid); len(is) != 1 || is[0].Message != c.want {
+			t.Errorf("%s: issues %v, want one yaml_invalid %q", name, issues, c.want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // Issue codes of Parse and Validate (docs/version-selection.md,
@@ -33,24 +33,14 @@ const (
 // normalized and a missing executor is none. Parse never panics: whatever it
 // could read is in the returned Fleet.
 func Parse(data []byte) (Fleet, issue.List) {
-	var doc yaml.Node
-	p := parser{aliases: yamlalias.Follow(yamlalias.Budget)}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
-		return Fleet{}, p.issues
-	}
-	p.issues = append(p.issues, issue.RefuseYAMLTags(&doc)...)
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
-		return Fleet{}, p.issues
-	}
-	if root := yamlalias.Target(doc.Content[0]); root == nil || root.Kind != yaml.MappingNode {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
+	p := parser{aliases: yamldoc.Follow(yamldoc.Budget)}
+	root := p.document(data)
+	if root == nil {
 		return Fleet{}, p.issues
 	}
 	var f Fleet
 	var apiVersion, kind string
-	p.mapping(doc.Content[0], "", fields{
+	p.mapping(root, "", fields{
 		"apiVersion": p.str(&apiVersion),
 		"kind":       p.str(&kind),
 		"metadata":   p.object(fields{"name": p.str(&f.Name)}),
@@ -62,6 +52,25 @@ func Parse(data []byte) (Fleet, issue.List) {
 		f.Update.Executor = ExecutorNone
 	}
 	return f, p.issues
+}
+
+// document returns the root mapping of the first document in data; what
+// follows it is not read.
+func (p *parser) document(data []byte) *yaml.Node {
+	doc, err := yamldoc.Read(data, yamldoc.Rule{Aliases: p.aliases, Trailing: yamldoc.Ignore})
+	p.issues = append(p.issues, doc.Tags...)
+	var syntax *yamldoc.SyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document is not valid YAML: %v", err)
+	case errors.Is(err, yamldoc.ErrEmpty):
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document is empty")
+	case err != nil:
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document must be a mapping with apiVersion, kind, metadata and spec")
+	default:
+		return doc.Root
+	}
+	return nil
 }
 
 func (p *parser) specFields(f *Fleet) fields {
@@ -112,7 +121,7 @@ func (p *parser) header(apiVersion, kind string) {
 type (
 	parser struct {
 		issues  issue.List
-		aliases *yamlalias.Resolver
+		aliases *yamldoc.Resolver
 	}
 	field  func(n *yaml.Node, path string)
 	fields map[string]field
@@ -258,12 +267,12 @@ func unknownMessage(path, key string, known fields) string {
 }
 
 // deref follows an alias to its anchored node within the budget of
-// yamlalias, as a policy does; nil once the budget is spent, which callers
+// yamldoc, as a policy does; nil once the budget is spent, which callers
 // read as an absent value.
 func (p *parser) deref(n *yaml.Node) *yaml.Node {
 	r, err := p.aliases.Resolve(n)
-	if errors.Is(err, yamlalias.ErrExpands) {
-		p.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamlalias.Budget)
+	if errors.Is(err, yamldoc.ErrExpands) {
+		p.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamldoc.Budget)
 	}
 	return r
 }

@@ -7,7 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 func TestParse_VersionsKeepDocumentIndexes(t *testing.T) {
@@ -28,12 +28,12 @@ func TestParse_AliasesResolve(t *testing.T) {
 }
 
 // A fleet follows aliases within the budget every object shares
-// (yamlalias.Budget): past it, one yaml_invalid issue, worded as a policy's.
+// (yamldoc.Budget): past it, one yaml_invalid issue, worded as a policy's.
 func TestParse_AliasBudget(t *testing.T) {
 	versions := func(n int) string {
 		return head + "x: &v 0.161.0\nspec: {update: {selection: {versions: [" + strings.TrimSuffix(strings.Repeat("*v, ", n), ", ") + "]}}}"
 	}
-	budget := yamlalias.Budget - 9 // the document, apiVersion, kind, metadata, name, spec, update, selection and versions take 9
+	budget := yamldoc.Budget - 9 // the document, apiVersion, kind, metadata, name, spec, update, selection and versions take 9
 	if got, issues := Parse([]byte(versions(budget))); len(issues.WithCode(CodeYAMLInvalid)) != 0 || len(got.Update.Selection.Versions) != budget {
 		t.Errorf("%d aliases: %d versions, issues %v; want them all and no yaml_invalid", budget, len(got.Update.Selection.Versions), issues.WithCode(CodeYAMLInvalid))
 	}
@@ -55,4 +55,14 @@ func TestParse_NeverPanics(t *testing.T) {
 		f, _ := Parse([]byte(b.String()))
 		Validate(f, func(string) bool { return false })
 	})
+}
+
+// A fleet is read by the shared rule (yamldoc.Read, Ignore): only its
+// first document is read, so what follows it, even text that is not
+// YAML, is no issue.
+func TestParse_FirstDocumentOnly(t *testing.T) {
+	got, issues := Parse([]byte(head + "---\nkind: [\n"))
+	if got.Name != "a" || len(issues.WithCode(CodeYAMLInvalid)) != 0 {
+		t.Errorf("Parse = %q, %v; want the first document and no yaml_invalid", got.Name, issues)
+	}
 }

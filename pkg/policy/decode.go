@@ -10,22 +10,22 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // decoder walks yaml.Nodes by hand instead of yaml.Unmarshal into structs,
 // so that every problem (unknown key, wrong type, bad value) becomes an issue
 // with a path, and none is silently dropped or turned into a zero value.
-// Aliases are followed within the budget of yamlalias: a few kilobytes
+// Aliases are followed within the budget of yamldoc: a few kilobytes
 // naming the same subtree many times cannot expand into millions of values
 // and issues.
 type decoder struct {
 	issues    issue.List
-	aliases   *yamlalias.Resolver
+	aliases   *yamldoc.Resolver
 	exhausted bool
 }
 
-func newDecoder() *decoder { return &decoder{aliases: yamlalias.Follow(yamlalias.Budget)} }
+func newDecoder() *decoder { return &decoder{aliases: yamldoc.Follow(yamldoc.Budget)} }
 
 // fields maps the keys of one mapping to what decodes their values.
 type fields map[string]func(v *yaml.Node, path string)
@@ -35,11 +35,11 @@ type fields map[string]func(v *yaml.Node, path string)
 func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	r, err := d.aliases.Resolve(n)
 	switch {
-	case errors.Is(err, yamlalias.ErrUnresolved):
+	case errors.Is(err, yamldoc.ErrUnresolved):
 		d.issues.Errorf(CodeYAMLInvalid, path, "the alias here cannot be resolved")
-	case errors.Is(err, yamlalias.ErrExpands):
+	case errors.Is(err, yamldoc.ErrExpands):
 		d.exhausted = true
-		d.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamlalias.Budget)
+		d.issues.Errorf(CodeYAMLInvalid, "", "the document expands to more than %d values (through aliases?); write it out plainly", yamldoc.Budget)
 	}
 	return r
 }

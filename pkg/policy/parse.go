@@ -1,10 +1,7 @@
 package policy
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -12,7 +9,7 @@ import (
 	"github.com/myriarch/myriarch/pkg/issue"
 	"github.com/myriarch/myriarch/pkg/selector"
 	"github.com/myriarch/myriarch/pkg/windows"
-	"github.com/myriarch/myriarch/pkg/yamlalias"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // Parse reads one RolloutPolicy YAML document. It returns the policy as far
@@ -29,64 +26,28 @@ func Parse(data []byte) (Policy, issue.List) {
 	return p, append(d.issues, unrelated(Validate(p), d.issues)...)
 }
 
-// document returns the root mapping of the only document in data.
+// document returns the root mapping of the only document in data. A
+// trailing "---" with nothing after it is no second document.
 func (d *decoder) document(data []byte) *yaml.Node {
-	doc, more, err := readYAML(data)
-	if err == nil && !more {
-		d.issues = append(d.issues, issue.RefuseYAMLTags(doc)...)
-	}
+	doc, err := yamldoc.Read(data, yamldoc.Rule{Aliases: d.aliases, Trailing: yamldoc.AllowEmpty})
+	d.issues = append(d.issues, doc.Tags...)
+	var syntax *yamldoc.SyntaxError
+	var second *yamldoc.SecondError
 	switch {
-	case err != nil:
+	case errors.As(err, &syntax):
 		d.issues.Errorf(CodeYAMLInvalid, "", "not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil
-	case more:
+	case errors.As(err, &second):
 		d.issues.Errorf(CodeYAMLInvalid, "", "the file holds more than one YAML document (---); write one RolloutPolicy per file")
-		return nil
-	case empty(doc):
+	case errors.Is(err, yamldoc.ErrEmpty):
 		d.issues.Errorf(CodeYAMLInvalid, "", "the document is empty; a RolloutPolicy needs apiVersion, kind, metadata and spec")
-		return nil
+	case errors.Is(err, yamldoc.ErrUnresolved):
+		d.issues.Errorf(CodeYAMLInvalid, "", "the alias here cannot be resolved")
+	case errors.Is(err, yamldoc.ErrNotMapping):
+		d.issues.Errorf(CodeYAMLInvalid, "", "a RolloutPolicy is a mapping with apiVersion, kind, metadata and spec; this document is %s", describe(doc.Root))
+	case err == nil:
+		return doc.Root
 	}
-	root := d.resolve(doc.Content[0], "")
-	if root != nil && root.Kind != yaml.MappingNode {
-		d.issues.Errorf(CodeYAMLInvalid, "", "a RolloutPolicy is a mapping with apiVersion, kind, metadata and spec; this document is %s", describe(root))
-		return nil
-	}
-	return root
-}
-
-// readYAML parses the first document and reports whether another one
-// follows. A panic of the YAML library becomes an error: Parse answers every
-// input with issues.
-func readYAML(data []byte) (doc *yaml.Node, more bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			doc, more, err = nil, false, fmt.Errorf("the YAML reader failed: %v", r)
-		}
-	}()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first, next yaml.Node
-	if err := dec.Decode(&first); err != nil {
-		if errors.Is(err, io.EOF) {
-			return &first, false, nil
-		}
-		return nil, false, err
-	}
-	if err := dec.Decode(&next); err != nil {
-		if errors.Is(err, io.EOF) {
-			return &first, false, nil
-		}
-		return nil, false, err
-	}
-	return &first, !empty(&next), nil
-}
-
-// empty reports whether doc holds nothing but null: "", a comment, "---".
-func empty(doc *yaml.Node) bool {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return true
-	}
-	c := doc.Content[0]
-	return c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null"
+	return nil
 }
 
 func (d *decoder) policy(root *yaml.Node, p *Policy) {
@@ -294,7 +255,7 @@ func (d *decoder) selector(n *yaml.Node, path string) *selector.Selector {
 // isString reports whether n, through its aliases, is a string; it spends
 // nothing of the budget, as the decoder that reads n next will.
 func isString(n *yaml.Node) bool {
-	n = yamlalias.Target(n)
+	n = yamldoc.Target(n)
 	return n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
 }
 

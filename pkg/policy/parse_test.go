@@ -9,6 +9,7 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/selector"
 	"github.com/myriarch/myriarch/pkg/windows"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // doc wraps spec lines into a valid RolloutPolicy document.
@@ -88,5 +89,40 @@ func TestWithin(t *testing.T) {
 		if got := within(tt.path, tt.outer); got != tt.want {
 			t.Errorf("within(%q, %q) = %v, want %v", tt.path, tt.outer, got, tt.want)
 		}
+	}
+}
+
+// A policy is read by the shared rule (yamldoc.Read, AllowEmpty, and the
+// shared alias budget): a trailing "---" is no second document, one with
+// content is, and aliases expand to at most yamldoc.Budget values, with
+// the message a fleet gives too.
+func TestParse_OneDocumentByTheSharedRule(t *testing.T) {
+	aliases := func(n int) []byte {
+		return doc("x: &r eu-1\nregions: [" + strings.TrimSuffix(strings.Repeat("*r, ", n), ", ") + "]")
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want string // the message of the one yaml_invalid issue; "" for none
+	}{
+		{name: "a trailing empty document", data: append(doc(""), "---\n# nothing more\n"...)},
+		{name: "a second document", data: append(doc(""), "---\nkind: RolloutPolicy\n"...),
+			want: "the file holds more than one YAML document (---); write one RolloutPolicy per file"},
+		{name: "a second document that is not YAML", data: append(doc(""), "---\nkind: [\n"...),
+			want: "not valid YAML: line 5: did not find expected node content"},
+		{name: "aliases past the budget", data: aliases(yamldoc.Budget),
+			want: "the document expands to more than 10000 values (through aliases?); write it out plainly"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, issues := Parse(c.data)
+			got := issues.WithCode(CodeYAMLInvalid)
+			switch {
+			case c.want == "" && len(got) != 0:
+				t.Errorf("issues %v, want no yaml_invalid", got)
+			case c.want != "" && (len(got) != 1 || got[0].Message != c.want):
+				t.Errorf("issues %v, want one yaml_invalid %q", got, c.want)
+			}
+		})
 	}
 }

@@ -1,15 +1,14 @@
 package revision
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/myriarch/myriarch/pkg/issue"
+	"github.com/myriarch/myriarch/pkg/yamldoc"
 )
 
 // maxDuplicateKeyIssues bounds the duplicate-key findings of one file: a
@@ -28,44 +27,44 @@ const maxDuplicateKeyIssues = 10
 // carry, configs/<fleet>.yaml.
 func checkConfig(file string, body []byte) issue.List {
 	var l issue.List
-	dec := yaml.NewDecoder(bytes.NewReader(body))
-	for n := 0; ; n++ {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return l
-		}
-		if err != nil {
-			// "yaml: line 3: mapping values are not allowed in this context"
-			l.Errorf(CodeConfigInvalid, file, "%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
-			return l
-		}
-		if n > 0 {
-			l.Errorf(CodeConfigInvalid, file, "%s: line %d: a second YAML document: a collector reads only the first, so the configuration must be one document", file, doc.Line)
-			return l
-		}
-		if len(doc.Content) == 0 {
-			continue
-		}
-		top := doc.Content[0]
-		// The configuration is the collector's, tags included; its top, the
-		// mapping that wraps it, is Myriarch's: no tag, as in every object.
-		for _, is := range issue.RefuseYAMLTag(top, "") {
-			l.Errorf(is.Code, file, "%s: line %d: %s", file, top.Line, is.Message)
-		}
-		if top.Kind != yaml.MappingNode && !(top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null") {
-			l.Errorf(CodeConfigInvalid, file, "%s: line %d: the configuration must be a YAML mapping (receivers:, exporters:, service: ...), not %s", file, top.Line, kindName(top))
-			continue
-		}
-		dups := duplicateKeys(top, nil)
-		for i, d := range dups {
-			if i == maxDuplicateKeyIssues {
-				l.Errorf(CodeConfigInvalid, file, "%s: %d more mapping keys are defined twice", file, len(dups)-i)
-				break
-			}
-			l.Errorf(CodeConfigInvalid, file, "%s: line %d: mapping key %q already defined at line %d", file, d.again, d.key, d.first)
-		}
+	doc, err := yamldoc.Read(body, yamldoc.Rule{Aliases: yamldoc.Keep(), Trailing: yamldoc.RefuseAny, KeepTags: true})
+	if doc.Root != nil {
+		l = checkTop(file, doc.Root)
 	}
+	var syntax *yamldoc.SyntaxError
+	var second *yamldoc.SecondError
+	switch {
+	case errors.As(err, &syntax):
+		// "yaml: line 3: mapping values are not allowed in this context",
+		// in the first document or the second
+		l.Errorf(CodeConfigInvalid, file, "%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	case errors.As(err, &second):
+		l.Errorf(CodeConfigInvalid, file, "%s: line %d: a second YAML document: a collector reads only the first, so the configuration must be one document", file, second.Line)
+	}
+	return l
+}
+
+// checkTop reports the problems of the configuration's one document.
+func checkTop(file string, top *yaml.Node) issue.List {
+	var l issue.List
+	// The configuration is the collector's, tags included; its top, the
+	// mapping that wraps it, is Myriarch's: no tag, as in every object.
+	for _, is := range issue.RefuseYAMLTag(top, "") {
+		l.Errorf(is.Code, file, "%s: line %d: %s", file, top.Line, is.Message)
+	}
+	if top.Kind != yaml.MappingNode && !(top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null") {
+		l.Errorf(CodeConfigInvalid, file, "%s: line %d: the configuration must be a YAML mapping (receivers:, exporters:, service: ...), not %s", file, top.Line, kindName(top))
+		return l
+	}
+	dups := duplicateKeys(top, nil)
+	for i, d := range dups {
+		if i == maxDuplicateKeyIssues {
+			l.Errorf(CodeConfigInvalid, file, "%s: %d more mapping keys are defined twice", file, len(dups)-i)
+			break
+		}
+		l.Errorf(CodeConfigInvalid, file, "%s: line %d: mapping key %q already defined at line %d", file, d.again, d.key, d.first)
+	}
+	return l
 }
 
 type duplicateKey struct {

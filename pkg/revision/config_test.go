@@ -48,6 +48,12 @@ func TestCheckConfig(t *testing.T) {
 			want: invalid("configs/edge.yaml: line 1: the configuration must be a YAML mapping (receivers:, exporters:, service: ...), not a scalar (str)")},
 		{name: "two documents", body: "receivers: {}\n---\nexporters: {}\n", // the line of the marker
 			want: invalid("configs/edge.yaml: line 2: a second YAML document: a collector reads only the first, so the configuration must be one document")},
+		// read by the shared rule (yamldoc.Read, RefuseAny, aliases kept)
+		{name: "a trailing empty document", body: "receivers: {}\n---\n",
+			want: invalid("configs/edge.yaml: line 2: a second YAML document: a collector reads only the first, so the configuration must be one document")},
+		{name: "a second document that is not YAML", body: "receivers: {}\n---\nexporters: [\n",
+			want: invalid("configs/edge.yaml: line 3: did not find expected node content")},
+		{name: "aliases, many times over", body: "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c]\n"}, // the collector's to follow
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

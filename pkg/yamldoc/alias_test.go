@@ -1,4 +1,4 @@
-package yamlalias
+package yamldoc
 
 import (
 	"errors"

@@ -1,15 +1,4 @@
-// Package yamlalias is the one rule of Myriarch's objects for YAML anchors
-// and aliases (&name, *name). A rollout policy and a fleet may use them
-// (docs/policy.md): their decoders follow an alias to its anchored node,
-// and every node they resolve spends one unit of a budget of Budget nodes,
-// so that a few kilobytes that name one subtree many times cannot expand
-// into millions of values and issues. An executor object refuses them
-// (docs/executors.md). A configuration is the collector's own YAML: its
-// aliases are the collector's to follow, and Myriarch's checks
-// (revision.checkConfig) walk an anchored node where it is written, never
-// through an alias, so they need no budget. Each object words a refusal
-// with its own issue code and message.
-package yamlalias
+package yamldoc
 
 import (
 	"errors"
@@ -38,6 +27,7 @@ var (
 // safe for concurrent use: one decoding, one Resolver.
 type Resolver struct {
 	refuse bool
+	keep   bool
 	left   int
 	spent  bool
 }
@@ -51,6 +41,11 @@ func Follow(budget int) *Resolver { return &Resolver{left: budget} }
 // read.
 func Refuse() *Resolver { return &Resolver{refuse: true} }
 
+// Keep is the rule of configurations: an alias is the collector's to
+// follow, so Resolve returns every node as written and spends nothing;
+// Myriarch's checks walk an anchored node where it is defined.
+func Keep() *Resolver { return &Resolver{keep: true} }
+
 // Resolve returns the node n stands for: n, or through its aliases the
 // anchored node. It returns nil with ErrRefused, ErrUnresolved, or
 // ErrExpands the first time the budget runs out, and nil with no error
@@ -58,6 +53,9 @@ func Refuse() *Resolver { return &Resolver{refuse: true} }
 func (r *Resolver) Resolve(n *yaml.Node) (*yaml.Node, error) {
 	if r.spent {
 		return nil, nil
+	}
+	if r.keep {
+		return n, nil
 	}
 	if n != nil && n.Kind == yaml.AliasNode && r.refuse {
 		return nil, ErrRefused
