@@ -1,9 +1,9 @@
 // Command storeload measures what the DynamoDB store asks of DynamoDB for
 // the two hot paths, against DynamoDB Local:
 //
-//   - one evaluation pass over a wave of 1,000 targets: load the rollout and
+//   - one evaluation over a wave of 1,000 targets: load the rollout and
 //     its targets, read the agents, engine.Evaluate, carry out the orders
-//     (desired hashes) and save the pass; once with every target changing
+//     (desired hashes) and save the evaluation; once with every target changing
 //     and once with 10 changing;
 //   - 1,000 agent status reports of which 10 change something.
 //
@@ -65,13 +65,13 @@ func main() {
 	fmt.Printf("%-44s %s\n", "step", "usage")
 	seedAgents(ctx, s)
 	seedRollout(ctx, s)
-	evaluationPass(ctx, s, "(a) pass, 1,000 of 1,000 targets change", t0)
+	evaluation(ctx, s, "(a) evaluation, 1,000 of 1,000 targets change", t0)
 	for i := 3; i < 40; i += 4 { // 10 started targets whose agents now run the new hash
 		a := reportOf(i, t0.Add(10*time.Second))
 		a.RemoteConfig = agent.RemoteConfigStatus{Hash: "h-new", Status: agent.ConfigApplied, Since: t0.Add(5 * time.Second)}
 		check(s.RecordAgent(ctx, a))
 	}
-	evaluationPass(ctx, s, "(a) pass, 10 of 1,000 targets change", t0.Add(10*time.Second))
+	evaluation(ctx, s, "(a) evaluation, 10 of 1,000 targets change", t0.Add(10*time.Second))
 	statusReports(ctx, s)
 }
 
@@ -125,8 +125,8 @@ func seedRollout(ctx context.Context, s *store.Store) {
 	row("create the rollout with 1,000 targets (setup)", s.Usage(), time.Since(start))
 }
 
-// evaluationPass is what the engine task does for one pass, phase by phase.
-func evaluationPass(ctx context.Context, s *store.Store, name string, now time.Time) {
+// evaluation is what the engine task does for one evaluation, phase by phase.
+func evaluation(ctx context.Context, s *store.Store, name string, now time.Time) {
 	begin := time.Now()
 	s.ResetUsage()
 	r, ts, err := s.LoadRollout(ctx, "r-load")
@@ -190,7 +190,7 @@ func statusReports(ctx context.Context, s *store.Store) {
 // charges it: a transactional write costs 2 WCU per started KB of the item,
 // and the copy into an index with projection ALL 1 WCU per started KB.
 // Targets are in one such index (byAgentKind); the rollout's indexes hold
-// only attributes that never change, so a pass does not write them. A pass
+// only attributes that never change, so an evaluation does not write them. An evaluation
 // of n targets writes the rollout once per transaction of 99 targets.
 func saveEstimate(n, target, rollout int) float64 {
 	links := float64(max(1, (n+98)/99))

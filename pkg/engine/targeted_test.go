@@ -13,14 +13,14 @@ import (
 	"github.com/myriarch/myriarch/pkg/rollout"
 )
 
-// TestProperty_EvaluateTargets_AsTheWholePass drives random rollouts as
+// TestProperty_EvaluateTargets_AsTheWholeEvaluation drives random rollouts as
 // TestProperty_EngineInvariants does and, before every pass, evaluates a
 // random subset of the targets alone: when EvaluateTargets accepts the
 // subset, its changes are exactly what the whole pass changes in those
 // targets, none of them failed, and it has no orders or events (so storing
 // the subset's changes alone loses nothing: what else the whole pass would
 // do follows from the stored targets at its next pass).
-func TestProperty_EvaluateTargets_AsTheWholePass(t *testing.T) {
+func TestProperty_EvaluateTargets_AsTheWholeEvaluation(t *testing.T) {
 	accepted := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		kind := rapid.SampledFrom([]policy.Kind{policy.KindConfig, policy.KindVersion}).Draw(rt, "kind")
@@ -187,7 +187,7 @@ func TestEvaluateTargets_LeavesAStartOrderedAgainToTheWholePass(t *testing.T) {
 // evaluation of the whole rollout completes the wave and starts wave 1 at
 // once: a pending target of wave 1 is the whole rollout's to decide, not a
 // subset's, even in the evaluation that ends the wave before it. (A rapid
-// failure of TestProperty_EvaluateTargets_AsTheWholePass: a subset of a2
+// failure of TestProperty_EvaluateTargets_AsTheWholeEvaluation: a subset of a2
 // alone was accepted and started nothing, where the whole evaluation
 // started it.)
 func TestEvaluateTargets_PendingTargetOfTheWaveAboutToStart(t *testing.T) {

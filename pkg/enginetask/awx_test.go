@@ -171,7 +171,7 @@ func createAWXRollout(r *rig, id string) {
 
 // Only the state machine's evaluate task asks the executor: an evaluation after an
 // agent event (Evaluate) does not poll AWX.
-func TestPass_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
+func TestEvaluate_OnlyTheEvaluateTaskAsksAWX(t *testing.T) {
 	r := newRig(t)
 	srv := withAWX(r)
 	r.react = nil // the jobs stay pending

@@ -107,7 +107,7 @@ func wantRefs(t *testing.T, ctx context.Context, st *store.Store, failed map[str
 // the previous wave's target): the evaluation reads again and finds its targets
 // claimed, in progress. It starts none of them a second time, and stores
 // the references and the failure of the first starts.
-func TestPass_VersionSaveLostAfterTheStarts_StartsEachTargetOnce(t *testing.T) {
+func TestEvaluate_VersionSaveLostAfterTheStarts_StartsEachTargetOnce(t *testing.T) {
 	e := &countingExecutor{fail: map[string]bool{"a01": true}}
 	ctx, st, p, ids := versionRollout(t, 3, e)
 	e.first = func(executor.Call) {
@@ -125,7 +125,7 @@ func TestPass_VersionSaveLostAfterTheStarts_StartsEachTargetOnce(t *testing.T) {
 // Another evaluation reads the rollout while the evaluation's starts are under
 // way (the state machine's evaluation and an agent event's, or an action): it
 // finds the targets claimed in progress and starts none of them.
-func TestPass_VersionEvaluatedDuringTheStarts_StartsEachTargetOnce(t *testing.T) {
+func TestEvaluate_VersionEvaluatedDuringTheStarts_StartsEachTargetOnce(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 3, e)
 	e.first = func(executor.Call) {
@@ -155,7 +155,7 @@ func (s *claimRace) SaveTargets(ctx context.Context, r rollout.Rollout, changed 
 
 // Two evaluations decide the same starts; the one that claims second calls
 // its executor for none of them, reads again and finds them in progress.
-func TestPass_VersionClaimLost_CallsNoStart(t *testing.T) {
+func TestEvaluate_VersionClaimLost_CallsNoStart(t *testing.T) {
 	winner, loser := &countingExecutor{}, &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 3, winner)
 	race := &claimRace{Store: st, other: func() {
@@ -178,7 +178,7 @@ func TestPass_VersionClaimLost_CallsNoStart(t *testing.T) {
 // A claim whose evaluation ended before it stored the answer is left to that
 // evaluation for claimGrace (5m; an evaluation lives two minutes at most), then started
 // again, with the same delivery id.
-func TestPass_VersionClaimWithoutAnswer_IsStartedAgainAfterTheGrace(t *testing.T) {
+func TestEvaluate_VersionClaimWithoutAnswer_IsStartedAgainAfterTheGrace(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 2, e)
 	died := p
@@ -230,7 +230,7 @@ func (s diedAfterStarts) SaveEvaluation(context.Context, rollout.Rollout, []roll
 // event of its agent leaves the target alone (the evaluation's follow-up reads
 // the agent after the save), so that the evaluation's save does not lose its
 // race to it.
-func TestPassAgents_LeavesAClaimedStartToItsPass(t *testing.T) {
+func TestEvaluateAgents_LeavesAClaimedStartToItsEvaluation(t *testing.T) {
 	e := &countingExecutor{}
 	ctx, st, p, ids := versionRollout(t, 2, e)
 	if _, err := p.Evaluate(ctx, "r1"); err != nil {

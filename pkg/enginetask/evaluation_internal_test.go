@@ -70,7 +70,7 @@ func waitingSinceUnset() *savesOf {
 // rollout's statuses, which a comparison of statuses alone looked at, are
 // as they were. Without the save the approval's expiry would restart at
 // every evaluation and never come.
-func TestPass_StoresAChangeOfTheRolloutItemAlone(t *testing.T) {
+func TestEvaluate_StoresAChangeOfTheRolloutItemAlone(t *testing.T) {
 	st := waitingSinceUnset()
 	now := time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC)
 	p := Evaluator{Store: st, Clock: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)}
@@ -98,7 +98,7 @@ func TestPass_StoresAChangeOfTheRolloutItemAlone(t *testing.T) {
 
 // Every evaluation logs one line at info level with its counts, also an evaluation that
 // stores nothing: that is when "why did nothing start?" is asked.
-func TestPass_LogsOneLinePerEvaluation(t *testing.T) {
+func TestEvaluate_LogsOneLinePerEvaluation(t *testing.T) {
 	st := waitingSinceUnset()
 	var buf bytes.Buffer
 	p := Evaluator{Store: st, Clock: func() time.Time { return time.Date(2026, 3, 2, 13, 0, 0, 0, time.UTC) },

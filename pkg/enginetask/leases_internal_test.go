@@ -29,7 +29,7 @@ type leaseSource agent.Leases
 func (l leaseSource) Leases(context.Context) (agent.Leases, error) { return agent.Leases(l), nil }
 
 // Every evaluation judges agents by the leases read for it.
-func TestPass_ReadsLeases(t *testing.T) {
+func TestEvaluate_ReadsLeases(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	p := Evaluator{Store: leaseStore{}, Clock: func() time.Time { return t0 },
 		Liveness: agent.Liveness{Silence: 90 * time.Second, Source: leaseSource{"task-1": {Until: t0.Add(-time.Second)}}}}

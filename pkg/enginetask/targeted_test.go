@@ -92,7 +92,7 @@ func report(t *testing.T, st *store.Store, ctx context.Context, id, status strin
 
 // Two agents of fifty report APPLIED: their targets enter the health wait,
 // read and written by key; the rollout item is read once and not written.
-func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
+func TestEvaluateAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 	st, p, ids, _, ctx := targetedRollout(t, 50)
 	r0, err := st.GetRollout(ctx, "r1")
 	if err != nil {
@@ -132,7 +132,7 @@ func TestPassAgents_ReportsDecidedByTheirTargets(t *testing.T) {
 // An image of the batch that reports APPLIED moves its target to the
 // health wait without a read of its agent (the stored agent here has not
 // reported yet: the image alone decides).
-func TestPassAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
+func TestEvaluateAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
 	st, p, ids, _, ctx := targetedRollout(t, 50)
 	stored, err := st.AgentsByID(ctx, []string{ids[3]})
 	if err != nil {
@@ -157,7 +157,7 @@ func TestPassAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
 // after the health wait's end, and its image from before (healthy on h1)
 // would have made the target succeed. A target whose image says FAILED
 // while the agent, as stored, applied is moved to its health wait.
-func TestPassAgents_AStaleImageDecidesNothingElse(t *testing.T) {
+func TestEvaluateAgents_AStaleImageDecidesNothingElse(t *testing.T) {
 	st, p, ids, _, ctx := targetedRollout(t, 3)
 	before, err := st.AgentsByID(ctx, []string{ids[1]})
 	if err != nil {
@@ -192,7 +192,7 @@ func TestPassAgents_AStaleImageDecidesNothingElse(t *testing.T) {
 
 // A FAILED report finishes a target: the whole rollout decides (its
 // threshold), so the rollout item is written too.
-func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
+func TestEvaluateAgents_AFailureIsAWholeEvaluation(t *testing.T) {
 	st, p, ids, _, ctx := targetedRollout(t, 3)
 	r0, err := st.GetRollout(ctx, "r1")
 	if err != nil {
@@ -219,7 +219,7 @@ func TestPassAgents_AFailureIsAWholePass(t *testing.T) {
 // A targeted evaluation that lost its race to a whole evaluation reads again: the
 // rollout moved on between the read and the write, and the report is still
 // decided.
-func TestPassAgents_LostRaceReadsAgain(t *testing.T) {
+func TestEvaluateAgents_LostRaceReadsAgain(t *testing.T) {
 	st, p, ids, advance, ctx := targetedRollout(t, 4)
 	report(t, st, ctx, ids[0], agent.ConfigApplied, t0)
 	racing := &racingStore{Store: st, before: func() {
@@ -264,7 +264,7 @@ func (s *racingStore) SaveTargets(ctx context.Context, r rollout.Rollout, change
 
 // Reports before the rollout begins are left to the execution's first evaluation:
 // an agent-event evaluation would race it and carry out the same orders.
-func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
+func TestEvaluateAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
@@ -286,7 +286,7 @@ func TestPassAgents_PendingRolloutIsLeftToItsExecution(t *testing.T) {
 // hash is set: the set is what pushes the configuration, so an agent that
 // reports APPLIED at once finds its target in flight, and the agent-event
 // evaluation its report sets off moves it to the health wait.
-func TestPass_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
+func TestEvaluate_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
@@ -308,7 +308,7 @@ func TestPass_ConfigTargetsAreStoredBeforeTheirHashIsSet(t *testing.T) {
 // A start stored but not carried out (the desired-hash write failed) fails
 // the evaluation and is ordered again by the next one; once every agent is asked
 // for the hash, an evaluation writes nothing.
-func TestPass_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
+func TestEvaluate_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
@@ -340,7 +340,7 @@ func TestPass_ConfigStartStoredButNotSet_IsOrderedAgain(t *testing.T) {
 // is read by the evaluation that follows the starts: its target is stored
 // verifying by the same call, not left in progress until the state
 // machine's next evaluation.
-func TestPass_VersionReportDuringTheStartsIsEvaluated(t *testing.T) {
+func TestEvaluate_VersionReportDuringTheStartsIsEvaluated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st := storetest.New(t)
@@ -499,7 +499,7 @@ func (s *loadCounting) LoadRollout(ctx context.Context, id string) (rollout.Roll
 // rollout decide when it must: a rollout rolling back gets a whole evaluation
 // (the next unit of its rollback may be waiting for those agents, whose
 // targets are in a completed wave).
-func TestPassAgents_NoTargetInFlight_RollingBackIsAWholePass(t *testing.T) {
+func TestEvaluateAgents_NoTargetInFlight_RollingBackIsAWholeEvaluation(t *testing.T) {
 	st, p, _, _, ctx := targetedRollout(t, 2)
 	r, _, err := st.LoadRollout(ctx, "r1")
 	if err != nil {

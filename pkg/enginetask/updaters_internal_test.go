@@ -25,7 +25,7 @@ func (l linked) LinkedUpdaters(_ context.Context, ids []string) (map[string]agen
 // linked updater's steps and package status (an INSTALL_FAILED there fails
 // the target); a collector that takes its own, and every configuration
 // evaluation, are judged on their own reports.
-func TestPass_CollectorsWithTheirUpdaters(t *testing.T) {
+func TestEvaluate_CollectorsWithTheirUpdaters(t *testing.T) {
 	failed := agent.PackageStatus{Version: "0.150.0", Status: agent.PackageInstallFailed, Error: "verifying: signature"}
 	p := Evaluator{Updaters: linked{
 		"c1": {ID: "u1", Update: &agent.UpdateComponent{Status: "failed"}, Package: failed},

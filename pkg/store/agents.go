@@ -137,7 +137,7 @@ func (s *Store) GetAgent(ctx context.Context, id string) (agent.Agent, bool, err
 	return r.Agent, true, nil
 }
 
-// AgentsByID reads the agents of a pass (eventually consistent: the engine
+// AgentsByID reads the agents of an evaluation (eventually consistent: the engine
 // judges reports that are seconds old anyway). Missing agents are absent
 // from the map: they were deleted.
 func (s *Store) AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error) {

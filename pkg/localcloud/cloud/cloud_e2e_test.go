@@ -384,7 +384,7 @@ func notExercised(g iam.Grant) (string, bool) {
 // pathsNotRun are the grants of code paths that these runs do not reach,
 // each with where that path is tested against DynamoDB Local.
 var pathsNotRun = []struct{ role, action, resource, why string }{
-	{"Role", "dynamodb:UpdateItem", "table/myriarch-cloud-rollouts", "the counter of a pass of more than 98 targets, a transaction of its own (pkg/store's pass tests)"},
+	{"Role", "dynamodb:UpdateItem", "table/myriarch-cloud-rollouts", "the counter of an evaluation of more than 98 targets, a transaction of its own (pkg/store's pass tests)"},
 	{"Roleagentevent", "dynamodb:BatchGetItem", "table/myriarch-cloud-targets", "the targets of the reporting agents when their wave is larger than max(1,000, 8 × agents) (pkg/store)"},
 	{"Roleagentevent", "dynamodb:PutItem", "table/myriarch-cloud-audit", "an approval that expired, seen by an agent report's pass (pkg/engine, pkg/stack)"},
 	{"Roleengine", "dynamodb:PutItem", "table/myriarch-cloud-audit", "an approval that expired (pkg/engine, pkg/stack)"},
