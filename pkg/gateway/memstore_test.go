@@ -59,8 +59,6 @@ func newMemCreds() *memCreds {
 	return &memCreds{memAgents: m, Credentials: m.store}
 }
 
-// The counted calls.
-
 // reset is an operator's reset of the agent's credential.
 func (m *memCreds) reset(id string) { _, _, _ = m.store.ResetAgentCredential(context.Background(), id) }
 
@@ -68,6 +66,10 @@ func (m *memCreds) reset(id string) { _, _, _ = m.store.ResetAgentCredential(con
 func (m *memCreds) requestRotation(id string) {
 	_, _, _ = m.store.RequestCredentialRotation(context.Background(), id)
 }
+
+// The counted calls. The shared store has no SaveAgents (BatchSaver): a
+// gateway over it writes one agent per call, as these tests expect;
+// batch_test.go adds one of its own.
 
 func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]agent.Agent, map[string]any, error) {
 	m.count(&m.batchReads)
