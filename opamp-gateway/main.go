@@ -14,7 +14,7 @@
 //	-tls-cert, -tls-key  MYRIARCH_GATEWAY_TLS_CERT, _KEY  serve TLS (in the cloud the load balancer does)
 //	-poll-interval     MYRIARCH_GATEWAY_POLL_INTERVAL  lagging index poll [1s]
 //	-heartbeat         MYRIARCH_GATEWAY_HEARTBEAT      agent heartbeat, unit of liveness [30s]
-//	-offline-after     MYRIARCH_GATEWAY_OFFLINE_AFTER  heartbeats of silence that make an agent offline [3]
+//	-offline-after     MYRIARCH_GATEWAY_OFFLINE_AFTER  a count of heartbeats (not a duration): how many of silence make an agent offline [3]
 //	-download-url      MYRIARCH_GATEWAY_DOWNLOAD_URL   package URL template with {version}, and {os} {arch} of an updater [https://example.invalid/otelcol/{version}]
 //	-package-name      MYRIARCH_GATEWAY_PACKAGE_NAME   OpAMP package of the collector [""]
 //	-package-checksums-url  MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL  a release's checksums file, {version} [none]
@@ -148,7 +148,7 @@ func serve(ctx context.Context, o options, st stores, check func(context.Context
 	now := func() time.Time { return time.Now().UTC() }
 	g, err := gateway.New(gateway.Config{
 		Now: now, Logger: log, Tokens: tokens,
-		Heartbeat: o.heartbeat, OfflineAfter: o.offlineAfter, PollInterval: o.pollInterval,
+		Heartbeat: o.heartbeat, OfflineAfterHeartbeats: o.offlineHeartbeats, PollInterval: o.pollInterval,
 		PackageName: o.packageName, DownloadURL: o.downloadURL, WSPing: wsPing(o.wsPing),
 		PackageChecksumsURL: o.checksumsURL, PackageSignatureURL: o.signatureURL,
 		FirstMessageWait: o.firstMessageWait, MaxConnsPerSource: o.maxConnsPerSource, DecodeSlots: o.decodeSlots,

@@ -87,7 +87,7 @@ func TestParseOptions(t *testing.T) {
 		})
 	}
 	o, err := parseOptions(nil, func(k string) string { return base[k] })
-	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineAfter != 3 ||
+	if err != nil || o.listen != "127.0.0.1:4320" || o.healthListen != "127.0.0.1:8080" || o.heartbeat != 30*time.Second || o.offlineHeartbeats != 3 ||
 		o.pollInterval != time.Second || o.downloadURL != "https://example.invalid/otelcol/{version}" || o.logLevel != slog.LevelInfo ||
 		o.wsPing != time.Minute || o.firstMessageWait != 10*time.Second || o.maxConnsPerSource != 1000 || o.decodeSlots != 4 ||
 		o.agentEndpoint != "" || o.requireCredential || o.rotateAfter != 0 {

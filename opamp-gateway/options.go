@@ -32,7 +32,7 @@ type options struct {
 	tlsCert, tlsKey      string
 	pollInterval         time.Duration
 	heartbeat            time.Duration
-	offlineAfter         int
+	offlineHeartbeats    int // a count of heartbeats, not a duration
 	downloadURL          string
 	checksumsURL         string // a release's checksums file, {version}
 	signatureURL         string // an archive's minisign signature
@@ -59,7 +59,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return def
 	}
 	var o options
-	var poll, heartbeat, drainTimeout, wsPing, offlineAfter, level, firstMessageWait, perSource, slots, require, rotate string
+	var poll, heartbeat, drainTimeout, wsPing, offlineHeartbeats, level, firstMessageWait, perSource, slots, require, rotate string
 	fs := flag.NewFlagSet("opamp-gateway", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.listen, "listen", env("MYRIARCH_GATEWAY_LISTEN", DefaultListen), "OpAMP address")
@@ -71,7 +71,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.tlsKey, "tls-key", env("MYRIARCH_GATEWAY_TLS_KEY", ""), "TLS key (PEM)")
 	fs.StringVar(&poll, "poll-interval", env("MYRIARCH_GATEWAY_POLL_INTERVAL", "1s"), "lagging index poll interval")
 	fs.StringVar(&heartbeat, "heartbeat", env("MYRIARCH_GATEWAY_HEARTBEAT", "30s"), "agent heartbeat interval")
-	fs.StringVar(&offlineAfter, "offline-after", env("MYRIARCH_GATEWAY_OFFLINE_AFTER", "3"), "heartbeats of silence before an agent is offline")
+	fs.StringVar(&offlineHeartbeats, "offline-after", env("MYRIARCH_GATEWAY_OFFLINE_AFTER", "3"), "a count of heartbeats: how many of silence make an agent offline (not a duration)")
 	fs.StringVar(&o.downloadURL, "download-url", env("MYRIARCH_GATEWAY_DOWNLOAD_URL", gateway.DefaultDownloadURL), "package URL template with {version}")
 	fs.StringVar(&o.checksumsURL, "package-checksums-url", env("MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL", ""), "checksums file URL template with {version}, offered to updaters")
 	fs.StringVar(&o.signatureURL, "package-signature-url", env("MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL", ""), "minisign signature URL template, offered to updaters")
@@ -116,10 +116,10 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	} else {
 		o.wsPing = d
 	}
-	if n, err := strconv.Atoi(offlineAfter); err != nil || n < 2 {
-		errs = append(errs, fmt.Errorf("-offline-after %q: want a whole number of at least 2", offlineAfter))
+	if n, err := strconv.Atoi(offlineHeartbeats); err != nil || n < 2 {
+		errs = append(errs, fmt.Errorf("-offline-after %q: want a whole number (of heartbeats) of at least 2", offlineHeartbeats))
 	} else {
-		o.offlineAfter = n
+		o.offlineHeartbeats = n
 	}
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
 		errs = append(errs, fmt.Errorf("-log-level %q: %w", level, err))

@@ -15,7 +15,7 @@ const credAgent = "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"
 func credHarness(t *testing.T) *harness {
 	h := newHarness(t)
 	h.store.Agents[credAgent] = agent.Agent{ID: credAgent, Attributes: map[string]string{"host.name": "web-1"}}
-	h.store.Creds = map[string]bool{credAgent: true}
+	h.store.SetCredential(credAgent)
 	return h
 }
 
@@ -24,7 +24,7 @@ func credHarness(t *testing.T) *harness {
 func TestResetCredential_ForgetsAndAudits(t *testing.T) {
 	h := credHarness(t)
 	wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleViewer, "")), http.StatusForbidden, CodeForbidden)
-	if h.store.Creds[credAgent] != true {
+	if !h.store.HasCredential(credAgent) {
 		t.Fatal("a viewer reset the credential")
 	}
 	rep := h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleOperator, `{"reason": "host reinstalled"}`))
@@ -35,7 +35,7 @@ func TestResetCredential_ForgetsAndAudits(t *testing.T) {
 	if got.ID != credAgent || got.DisplayName != "web-1" || !got.HadCredential || !got.ResetAt.Equal(t0) {
 		t.Fatalf("answer %+v", got)
 	}
-	if h.store.Creds[credAgent] {
+	if h.store.HasCredential(credAgent) {
 		t.Fatal("the credential is still bound")
 	}
 	again := decode[schema.AgentCredentialReset](t, h.do(post("/api/v1/agents/"+credAgent+"/actions/reset-credential", RoleAdmin, "")))
@@ -65,7 +65,7 @@ func TestResetCredential_Refusals(t *testing.T) {
 	for _, body := range []string{`{"bogus": 1}`, `[]`, `{"reason": "` + strings.Repeat("r", 501) + `"}`} {
 		wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/reset-credential", RoleOperator, body)), http.StatusBadRequest, CodeRequestInvalid)
 	}
-	if !h.store.Creds[credAgent] {
+	if !h.store.HasCredential(credAgent) {
 		t.Fatal("a refused request reset the credential")
 	}
 	if n := len(h.store.Audit); n != 3 || h.store.Audit[0].Result != audit.ResultFailure || h.store.Audit[0].TargetID != "web-1" {
@@ -90,7 +90,7 @@ func TestRotateCredential_RequestsAndAudits(t *testing.T) {
 	if got.ID != credAgent || got.DisplayName != "web-1" || !got.RequestedAt.Equal(t0) {
 		t.Fatalf("answer %+v", got)
 	}
-	if !h.store.RotationRequested(credAgent) || !h.store.Creds[credAgent] {
+	if !h.store.RotationRequested(credAgent) || !h.store.HasCredential(credAgent) {
 		t.Fatal("the rotation was not requested, or the credential was dropped")
 	}
 	if rep := h.do(post("/api/v1/agents/"+credAgent+"/actions/rotate-credential", RoleAdmin, "")); rep.status != http.StatusOK {
@@ -119,7 +119,9 @@ func TestRotateCredential_Refusals(t *testing.T) {
 	for _, body := range []string{`{"bogus": 1}`, `{"reason": "` + strings.Repeat("r", 501) + `"}`} {
 		wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, body)), http.StatusBadRequest, CodeRequestInvalid)
 	}
-	h.store.Creds[credAgent] = false
+	h.store.Lock()
+	delete(h.store.Creds, credAgent)
+	h.store.Unlock()
 	wantProblem(t, h.do(post("/api/v1/agents/web-1/actions/rotate-credential", RoleOperator, "")), http.StatusConflict, CodeAgentNoCredential)
 	if h.store.RotationRequested(credAgent) {
 		t.Fatal("a refused request asked for a rotation")

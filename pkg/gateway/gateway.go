@@ -7,7 +7,7 @@
 // A gateway task is stateless but for its connections (keystone 4): several
 // tasks run behind a load balancer, each polls the store's lagging index and
 // pushes to the agents it holds. Each task holds a lease in the store,
-// renewed every third of the liveness timeout (Heartbeat × OfflineAfter) and
+// renewed every third of the liveness timeout (Heartbeat × OfflineAfterHeartbeats) and
 // ended when it drains; an agent record names the task holding its
 // connection, and readers count the agent online only while that lease is
 // alive (agent.Liveness), so that a task that dies leaves no agent online
@@ -145,8 +145,10 @@ type Config struct {
 	// Heartbeat is the interval the gateway asks agents to report at and
 	// the unit of liveness [30 s, opamp-go's default].
 	Heartbeat time.Duration
-	// OfflineAfter is how many heartbeats of silence make an agent offline [3].
-	OfflineAfter int
+	// OfflineAfterHeartbeats is how many heartbeats of silence make an
+	// agent offline [3]: a count, not a duration (readers' liveness rule,
+	// pkg/setup's MYRIARCH_OFFLINE_AFTER, is the duration it comes to).
+	OfflineAfterHeartbeats int
 	// PollInterval is how often the lagging index is read [1 s].
 	PollInterval time.Duration
 	PollPageSize int // agents per page of the lagging index [500]
@@ -235,7 +237,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	c.Heartbeat = orDefault(c.Heartbeat, 30*time.Second)
-	c.OfflineAfter = orDefault(c.OfflineAfter, 3)
+	c.OfflineAfterHeartbeats = orDefault(c.OfflineAfterHeartbeats, 3)
 	c.PollInterval = orDefault(c.PollInterval, time.Second)
 	c.PollPageSize = orDefault(c.PollPageSize, 500)
 	c.DownloadURL = orDefault(c.DownloadURL, DefaultDownloadURL)
@@ -286,7 +288,7 @@ type Gateway struct {
 	configs Configs
 	log     *slog.Logger
 	now     func() time.Time
-	timeout time.Duration // of silence: Heartbeat × OfflineAfter
+	timeout time.Duration // of silence: Heartbeat × OfflineAfterHeartbeats
 	started time.Time     // names this process in its lease
 	slots   chan struct{} // one per agent store call in flight
 	writes  sync.WaitGroup
@@ -323,7 +325,7 @@ func New(cfg Config, agents Agents, configs Configs) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, agents: agents, configs: configs, log: cfg.Logger, now: cfg.Now,
-		timeout:  time.Duration(cfg.OfflineAfter) * cfg.Heartbeat,
+		timeout:  time.Duration(cfg.OfflineAfterHeartbeats) * cfg.Heartbeat,
 		started:  cfg.Now(),
 		slots:    make(chan struct{}, cfg.StoreConcurrency),
 		sessions: newRegistry(),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,81 +13,6 @@ import (
 
 	"github.com/myriarch/myriarch/pkg/agent"
 )
-
-// memCreds is memAgents with the credentials of pkg/store: digests only,
-// conditional binding.
-type memCreds struct {
-	*memAgents
-	cmu   sync.Mutex
-	creds map[string]memCred
-}
-
-type memCred struct {
-	digest, next string
-	at           time.Time
-	rotate       bool
-}
-
-var _ Credentials = (*memCreds)(nil)
-
-func newMemCreds() *memCreds {
-	return &memCreds{memAgents: newMemAgents(), creds: map[string]memCred{}}
-}
-
-func (m *memCreds) AgentCredential(_ context.Context, id string) (string, string, time.Time, bool, error) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	c := m.creds[id]
-	return c.digest, c.next, c.at, c.rotate, nil
-}
-
-// requestRotation is the store's RequestCredentialRotation.
-func (m *memCreds) requestRotation(id string) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	if c := m.creds[id]; c.digest != "" {
-		c.rotate = true
-		m.creds[id] = c
-	}
-}
-
-func (m *memCreds) BindCredential(_ context.Context, id, d string, at time.Time) (bool, error) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	if m.creds[id].digest != "" {
-		return false, nil
-	}
-	m.creds[id] = memCred{digest: d, at: at}
-	return true, nil
-}
-
-func (m *memCreds) OfferCredential(_ context.Context, id, d, next string) (bool, error) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	c := m.creds[id]
-	if c.digest == "" || c.digest != d {
-		return false, nil
-	}
-	c.next, c.rotate = next, false
-	m.creds[id] = c
-	return true, nil
-}
-
-func (m *memCreds) PromoteCredential(_ context.Context, id, next string, at time.Time) (bool, error) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	if c := m.creds[id]; c.next == "" || c.next != next {
-		return false, nil
-	}
-	m.creds[id] = memCred{digest: next, at: at}
-	return true, nil
-}
-
-func (m *memCreds) reset(id string) {
-	m.cmu.Lock()
-	defer m.cmu.Unlock()
-	delete(m.creds, id)
-}
 
 const acceptsSettings = uint64(protobufs.AgentCapabilities_AgentCapabilities_ReportsStatus |
 	protobufs.AgentCapabilities_AgentCapabilities_ReportsHealth |
@@ -201,11 +125,11 @@ func TestIdentity_ImpostorIsRefusedAndTheAgentUntouched(t *testing.T) {
 			for last := -1; last != st.writeCount(); time.Sleep(50 * time.Millisecond) {
 				last = st.writeCount()
 			}
-			st.mu.Lock()
-			a := st.byID[id1]
+			st.store.Lock()
+			a := st.store.Agents[id1]
 			a.Fleet = "edge"
-			st.byID[id1] = a
-			st.mu.Unlock()
+			st.store.Agents[id1] = a
+			st.store.Unlock()
 			before := st.get(id1)
 			writes := st.writeCount()
 

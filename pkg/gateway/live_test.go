@@ -83,7 +83,7 @@ func TestGateway_DrainEndsLease(t *testing.T) {
 	defer cancel()
 	must(t, h.g.Drain(ctx))
 	drained := h.clock.Now()
-	if l := h.agents.leases[h.g.Task()]; !l.Ended || !l.Until.Equal(drained) {
+	if l := h.agents.lease(h.g.Task()); !l.Ended || !l.Until.Equal(drained) {
 		t.Fatalf("lease after the drain: %+v", l)
 	}
 	if !onlineNow(t, h.agents, id1, drained.Add(9*time.Second)) {
@@ -93,7 +93,7 @@ func TestGateway_DrainEndsLease(t *testing.T) {
 		t.Error("online after the reconnect grace of a drain")
 	}
 	h.g.RenewLease(context.Background())
-	if l := h.agents.leases[h.g.Task()]; !l.Ended {
+	if l := h.agents.lease(h.g.Task()); !l.Ended {
 		t.Error("a drained task renewed its lease")
 	}
 }
@@ -216,14 +216,14 @@ func TestGateway_ConnectStormLosesNoAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	g.waitWrites(ctx)
-	store.mu.Lock()
+	store.store.Lock()
 	stored := 0
-	for _, a := range store.byID {
+	for _, a := range store.store.Agents {
 		if a.Online && a.ServiceVersion == "1.0" && a.Task == g.Task() {
 			stored++
 		}
 	}
-	store.mu.Unlock()
+	store.store.Unlock()
 	if stored != agents {
 		t.Errorf("%d of %d agents stored", stored, agents)
 	}

@@ -67,21 +67,21 @@ func TestSameFacts(t *testing.T) {
 // never more often than it polls.
 func TestSweepEvery(t *testing.T) {
 	tests := []struct {
-		name         string
-		heartbeat    time.Duration
-		offlineAfter int
-		poll         time.Duration
-		want         time.Duration
+		name              string
+		heartbeat         time.Duration
+		offlineHeartbeats int
+		poll              time.Duration
+		want              time.Duration
 	}{
-		{name: "defaults", heartbeat: 30 * time.Second, offlineAfter: 3, poll: time.Second, want: 9 * time.Second},   // 90 s / 10
-		{name: "short heartbeat", heartbeat: 2 * time.Second, offlineAfter: 3, poll: time.Second, want: time.Second}, // 0.6 s: the poll's
-		{name: "slow poll", heartbeat: 30 * time.Second, offlineAfter: 3, poll: 15 * time.Second, want: 15 * time.Second},
-		{name: "patient", heartbeat: time.Minute, offlineAfter: 5, poll: time.Second, want: 30 * time.Second}, // 300 s / 10
+		{name: "defaults", heartbeat: 30 * time.Second, offlineHeartbeats: 3, poll: time.Second, want: 9 * time.Second},   // 90 s / 10
+		{name: "short heartbeat", heartbeat: 2 * time.Second, offlineHeartbeats: 3, poll: time.Second, want: time.Second}, // 0.6 s: the poll's
+		{name: "slow poll", heartbeat: 30 * time.Second, offlineHeartbeats: 3, poll: 15 * time.Second, want: 15 * time.Second},
+		{name: "patient", heartbeat: time.Minute, offlineHeartbeats: 5, poll: time.Second, want: 30 * time.Second}, // 300 s / 10
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := New(Config{Now: func() time.Time { return t0 }, Tokens: []string{"t"},
-				Heartbeat: tt.heartbeat, OfflineAfter: tt.offlineAfter, PollInterval: tt.poll}, newMemAgents(), memConfigs{})
+				Heartbeat: tt.heartbeat, OfflineAfterHeartbeats: tt.offlineHeartbeats, PollInterval: tt.poll}, newMemAgents(), memConfigs{})
 			if err != nil {
 				t.Fatal(err)
 			}

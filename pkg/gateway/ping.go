@@ -12,7 +12,7 @@ import (
 // looks idle to the load balancer: AWS's Network Load Balancer drops a TLS
 // flow on which nothing passed for 350 s, and a connection that carries
 // nothing for that long (an agent with a longer heartbeat, where the
-// liveness timeout Heartbeat × OfflineAfter allows it, or a connection
+// liveness timeout Heartbeat × OfflineAfterHeartbeats allows it, or a connection
 // before its first message) would be lost without either end noticing
 // until its next write. A ping (and the agent's pong) keeps the flow alive;
 // it is not an OpAMP message and does not count as a heartbeat: a silent

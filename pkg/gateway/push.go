@@ -383,7 +383,7 @@ func (g *Gateway) remoteConfig(ctx context.Context, hash string) (*protobufs.Age
 }
 
 // sweep ends the sessions not heard from for the liveness timeout
-// (Heartbeat × OfflineAfter, judged in memory: heartbeats are not written):
+// (Heartbeat × OfflineAfterHeartbeats, judged in memory: heartbeats are not written):
 // a WebSocket connection is closed, whose close callback writes the agent
 // offline; a plain HTTP session is ended and written offline here. It reads
 // each session's last message time atomically under the registry's read
@@ -405,7 +405,7 @@ func (g *Gateway) sweep() {
 // SweepEvery is how often Run looks for silent sessions: a tenth of the
 // liveness timeout, so that a silent agent is closed at most 10 % late,
 // and never more often than the poll. With the defaults (Heartbeat 30 s ×
-// OfflineAfter 3 = 90 s, PollInterval 1 s): every 9 s, and a silent agent
+// OfflineAfterHeartbeats 3 = 90 s, PollInterval 1 s): every 9 s, and a silent agent
 // goes offline between 90 s and 99 s after its last message. Each sweep
 // reads every session, so running it each second cost more CPU than
 // everything else an idle task does but the OpAMP reads and writes.

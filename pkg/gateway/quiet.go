@@ -7,7 +7,7 @@ import (
 
 // A WebSocket connection that authenticated but opened no agent session is
 // closed when it stays quiet: FirstMessageWait after the upgrade without a
-// complete message, or the liveness timeout (Heartbeat × OfflineAfter)
+// complete message, or the liveness timeout (Heartbeat × OfflineAfterHeartbeats)
 // after a message that opened no session (one refused as malformed, or one
 // answered "unavailable, retry" while the store was busy; the agent sends
 // again at its next heartbeat). Once a session is open, the sweep's

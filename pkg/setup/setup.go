@@ -38,12 +38,13 @@ const (
 	EnvTablePrefix     = "MYRIARCH_TABLE_PREFIX"
 	EnvStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN"
 	EnvServerTimezone  = "MYRIARCH_DEFAULT_TIMEZONE"
-	EnvOfflineAfter    = "MYRIARCH_OFFLINE_AFTER"   // default 90s: three gateway heartbeats
+	EnvOfflineAfter    = "MYRIARCH_OFFLINE_AFTER"   // a duration, default 90s: three gateway heartbeats
 	EnvReconnectGrace  = "MYRIARCH_RECONNECT_GRACE" // default 10s: a closed connection still counts as online
 	EnvAgentRetention  = "MYRIARCH_AGENT_RETENTION" // default 168h: offline longer, an agent is gone
 )
 
-// Defaults of the liveness rule of rollouts.
+// Defaults of the liveness rule of rollouts, durations all (the gateway's
+// -offline-after counts heartbeats instead: 3 × 30 s is DefaultOfflineAfter).
 const (
 	DefaultOfflineAfter   = 90 * time.Second
 	DefaultReconnectGrace = 10 * time.Second

@@ -140,7 +140,7 @@ func (m *Store) updateAgents(ids []string, change func(*agent.Agent)) error {
 	for _, id := range ids {
 		if a, ok := m.Agents[id]; ok {
 			change(&a)
-			m.Agents[id] = a
+			m.putAgent(a)
 		}
 	}
 	return nil

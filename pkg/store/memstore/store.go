@@ -35,8 +35,9 @@ type Store struct {
 	Executors      map[string]executorobject.Object
 	Selections     map[string]selection.Selection
 	Agents         map[string]agent.Agent
-	Creds          map[string]bool // agents holding a credential of their own
-	Rotating       map[string]bool // agents whose credential's rotation was asked for
+	Creds          map[string]Credential // by agent id: the agents holding a credential of their own
+	Pushes         map[string]Push       // by agent id: what the gateway delivered
+	GatewayLeases  map[string]Lease      // by gateway task
 	// Sweep is the assignment sweep PutRevision records, at the revision
 	// pointer's counter.
 	Sweep    assignment.Sweep
@@ -48,6 +49,7 @@ type Store struct {
 	ReleaseConflicts int
 
 	auditSeq int
+	versions map[string]int64 // by agent id: the item's counter
 	events   notifytest.Feed
 	fail     map[string]error
 }
@@ -63,7 +65,8 @@ var (
 func New() *Store {
 	return &Store{FleetsByName: map[string]fleet.Fleet{}, PoliciesByName: map[string]policy.Policy{},
 		Selections: map[string]selection.Selection{}, Agents: map[string]agent.Agent{},
-		Creds: map[string]bool{}, Rotating: map[string]bool{}, Releases: map[string]releases.Release{},
+		Creds: map[string]Credential{}, Pushes: map[string]Push{}, GatewayLeases: map[string]Lease{}, versions: map[string]int64{},
+		Releases: map[string]releases.Release{},
 		Rollouts: map[string]rollout.Rollout{}, Targets: map[string][]rollout.Target{}, fail: map[string]error{}}
 }
 

@@ -9,8 +9,12 @@
 // ends), paging (limits, tokens that follow to the end with no duplicates
 // or omissions, a foreign token wrapping page.ErrBadToken), transactions (a
 // failing condition in a write of several items changes none of them),
-// selection compare-and-set, and concurrent applies of a revision (no lost
-// update of the pointer).
+// selection compare-and-set, concurrent applies of a revision (no lost
+// update of the pointer), and the gateway's side (GatewayStore): a report
+// keeps the desired state, a disconnect yields to a newer connection, the
+// lagging index lists exactly what is to deliver and an acknowledged push
+// leaves it, credentials bind once and rotate by offer and promotion, and
+// leases belong to the process that holds them.
 package storecontract
 
 import (
@@ -46,6 +50,7 @@ type Store interface {
 	PutRevision(ctx context.Context, rev revision.Revision, appliedAt time.Time) error
 	GetRelease(ctx context.Context, distribution, version string) (*releases.Release, error)
 	PutRelease(ctx context.Context, r releases.Release, previousRevision int64) error
+	GatewayStore
 }
 
 // Run runs every case, each on a new, empty store from newStore.
@@ -66,6 +71,13 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		{"Selection_CompareAndSet", selectionCompareAndSet},
 		{"Revision_ConcurrentAppliesLoseNoUpdate", concurrentApplies},
 		{"Release_StaleRevisionIsConflict", staleRelease},
+		{"Agent_SaveKeepsTheDesiredState", saveKeepsTheDesiredState},
+		{"Agent_DisconnectYieldsToANewerConnection", disconnectYieldsToANewerConnection},
+		{"Lagging_ListsExactlyWhatIsToDeliver", laggingListsExactlyWhatIsToDeliver},
+		{"Lagging_AckOfAPushTakesTheAgentOut", ackOfAPush},
+		{"Credential_BindIsConditional", bindIsConditional},
+		{"Credential_OfferAndPromote", offerAndPromote},
+		{"Lease_RenewAndEndByTheProcessThatHoldsIt", leaseRenewAndEnd},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
