@@ -33,14 +33,14 @@ func TestLoadConfig_Precedence(t *testing.T) {
 		lambdas  string
 		protects bool
 	}{
-		{"defaults", nil, nil, "dev", 2, repo(t, "build", "lambda"), true},                                                                                  // nothing set
-		{"env", nil, map[string]string{"MYRIARCH_STAGE": "prod", "MYRIARCH_GATEWAY_TASKS": "3"}, "prod", 3, repo(t, "build", "lambda"), true},               // environment over default
-		{"context over env", map[string]string{"stage": "qa"}, map[string]string{"MYRIARCH_STAGE": "prod"}, "qa", 2, repo(t, "build", "lambda"), true},      // context wins
-		{"empty context ignored", map[string]string{"stage": ""}, map[string]string{"MYRIARCH_STAGE": "prod"}, "prod", 2, repo(t, "build", "lambda"), true}, // -c stage= does not blank it
-		{"repo root moves lambdas", map[string]string{"repoRoot": "/r"}, nil, "dev", 2, "/r/build/lambda", true},                                            // build dir follows the root
-		{"explicit lambda dir", map[string]string{"lambdaBuildDir": "/tmp/l"}, nil, "dev", 2, "/tmp/l", true},                                               // override
-		{"protection off", map[string]string{"deletionProtection": "false"}, nil, "dev", 2, repo(t, "build", "lambda"), false},                              // local stacks
-		{"protection off by env", nil, map[string]string{"MYRIARCH_DELETION_PROTECTION": "0"}, "dev", 2, repo(t, "build", "lambda"), false},                 // strconv.ParseBool forms
+		{name: "defaults", context: nil, env: nil, stage: "dev", tasks: 2, lambdas: repo(t, "build", "lambda"), protects: true},                                                                                  // nothing set
+		{name: "env", context: nil, env: map[string]string{"MYRIARCH_STAGE": "prod", "MYRIARCH_GATEWAY_TASKS": "3"}, stage: "prod", tasks: 3, lambdas: repo(t, "build", "lambda"), protects: true},               // environment over default
+		{name: "context over env", context: map[string]string{"stage": "qa"}, env: map[string]string{"MYRIARCH_STAGE": "prod"}, stage: "qa", tasks: 2, lambdas: repo(t, "build", "lambda"), protects: true},      // context wins
+		{name: "empty context ignored", context: map[string]string{"stage": ""}, env: map[string]string{"MYRIARCH_STAGE": "prod"}, stage: "prod", tasks: 2, lambdas: repo(t, "build", "lambda"), protects: true}, // -c stage= does not blank it
+		{name: "repo root moves lambdas", context: map[string]string{"repoRoot": "/r"}, env: nil, stage: "dev", tasks: 2, lambdas: "/r/build/lambda", protects: true},                                            // build dir follows the root
+		{name: "explicit lambda dir", context: map[string]string{"lambdaBuildDir": "/tmp/l"}, env: nil, stage: "dev", tasks: 2, lambdas: "/tmp/l", protects: true},                                               // override
+		{name: "protection off", context: map[string]string{"deletionProtection": "false"}, env: nil, stage: "dev", tasks: 2, lambdas: repo(t, "build", "lambda"), protects: false},                              // local stacks
+		{name: "protection off by env", context: nil, env: map[string]string{"MYRIARCH_DELETION_PROTECTION": "0"}, stage: "dev", tasks: 2, lambdas: repo(t, "build", "lambda"), protects: false},                 // strconv.ParseBool forms
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,31 +71,31 @@ func TestLoadConfig_Refuses(t *testing.T) {
 	tests := []struct {
 		key, value, message string
 	}{
-		{"gatewayTasks", "1", "gatewayTasks"},                                                // one task is a single point of failure
-		{"gatewayTasks", "two", "gatewayTasks"},                                              // not a number
-		{"gatewayMaxTasks", "1", "gatewayMaxTasks"},                                          // fewer than gatewayTasks
-		{"natGateways", "-1", "natGateways"},                                                 // negative
-		{"plannerReservedConcurrency", "2", "plannerReservedConcurrency"},                    // more than one planner at once is no single writer
-		{"packageDownloadUrl", "http://d.example.com/{version}", "packageDownloadUrl"},       // not https: a download could be changed on the way
-		{"packageDownloadUrl", "https://d.example.com/otelcol.tar.gz", "packageDownloadUrl"}, // every version would be the same file
-		{"packageChecksumsUrl", "http://d.example.com/{version}/checksums.txt", "packageChecksumsUrl"},
-		{"packageSignatureUrl", "https://d.example.com/otelcol.tar.gz.minisig", "packageSignatureUrl"},
-		{"apiRateLimit", "0", "apiRateLimit"},                             // would refuse every request
-		{"deletionProtection", "maybe", "deletionProtection"},             // not a boolean
-		{"gateway", "no", "gateway"},                                      // strconv.ParseBool forms only
-		{"stage", "Prod", "stage"},                                        // upper case breaks resource names
-		{"stage", "1st", "stage"},                                         // must start with a letter
-		{"stage", "a-very-long-stage-name-x", "stage"},                    // over 20 characters
-		{"gatewayArch", "aarch64", "gatewayArch"},                         // only ECS's names
-		{"releaseRefresh", "acme-otelcol", "releaseRefresh"},              // a distribution without a known publisher names its repository
-		{"releaseRefresh", "Otelcol", "releaseRefresh"},                   // not a distribution name
-		{"releaseSourceUrl", "http://api.github.com", "releaseSourceUrl"}, // the refresh speaks https only
-		{"approvalWaitAlarm", "1d", "approvalWaitAlarm"},                  // Go durations: 24h
-		{"approvalWaitAlarm", "1m", "approvalWaitAlarm"},                  // shorter than the watchdog's 5 minutes between measurements
-		{"approvalWaitAlarm", "6h0m0.5s", "approvalWaitAlarm"},            // the metric is in whole seconds
-		{"agentRetention", "7d", "agentRetention"},                        // Go durations: 168h
-		{"agentRetention", "-1h", "agentRetention"},                       // negative
-		{"agentRetention", "10m", "agentRetention"},                       // minutes: a restart would make agents gone
+		{key: "gatewayTasks", value: "1", message: "gatewayTasks"},                                                // one task is a single point of failure
+		{key: "gatewayTasks", value: "two", message: "gatewayTasks"},                                              // not a number
+		{key: "gatewayMaxTasks", value: "1", message: "gatewayMaxTasks"},                                          // fewer than gatewayTasks
+		{key: "natGateways", value: "-1", message: "natGateways"},                                                 // negative
+		{key: "plannerReservedConcurrency", value: "2", message: "plannerReservedConcurrency"},                    // more than one planner at once is no single writer
+		{key: "packageDownloadUrl", value: "http://d.example.com/{version}", message: "packageDownloadUrl"},       // not https: a download could be changed on the way
+		{key: "packageDownloadUrl", value: "https://d.example.com/otelcol.tar.gz", message: "packageDownloadUrl"}, // every version would be the same file
+		{key: "packageChecksumsUrl", value: "http://d.example.com/{version}/checksums.txt", message: "packageChecksumsUrl"},
+		{key: "packageSignatureUrl", value: "https://d.example.com/otelcol.tar.gz.minisig", message: "packageSignatureUrl"},
+		{key: "apiRateLimit", value: "0", message: "apiRateLimit"},                             // would refuse every request
+		{key: "deletionProtection", value: "maybe", message: "deletionProtection"},             // not a boolean
+		{key: "gateway", value: "no", message: "gateway"},                                      // strconv.ParseBool forms only
+		{key: "stage", value: "Prod", message: "stage"},                                        // upper case breaks resource names
+		{key: "stage", value: "1st", message: "stage"},                                         // must start with a letter
+		{key: "stage", value: "a-very-long-stage-name-x", message: "stage"},                    // over 20 characters
+		{key: "gatewayArch", value: "aarch64", message: "gatewayArch"},                         // only ECS's names
+		{key: "releaseRefresh", value: "acme-otelcol", message: "releaseRefresh"},              // a distribution without a known publisher names its repository
+		{key: "releaseRefresh", value: "Otelcol", message: "releaseRefresh"},                   // not a distribution name
+		{key: "releaseSourceUrl", value: "http://api.github.com", message: "releaseSourceUrl"}, // the refresh speaks https only
+		{key: "approvalWaitAlarm", value: "1d", message: "approvalWaitAlarm"},                  // Go durations: 24h
+		{key: "approvalWaitAlarm", value: "1m", message: "approvalWaitAlarm"},                  // shorter than the watchdog's 5 minutes between measurements
+		{key: "approvalWaitAlarm", value: "6h0m0.5s", message: "approvalWaitAlarm"},            // the metric is in whole seconds
+		{key: "agentRetention", value: "7d", message: "agentRetention"},                        // Go durations: 168h
+		{key: "agentRetention", value: "-1h", message: "agentRetention"},                       // negative
+		{key: "agentRetention", value: "10m", message: "agentRetention"},                       // minutes: a restart would make agents gone
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -112,10 +112,10 @@ func TestLoadConfig_ApprovalWaitAlarm(t *testing.T) {
 		context, env map[string]string
 		want         time.Duration
 	}{
-		{nil, nil, 24 * time.Hour}, // the default
-		{nil, map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, 8 * time.Hour},
-		{map[string]string{"approvalWaitAlarm": "90m"}, map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, 90 * time.Minute}, // context wins
-		{map[string]string{"approvalWaitAlarm": "5m"}, nil, 5 * time.Minute},                                                       // the shortest: one measurement
+		{context: nil, env: nil, want: 24 * time.Hour}, // the default
+		{context: nil, env: map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, want: 8 * time.Hour},
+		{context: map[string]string{"approvalWaitAlarm": "90m"}, env: map[string]string{"MYRIARCH_APPROVAL_WAIT_ALARM": "8h"}, want: 90 * time.Minute}, // context wins
+		{context: map[string]string{"approvalWaitAlarm": "5m"}, env: nil, want: 5 * time.Minute},                                                       // the shortest: one measurement
 	}
 	for _, tt := range tests {
 		c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
@@ -130,11 +130,11 @@ func TestLoadConfig_AgentRetention(t *testing.T) {
 		context, env map[string]string
 		want         string
 	}{
-		{nil, nil, ""}, // the functions' default, 7 days
-		{nil, map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, "720h"},
-		{map[string]string{"agentRetention": "48h"}, map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, "48h"}, // context wins
-		{map[string]string{"agentRetention": "0"}, nil, "0"},                                                       // never gone
-		{map[string]string{"agentRetention": "1h"}, nil, "1h"},                                                     // the shortest
+		{context: nil, env: nil, want: ""}, // the functions' default, 7 days
+		{context: nil, env: map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, want: "720h"},
+		{context: map[string]string{"agentRetention": "48h"}, env: map[string]string{"MYRIARCH_AGENT_RETENTION": "720h"}, want: "48h"}, // context wins
+		{context: map[string]string{"agentRetention": "0"}, env: nil, want: "0"},                                                       // never gone
+		{context: map[string]string{"agentRetention": "1h"}, env: nil, want: "1h"},                                                     // the shortest
 	}
 	for _, tt := range tests {
 		c, err := LoadConfig(lookup(tt.context), lookup(tt.env))
@@ -170,14 +170,14 @@ func TestLoadConfig_APITokens(t *testing.T) {
 		want    string // the table, or the error's text
 		ok      bool
 	}{
-		{"none", nil, "", true}, // every request refused until configured
-		{"inline", map[string]string{"apiTokens": tokenTable}, tokenTable, true},                                           // the JSON itself
-		{"file under the repo root", map[string]string{"repoRoot": dir, "apiTokensFile": "tokens.json"}, tokenTable, true}, // relative to repoRoot
-		{"absolute file", map[string]string{"apiTokensFile": filepath.Join(dir, "tokens.json")}, tokenTable, true},
-		{"both", map[string]string{"apiTokens": tokenTable, "apiTokensFile": "x.json"}, "set one", false},
-		{"missing file", map[string]string{"apiTokensFile": filepath.Join(dir, "nope.json")}, "apiTokensFile", false},
-		{"not JSON", map[string]string{"apiTokens": "secret"}, "apiTokens", false},                                      // a plain token is refused
-		{"bad role", map[string]string{"apiTokens": strings.Replace(tokenTable, "operator", "root", 1)}, "role", false}, // pkg/api's own check
+		{name: "none", context: nil, want: "", ok: true},                                                                                            // every request refused until configured
+		{name: "inline", context: map[string]string{"apiTokens": tokenTable}, want: tokenTable, ok: true},                                           // the JSON itself
+		{name: "file under the repo root", context: map[string]string{"repoRoot": dir, "apiTokensFile": "tokens.json"}, want: tokenTable, ok: true}, // relative to repoRoot
+		{name: "absolute file", context: map[string]string{"apiTokensFile": filepath.Join(dir, "tokens.json")}, want: tokenTable, ok: true},
+		{name: "both", context: map[string]string{"apiTokens": tokenTable, "apiTokensFile": "x.json"}, want: "set one", ok: false},
+		{name: "missing file", context: map[string]string{"apiTokensFile": filepath.Join(dir, "nope.json")}, want: "apiTokensFile", ok: false},
+		{name: "not JSON", context: map[string]string{"apiTokens": "secret"}, want: "apiTokens", ok: false},                                      // a plain token is refused
+		{name: "bad role", context: map[string]string{"apiTokens": strings.Replace(tokenTable, "operator", "root", 1)}, want: "role", ok: false}, // pkg/api's own check
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,9 +33,9 @@ func TestFunctions_MatchTheFunctionsDirectory(t *testing.T) {
 
 func TestSubstitutionKey(t *testing.T) {
 	tests := []struct{ function, key string }{
-		{"engine", "EngineFunctionArn"},          // one word
-		{"agent-event", "AgentEventFunctionArn"}, // dashes become camel case
-		{"api", "ApiFunctionArn"},                // CloudFormation-style capitalisation, not API
+		{function: "engine", key: "EngineFunctionArn"},          // one word
+		{function: "agent-event", key: "AgentEventFunctionArn"}, // dashes become camel case
+		{function: "api", key: "ApiFunctionArn"},                // CloudFormation-style capitalisation, not API
 	}
 	for _, tt := range tests {
 		if got := substitutionKey(tt.function); got != tt.key {
@@ -50,11 +50,11 @@ func TestTaskFunctions(t *testing.T) {
 		want map[string]string
 		err  string
 	}{
-		{`{"a":"${EngineFunctionArn}","b":"${EngineFunctionArn}"}`, map[string]string{"EngineFunctionArn": fnEngine}, ""}, // named twice, mapped once
-		{`{"a":"${EngineFunctionArn}","b":"${PlannerFunctionArn}"}`, map[string]string{"EngineFunctionArn": fnEngine, "PlannerFunctionArn": fnPlanner}, ""},
-		{`{"a":"${ExecutorFunctionArn}"}`, nil, "${ExecutorFunctionArn}"}, // a task Lambda the app lacks
-		{`{"a":"${TableName}"}`, nil, "${TableName}"},                     // not a function at all
-		{`{"a":"$.path"}`, map[string]string{}, ""},                       // JSONPath is no placeholder
+		{asl: `{"a":"${EngineFunctionArn}","b":"${EngineFunctionArn}"}`, want: map[string]string{"EngineFunctionArn": fnEngine}, err: ""}, // named twice, mapped once
+		{asl: `{"a":"${EngineFunctionArn}","b":"${PlannerFunctionArn}"}`, want: map[string]string{"EngineFunctionArn": fnEngine, "PlannerFunctionArn": fnPlanner}, err: ""},
+		{asl: `{"a":"${ExecutorFunctionArn}"}`, want: nil, err: "${ExecutorFunctionArn}"}, // a task Lambda the app lacks
+		{asl: `{"a":"${TableName}"}`, want: nil, err: "${TableName}"},                     // not a function at all
+		{asl: `{"a":"$.path"}`, want: map[string]string{}, err: ""},                       // JSONPath is no placeholder
 	}
 	for _, tt := range tests {
 		got, err := taskFunctions([]byte(tt.asl))

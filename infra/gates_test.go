@@ -73,21 +73,21 @@ func TestLoadConfig_RefusesGates(t *testing.T) {
 		context map[string]string
 		message string
 	}{
-		{map[string]string{"prometheusUrl": "prometheus:9090"}, "prometheusUrl"},                                                   // no scheme: "prometheus" is taken for one
-		{map[string]string{"prometheusUrl": "/api/v1"}, "prometheusUrl"},                                                           // no host
-		{map[string]string{"alertmanagerUrl": "ftp://alertmanager:9093"}, "alertmanagerUrl"},                                       // http(s) only
-		{map[string]string{"ampWorkspaceArn": testWorkspace}, "ampWorkspaceArn"},                                                   // the id, not the ARN
-		{map[string]string{"ampWorkspaceArn": "arn:aws:aps:eu-west-1:123456789012:rulegroupsnamespace/ws-1/x"}, "ampWorkspaceArn"}, // another resource of AMP
-		{map[string]string{"ampWorkspaceArn": "arn:aws:prometheus:eu-west-1:123456789012:workspace/ws-1"}, "ampWorkspaceArn"},      // AMP's service is aps
-		{map[string]string{"ampWorkspaceArn": "arn:aws:aps:eu-west-1:1234:workspace/ws-1"}, "ampWorkspaceArn"},                     // an account has 12 digits
-		{map[string]string{"ampWorkspaceArn": "arn:aws:aps::123456789012:workspace/ws-1"}, "ampWorkspaceArn"},                      // no region to sign for
-		{map[string]string{"cloudwatchGates": "maybe"}, "cloudwatchGates"},
-		{map[string]string{"gateVpcId": "vpc-xyz", "gateSubnetIds": "subnet-aaaaaaaa"}, "gateVpcId"},                                         // not an id
-		{map[string]string{"gateVpcId": vpc}, "gateSubnetIds"},                                                                               // a VPC needs the engine's subnets
-		{map[string]string{"gateSubnetIds": "subnet-aaaaaaaa"}, "gateVpcId"},                                                                 // subnets of which VPC?
-		{map[string]string{"gateSecurityGroupIds": "sg-11111111"}, "gateVpcId"},                                                              // groups of which VPC?
-		{map[string]string{"gateVpcId": vpc, "gateSubnetIds": "subnet-AAAAAAAA"}, "gateSubnetIds"},                                           // EC2 ids are lower case
-		{map[string]string{"gateVpcId": vpc, "gateSubnetIds": "subnet-aaaaaaaa", "gateSecurityGroupIds": "default"}, "gateSecurityGroupIds"}, // an id, not a name
+		{context: map[string]string{"prometheusUrl": "prometheus:9090"}, message: "prometheusUrl"},                                                   // no scheme: "prometheus" is taken for one
+		{context: map[string]string{"prometheusUrl": "/api/v1"}, message: "prometheusUrl"},                                                           // no host
+		{context: map[string]string{"alertmanagerUrl": "ftp://alertmanager:9093"}, message: "alertmanagerUrl"},                                       // http(s) only
+		{context: map[string]string{"ampWorkspaceArn": testWorkspace}, message: "ampWorkspaceArn"},                                                   // the id, not the ARN
+		{context: map[string]string{"ampWorkspaceArn": "arn:aws:aps:eu-west-1:123456789012:rulegroupsnamespace/ws-1/x"}, message: "ampWorkspaceArn"}, // another resource of AMP
+		{context: map[string]string{"ampWorkspaceArn": "arn:aws:prometheus:eu-west-1:123456789012:workspace/ws-1"}, message: "ampWorkspaceArn"},      // AMP's service is aps
+		{context: map[string]string{"ampWorkspaceArn": "arn:aws:aps:eu-west-1:1234:workspace/ws-1"}, message: "ampWorkspaceArn"},                     // an account has 12 digits
+		{context: map[string]string{"ampWorkspaceArn": "arn:aws:aps::123456789012:workspace/ws-1"}, message: "ampWorkspaceArn"},                      // no region to sign for
+		{context: map[string]string{"cloudwatchGates": "maybe"}, message: "cloudwatchGates"},
+		{context: map[string]string{"gateVpcId": "vpc-xyz", "gateSubnetIds": "subnet-aaaaaaaa"}, message: "gateVpcId"},                                         // not an id
+		{context: map[string]string{"gateVpcId": vpc}, message: "gateSubnetIds"},                                                                               // a VPC needs the engine's subnets
+		{context: map[string]string{"gateSubnetIds": "subnet-aaaaaaaa"}, message: "gateVpcId"},                                                                 // subnets of which VPC?
+		{context: map[string]string{"gateSecurityGroupIds": "sg-11111111"}, message: "gateVpcId"},                                                              // groups of which VPC?
+		{context: map[string]string{"gateVpcId": vpc, "gateSubnetIds": "subnet-AAAAAAAA"}, message: "gateSubnetIds"},                                           // EC2 ids are lower case
+		{context: map[string]string{"gateVpcId": vpc, "gateSubnetIds": "subnet-aaaaaaaa", "gateSecurityGroupIds": "default"}, message: "gateSecurityGroupIds"}, // an id, not a name
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(sortedKeys(tt.context), "+"), func(t *testing.T) {
@@ -106,10 +106,10 @@ func TestGates_EngineEnvironment(t *testing.T) {
 		context map[string]string
 		want    map[string]any
 	}{
-		{"defaults", nil, map[string]any{gateread.EnvCloudWatch: "on"}},
-		{"variant", variant, map[string]any{gateread.EnvPrometheusURL: variant["prometheusUrl"], gateread.EnvPrometheusSigV4Region: "eu-west-1",
+		{name: "defaults", context: nil, want: map[string]any{gateread.EnvCloudWatch: "on"}},
+		{name: "variant", context: variant, want: map[string]any{gateread.EnvPrometheusURL: variant["prometheusUrl"], gateread.EnvPrometheusSigV4Region: "eu-west-1",
 			gateread.EnvAlertmanagerURL: variant["alertmanagerUrl"], gateread.EnvCloudWatch: "off"}},
-		{"workspace alone", gatesVariant, map[string]any{gateread.EnvPrometheusURL: testWorkspaceURL, gateread.EnvPrometheusSigV4Region: "eu-west-1",
+		{name: "workspace alone", context: gatesVariant, want: map[string]any{gateread.EnvPrometheusURL: testWorkspaceURL, gateread.EnvPrometheusSigV4Region: "eu-west-1",
 			gateread.EnvCloudWatch: "on"}},
 	}
 	names := []string{gateread.EnvPrometheusURL, gateread.EnvPrometheusSigV4Region, gateread.EnvAlertmanagerURL, gateread.EnvCloudWatch}

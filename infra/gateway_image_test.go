@@ -16,14 +16,14 @@ func TestParseECRImage(t *testing.T) {
 		repo, ref string
 		arn       string
 	}{
-		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/myriarch/gateway:1.2.3", true, "myriarch/gateway", "1.2.3", "arn:aws:ecr:eu-west-1:123456789012:repository/myriarch/gateway"}, // tag
-		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw@sha256:abc", true, "gw", "sha256:abc", "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                 // digest
-		{"123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw", true, "gw", "latest", "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                                // no tag: latest, as docker pull
-		{"123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/gw:1", true, "gw", "1", "arn:aws-cn:ecr:cn-north-1:123456789012:repository/gw"},                                           // China partition
-		{"public.ecr.aws/myriarch/gateway:1", false, "", "", ""}, // public registry: pulled as is
-		{"ghcr.io/myriarch/gateway:1", false, "", "", ""},        // other registry
-		{"localhost:5000/gw:1", false, "", "", ""},               // a port is not a tag
-		{"", false, "", "", ""},                                  // not set
+		{uri: "123456789012.dkr.ecr.eu-west-1.amazonaws.com/myriarch/gateway:1.2.3", ok: true, repo: "myriarch/gateway", ref: "1.2.3", arn: "arn:aws:ecr:eu-west-1:123456789012:repository/myriarch/gateway"}, // tag
+		{uri: "123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw@sha256:abc", ok: true, repo: "gw", ref: "sha256:abc", arn: "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                 // digest
+		{uri: "123456789012.dkr.ecr.eu-west-1.amazonaws.com/gw", ok: true, repo: "gw", ref: "latest", arn: "arn:aws:ecr:eu-west-1:123456789012:repository/gw"},                                                // no tag: latest, as docker pull
+		{uri: "123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/gw:1", ok: true, repo: "gw", ref: "1", arn: "arn:aws-cn:ecr:cn-north-1:123456789012:repository/gw"},                                           // China partition
+		{uri: "public.ecr.aws/myriarch/gateway:1", ok: false, repo: "", ref: "", arn: ""},                                                                                                                     // public registry: pulled as is
+		{uri: "ghcr.io/myriarch/gateway:1", ok: false, repo: "", ref: "", arn: ""},                                                                                                                            // other registry
+		{uri: "localhost:5000/gw:1", ok: false, repo: "", ref: "", arn: ""},                                                                                                                                   // a port is not a tag
+		{uri: "", ok: false, repo: "", ref: "", arn: ""},                                                                                                                                                      // not set
 	}
 	for _, tt := range tests {
 		img, ok := parseECRImage(tt.uri)

@@ -31,14 +31,14 @@ func TestFunctions_GoOnGraviton(t *testing.T) {
 				got   any
 				want  any
 			}{
-				{"Runtime", p["Runtime"], "provided.al2023"},
-				{"Architectures", p["Architectures"], []any{"arm64"}},
-				{"Handler", p["Handler"], "bootstrap"},
-				{"TracingConfig", p["TracingConfig"], map[string]any{"Mode": "Active"}},
-				{"MemorySize", p["MemorySize"], float64(f.MemoryMB)},
-				{"Timeout", p["Timeout"], float64(f.TimeoutSeconds)},
-				{"table prefix", env(p)[envTablePrefix], "myriarch-test-"},
-				{"stage", env(p)[envStage], testStage},
+				{field: "Runtime", got: p["Runtime"], want: "provided.al2023"},
+				{field: "Architectures", got: p["Architectures"], want: []any{"arm64"}},
+				{field: "Handler", got: p["Handler"], want: "bootstrap"},
+				{field: "TracingConfig", got: p["TracingConfig"], want: map[string]any{"Mode": "Active"}},
+				{field: "MemorySize", got: p["MemorySize"], want: float64(f.MemoryMB)},
+				{field: "Timeout", got: p["Timeout"], want: float64(f.TimeoutSeconds)},
+				{field: "table prefix", got: env(p)[envTablePrefix], want: "myriarch-test-"},
+				{field: "stage", got: env(p)[envStage], want: testStage},
 			}
 			for _, c := range checks {
 				if !reflect.DeepEqual(c.got, c.want) {

@@ -64,11 +64,11 @@ func TestStateMachine_IsTheFileWithTheEngineSubstituted(t *testing.T) {
 			field     string
 			got, want any
 		}{
-			{"name", p["StateMachineName"], "myriarch-test-rollout"},
-			{"type", p["StateMachineType"], "STANDARD"},
-			{"tracing", p["TracingConfiguration"], map[string]any{"Enabled": true}},
-			{"log level", p["LoggingConfiguration"].(map[string]any)["Level"], "ALL"},
-			{"execution data", p["LoggingConfiguration"].(map[string]any)["IncludeExecutionData"], true},
+			{field: "name", got: p["StateMachineName"], want: "myriarch-test-rollout"},
+			{field: "type", got: p["StateMachineType"], want: "STANDARD"},
+			{field: "tracing", got: p["TracingConfiguration"], want: map[string]any{"Enabled": true}},
+			{field: "log level", got: p["LoggingConfiguration"].(map[string]any)["Level"], want: "ALL"},
+			{field: "execution data", got: p["LoggingConfiguration"].(map[string]any)["IncludeExecutionData"], want: true},
 		}
 		for _, c := range checks {
 			if !reflect.DeepEqual(c.got, c.want) {

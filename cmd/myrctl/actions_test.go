@@ -28,21 +28,21 @@ func TestActions(t *testing.T) {
 		code   int
 		out    string // on stdout (exit 0) or stderr (exit 1, 2)
 	}{
-		{nil, clienttest.ViewerToken, []string{"pause", id}, 1, "myrctl: 403 forbidden: the role viewer lacks the permission rollouts:operate\n  missing permission: rollouts:operate"},                   // a viewer reads only
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "9"}, 1, "myrctl: 422 wave_not_found: "},                                                                                        // no such wave
-		{nil, clienttest.OperatorToken, []string{"approve", id}, 2, `required flag(s) "wave" not set`},                                                                                                    // the wave is required
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "canry"}, 1, `myrctl: 400 wave_name_unknown: rollout ` + id + ` has no wave named "canry"; its waves are 0 "canary", 1 "rest"`}, // a name it lacks
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "-1"}, 2, "--wave must be a wave's name or its index from 0, not -1"},                                                           // before anything is sent
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "rest"}, 0, "approve wave 1 \"rest\": rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},                   // released, by name
-		{nil, clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, "myrctl: 409 wave_already_approved: wave 1 \"rest\" is already approved"},                                              // twice
-		{nil, clienttest.OperatorToken, []string{"pause", id}, 0, "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                                       // paused with the reason
-		{nil, clienttest.OperatorToken, []string{"resume", id}, 0, "resume: rollout " + id + " is running"},                                                                                               // and on again
-		{nil, clienttest.OperatorToken, []string{"retry-failed", id}, 1, "myrctl: 409 nothing_to_retry: rollout " + id + " has no failed targets, waves or stages to retry; it is running\n"},             // nothing failed yet
-		{fail, clienttest.OperatorToken, []string{"retry-failed", id}, 0, "retry-failed: rollout " + id + " is running"},                                                                                  // the failed target runs again
-		{fail, clienttest.OperatorToken, []string{"rollback", id}, 0, "rollback: rollout " + id + " is rolling_back"},                                                                                     // started targets go back
-		{nil, clienttest.OperatorToken, []string{"resume", id}, 1, "myrctl: 409 action_not_allowed: "},                                                                                                    // not while rolling back
-		{nil, clienttest.OperatorToken, []string{"abort", "r-nope"}, 1, "myrctl: 404 rollout_not_found: rollout r-nope does not exist"},                                                                   // no such rollout
-		{nil, clienttest.OperatorToken, []string{"frobnicate", id}, 2, `unknown command "frobnicate"`},                                                                                                    // no such action
+		{before: nil, token: clienttest.ViewerToken, args: []string{"pause", id}, code: 1, out: "myrctl: 403 forbidden: the role viewer lacks the permission rollouts:operate\n  missing permission: rollouts:operate"},                   // a viewer reads only
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "9"}, code: 1, out: "myrctl: 422 wave_not_found: "},                                                                                        // no such wave
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id}, code: 2, out: `required flag(s) "wave" not set`},                                                                                                    // the wave is required
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "canry"}, code: 1, out: `myrctl: 400 wave_name_unknown: rollout ` + id + ` has no wave named "canry"; its waves are 0 "canary", 1 "rest"`}, // a name it lacks
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "-1"}, code: 2, out: "--wave must be a wave's name or its index from 0, not -1"},                                                           // before anything is sent
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "rest"}, code: 0, out: "approve wave 1 \"rest\": rollout " + id + " is running\n  targets: in_progress 2 · succeeded 1"},                   // released, by name
+		{before: nil, token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: "myrctl: 409 wave_already_approved: wave 1 \"rest\" is already approved"},                                              // twice
+		{before: nil, token: clienttest.OperatorToken, args: []string{"pause", id}, code: 0, out: "pause: rollout " + id + " is paused\n  paused by Dana Operator"},                                                                       // paused with the reason
+		{before: nil, token: clienttest.OperatorToken, args: []string{"resume", id}, code: 0, out: "resume: rollout " + id + " is running"},                                                                                               // and on again
+		{before: nil, token: clienttest.OperatorToken, args: []string{"retry-failed", id}, code: 1, out: "myrctl: 409 nothing_to_retry: rollout " + id + " has no failed targets, waves or stages to retry; it is running\n"},             // nothing failed yet
+		{before: fail, token: clienttest.OperatorToken, args: []string{"retry-failed", id}, code: 0, out: "retry-failed: rollout " + id + " is running"},                                                                                  // the failed target runs again
+		{before: fail, token: clienttest.OperatorToken, args: []string{"rollback", id}, code: 0, out: "rollback: rollout " + id + " is rolling_back"},                                                                                     // started targets go back
+		{before: nil, token: clienttest.OperatorToken, args: []string{"resume", id}, code: 1, out: "myrctl: 409 action_not_allowed: "},                                                                                                    // not while rolling back
+		{before: nil, token: clienttest.OperatorToken, args: []string{"abort", "r-nope"}, code: 1, out: "myrctl: 404 rollout_not_found: rollout r-nope does not exist"},                                                                   // no such rollout
+		{before: nil, token: clienttest.OperatorToken, args: []string{"frobnicate", id}, code: 2, out: `unknown command "frobnicate"`},                                                                                                    // no such action
 	}
 	for i, s := range steps {
 		if s.before != nil {

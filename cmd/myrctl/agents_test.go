@@ -56,17 +56,17 @@ func TestAgentsList(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "e01 e02 e03 x01 z01"},                                                                     // everyone, the gone included
-		{[]string{"--fleet", "edge"}, "e01 e02 e03"},                                                     // a fleet
-		{[]string{"--online"}, "e01 e03 x01"},                                                            // by the liveness rule: e02 is silent
-		{[]string{"--offline"}, "e02 z01"},                                                               // the gone are offline too
-		{[]string{"--version", "0.150.0"}, "z01"},                                                        // the reported version
-		{[]string{"--selector", "labels.wave=canary"}, "e01"},                                            // attributes
-		{[]string{"--assignment-errors"}, "x01"},                                                         // in no fleet although selected
-		{[]string{"--unassigned"}, "x01 z01"},                                                            // in no fleet, selected or not
-		{[]string{"--selector", "labels.wave!=canary,host.name in (edge-gw-02, edge-gw-03)"}, "e02 e03"}, // the forms of policies
-		{[]string{"--config-status", "FAILED,drifted"}, "e01 e03"},
-		{[]string{"--fleet", "edge", "--online", "--limit", "1"}, "e01"},
+		{args: nil, want: "e01 e02 e03 x01 z01"},                                                                     // everyone, the gone included
+		{args: []string{"--fleet", "edge"}, want: "e01 e02 e03"},                                                     // a fleet
+		{args: []string{"--online"}, want: "e01 e03 x01"},                                                            // by the liveness rule: e02 is silent
+		{args: []string{"--offline"}, want: "e02 z01"},                                                               // the gone are offline too
+		{args: []string{"--version", "0.150.0"}, want: "z01"},                                                        // the reported version
+		{args: []string{"--selector", "labels.wave=canary"}, want: "e01"},                                            // attributes
+		{args: []string{"--assignment-errors"}, want: "x01"},                                                         // in no fleet although selected
+		{args: []string{"--unassigned"}, want: "x01 z01"},                                                            // in no fleet, selected or not
+		{args: []string{"--selector", "labels.wave!=canary,host.name in (edge-gw-02, edge-gw-03)"}, want: "e02 e03"}, // the forms of policies
+		{args: []string{"--config-status", "FAILED,drifted"}, want: "e01 e03"},
+		{args: []string{"--fleet", "edge", "--online", "--limit", "1"}, want: "e01"},
 	}
 	for _, f := range filters {
 		page := decodeOut[client.Page[client.Agent]](t, c.run(clienttest.ViewerToken, append([]string{"agents", "list", "-o", "json"}, f.args...)...).ok(t))

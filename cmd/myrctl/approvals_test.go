@@ -38,20 +38,20 @@ func TestApprovals(t *testing.T) {
 		code  int
 		out   []string // in order, on stdout (exit 0) or stderr
 	}{
-		{clienttest.OperatorToken, []string{"approve", id, "--wave", "1", "--reason", "canary green"}, 0, []string{
+		{token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1", "--reason", "canary green"}, code: 0, out: []string{
 			"approve wave 1 \"rest\": rollout " + id + " is waiting_approval", `wave 1 "rest" waits for approval (1 of 2)`,
 			"wave 1 approvals 1/2 (Dana Operator) · expires in 24h", "targets: pending 2 · succeeded 1"}}, // one of two
-		{clienttest.OperatorToken, []string{"approve", id, "--wave", "1"}, 1, []string{"myrctl: 409 wave_already_approved: "}},                      // nobody counts twice
-		{clienttest.AdminToken, []string{"approve", id, "--wave", "1"}, 1, []string{"myrctl: 409 self_approval: CI pipeline created this rollout"}}, // the applier of the revision
-		{clienttest.ReviewerToken, []string{"reject", id}, 2, []string{`required flag(s) "wave" not set`}},                                          // the wave is required
-		{clienttest.ReviewerToken, []string{"reject", id, "--wave", "1", "--freeze-override"}, 2, []string{"unknown flag: --freeze-override"}},      // reject bypasses nothing
-		{clienttest.ReviewerToken, []string{"reject", id, "--wave", "rest", "--reason", "not during the sale"}, 0, []string{
+		{token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 wave_already_approved: "}},                      // nobody counts twice
+		{token: clienttest.AdminToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 self_approval: CI pipeline created this rollout"}}, // the applier of the revision
+		{token: clienttest.ReviewerToken, args: []string{"reject", id}, code: 2, out: []string{`required flag(s) "wave" not set`}},                                          // the wave is required
+		{token: clienttest.ReviewerToken, args: []string{"reject", id, "--wave", "1", "--freeze-override"}, code: 2, out: []string{"unknown flag: --freeze-override"}},      // reject bypasses nothing
+		{token: clienttest.ReviewerToken, args: []string{"reject", id, "--wave", "rest", "--reason", "not during the sale"}, code: 0, out: []string{
 			"reject wave 1 \"rest\": rollout " + id + " is paused", `wave 1 "rest" rejected by Sam Reviewer: not during the sale`}}, // stopped, onFailure pause
-		{clienttest.ViewerToken, []string{"get", id}, 0, []string{
+		{token: clienttest.ViewerToken, args: []string{"get", id}, code: 0, out: []string{
 			"1 rest    failed", "wave 1 rejected by Sam Reviewer at 2026-11-30T09:05:00Z: not during the sale · resume asks for its approval again"}},
-		{clienttest.OperatorToken, []string{"resume", id}, 0, []string{
+		{token: clienttest.OperatorToken, args: []string{"resume", id}, code: 0, out: []string{
 			"resume: rollout " + id + " is waiting_approval", "wave 1 approvals 0/2 · expires in 24h"}}, // asked again
-		{clienttest.ReviewerToken, []string{"approve", id, "--wave", "1", "--freeze-override", "--reason", "hotfix"}, 0, []string{
+		{token: clienttest.ReviewerToken, args: []string{"approve", id, "--wave", "1", "--freeze-override", "--reason", "hotfix"}, code: 0, out: []string{
 			"approve wave 1 \"rest\": rollout " + id + " is waiting_approval", "wave 1 approvals 1/2 (Sam Reviewer)",
 			"freezes bypassed by Sam Reviewer at 2026-11-30T09:05:00Z: hotfix"}},
 	}
@@ -147,14 +147,14 @@ func TestApprovalsLine(t *testing.T) {
 		now  time.Duration // after t0
 		want string
 	}{
-		{client.Wave{Status: "waiting_approval", ApprovalsRequired: 2, ApprovalExpiresAt: expires}, 0, "approvals 0/2 · expires in 24h"},                                                               // none yet
-		{client.Wave{Status: "waiting_approval", ApprovalsRequired: 2, Approvals: []client.Decision{dana}, ApprovalExpiresAt: expires}, time.Minute, "approvals 1/2 (Dana Operator) · expires in 23h"}, // hours truncated
-		{client.Wave{Status: "waiting_approval", ApprovalsRequired: 3, Approvals: []client.Decision{dana, sam}, ApprovalExpiresAt: expires}, 22*time.Hour + 30*time.Minute, "approvals 2/3 (Dana Operator, Sam Reviewer) · expires in 1h30m"},
-		{client.Wave{Status: "waiting_approval", ApprovalExpiresAt: expires}, 24*time.Hour - 90*time.Second, "approvals 0/1 · expires in 1m30s"}, // a server without approvalsRequired: 1
-		{client.Wave{Status: "waiting_approval", ApprovalsRequired: 1, ApprovalExpiresAt: expires}, 24 * time.Hour, "approvals 0/1 · expired"},   // the engine stops it next
-		{client.Wave{Status: "waiting_approval", ApprovalsRequired: 1}, 0, "approvals 0/1"},                                                      // no expiry
-		{client.Wave{Status: "waiting_approval", Approved: true, ApprovalsRequired: 1, Approvals: []client.Decision{dana}}, 0, ""},               // released, not yet started
-		{client.Wave{Status: "running", ApprovalsRequired: 1, Approvals: []client.Decision{dana}}, 0, ""},                                        // started
+		{w: client.Wave{Status: "waiting_approval", ApprovalsRequired: 2, ApprovalExpiresAt: expires}, now: 0, want: "approvals 0/2 · expires in 24h"},                                                               // none yet
+		{w: client.Wave{Status: "waiting_approval", ApprovalsRequired: 2, Approvals: []client.Decision{dana}, ApprovalExpiresAt: expires}, now: time.Minute, want: "approvals 1/2 (Dana Operator) · expires in 23h"}, // hours truncated
+		{w: client.Wave{Status: "waiting_approval", ApprovalsRequired: 3, Approvals: []client.Decision{dana, sam}, ApprovalExpiresAt: expires}, now: 22*time.Hour + 30*time.Minute, want: "approvals 2/3 (Dana Operator, Sam Reviewer) · expires in 1h30m"},
+		{w: client.Wave{Status: "waiting_approval", ApprovalExpiresAt: expires}, now: 24*time.Hour - 90*time.Second, want: "approvals 0/1 · expires in 1m30s"}, // a server without approvalsRequired: 1
+		{w: client.Wave{Status: "waiting_approval", ApprovalsRequired: 1, ApprovalExpiresAt: expires}, now: 24 * time.Hour, want: "approvals 0/1 · expired"},   // the engine stops it next
+		{w: client.Wave{Status: "waiting_approval", ApprovalsRequired: 1}, now: 0, want: "approvals 0/1"},                                                      // no expiry
+		{w: client.Wave{Status: "waiting_approval", Approved: true, ApprovalsRequired: 1, Approvals: []client.Decision{dana}}, now: 0, want: ""},               // released, not yet started
+		{w: client.Wave{Status: "running", ApprovalsRequired: 1, Approvals: []client.Decision{dana}}, now: 0, want: ""},                                        // started
 	}
 	for i, c := range cases {
 		if got := approvalsLine(c.w, t0.Add(c.now)); got != c.want {

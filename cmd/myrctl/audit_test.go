@@ -29,9 +29,9 @@ func TestAudit(t *testing.T) {
 func TestMe(t *testing.T) {
 	c := newCLI(t)
 	cases := []struct{ token, want string }{
-		{clienttest.ViewerToken, "Vera Viewer (user:11111111-1111-4111-8111-111111111111), role viewer: read\n"},
-		{clienttest.OperatorToken, "Dana Operator (user:22222222-2222-4222-8222-222222222222), role operator: read, rollouts:operate, fleets:set_version, agents:reset_credential\n"},
-		{clienttest.AdminToken, "CI pipeline (token:33333333-3333-4333-8333-333333333333), role admin: read, rollouts:operate, fleets:set_version, agents:reset_credential, revisions:apply, releases:manage\n"},
+		{token: clienttest.ViewerToken, want: "Vera Viewer (user:11111111-1111-4111-8111-111111111111), role viewer: read\n"},
+		{token: clienttest.OperatorToken, want: "Dana Operator (user:22222222-2222-4222-8222-222222222222), role operator: read, rollouts:operate, fleets:set_version, agents:reset_credential\n"},
+		{token: clienttest.AdminToken, want: "CI pipeline (token:33333333-3333-4333-8333-333333333333), role admin: read, rollouts:operate, fleets:set_version, agents:reset_credential, revisions:apply, releases:manage\n"},
 	}
 	for _, tc := range cases {
 		if r := c.run(tc.token, "me").ok(t); r.stdout != tc.want {

@@ -114,22 +114,22 @@ func TestToken_NeverPrinted(t *testing.T) {
 		api  string
 		args []string
 	}{
-		{c.srv.URL, []string{"--help"}},
-		{c.srv.URL, []string{"rollouts", "--help"}},
-		{c.srv.URL, []string{"rollouts", "approve", "--help"}},
-		{c.srv.URL, []string{"help", "watch"}},
-		{c.srv.URL, []string{"me", "--nope"}},                                              // usage error
-		{c.srv.URL, []string{"rollouts", "approve", "r-1"}},                                // a required flag missing
-		{c.srv.URL, []string{"frobnicate"}},                                                // unknown command
-		{c.srv.URL, []string{"me"}},                                                        // 401: the server does not know the token
-		{c.srv.URL, []string{"me", "-o", "json"}},                                          // the problem on stdout
-		{c.srv.URL, []string{"me", "--token", sentinel + "-flag"}},                         // given as a flag
-		{c.srv.URL, []string{"rollouts", "get", "r-1", "--token", clienttest.ViewerToken}}, // 404
-		{gone.URL, []string{"me"}},                                                         // unreachable
-		{gone.URL, []string{"watch", "r-1"}},                                               // unreachable, watch
-		{"127.0.0.1:1", []string{"me"}},                                                    // a bad --api
-		{echo.URL, []string{"me"}},                                                         // an answer that echoes it
-		{echo.URL, []string{"me", "-o", "json"}},
+		{api: c.srv.URL, args: []string{"--help"}},
+		{api: c.srv.URL, args: []string{"rollouts", "--help"}},
+		{api: c.srv.URL, args: []string{"rollouts", "approve", "--help"}},
+		{api: c.srv.URL, args: []string{"help", "watch"}},
+		{api: c.srv.URL, args: []string{"me", "--nope"}},                                              // usage error
+		{api: c.srv.URL, args: []string{"rollouts", "approve", "r-1"}},                                // a required flag missing
+		{api: c.srv.URL, args: []string{"frobnicate"}},                                                // unknown command
+		{api: c.srv.URL, args: []string{"me"}},                                                        // 401: the server does not know the token
+		{api: c.srv.URL, args: []string{"me", "-o", "json"}},                                          // the problem on stdout
+		{api: c.srv.URL, args: []string{"me", "--token", sentinel + "-flag"}},                         // given as a flag
+		{api: c.srv.URL, args: []string{"rollouts", "get", "r-1", "--token", clienttest.ViewerToken}}, // 404
+		{api: gone.URL, args: []string{"me"}},                                                         // unreachable
+		{api: gone.URL, args: []string{"watch", "r-1"}},                                               // unreachable, watch
+		{api: "127.0.0.1:1", args: []string{"me"}},                                                    // a bad --api
+		{api: echo.URL, args: []string{"me"}},                                                         // an answer that echoes it
+		{api: echo.URL, args: []string{"me", "-o", "json"}},
 	}
 	for _, run := range runs {
 		var out, errOut bytes.Buffer

@@ -23,17 +23,17 @@ func TestHealthWaits(t *testing.T) {
 		now      time.Duration // after t0
 		want     string        // "" for no countdown
 	}{
-		{"counting", fiveMin, rollout.Running, at(0), 48 * time.Second, "4m12s left"},                      // verifiedAt + 5m - now
-		{"rounded up", fiveMin, rollout.Running, at(0), 4*time.Minute + 59500*time.Millisecond, "1s left"}, // never 0 before the end
-		{"at the end", fiveMin, rollout.Running, at(0), 5 * time.Minute, "finishing…"},                     // the engine has not evaluated yet
-		{"past the end", fiveMin, rollout.Running, at(0), 7 * time.Minute, "finishing…"},                   // still finishing
-		{"no value", client.PolicySnapshot{}, rollout.Running, at(0), 15 * time.Second, "45s left"},        // 60 s when the snapshot has none
-		{"paused", fiveMin, rollout.Paused, at(0), time.Minute, "4m left"},                                 // the engine goes on while paused
-		{"waiting approval", fiveMin, rollout.WaitingApproval, at(0), time.Minute, "4m left"},              // and while waiting for approval
-		{"failed", fiveMin, rollout.Failed, at(0), time.Minute, ""},                                        // not evaluated: no time shown
-		{"rolling back", fiveMin, rollout.RollingBack, at(0), time.Minute, ""},                             // not evaluated
-		{"aborted", fiveMin, rollout.Aborted, at(0), time.Minute, ""},                                      // final
-		{"no verifiedAt", fiveMin, rollout.Running, nil, time.Minute, ""},                                  // nothing to count from
+		{name: "counting", policy: fiveMin, status: rollout.Running, verified: at(0), now: 48 * time.Second, want: "4m12s left"},                      // verifiedAt + 5m - now
+		{name: "rounded up", policy: fiveMin, status: rollout.Running, verified: at(0), now: 4*time.Minute + 59500*time.Millisecond, want: "1s left"}, // never 0 before the end
+		{name: "at the end", policy: fiveMin, status: rollout.Running, verified: at(0), now: 5 * time.Minute, want: "finishing…"},                     // the engine has not evaluated yet
+		{name: "past the end", policy: fiveMin, status: rollout.Running, verified: at(0), now: 7 * time.Minute, want: "finishing…"},                   // still finishing
+		{name: "no value", policy: client.PolicySnapshot{}, status: rollout.Running, verified: at(0), now: 15 * time.Second, want: "45s left"},        // 60 s when the snapshot has none
+		{name: "paused", policy: fiveMin, status: rollout.Paused, verified: at(0), now: time.Minute, want: "4m left"},                                 // the engine goes on while paused
+		{name: "waiting approval", policy: fiveMin, status: rollout.WaitingApproval, verified: at(0), now: time.Minute, want: "4m left"},              // and while waiting for approval
+		{name: "failed", policy: fiveMin, status: rollout.Failed, verified: at(0), now: time.Minute, want: ""},                                        // not evaluated: no time shown
+		{name: "rolling back", policy: fiveMin, status: rollout.RollingBack, verified: at(0), now: time.Minute, want: ""},                             // not evaluated
+		{name: "aborted", policy: fiveMin, status: rollout.Aborted, verified: at(0), now: time.Minute, want: ""},                                      // final
+		{name: "no verifiedAt", policy: fiveMin, status: rollout.Running, verified: nil, now: time.Minute, want: ""},                                  // nothing to count from
 	}
 	for _, c := range cases {
 		r := client.Rollout{Status: c.status, Policy: c.policy}
@@ -108,11 +108,11 @@ func TestFrame_WaveBar(t *testing.T) {
 		done, total int
 		want        string
 	}{
-		{0, 0, "[--------------------]"},   // a wave without targets
-		{0, 48, "[--------------------]"},  // nothing done
-		{1, 2, "[##########----------]"},   // half
-		{47, 48, "[###################-]"}, // rounded down: full only when all are done
-		{48, 48, "[####################]"}, // done
+		{done: 0, total: 0, want: "[--------------------]"},   // a wave without targets
+		{done: 0, total: 48, want: "[--------------------]"},  // nothing done
+		{done: 1, total: 2, want: "[##########----------]"},   // half
+		{done: 47, total: 48, want: "[###################-]"}, // rounded down: full only when all are done
+		{done: 48, total: 48, want: "[####################]"}, // done
 	}
 	for _, c := range cases {
 		if got := bar(c.done, c.total); got != c.want {
@@ -132,12 +132,12 @@ func TestFrame_TargetDetail(t *testing.T) {
 		t    client.Target
 		want string
 	}{
-		{version, client.Target{AgentID: "d", Status: rollout.TargetInProgress, Progress: dl, StartedAt: at(0)}, "downloading 42% · for 10s"}, // the phase of a version target
-		{version, client.Target{AgentID: "v", Status: rollout.TargetVerifying, Progress: hw}, "health_wait · 30s left"},                       // the phase and the wait
-		{config, client.Target{AgentID: "v", Status: rollout.TargetVerifying, Progress: hw}, "30s left"},                                      // no phase for a configuration
-		{config, client.Target{AgentID: "f", Status: rollout.TargetFailed, Reason: "the agent reported FAILED", ReasonCode: "config_failed", Attempt: 2},
-			"the agent reported FAILED (config_failed) · attempt 2"}, // why it ended, and the retry
-		{config, client.Target{AgentID: "p", Status: rollout.TargetPending, Attempt: 1}, ""}, // nothing to say
+		{v: version, t: client.Target{AgentID: "d", Status: rollout.TargetInProgress, Progress: dl, StartedAt: at(0)}, want: "downloading 42% · for 10s"}, // the phase of a version target
+		{v: version, t: client.Target{AgentID: "v", Status: rollout.TargetVerifying, Progress: hw}, want: "health_wait · 30s left"},                       // the phase and the wait
+		{v: config, t: client.Target{AgentID: "v", Status: rollout.TargetVerifying, Progress: hw}, want: "30s left"},                                      // no phase for a configuration
+		{v: config, t: client.Target{AgentID: "f", Status: rollout.TargetFailed, Reason: "the agent reported FAILED", ReasonCode: "config_failed", Attempt: 2},
+			want: "the agent reported FAILED (config_failed) · attempt 2"}, // why it ended, and the retry
+		{v: config, t: client.Target{AgentID: "p", Status: rollout.TargetPending, Attempt: 1}, want: ""}, // nothing to say
 	}
 	for _, c := range cases {
 		if got := c.v.detail(c.t, waits); got != c.want {

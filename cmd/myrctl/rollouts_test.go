@@ -19,12 +19,12 @@ func TestRolloutsList(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"--fleet", "edge"}, 1},                      // the fleet's rollout
-		{[]string{"--fleet", "core"}, 0},                      // another fleet
-		{[]string{"--kind", "version"}, 0},                    // another kind
-		{[]string{"--status", "running,waiting_approval"}, 1}, // one of the statuses
-		{[]string{"--status", "completed"}, 0},                // not in the status
-		{[]string{"--kind", "config", "--limit", "1"}, 1},     // a limit
+		{args: []string{"--fleet", "edge"}, want: 1},                      // the fleet's rollout
+		{args: []string{"--fleet", "core"}, want: 0},                      // another fleet
+		{args: []string{"--kind", "version"}, want: 0},                    // another kind
+		{args: []string{"--status", "running,waiting_approval"}, want: 1}, // one of the statuses
+		{args: []string{"--status", "completed"}, want: 0},                // not in the status
+		{args: []string{"--kind", "config", "--limit", "1"}, want: 1},     // a limit
 	}
 	for _, f := range filters {
 		page := decodeOut[client.Page[client.Rollout]](t, c.run(clienttest.ViewerToken, append([]string{"rollouts", "list", "-o", "json"}, f.args...)...).ok(t))

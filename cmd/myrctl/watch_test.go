@@ -112,16 +112,16 @@ func TestWatch_ExitStatus(t *testing.T) {
 		final  bool
 		code   int
 	}{
-		{rollout.Completed, true, 0},        // success
-		{rollout.Aborted, true, 1},          // an operator stopped it
-		{rollout.RolledBack, true, 1},       // the change was taken back
-		{rollout.Superseded, true, 1},       // another rollout carries the change on
-		{rollout.Failed, true, 1},           // not final, but only a person moves it on
-		{rollout.Paused, false, 0},          // resume may follow
-		{rollout.WaitingApproval, false, 0}, // approve may follow
-		{rollout.RollingBack, false, 0},     // ends by itself
-		{rollout.Running, false, 0},         // still working
-		{rollout.Pending, false, 0},         // not yet started
+		{status: rollout.Completed, final: true, code: 0},        // success
+		{status: rollout.Aborted, final: true, code: 1},          // an operator stopped it
+		{status: rollout.RolledBack, final: true, code: 1},       // the change was taken back
+		{status: rollout.Superseded, final: true, code: 1},       // another rollout carries the change on
+		{status: rollout.Failed, final: true, code: 1},           // not final, but only a person moves it on
+		{status: rollout.Paused, final: false, code: 0},          // resume may follow
+		{status: rollout.WaitingApproval, final: false, code: 0}, // approve may follow
+		{status: rollout.RollingBack, final: false, code: 0},     // ends by itself
+		{status: rollout.Running, final: false, code: 0},         // still working
+		{status: rollout.Pending, final: false, code: 0},         // not yet started
 	}
 	for _, c := range cases {
 		if final, code := ended(c.status); final != c.final || code != c.code {
@@ -286,10 +286,10 @@ func TestWatch_SaysHowItEnded(t *testing.T) {
 		r    client.Rollout
 		want string
 	}{
-		{client.Rollout{ID: "r-1", Status: rollout.Completed}, "rollout r-1 completed\n"},                                                  // the plain end
-		{client.Rollout{ID: "r-1", Status: rollout.RolledBack, StatusReason: "wave 0 failed"}, "rollout r-1 rolled_back: wave 0 failed\n"}, // with the reason
-		{client.Rollout{ID: "r-1", Status: rollout.Failed, StatusReason: "the fleet was removed"},
-			"rollout r-1 failed: the fleet was removed\nit waits for a person: myrctl rollouts rollback|abort|retry-failed r-1\n"}, // what to do
+		{r: client.Rollout{ID: "r-1", Status: rollout.Completed}, want: "rollout r-1 completed\n"},                                                  // the plain end
+		{r: client.Rollout{ID: "r-1", Status: rollout.RolledBack, StatusReason: "wave 0 failed"}, want: "rollout r-1 rolled_back: wave 0 failed\n"}, // with the reason
+		{r: client.Rollout{ID: "r-1", Status: rollout.Failed, StatusReason: "the fleet was removed"},
+			want: "rollout r-1 failed: the fleet was removed\nit waits for a person: myrctl rollouts rollback|abort|retry-failed r-1\n"}, // what to do
 	}
 	for _, c := range cases {
 		var out strings.Builder

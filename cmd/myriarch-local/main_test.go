@@ -21,9 +21,9 @@ func TestRun_AddressInUseNamesTheFlag(t *testing.T) {
 	defer taken.Close()
 	addr := taken.Addr().String()
 	for _, c := range []struct{ flag, want string }{
-		{"-sfn", "the Step Functions endpoint cannot listen on " + addr + ": bind: address already in use: choose another address with -sfn ADDR (make run SFN=ADDR)"},
-		{"-api", "the REST API cannot listen on " + addr + ": bind: address already in use: choose another address with -api ADDR (make run API=ADDR)"},
-		{"-gateway", "the OpAMP gateway cannot listen on " + addr + ": bind: address already in use: choose another address with -gateway ADDR (make run GATEWAY=ADDR)"},
+		{flag: "-sfn", want: "the Step Functions endpoint cannot listen on " + addr + ": bind: address already in use: choose another address with -sfn ADDR (make run SFN=ADDR)"},
+		{flag: "-api", want: "the REST API cannot listen on " + addr + ": bind: address already in use: choose another address with -api ADDR (make run API=ADDR)"},
+		{flag: "-gateway", want: "the OpAMP gateway cannot listen on " + addr + ": bind: address already in use: choose another address with -gateway ADDR (make run GATEWAY=ADDR)"},
 	} {
 		args := map[string]string{"-api": "127.0.0.1:0", "-gateway": "127.0.0.1:0", "-sfn": "127.0.0.1:0"}
 		args[c.flag] = addr

@@ -250,7 +250,7 @@ func releaseArchive(t *testing.T, version string) []byte {
 	for _, f := range []struct {
 		name string
 		body []byte
-	}{{"LICENSE", []byte("license")}, {"otelcol-contrib", collectorScript(version)}} {
+	}{{name: "LICENSE", body: []byte("license")}, {name: "otelcol-contrib", body: collectorScript(version)}} {
 		must(t, tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body)), Typeflag: tar.TypeReg}))
 		_, err := tw.Write(f.body)
 		must(t, err)

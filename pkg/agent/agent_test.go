@@ -13,10 +13,10 @@ func TestOnlineAt(t *testing.T) {
 		silence time.Duration
 		want    bool
 	}{
-		{true, 90 * time.Second, 90 * time.Second, true},                  // exactly at the limit
-		{true, 90*time.Second + time.Nanosecond, 90 * time.Second, false}, // one past: the gateway task died
-		{false, 0, 90 * time.Second, false},                               // the connection closed
-		{true, 10 * time.Hour, 0, true},                                   // silence 0 trusts Online
+		{online: true, after: 90 * time.Second, silence: 90 * time.Second, want: true},                  // exactly at the limit
+		{online: true, after: 90*time.Second + time.Nanosecond, silence: 90 * time.Second, want: false}, // one past: the gateway task died
+		{online: false, after: 0, silence: 90 * time.Second, want: false},                               // the connection closed
+		{online: true, after: 10 * time.Hour, silence: 0, want: true},                                   // silence 0 trusts Online
 	}
 	for _, c := range cases {
 		a := Agent{Online: c.online, LastSeen: seen}
@@ -63,12 +63,12 @@ func TestStartupReport(t *testing.T) {
 		h    Health
 		want bool
 	}{
-		{Health{Healthy: false}, true},                                          // new process, no status
-		{Health{Healthy: false, Status: StatusStarting}, true},                  // starting
-		{Health{Healthy: false, Status: StatusStopping}, true},                  // stopping
-		{Health{Healthy: false, Status: StatusStarting, LastError: "x"}, false}, // an error
-		{Health{Healthy: false, Status: "StatusRecoverableError"}, false},       // an error status
-		{Health{Healthy: true, Status: StatusOK}, false},                        // healthy
+		{h: Health{Healthy: false}, want: true},                                          // new process, no status
+		{h: Health{Healthy: false, Status: StatusStarting}, want: true},                  // starting
+		{h: Health{Healthy: false, Status: StatusStopping}, want: true},                  // stopping
+		{h: Health{Healthy: false, Status: StatusStarting, LastError: "x"}, want: false}, // an error
+		{h: Health{Healthy: false, Status: "StatusRecoverableError"}, want: false},       // an error status
+		{h: Health{Healthy: true, Status: StatusOK}, want: false},                        // healthy
 	}
 	for _, c := range cases {
 		if got := c.h.StartupReport(); got != c.want {
@@ -83,10 +83,10 @@ func TestOfferKey(t *testing.T) {
 		attempt int
 		key     string
 	}{
-		{"0.162.0", 1, "0.162.0"},   // the first attempt is the plain version
-		{"0.162.0", 0, "0.162.0"},   // no attempt recorded
-		{"0.162.0", 2, "0.162.0#2"}, // a retry gets a key of its own
-		{"", 3, ""},                 // no offer
+		{version: "0.162.0", attempt: 1, key: "0.162.0"},   // the first attempt is the plain version
+		{version: "0.162.0", attempt: 0, key: "0.162.0"},   // no attempt recorded
+		{version: "0.162.0", attempt: 2, key: "0.162.0#2"}, // a retry gets a key of its own
+		{version: "", attempt: 3, key: ""},                 // no offer
 	}
 	for _, c := range cases {
 		key := OfferKey(c.version, c.attempt)

@@ -20,18 +20,18 @@ func TestLiveness_Leases(t *testing.T) {
 		want     bool
 		graceEnd time.Time
 	}{
-		{"alive lease, lastSeen an hour old", connected("live"), t0.Add(time.Minute), true, time.Time{}},
-		{"lease ran out", connected("live"), t0.Add(time.Minute + time.Nanosecond), false, time.Time{}},
-		{"dead task", connected("dead"), t0.Add(time.Second), false, time.Time{}},
-		{"unknown task, written an hour ago", connected("gone"), t0, false, time.Time{}},
+		{name: "alive lease, lastSeen an hour old", a: connected("live"), now: t0.Add(time.Minute), want: true, graceEnd: time.Time{}},
+		{name: "lease ran out", a: connected("live"), now: t0.Add(time.Minute + time.Nanosecond), want: false, graceEnd: time.Time{}},
+		{name: "dead task", a: connected("dead"), now: t0.Add(time.Second), want: false, graceEnd: time.Time{}},
+		{name: "unknown task, written an hour ago", a: connected("gone"), now: t0, want: false, graceEnd: time.Time{}},
 		// a task newer than the reader's leases: its connection was just written
-		{"unknown task, written now", Agent{Online: true, Task: "new", LastSeen: t0}, t0.Add(90 * time.Second), true, t0.Add(90*time.Second + time.Nanosecond)},
-		{"unknown task, silent since", Agent{Online: true, Task: "new", LastSeen: t0}, t0.Add(90*time.Second + time.Nanosecond), false, time.Time{}},
-		{"drained task: grace", connected("drained"), t0.Add(9 * time.Second), true, t0.Add(10 * time.Second)},
-		{"drained task: after grace", connected("drained"), t0.Add(10 * time.Second), false, time.Time{}},
-		{"closed: grace", Agent{Task: "live", LastSeen: t0}, t0.Add(5 * time.Second), true, t0.Add(10 * time.Second)},
-		{"no task: lastSeen rule", Agent{Online: true, LastSeen: t0}, t0.Add(90 * time.Second), true, time.Time{}},
-		{"no task: silent", Agent{Online: true, LastSeen: t0}, t0.Add(91 * time.Second), false, time.Time{}},
+		{name: "unknown task, written now", a: Agent{Online: true, Task: "new", LastSeen: t0}, now: t0.Add(90 * time.Second), want: true, graceEnd: t0.Add(90*time.Second + time.Nanosecond)},
+		{name: "unknown task, silent since", a: Agent{Online: true, Task: "new", LastSeen: t0}, now: t0.Add(90*time.Second + time.Nanosecond), want: false, graceEnd: time.Time{}},
+		{name: "drained task: grace", a: connected("drained"), now: t0.Add(9 * time.Second), want: true, graceEnd: t0.Add(10 * time.Second)},
+		{name: "drained task: after grace", a: connected("drained"), now: t0.Add(10 * time.Second), want: false, graceEnd: time.Time{}},
+		{name: "closed: grace", a: Agent{Task: "live", LastSeen: t0}, now: t0.Add(5 * time.Second), want: true, graceEnd: t0.Add(10 * time.Second)},
+		{name: "no task: lastSeen rule", a: Agent{Online: true, LastSeen: t0}, now: t0.Add(90 * time.Second), want: true, graceEnd: time.Time{}},
+		{name: "no task: silent", a: Agent{Online: true, LastSeen: t0}, now: t0.Add(91 * time.Second), want: false, graceEnd: time.Time{}},
 	} {
 		got, end := l.Online(tt.a, tt.now)
 		if got != tt.want || !end.Equal(tt.graceEnd) {

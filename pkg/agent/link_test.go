@@ -9,11 +9,11 @@ func TestLinkedCollector(t *testing.T) {
 	for _, tt := range []struct {
 		value, want string
 	}{
-		{"018F3A10-2233-7444-8555-666677778888", "018f3a10-2233-7444-8555-666677778888"},
-		{" 018f3a10-2233-7444-8555-666677778888 ", "018f3a10-2233-7444-8555-666677778888"},
-		{"", ""},
-		{"not-a-uid", ""},
-		{"00000000-0000-0000-0000-000000000000", ""},
+		{value: "018F3A10-2233-7444-8555-666677778888", want: "018f3a10-2233-7444-8555-666677778888"},
+		{value: " 018f3a10-2233-7444-8555-666677778888 ", want: "018f3a10-2233-7444-8555-666677778888"},
+		{value: "", want: ""},
+		{value: "not-a-uid", want: ""},
+		{value: "00000000-0000-0000-0000-000000000000", want: ""},
 	} {
 		a := Agent{Attributes: map[string]string{AttrLinkedCollector: tt.value}}
 		if got := a.LinkedCollector(); got != tt.want || a.IsUpdater() != (tt.want != "") {
@@ -45,10 +45,10 @@ func TestPickUpdater(t *testing.T) {
 		in   []Agent
 		want string
 	}{
-		{"online before offline", []Agent{offline, old}, "b"},
-		{"the one connected last", []Agent{old, newer}, "c"},
-		{"order does not matter", []Agent{newer, old}, "c"},
-		{"smallest id on a tie", []Agent{newer, tie}, "a"},
+		{name: "online before offline", in: []Agent{offline, old}, want: "b"},
+		{name: "the one connected last", in: []Agent{old, newer}, want: "c"},
+		{name: "order does not matter", in: []Agent{newer, old}, want: "c"},
+		{name: "smallest id on a tie", in: []Agent{newer, tie}, want: "a"},
 	} {
 		if got, ok := PickUpdater(tt.in); !ok || got.ID != tt.want {
 			t.Errorf("%s: picked %q, want %q", tt.name, got.ID, tt.want)

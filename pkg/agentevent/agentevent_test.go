@@ -25,19 +25,19 @@ func TestMatters(t *testing.T) {
 		mut  func(*agent.Agent)
 		want bool
 	}{
-		{"heartbeat moves lastSeen only", func(a *agent.Agent) { a.LastSeen = t0.Add(time.Minute) }, false},
-		{"health report", func(a *agent.Agent) { a.Health.Healthy = false }, true},
-		{"config applied", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, true},
-		{"new version", func(a *agent.Agent) { a.ServiceVersion = "0.161.0" }, true},
-		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
-		{"moved fleet", func(a *agent.Agent) { a.Fleet = "core" }, true},
-		{"an evaluation set its desired hash", func(a *agent.Agent) { a.DesiredHash = "h2" }, false},
-		{"the planner set its target version", func(a *agent.Agent) { a.TargetVersion = "0.162.0" }, false},
-		{"the updater executor offered a package", func(a *agent.Agent) { a.PackageOffer = "0.162.0" }, false},
-		{"a new effective configuration", func(a *agent.Agent) { a.EffectiveHash = "e2" }, false},
-		{"desired hash and an APPLIED report together", func(a *agent.Agent) {
+		{name: "heartbeat moves lastSeen only", mut: func(a *agent.Agent) { a.LastSeen = t0.Add(time.Minute) }, want: false},
+		{name: "health report", mut: func(a *agent.Agent) { a.Health.Healthy = false }, want: true},
+		{name: "config applied", mut: func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, want: true},
+		{name: "new version", mut: func(a *agent.Agent) { a.ServiceVersion = "0.161.0" }, want: true},
+		{name: "went offline", mut: func(a *agent.Agent) { a.Online = false }, want: true},
+		{name: "moved fleet", mut: func(a *agent.Agent) { a.Fleet = "core" }, want: true},
+		{name: "an evaluation set its desired hash", mut: func(a *agent.Agent) { a.DesiredHash = "h2" }, want: false},
+		{name: "the planner set its target version", mut: func(a *agent.Agent) { a.TargetVersion = "0.162.0" }, want: false},
+		{name: "the updater executor offered a package", mut: func(a *agent.Agent) { a.PackageOffer = "0.162.0" }, want: false},
+		{name: "a new effective configuration", mut: func(a *agent.Agent) { a.EffectiveHash = "e2" }, want: false},
+		{name: "desired hash and an APPLIED report together", mut: func(a *agent.Agent) {
 			a.DesiredHash, a.RemoteConfig.Status = "h2", agent.ConfigApplied
-		}, true},
+		}, want: true},
 	}
 	for _, c := range cases {
 		old, nw := base(), base()

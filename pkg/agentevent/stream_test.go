@@ -148,7 +148,7 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 func TestPoller_BatchesOfAtMostMaxBatch(t *testing.T) {
 	for _, c := range []struct {
 		maxBatch, atMost, minBatches, maxBatches int
-	}{{0, streams.DefaultMaxBatch, 1, 2}, {100, 100, 3, 251}} {
+	}{{maxBatch: 0, atMost: streams.DefaultMaxBatch, minBatches: 1, maxBatches: 2}, {maxBatch: 100, atMost: 100, minBatches: 3, maxBatches: 251}} {
 		sizes, reads := backlogBatches(t, c.maxBatch, 251, nil)
 		total := 0
 		for _, n := range sizes {

@@ -72,10 +72,10 @@ func TestActions_EachTakesEffectAtOnce(t *testing.T) {
 		from   rollout.Status
 		want   rollout.Status
 	}{
-		{"pause", rollout.Running, rollout.Paused},          // stops new starts
-		{"resume", rollout.Paused, rollout.WaitingApproval}, // continues; evaluated at once: wave 1 waits for approval
-		{"abort", rollout.WaitingApproval, rollout.Aborted}, // stops the rollout
-		{"rollback", rollout.Running, rollout.RollingBack},  // returns started targets
+		{action: "pause", from: rollout.Running, want: rollout.Paused},          // stops new starts
+		{action: "resume", from: rollout.Paused, want: rollout.WaitingApproval}, // continues; evaluated at once: wave 1 waits for approval
+		{action: "abort", from: rollout.WaitingApproval, want: rollout.Aborted}, // stops the rollout
+		{action: "rollback", from: rollout.Running, want: rollout.RollingBack},  // returns started targets
 	}
 	for _, c := range cases {
 		t.Run(c.action, func(t *testing.T) {
@@ -116,14 +116,14 @@ func TestActions_RefusalsAreProblemsAuditedAndChangeNothing(t *testing.T) {
 		code               string
 		audited            bool
 	}{
-		{"resume a running rollout", "resume", "", 409, CodeActionNotAllowed, true},
-		{"approve a completed wave", "approve", `{"wave": 0}`, 409, CodeWaveNotApprovable, true},
-		{"approve a wave that does not exist", "approve", `{"wave": 7}`, 422, CodeWaveNotFound, true},
-		{"approve a wave by a name the rollout does not have", "approve", `{"wave": "canry"}`, 400, CodeWaveNameUnknown, true},
-		{"reject a wave by a name the rollout does not have", "reject", `{"wave": "Rest"}`, 400, CodeWaveNameUnknown, true},
-		{"approve a completed wave by its name", "approve", `{"wave": "canary"}`, 409, CodeWaveNotApprovable, true},
-		{"retry-failed with nothing failed", "retry-failed", "", 409, CodeNothingToRetry, true},
-		{"an action that does not exist", "explode", "", 404, CodeActionUnknown, false},
+		{name: "resume a running rollout", action: "resume", body: "", status: 409, code: CodeActionNotAllowed, audited: true},
+		{name: "approve a completed wave", action: "approve", body: `{"wave": 0}`, status: 409, code: CodeWaveNotApprovable, audited: true},
+		{name: "approve a wave that does not exist", action: "approve", body: `{"wave": 7}`, status: 422, code: CodeWaveNotFound, audited: true},
+		{name: "approve a wave by a name the rollout does not have", action: "approve", body: `{"wave": "canry"}`, status: 400, code: CodeWaveNameUnknown, audited: true},
+		{name: "reject a wave by a name the rollout does not have", action: "reject", body: `{"wave": "Rest"}`, status: 400, code: CodeWaveNameUnknown, audited: true},
+		{name: "approve a completed wave by its name", action: "approve", body: `{"wave": "canary"}`, status: 409, code: CodeWaveNotApprovable, audited: true},
+		{name: "retry-failed with nothing failed", action: "retry-failed", body: "", status: 409, code: CodeNothingToRetry, audited: true},
+		{name: "an action that does not exist", action: "explode", body: "", status: 404, code: CodeActionUnknown, audited: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,9 +208,9 @@ func TestWake_DeadTokenIsClearedOtherFailuresKeepIt(t *testing.T) {
 		err  error
 		want string // the stored token afterwards
 	}{
-		{"the execution ended", &types.TaskDoesNotExist{}, ""},    // nothing left to wake
-		{"the task timed out", &types.TaskTimedOut{}, ""},         // nothing left to wake
-		{"throttled", errors.New("ThrottlingException"), "tok-1"}, // the next action wakes it
+		{name: "the execution ended", err: &types.TaskDoesNotExist{}, want: ""},    // nothing left to wake
+		{name: "the task timed out", err: &types.TaskTimedOut{}, want: ""},         // nothing left to wake
+		{name: "throttled", err: errors.New("ThrottlingException"), want: "tok-1"}, // the next action wakes it
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -234,29 +234,29 @@ func TestActionBodies_AreStrict(t *testing.T) {
 		status                          int
 		code                            string
 	}{
-		{"no body", "approve", "", "", 400, CodeRequestInvalid},
-		{"no wave", "approve", `{}`, "", 400, CodeRequestInvalid},
-		{"wave as a boolean", "approve", `{"wave": true}`, "", 400, CodeRequestInvalid},
-		{"wave as an object", "approve", `{"wave": {"name": "rest"}}`, "", 400, CodeRequestInvalid},
-		{"wave null", "approve", `{"wave": null}`, "", 400, CodeRequestInvalid},
-		{"wave as an empty name", "approve", `{"wave": ""}`, "", 400, CodeRequestInvalid},
-		{"wave as a fraction", "approve", `{"wave": 1.5}`, "", 400, CodeRequestInvalid},
-		{"negative wave", "approve", `{"wave": -1}`, "", 400, CodeRequestInvalid},
-		{"negative wave as a string", "approve", `{"wave": "-1"}`, "", 400, CodeRequestInvalid},
-		{"unknown field", "approve", `{"wave": 1, "force": true}`, "", 400, CodeRequestInvalid},
-		{"two values", "approve", `{"wave": 1} {"wave": 2}`, "", 400, CodeRequestInvalid},
-		{"malformed", "approve", `{"wave": `, "", 400, CodeRequestInvalid},
-		{"not JSON", "approve", `wave=1`, "application/x-www-form-urlencoded", 415, CodeUnsupportedMediaType},
-		{"approve with a reason over 500 characters", "approve", `{"wave": 1, "reason": "` + strings.Repeat("é", 501) + `"}`, "", 400, CodeRequestInvalid},
-		{"reject without a wave", "reject", `{"reason": "no"}`, "", 400, CodeRequestInvalid},
-		{"reject without a body", "reject", "", "", 400, CodeRequestInvalid},
-		{"reject with freezeOverride", "reject", `{"wave": 1, "freezeOverride": true}`, "", 400, CodeRequestInvalid},
-		{"reject with a negative wave", "reject", `{"wave": -1}`, "", 400, CodeRequestInvalid},
-		{"reject with a reason over 500 characters", "reject", `{"wave": 1, "reason": "` + strings.Repeat("x", 501) + `"}`, "", 400, CodeRequestInvalid},
-		{"resume with a wave", "resume", `{"wave": 1}`, "", 400, CodeRequestInvalid},
-		{"resume with a wave by name", "resume", `{"wave": "rest"}`, "", 400, CodeRequestInvalid},
-		{"resume with an unknown field", "resume", `{"freezeOverride": true, "force": true}`, "", 400, CodeRequestInvalid},
-		{"freezeOverride as a string", "resume", `{"freezeOverride": "yes"}`, "", 400, CodeRequestInvalid},
+		{name: "no body", action: "approve", body: "", contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "no wave", action: "approve", body: `{}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "wave as a boolean", action: "approve", body: `{"wave": true}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "wave as an object", action: "approve", body: `{"wave": {"name": "rest"}}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "wave null", action: "approve", body: `{"wave": null}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "wave as an empty name", action: "approve", body: `{"wave": ""}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "wave as a fraction", action: "approve", body: `{"wave": 1.5}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "negative wave", action: "approve", body: `{"wave": -1}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "negative wave as a string", action: "approve", body: `{"wave": "-1"}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "unknown field", action: "approve", body: `{"wave": 1, "force": true}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "two values", action: "approve", body: `{"wave": 1} {"wave": 2}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "malformed", action: "approve", body: `{"wave": `, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "not JSON", action: "approve", body: `wave=1`, contentType: "application/x-www-form-urlencoded", status: 415, code: CodeUnsupportedMediaType},
+		{name: "approve with a reason over 500 characters", action: "approve", body: `{"wave": 1, "reason": "` + strings.Repeat("é", 501) + `"}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "reject without a wave", action: "reject", body: `{"reason": "no"}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "reject without a body", action: "reject", body: "", contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "reject with freezeOverride", action: "reject", body: `{"wave": 1, "freezeOverride": true}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "reject with a negative wave", action: "reject", body: `{"wave": -1}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "reject with a reason over 500 characters", action: "reject", body: `{"wave": 1, "reason": "` + strings.Repeat("x", 501) + `"}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "resume with a wave", action: "resume", body: `{"wave": 1}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "resume with a wave by name", action: "resume", body: `{"wave": "rest"}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "resume with an unknown field", action: "resume", body: `{"freezeOverride": true, "force": true}`, contentType: "", status: 400, code: CodeRequestInvalid},
+		{name: "freezeOverride as a string", action: "resume", body: `{"freezeOverride": "yes"}`, contentType: "", status: 400, code: CodeRequestInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

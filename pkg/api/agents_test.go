@@ -82,34 +82,34 @@ func TestListAgents_Filters(t *testing.T) {
 		want   string
 		source string
 	}{
-		{"", "a01,a02,a03,a04,a05,a06,a07,a08", "AgentsPage"},                                                                    // gone agents are listed, flagged
-		{"?fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},                                                                      // the fleet's index
-		{"?fleet=core&online=true", "a03,a07", "AgentsOfFleet"},                                                                  // combined
-		{"?online=true", "a01,a03,a04,a07,a08", "AgentsPage"},                                                                    // a05 is silent too long; a08 is in the grace
-		{"?online=false", "a02,a05,a06", "AgentsPage"},                                                                           // the others
-		{"?version=0.162.0", "a03", "AgentsPage"},                                                                                // the reported version
-		{"?version=v0.162.0", "a03", "AgentsPage"},                                                                               // a leading v is no other version
-		{"?configStatus=FAILED", "a02", "AgentsPage"},                                                                            // the reported status
-		{"?configStatus=APPLYING,FAILED", "a02,a07", "AgentsPage"},                                                               // any of them
-		{"?configStatus=drifted", "a03", "AgentsPage"},                                                                           // desired h2, reported h1
-		{"?configStatus=APPLIED", "a01,a03,a04,a05,a06,a08", "AgentsPage"},                                                       // drifted or not
-		{"?assignmentError=true", "a04", "AgentsWithAssignmentError"},                                                            // the sparse index
-		{"?assignmentError=false&fleet=edge", "a01,a02,a05,a06", "AgentsOfFleet"},                                                // the fleet wins as a source
-		{"?assignmentError=true&fleet=edge", "", "AgentsOfFleet"},                                                                // an agent with an error has no fleet
-		{"?selector=labels.env%3Dprod", "a03,a07", "AgentsPage"},                                                                 // one condition
-		{"?selector=labels.env%3Dprod,host.name%3Dlocalhost", "a07", "AgentsPage"},                                               // every condition
-		{"?selector=labels.env%3D", "", "AgentsPage"},                                                                            // present and empty: none is
-		{"?selector=" + url.QueryEscape("labels.env!=prod"), "a01,a02,a04,a05,a06,a08", "AgentsPage"},                            // missing counts as another value
-		{"?selector=" + url.QueryEscape("host.name in (web-1, web-2)"), "a01,a02", "AgentsPage"},                                 // a set
-		{"?selector=" + url.QueryEscape("host.name notin (web-1, localhost),labels.env!=prod"), "a02,a04,a05,a06", "AgentsPage"}, // every condition
-		{"?selector=" + url.QueryEscape("service.version in (0.162.0)"), "a03", "AgentsPage"},                                    // the reported version
-		{"?assigned=false", "a04,a08", "AgentsPage"},                                                                             // no fleet: with an assignment error or selected by none
-		{"?assigned=false&assignmentError=false", "a08", "AgentsPage"},                                                           // no fleet selects it
-		{"?assigned=true&online=false", "a02,a05,a06", "AgentsPage"},                                                             // members
-		{"?assigned=false&fleet=edge", "", "AgentsOfFleet"},                                                                      // a fleet's agents are assigned
-		{"?gone=false", "a01,a02,a03,a04,a05,a07,a08", "AgentsPage"},                                                             // without the gone
-		{"?gone=true", "a06", "AgentsPage"},                                                                                      // only the gone
-		{"?fleet=edge&online=false&gone=false", "a02,a05", "AgentsOfFleet"},                                                      // offline but still counted
+		{query: "", want: "a01,a02,a03,a04,a05,a06,a07,a08", source: "AgentsPage"},                                                                    // gone agents are listed, flagged
+		{query: "?fleet=edge", want: "a01,a02,a05,a06", source: "AgentsOfFleet"},                                                                      // the fleet's index
+		{query: "?fleet=core&online=true", want: "a03,a07", source: "AgentsOfFleet"},                                                                  // combined
+		{query: "?online=true", want: "a01,a03,a04,a07,a08", source: "AgentsPage"},                                                                    // a05 is silent too long; a08 is in the grace
+		{query: "?online=false", want: "a02,a05,a06", source: "AgentsPage"},                                                                           // the others
+		{query: "?version=0.162.0", want: "a03", source: "AgentsPage"},                                                                                // the reported version
+		{query: "?version=v0.162.0", want: "a03", source: "AgentsPage"},                                                                               // a leading v is no other version
+		{query: "?configStatus=FAILED", want: "a02", source: "AgentsPage"},                                                                            // the reported status
+		{query: "?configStatus=APPLYING,FAILED", want: "a02,a07", source: "AgentsPage"},                                                               // any of them
+		{query: "?configStatus=drifted", want: "a03", source: "AgentsPage"},                                                                           // desired h2, reported h1
+		{query: "?configStatus=APPLIED", want: "a01,a03,a04,a05,a06,a08", source: "AgentsPage"},                                                       // drifted or not
+		{query: "?assignmentError=true", want: "a04", source: "AgentsWithAssignmentError"},                                                            // the sparse index
+		{query: "?assignmentError=false&fleet=edge", want: "a01,a02,a05,a06", source: "AgentsOfFleet"},                                                // the fleet wins as a source
+		{query: "?assignmentError=true&fleet=edge", want: "", source: "AgentsOfFleet"},                                                                // an agent with an error has no fleet
+		{query: "?selector=labels.env%3Dprod", want: "a03,a07", source: "AgentsPage"},                                                                 // one condition
+		{query: "?selector=labels.env%3Dprod,host.name%3Dlocalhost", want: "a07", source: "AgentsPage"},                                               // every condition
+		{query: "?selector=labels.env%3D", want: "", source: "AgentsPage"},                                                                            // present and empty: none is
+		{query: "?selector=" + url.QueryEscape("labels.env!=prod"), want: "a01,a02,a04,a05,a06,a08", source: "AgentsPage"},                            // missing counts as another value
+		{query: "?selector=" + url.QueryEscape("host.name in (web-1, web-2)"), want: "a01,a02", source: "AgentsPage"},                                 // a set
+		{query: "?selector=" + url.QueryEscape("host.name notin (web-1, localhost),labels.env!=prod"), want: "a02,a04,a05,a06", source: "AgentsPage"}, // every condition
+		{query: "?selector=" + url.QueryEscape("service.version in (0.162.0)"), want: "a03", source: "AgentsPage"},                                    // the reported version
+		{query: "?assigned=false", want: "a04,a08", source: "AgentsPage"},                                                                             // no fleet: with an assignment error or selected by none
+		{query: "?assigned=false&assignmentError=false", want: "a08", source: "AgentsPage"},                                                           // no fleet selects it
+		{query: "?assigned=true&online=false", want: "a02,a05,a06", source: "AgentsPage"},                                                             // members
+		{query: "?assigned=false&fleet=edge", want: "", source: "AgentsOfFleet"},                                                                      // a fleet's agents are assigned
+		{query: "?gone=false", want: "a01,a02,a03,a04,a05,a07,a08", source: "AgentsPage"},                                                             // without the gone
+		{query: "?gone=true", want: "a06", source: "AgentsPage"},                                                                                      // only the gone
+		{query: "?fleet=edge&online=false&gone=false", want: "a02,a05", source: "AgentsOfFleet"},                                                      // offline but still counted
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -190,11 +190,11 @@ func TestGetAgent_ByIDOrDisplayName(t *testing.T) {
 	found := []struct {
 		path, want string
 	}{
-		{"/api/v1/agents/a01", "a01"},                                          // by id
-		{"/api/v1/agents/web-2", "a02"},                                        // by host.name
-		{"/api/v1/agents/collector-a", "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"}, // by service.instance.id, host.name empty
-		{"/api/v1/agents/0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d", "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"},
-		{"/api/v1/agents/ns%2Fpod%201", "k8s"}, // a name with a slash and a space, escaped
+		{path: "/api/v1/agents/a01", want: "a01"},                                          // by id
+		{path: "/api/v1/agents/web-2", want: "a02"},                                        // by host.name
+		{path: "/api/v1/agents/collector-a", want: "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"}, // by service.instance.id, host.name empty
+		{path: "/api/v1/agents/0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d", want: "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d"},
+		{path: "/api/v1/agents/ns%2Fpod%201", want: "k8s"}, // a name with a slash and a space, escaped
 	}
 	for _, c := range found {
 		a := decode[schema.AgentDetail](t, h.do(get(c.path, RoleViewer)))
@@ -326,11 +326,11 @@ func TestAgents_LivenessAsRolloutsJudge(t *testing.T) {
 		id           string
 		online, gone bool
 	}{
-		{"a01", true, false},  // heard from now
-		{"a05", false, false}, // open, but silent for 2 minutes
-		{"a08", true, false},  // closed 5 s ago: the reconnect grace
-		{"a02", false, false}, // closed an hour ago
-		{"a06", false, true},  // closed 8 days ago
+		{id: "a01", online: true, gone: false},  // heard from now
+		{id: "a05", online: false, gone: false}, // open, but silent for 2 minutes
+		{id: "a08", online: true, gone: false},  // closed 5 s ago: the reconnect grace
+		{id: "a02", online: false, gone: false}, // closed an hour ago
+		{id: "a06", online: false, gone: true},  // closed 8 days ago
 	}
 	for _, c := range cases {
 		if a := view(h, c.id); a.Online != c.online || a.Gone != c.gone {

@@ -15,12 +15,12 @@ func TestNewTokenTable_RefusesBadEntries(t *testing.T) {
 		change func(*TokenEntry)
 		want   string
 	}{
-		{"hash not hex", func(e *TokenEntry) { e.TokenSHA256 = "zz" }, "64 hex digits"},
-		{"hash too short", func(e *TokenEntry) { e.TokenSHA256 = e.TokenSHA256[:62] }, "64 hex digits"},
-		{"actor without kind", func(e *TokenEntry) { e.Actor = "6f1c9a52-8d0b-4c7e-9a55-2b1f0f8e7d31" }, "user:<uuid>"},
-		{"actor gitops", func(e *TokenEntry) { e.Actor = "gitops" }, "user:<uuid>"},
-		{"no display name", func(e *TokenEntry) { e.DisplayName = " " }, "displayName"},
-		{"unknown role", func(e *TokenEntry) { e.Role = "root" }, "role"},
+		{name: "hash not hex", change: func(e *TokenEntry) { e.TokenSHA256 = "zz" }, want: "64 hex digits"},
+		{name: "hash too short", change: func(e *TokenEntry) { e.TokenSHA256 = e.TokenSHA256[:62] }, want: "64 hex digits"},
+		{name: "actor without kind", change: func(e *TokenEntry) { e.Actor = "6f1c9a52-8d0b-4c7e-9a55-2b1f0f8e7d31" }, want: "user:<uuid>"},
+		{name: "actor gitops", change: func(e *TokenEntry) { e.Actor = "gitops" }, want: "user:<uuid>"},
+		{name: "no display name", change: func(e *TokenEntry) { e.DisplayName = " " }, want: "displayName"},
+		{name: "unknown role", change: func(e *TokenEntry) { e.Role = "root" }, want: "role"},
 	}
 	for _, c := range cases {
 		e := good
@@ -44,11 +44,11 @@ func TestAuthenticate(t *testing.T) {
 		want  Principal
 		err   error
 	}{
-		{tokens[RoleOperator], operator, nil},                           // a configured token
-		{tokens[RoleAdmin], admin, nil},                                 // another one
-		{tokens[RoleOperator] + "x", Principal{}, ErrUnauthenticated},   // a near miss
-		{"", Principal{}, ErrUnauthenticated},                           // none
-		{HashToken(tokens[RoleAdmin]), Principal{}, ErrUnauthenticated}, // the stored hash is no token
+		{token: tokens[RoleOperator], want: operator, err: nil},                           // a configured token
+		{token: tokens[RoleAdmin], want: admin, err: nil},                                 // another one
+		{token: tokens[RoleOperator] + "x", want: Principal{}, err: ErrUnauthenticated},   // a near miss
+		{token: "", want: Principal{}, err: ErrUnauthenticated},                           // none
+		{token: HashToken(tokens[RoleAdmin]), want: Principal{}, err: ErrUnauthenticated}, // the stored hash is no token
 	}
 	for _, c := range cases {
 		got, err := tt.Authenticate(c.token)
@@ -118,15 +118,15 @@ func TestRoles_Permissions(t *testing.T) {
 		perm Permission
 		can  bool
 	}{
-		{RoleViewer, PermRead, true},              // reads for viewer
-		{RoleViewer, PermOperate, false},          // no actions
-		{RoleViewer, PermSetVersion, false},       // no version choice
-		{RoleOperator, PermOperate, true},         // rollouts:operate for operator
-		{RoleOperator, PermSetVersion, true},      // fleets:set_version for operator
-		{RoleOperator, PermApplyRevisions, false}, // revisions are the admin's
-		{RoleAdmin, PermApplyRevisions, true},     // admin applies revisions
-		{RoleAdmin, PermSetVersion, true},         // and everything else
-		{"", PermRead, false},                     // no role, nothing
+		{role: RoleViewer, perm: PermRead, can: true},              // reads for viewer
+		{role: RoleViewer, perm: PermOperate, can: false},          // no actions
+		{role: RoleViewer, perm: PermSetVersion, can: false},       // no version choice
+		{role: RoleOperator, perm: PermOperate, can: true},         // rollouts:operate for operator
+		{role: RoleOperator, perm: PermSetVersion, can: true},      // fleets:set_version for operator
+		{role: RoleOperator, perm: PermApplyRevisions, can: false}, // revisions are the admin's
+		{role: RoleAdmin, perm: PermApplyRevisions, can: true},     // admin applies revisions
+		{role: RoleAdmin, perm: PermSetVersion, can: true},         // and everything else
+		{role: "", perm: PermRead, can: false},                     // no role, nothing
 	}
 	for _, c := range cases {
 		if got := c.role.Can(c.perm); got != c.can {

@@ -17,10 +17,10 @@ func TestAuthentication_MissingOrUnknownTokenIs401(t *testing.T) {
 	cases := []struct {
 		name, header string
 	}{
-		{"no header", ""},
-		{"unknown token", "Bearer not-a-token"},
-		{"another scheme", "Basic " + tokens[RoleAdmin]},
-		{"bearer without token", "Bearer "},
+		{name: "no header", header: ""},
+		{name: "unknown token", header: "Bearer not-a-token"},
+		{name: "another scheme", header: "Basic " + tokens[RoleAdmin]},
+		{name: "bearer without token", header: "Bearer "},
 	}
 	for _, c := range cases {
 		r := req{method: http.MethodGet, path: "/api/v1/rollouts", header: map[string]string{}}
@@ -42,15 +42,15 @@ func TestPermissions_403NamesTheMissingPermission(t *testing.T) {
 		path, body string
 		permission Permission
 	}{
-		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/pause", "", PermOperate},                                  // viewers read only
-		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/approve", `{"wave": 1}`, PermOperate},                     // approve too
-		{RoleViewer, "POST", "/api/v1/rollouts/r-1/actions/reject", `{"wave": 1}`, PermOperate},                      // and reject
-		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/select-version", `{"version": "0.162.0"}`, PermSetVersion}, // choosing a version
-		{RoleViewer, "POST", "/api/v1/fleets/edge/actions/clear-version-selection", "", PermSetVersion},              // and taking it back
-		{RoleOperator, "POST", "/api/v1/revisions", `{"commit": "x", "files": {}}`, PermApplyRevisions},              // revisions are the admin's
-		{RoleViewer, "PUT", "/api/v1/releases/otelcol-contrib/0.163.0", "", PermManageReleases},                      // so is the release catalogue
-		{RoleOperator, "PUT", "/api/v1/releases/otelcol-contrib/0.163.0", `{"platforms": ["linux/amd64"]}`, PermManageReleases},
-		{RoleOperator, "DELETE", "/api/v1/releases/otelcol-contrib/0.161.0", "", PermManageReleases},
+		{role: RoleViewer, method: "POST", path: "/api/v1/rollouts/r-1/actions/pause", body: "", permission: PermOperate},                                  // viewers read only
+		{role: RoleViewer, method: "POST", path: "/api/v1/rollouts/r-1/actions/approve", body: `{"wave": 1}`, permission: PermOperate},                     // approve too
+		{role: RoleViewer, method: "POST", path: "/api/v1/rollouts/r-1/actions/reject", body: `{"wave": 1}`, permission: PermOperate},                      // and reject
+		{role: RoleViewer, method: "POST", path: "/api/v1/fleets/edge/actions/select-version", body: `{"version": "0.162.0"}`, permission: PermSetVersion}, // choosing a version
+		{role: RoleViewer, method: "POST", path: "/api/v1/fleets/edge/actions/clear-version-selection", body: "", permission: PermSetVersion},              // and taking it back
+		{role: RoleOperator, method: "POST", path: "/api/v1/revisions", body: `{"commit": "x", "files": {}}`, permission: PermApplyRevisions},              // revisions are the admin's
+		{role: RoleViewer, method: "PUT", path: "/api/v1/releases/otelcol-contrib/0.163.0", body: "", permission: PermManageReleases},                      // so is the release catalogue
+		{role: RoleOperator, method: "PUT", path: "/api/v1/releases/otelcol-contrib/0.163.0", body: `{"platforms": ["linux/amd64"]}`, permission: PermManageReleases},
+		{role: RoleOperator, method: "DELETE", path: "/api/v1/releases/otelcol-contrib/0.161.0", body: "", permission: PermManageReleases},
 	}
 	for _, c := range cases {
 		h := newHarness(t)
@@ -72,9 +72,9 @@ func TestGetMe_PermissionsByRole(t *testing.T) {
 		role Role
 		want string
 	}{
-		{RoleViewer, "read"}, // reads only
-		{RoleOperator, "read,rollouts:operate,fleets:set_version,agents:reset_credential"},                              // spec: fleets:set_version for operator; an agent's credential reset too
-		{RoleAdmin, "read,rollouts:operate,fleets:set_version,agents:reset_credential,revisions:apply,releases:manage"}, // and admin, who also applies revisions and keeps the release catalogue
+		{role: RoleViewer, want: "read"}, // reads only
+		{role: RoleOperator, want: "read,rollouts:operate,fleets:set_version,agents:reset_credential"},                              // spec: fleets:set_version for operator; an agent's credential reset too
+		{role: RoleAdmin, want: "read,rollouts:operate,fleets:set_version,agents:reset_credential,revisions:apply,releases:manage"}, // and admin, who also applies revisions and keeps the release catalogue
 	}
 	for _, c := range cases {
 		me := decode[meView](t, h.do(get("/api/v1/me", c.role)))
@@ -93,27 +93,27 @@ func TestBadInput_400WithoutChangingAnything(t *testing.T) {
 		name string
 		r    req
 	}{
-		{"unknown query parameter", get("/api/v1/rollouts?fleets=edge", RoleViewer)},
-		{"parameter twice", get("/api/v1/rollouts?kind=config&kind=version", RoleViewer)},
-		{"limit zero", get("/api/v1/rollouts?limit=0", RoleViewer)},
-		{"limit over 500", get("/api/v1/rollouts?limit=501", RoleViewer)},
-		{"limit not a number", get("/api/v1/fleets?limit=ten", RoleViewer)},
-		{"unknown kind", get("/api/v1/rollouts?kind=binary", RoleViewer)},
-		{"unknown status", get("/api/v1/rollouts?status=running,sleeping", RoleViewer)},
-		{"unknown target status", get("/api/v1/rollouts/r-1/targets?status=done", RoleViewer)},
-		{"negative wave", get("/api/v1/rollouts/r-1/targets?wave=-1", RoleViewer)},
-		{"foreign page token", get("/api/v1/rollouts?pageToken=forged", RoleViewer)},
-		{"foreign fleet page token", get("/api/v1/fleets?pageToken=forged", RoleViewer)},
-		{"audit without target", get("/api/v1/audit?targetType=fleet", RoleViewer)},
-		{"query on an action", post("/api/v1/rollouts/r-1/actions/pause?force=1", RoleOperator, "")},
-		{"malformed JSON", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"`)},
-		{"unknown field", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0", "force": true}`)},
-		{"wrong type", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": 162}`)},
-		{"array body", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `["0.162.0"]`)},
-		{"no body", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, "")},
-		{"null body", post("/api/v1/fleets/edge/actions/select-version", RoleOperator, "null")},
-		{"unknown field on clear", post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, `{"reason": "x", "why": "y"}`)},
-		{"body on pause", post("/api/v1/rollouts/r-1/actions/pause", RoleOperator, `{"reason": "lunch"}`)},
+		{name: "unknown query parameter", r: get("/api/v1/rollouts?fleets=edge", RoleViewer)},
+		{name: "parameter twice", r: get("/api/v1/rollouts?kind=config&kind=version", RoleViewer)},
+		{name: "limit zero", r: get("/api/v1/rollouts?limit=0", RoleViewer)},
+		{name: "limit over 500", r: get("/api/v1/rollouts?limit=501", RoleViewer)},
+		{name: "limit not a number", r: get("/api/v1/fleets?limit=ten", RoleViewer)},
+		{name: "unknown kind", r: get("/api/v1/rollouts?kind=binary", RoleViewer)},
+		{name: "unknown status", r: get("/api/v1/rollouts?status=running,sleeping", RoleViewer)},
+		{name: "unknown target status", r: get("/api/v1/rollouts/r-1/targets?status=done", RoleViewer)},
+		{name: "negative wave", r: get("/api/v1/rollouts/r-1/targets?wave=-1", RoleViewer)},
+		{name: "foreign page token", r: get("/api/v1/rollouts?pageToken=forged", RoleViewer)},
+		{name: "foreign fleet page token", r: get("/api/v1/fleets?pageToken=forged", RoleViewer)},
+		{name: "audit without target", r: get("/api/v1/audit?targetType=fleet", RoleViewer)},
+		{name: "query on an action", r: post("/api/v1/rollouts/r-1/actions/pause?force=1", RoleOperator, "")},
+		{name: "malformed JSON", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0"`)},
+		{name: "unknown field", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": "0.162.0", "force": true}`)},
+		{name: "wrong type", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `{"version": 162}`)},
+		{name: "array body", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, `["0.162.0"]`)},
+		{name: "no body", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, "")},
+		{name: "null body", r: post("/api/v1/fleets/edge/actions/select-version", RoleOperator, "null")},
+		{name: "unknown field on clear", r: post("/api/v1/fleets/edge/actions/clear-version-selection", RoleOperator, `{"reason": "x", "why": "y"}`)},
+		{name: "body on pause", r: post("/api/v1/rollouts/r-1/actions/pause", RoleOperator, `{"reason": "lunch"}`)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,10 +134,10 @@ func TestBadInput_MediaTypeAndSize(t *testing.T) {
 		status                  int
 		code                    string
 	}{
-		{"text/plain", `{"version": "0.162.0"}`, "text/plain", 415, CodeUnsupportedMediaType},
-		{"no content type", `{"version": "0.162.0"}`, "-", 415, CodeUnsupportedMediaType},
-		{"charset is fine", `{"version": "0.161.0"}`, "application/json; charset=utf-8", 200, ""},
-		{"over 1 MiB", `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 1<<20) + `"}`, "", 413, CodeBodyTooLarge},
+		{name: "text/plain", body: `{"version": "0.162.0"}`, contentType: "text/plain", status: 415, code: CodeUnsupportedMediaType},
+		{name: "no content type", body: `{"version": "0.162.0"}`, contentType: "-", status: 415, code: CodeUnsupportedMediaType},
+		{name: "charset is fine", body: `{"version": "0.161.0"}`, contentType: "application/json; charset=utf-8", status: 200, code: ""},
+		{name: "over 1 MiB", body: `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 1<<20) + `"}`, contentType: "", status: 413, code: CodeBodyTooLarge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,15 +261,15 @@ func TestNonObjectBodies_400AndNothingChanges(t *testing.T) {
 		name, path string
 		status     rollout.Status // of the rollout before the request: one that admits the action
 	}{
-		{"pause", "/api/v1/rollouts/{id}/actions/pause", rollout.WaitingApproval},
-		{"resume", "/api/v1/rollouts/{id}/actions/resume", rollout.Paused},
-		{"approve", "/api/v1/rollouts/{id}/actions/approve", rollout.WaitingApproval},
-		{"reject", "/api/v1/rollouts/{id}/actions/reject", rollout.WaitingApproval},
-		{"abort", "/api/v1/rollouts/{id}/actions/abort", rollout.WaitingApproval},
-		{"rollback", "/api/v1/rollouts/{id}/actions/rollback", rollout.WaitingApproval},
-		{"retry-failed", "/api/v1/rollouts/{id}/actions/retry-failed", rollout.Paused},
-		{"select-version", "/api/v1/fleets/edge/actions/select-version", rollout.WaitingApproval},
-		{"clear-version-selection", "/api/v1/fleets/edge/actions/clear-version-selection", rollout.WaitingApproval},
+		{name: "pause", path: "/api/v1/rollouts/{id}/actions/pause", status: rollout.WaitingApproval},
+		{name: "resume", path: "/api/v1/rollouts/{id}/actions/resume", status: rollout.Paused},
+		{name: "approve", path: "/api/v1/rollouts/{id}/actions/approve", status: rollout.WaitingApproval},
+		{name: "reject", path: "/api/v1/rollouts/{id}/actions/reject", status: rollout.WaitingApproval},
+		{name: "abort", path: "/api/v1/rollouts/{id}/actions/abort", status: rollout.WaitingApproval},
+		{name: "rollback", path: "/api/v1/rollouts/{id}/actions/rollback", status: rollout.WaitingApproval},
+		{name: "retry-failed", path: "/api/v1/rollouts/{id}/actions/retry-failed", status: rollout.Paused},
+		{name: "select-version", path: "/api/v1/fleets/edge/actions/select-version", status: rollout.WaitingApproval},
+		{name: "clear-version-selection", path: "/api/v1/fleets/edge/actions/clear-version-selection", status: rollout.WaitingApproval},
 	}
 	for _, rt := range routes {
 		t.Run(rt.name, func(t *testing.T) {

@@ -124,20 +124,20 @@ func TestSelectVersion_RefusalsInTheSpecsOrder(t *testing.T) {
 		code, issue       string
 		audited           bool
 	}{
-		{"fleet missing", "nope", `{"version": "0.162.0"}`, nil, 404, CodeFleetNotFound, "", false}, // no fleet to audit it on
-		{"fleet missing, version not semver", "nope", `{"version": "latest"}`, nil, 404, CodeFleetNotFound, "", false},
-		{"body not an object", "edge", `null`, nil, 400, CodeRequestInvalid, "", false},              // nothing says what was attempted
-		{"body malformed", "edge", `{"version": "0.162.0"`, nil, 400, CodeRequestInvalid, "", false}, // the same
-		{"version missing", "edge", `{}`, nil, 400, CodeRequestInvalid, "", true},                    // an attempt without a version
-		{"version empty", "edge", `{"version": ""}`, nil, 400, CodeRequestInvalid, "", true},
-		{"version not semver", "edge", `{"version": "latest"}`, nil, 400, CodeRequestInvalid, "", true},
-		{"reason over 500 characters", "edge", `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 501) + `"}`, nil, 400, CodeRequestInvalid, "", true},
-		{"frame disabled", "core", `{"version": "0.162.0"}`, nil, 412, selection.NotAllowedSelectionDisabled, "", true},
-		{"failed version rollout", "edge", `{"version": "0.162.0"}`, failedVersionRollout, 412, selection.NotAllowedBlockingRollout, "", true},
-		{"someone else changed it", "edge", `{"version": "0.162.0", "expectedTargetVersion": "0.160.0"}`, nil, 409, CodeTargetChanged, "", true},
-		{"outside the frame", "edge", `{"version": "0.170.0"}`, nil, 422, CodeSelectionRejected, selection.IssueVersionNotAllowed, true},
-		{"unknown release", "edge", `{"version": "0.161.5"}`, nil, 422, CodeSelectionRejected, selection.IssueUnknownVersion, true},
-		{"downgrade", "edge", `{"version": "0.160.0"}`, widenFrame, 422, CodeSelectionRejected, selection.IssueDowngradeNotAllowed, true},
+		{name: "fleet missing", fleet: "nope", body: `{"version": "0.162.0"}`, setup: nil, status: 404, code: CodeFleetNotFound, issue: "", audited: false}, // no fleet to audit it on
+		{name: "fleet missing, version not semver", fleet: "nope", body: `{"version": "latest"}`, setup: nil, status: 404, code: CodeFleetNotFound, issue: "", audited: false},
+		{name: "body not an object", fleet: "edge", body: `null`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: false},              // nothing says what was attempted
+		{name: "body malformed", fleet: "edge", body: `{"version": "0.162.0"`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: false}, // the same
+		{name: "version missing", fleet: "edge", body: `{}`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: true},                    // an attempt without a version
+		{name: "version empty", fleet: "edge", body: `{"version": ""}`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: true},
+		{name: "version not semver", fleet: "edge", body: `{"version": "latest"}`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: true},
+		{name: "reason over 500 characters", fleet: "edge", body: `{"version": "0.162.0", "reason": "` + strings.Repeat("x", 501) + `"}`, setup: nil, status: 400, code: CodeRequestInvalid, issue: "", audited: true},
+		{name: "frame disabled", fleet: "core", body: `{"version": "0.162.0"}`, setup: nil, status: 412, code: selection.NotAllowedSelectionDisabled, issue: "", audited: true},
+		{name: "failed version rollout", fleet: "edge", body: `{"version": "0.162.0"}`, setup: failedVersionRollout, status: 412, code: selection.NotAllowedBlockingRollout, issue: "", audited: true},
+		{name: "someone else changed it", fleet: "edge", body: `{"version": "0.162.0", "expectedTargetVersion": "0.160.0"}`, setup: nil, status: 409, code: CodeTargetChanged, issue: "", audited: true},
+		{name: "outside the frame", fleet: "edge", body: `{"version": "0.170.0"}`, setup: nil, status: 422, code: CodeSelectionRejected, issue: selection.IssueVersionNotAllowed, audited: true},
+		{name: "unknown release", fleet: "edge", body: `{"version": "0.161.5"}`, setup: nil, status: 422, code: CodeSelectionRejected, issue: selection.IssueUnknownVersion, audited: true},
+		{name: "downgrade", fleet: "edge", body: `{"version": "0.160.0"}`, setup: widenFrame, status: 422, code: CodeSelectionRejected, issue: selection.IssueDowngradeNotAllowed, audited: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -281,13 +281,13 @@ func TestClearVersionSelection_RefusalsAreAuditedButA404(t *testing.T) {
 		code              string
 		audited           bool
 	}{
-		{"fleet missing", "nope", `{"reason": "back to Git"}`, 404, CodeFleetNotFound, false},
-		{"fleet missing, reason over 500 characters", "nope", `{"reason": "` + strings.Repeat("x", 501) + `"}`, 404, CodeFleetNotFound, false},
-		{"body not an object", "edge", `null`, 400, CodeRequestInvalid, false},
-		{"body malformed", "edge", `{"reason": `, 400, CodeRequestInvalid, false},
-		{"unknown field", "edge", `{"reason": "x", "force": true}`, 400, CodeRequestInvalid, false},
-		{"reason over 500 characters", "edge", `{"reason": "` + strings.Repeat("x", 501) + `"}`, 400, CodeRequestInvalid, true},
-		{"reason required", "edge", `{}`, 422, CodeSelectionRejected, true},
+		{name: "fleet missing", fleet: "nope", body: `{"reason": "back to Git"}`, status: 404, code: CodeFleetNotFound, audited: false},
+		{name: "fleet missing, reason over 500 characters", fleet: "nope", body: `{"reason": "` + strings.Repeat("x", 501) + `"}`, status: 404, code: CodeFleetNotFound, audited: false},
+		{name: "body not an object", fleet: "edge", body: `null`, status: 400, code: CodeRequestInvalid, audited: false},
+		{name: "body malformed", fleet: "edge", body: `{"reason": `, status: 400, code: CodeRequestInvalid, audited: false},
+		{name: "unknown field", fleet: "edge", body: `{"reason": "x", "force": true}`, status: 400, code: CodeRequestInvalid, audited: false},
+		{name: "reason over 500 characters", fleet: "edge", body: `{"reason": "` + strings.Repeat("x", 501) + `"}`, status: 400, code: CodeRequestInvalid, audited: true},
+		{name: "reason required", fleet: "edge", body: `{}`, status: 422, code: CodeSelectionRejected, audited: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

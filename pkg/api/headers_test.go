@@ -46,8 +46,8 @@ func TestHeaders_AMegabyteReachesTheAPI(t *testing.T) {
 	for _, c := range []struct {
 		url, contentType string
 	}{
-		{h.srv.URL, "text/plain; charset=utf-8"}, // net/http's DefaultMaxHeaderBytes
-		{srv.URL, "application/problem+json"},
+		{url: h.srv.URL, contentType: "text/plain; charset=utf-8"}, // net/http's DefaultMaxHeaderBytes
+		{url: srv.URL, contentType: "application/problem+json"},
 	} {
 		hr, _ := http.NewRequest(http.MethodGet, c.url+"/api/v1/rollouts", nil)
 		hr.Header.Set("X-Padding", strings.Repeat("a", 1<<20+8<<10))

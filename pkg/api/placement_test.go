@@ -152,15 +152,15 @@ func TestListRolloutTargets_ByStage(t *testing.T) {
 		stage string // of every target listed
 		want  string
 	}{
-		{"?stage=canary", "canary", "c0,c1"},                                  // not split: its agents in two regions
-		{"?stage=rest/eu-1a", "rest/eu-1a", "z0,z1"},                          // a stage of a split wave
-		{"?stage=rest%2Feu-1b", "rest/eu-1b", "z2"},                           // the slash escaped
-		{"?stage=rest/eu-1a&wave=rest", "rest/eu-1a", "z0,z1"},                // its own wave
-		{"?stage=rest/eu-1a&wave=canary", "", ""},                             // another wave: both filters, nothing
-		{"?stage=rest/eu-1a&wave=0", "", ""},                                  // the same by index
-		{"?stage=canary&status=succeeded", "canary", first},                   // with a status
-		{"?stage=rest/eu-1a&status=pending,succeeded", "rest/eu-1a", "z0,z1"}, // several statuses
-		{"?stage=", "", "c0,c1,z0,z1,z2"},                                     // empty: no filter
+		{query: "?stage=canary", stage: "canary", want: "c0,c1"},                                  // not split: its agents in two regions
+		{query: "?stage=rest/eu-1a", stage: "rest/eu-1a", want: "z0,z1"},                          // a stage of a split wave
+		{query: "?stage=rest%2Feu-1b", stage: "rest/eu-1b", want: "z2"},                           // the slash escaped
+		{query: "?stage=rest/eu-1a&wave=rest", stage: "rest/eu-1a", want: "z0,z1"},                // its own wave
+		{query: "?stage=rest/eu-1a&wave=canary", stage: "", want: ""},                             // another wave: both filters, nothing
+		{query: "?stage=rest/eu-1a&wave=0", stage: "", want: ""},                                  // the same by index
+		{query: "?stage=canary&status=succeeded", stage: "canary", want: first},                   // with a status
+		{query: "?stage=rest/eu-1a&status=pending,succeeded", stage: "rest/eu-1a", want: "z0,z1"}, // several statuses
+		{query: "?stage=", stage: "", want: "c0,c1,z0,z1,z2"},                                     // empty: no filter
 	}
 	for _, c := range cases {
 		got := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/r-canary/targets"+c.query, RoleViewer)))
@@ -232,9 +232,9 @@ func TestGetRollout_PassesListTheirAgentsRegionsAndZones(t *testing.T) {
 		regions, zones string
 		region, zone   string
 	}{
-		{0, inBatch(0, "c0", "c1"), "eu-1,us-1", "eu-1a,us-1b", "", ""},
-		{1, inBatch(1, "z0", "z1"), "eu-1", "eu-1a", "eu-1", "eu-1a"},
-		{2, "z2", "eu-1", "eu-1b", "eu-1", "eu-1b"},
+		{stage: 0, agents: inBatch(0, "c0", "c1"), regions: "eu-1,us-1", zones: "eu-1a,us-1b", region: "", zone: ""},
+		{stage: 1, agents: inBatch(1, "z0", "z1"), regions: "eu-1", zones: "eu-1a", region: "eu-1", zone: "eu-1a"},
+		{stage: 2, agents: "z2", regions: "eu-1", zones: "eu-1b", region: "eu-1", zone: "eu-1b"},
 	}
 	for _, c := range cases {
 		p := v.Stages[c.stage].Passes[0]
@@ -389,10 +389,10 @@ func TestDocument_DeclaresThePlacement(t *testing.T) {
 		schema string
 		of     any
 	}{
-		{"RolloutTarget", schema.Target{}},
-		{"StagePass", schema.StagePass{}},
-		{"RolloutStage", schema.Stage{}},
-		{"Problem", Problem{}},
+		{schema: "RolloutTarget", of: schema.Target{}},
+		{schema: "StagePass", of: schema.StagePass{}},
+		{schema: "RolloutStage", of: schema.Stage{}},
+		{schema: "Problem", of: Problem{}},
 	}
 	for _, c := range cases {
 		s := doc.Components.Schemas[c.schema]

@@ -102,18 +102,18 @@ func TestCreatePlan_Refusals(t *testing.T) {
 		status     int
 		code       string
 	}{
-		{"no fleet", `{"kind": "config"}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"no kind", `{"fleet": "edge"}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"unknown field", `{"fleet": "edge", "kind": "config", "wave": 1}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"version of a config plan", `{"fleet": "edge", "kind": "config", "version": "0.162.0"}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"not a version", `{"fleet": "edge", "kind": "version", "version": "latest"}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"revision without commit", `{"fleet": "edge", "kind": "config", "revision": {"files": {}}}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"unknown fleet", `{"fleet": "nowhere", "kind": "config"}`, http.StatusNotFound, CodeFleetNotFound},
-		{"impossible fleet name", `{"fleet": "Not A Name", "kind": "config"}`, http.StatusNotFound, CodeFleetNotFound},
-		{"fleet not in the revision", planBody(t, schema.PlanRequest{Fleet: "gone", Kind: "config",
-			Revision: &schema.RevisionRequest{Commit: "c2", Files: fixtureFiles()}}), http.StatusNotFound, CodeFleetNotFound},
-		{"invalid revision", planBody(t, schema.PlanRequest{Fleet: "edge", Kind: "config",
-			Revision: &schema.RevisionRequest{Commit: "c2", Files: broken}}), http.StatusUnprocessableEntity, CodeRevisionInvalid},
+		{name: "no fleet", body: `{"kind": "config"}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "no kind", body: `{"fleet": "edge"}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "unknown field", body: `{"fleet": "edge", "kind": "config", "wave": 1}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "version of a config plan", body: `{"fleet": "edge", "kind": "config", "version": "0.162.0"}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "not a version", body: `{"fleet": "edge", "kind": "version", "version": "latest"}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "revision without commit", body: `{"fleet": "edge", "kind": "config", "revision": {"files": {}}}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "unknown fleet", body: `{"fleet": "nowhere", "kind": "config"}`, status: http.StatusNotFound, code: CodeFleetNotFound},
+		{name: "impossible fleet name", body: `{"fleet": "Not A Name", "kind": "config"}`, status: http.StatusNotFound, code: CodeFleetNotFound},
+		{name: "fleet not in the revision", body: planBody(t, schema.PlanRequest{Fleet: "gone", Kind: "config",
+			Revision: &schema.RevisionRequest{Commit: "c2", Files: fixtureFiles()}}), status: http.StatusNotFound, code: CodeFleetNotFound},
+		{name: "invalid revision", body: planBody(t, schema.PlanRequest{Fleet: "edge", Kind: "config",
+			Revision: &schema.RevisionRequest{Commit: "c2", Files: broken}}), status: http.StatusUnprocessableEntity, code: CodeRevisionInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

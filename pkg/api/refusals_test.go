@@ -77,11 +77,11 @@ func TestQuery_UndecodableIs400OnEveryRoute(t *testing.T) {
 func TestMethods_405CarriesAllow(t *testing.T) {
 	h := newHarness(t)
 	for _, c := range []struct{ method, path, allow string }{
-		{http.MethodDelete, "/api/v1/rollouts", "GET, HEAD"},
-		{http.MethodPost, "/api/v1/fleets/edge", "GET, HEAD"},
-		{http.MethodGet, "/api/v1/revisions", "POST"},
-		{http.MethodHead, "/api/v1/rollouts/r-1/actions/pause", "POST"},
-		{http.MethodPatch, "/api/v1/releases/otelcol-contrib/0.161.0", "GET, HEAD, PUT, DELETE"},
+		{method: http.MethodDelete, path: "/api/v1/rollouts", allow: "GET, HEAD"},
+		{method: http.MethodPost, path: "/api/v1/fleets/edge", allow: "GET, HEAD"},
+		{method: http.MethodGet, path: "/api/v1/revisions", allow: "POST"},
+		{method: http.MethodHead, path: "/api/v1/rollouts/r-1/actions/pause", allow: "POST"},
+		{method: http.MethodPatch, path: "/api/v1/releases/otelcol-contrib/0.161.0", allow: "GET, HEAD, PUT, DELETE"},
 	} {
 		rep := h.do(req{method: c.method, path: c.path, token: tokens[RoleAdmin]})
 		if c.method != http.MethodHead {

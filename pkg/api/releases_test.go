@@ -164,15 +164,15 @@ func TestPutRelease_BadInputChangesNothing(t *testing.T) {
 		status           int
 		code             string
 	}{
-		{"platform not os/arch", "/api/v1/releases/otelcol-contrib/0.171.0", `{"platforms": ["linux-amd64"]}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"unknown field", "/api/v1/releases/otelcol-contrib/0.171.0", `{"prerelease": true}`, http.StatusBadRequest, CodeRequestInvalid}, // the version decides
-		{"time not RFC 3339", "/api/v1/releases/otelcol-contrib/0.171.0", `{"publishedAt": "yesterday"}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"null body", "/api/v1/releases/otelcol-contrib/0.171.0", `null`, http.StatusBadRequest, CodeRequestInvalid},
-		{"too many platforms", "/api/v1/releases/otelcol-contrib/0.171.0", `{"platforms": [` + strings.Repeat(`"linux/amd64",`, 64) + `"linux/arm64"]}`, http.StatusBadRequest, CodeRequestInvalid},
-		{"version with v", "/api/v1/releases/otelcol-contrib/v0.171.0", `{}`, http.StatusNotFound, CodeReleaseNotFound},
-		{"version not strict", "/api/v1/releases/otelcol-contrib/0.171", `{}`, http.StatusNotFound, CodeReleaseNotFound},
-		{"distribution in capitals", "/api/v1/releases/Otelcol/0.171.0", `{}`, http.StatusNotFound, CodeReleaseNotFound},
-		{"distribution too long", "/api/v1/releases/" + strings.Repeat("a", 101) + "/0.171.0", `{}`, http.StatusNotFound, CodeReleaseNotFound},
+		{name: "platform not os/arch", path: "/api/v1/releases/otelcol-contrib/0.171.0", body: `{"platforms": ["linux-amd64"]}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "unknown field", path: "/api/v1/releases/otelcol-contrib/0.171.0", body: `{"prerelease": true}`, status: http.StatusBadRequest, code: CodeRequestInvalid}, // the version decides
+		{name: "time not RFC 3339", path: "/api/v1/releases/otelcol-contrib/0.171.0", body: `{"publishedAt": "yesterday"}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "null body", path: "/api/v1/releases/otelcol-contrib/0.171.0", body: `null`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "too many platforms", path: "/api/v1/releases/otelcol-contrib/0.171.0", body: `{"platforms": [` + strings.Repeat(`"linux/amd64",`, 64) + `"linux/arm64"]}`, status: http.StatusBadRequest, code: CodeRequestInvalid},
+		{name: "version with v", path: "/api/v1/releases/otelcol-contrib/v0.171.0", body: `{}`, status: http.StatusNotFound, code: CodeReleaseNotFound},
+		{name: "version not strict", path: "/api/v1/releases/otelcol-contrib/0.171", body: `{}`, status: http.StatusNotFound, code: CodeReleaseNotFound},
+		{name: "distribution in capitals", path: "/api/v1/releases/Otelcol/0.171.0", body: `{}`, status: http.StatusNotFound, code: CodeReleaseNotFound},
+		{name: "distribution too long", path: "/api/v1/releases/" + strings.Repeat("a", 101) + "/0.171.0", body: `{}`, status: http.StatusNotFound, code: CodeReleaseNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -312,19 +312,19 @@ spec:
 		version string
 		want    []option
 	}{
-		{"0.162.0", []option{
+		{version: "0.162.0", want: []option{
 			{fleet: "core", target: "0.161.0 git", behind: true, reasonCode: selection.ReasonOutsideFrame, notAllowedCode: selection.NotAllowedSelectionDisabled}, // no frame at all
 			{fleet: "edge", target: "0.161.0 git", behind: true, selectable: true},
 		}},
-		{"0.161.0", []option{
+		{version: "0.161.0", want: []option{
 			{fleet: "core", target: "0.161.0 git", reasonCode: selection.ReasonCurrentTarget, notAllowedCode: selection.NotAllowedSelectionDisabled},
 			{fleet: "edge", target: "0.161.0 git", reasonCode: selection.ReasonCurrentTarget},
 		}},
-		{"0.160.0", []option{
+		{version: "0.160.0", want: []option{
 			{fleet: "core", target: "0.161.0 git", reasonCode: selection.ReasonOutsideFrame, notAllowedCode: selection.NotAllowedSelectionDisabled},
 			{fleet: "edge", target: "0.161.0 git", reasonCode: selection.ReasonOutsideFrame},
 		}},
-		{"0.163.0-rc.1", []option{
+		{version: "0.163.0-rc.1", want: []option{
 			{fleet: "core", target: "0.161.0 git", behind: true, reasonCode: selection.ReasonOutsideFrame, notAllowedCode: selection.NotAllowedSelectionDisabled},
 			{fleet: "edge", target: "0.161.0 git", behind: true, reasonCode: selection.ReasonOutsideFrame},
 		}},

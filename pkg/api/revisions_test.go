@@ -116,9 +116,9 @@ func TestValidateRevision_ReportsAndStoresNothing(t *testing.T) {
 		files map[string]string
 		valid bool
 	}{
-		{"the fixture", fixtureFiles(), true},
-		{"a fleet naming a missing policy", map[string]string{"fleets/core.yaml": coreFleet + "  rollout: {configPolicy: missing}\n"}, false},
-		{"no fleet", map[string]string{}, false},
+		{name: "the fixture", files: fixtureFiles(), valid: true},
+		{name: "a fleet naming a missing policy", files: map[string]string{"fleets/core.yaml": coreFleet + "  rollout: {configPolicy: missing}\n"}, valid: false},
+		{name: "no fleet", files: map[string]string{}, valid: false},
 	}
 	for _, c := range cases {
 		before, audits := h.store.snapshot(), h.store.auditLen()
@@ -151,19 +151,19 @@ func TestRevisions_BodyRules(t *testing.T) {
 		status           int
 		code             string
 	}{
-		{"no commit", "/api/v1/revisions", `{"files": {}}`, 400, CodeRequestInvalid},
-		{"empty commit", "/api/v1/revisions", `{"commit": "", "files": {}}`, 400, CodeRequestInvalid},
-		{"no files", "/api/v1/revisions", `{"commit": "x"}`, 400, CodeRequestInvalid},
-		{"null body", "/api/v1/revisions", `null`, 400, CodeRequestInvalid},
-		{"commit over 128 characters", "/api/v1/revisions", `{"commit": "` + strings.Repeat("c", MaxCommitLength+1) + `", "files": {}}`, 400, CodeRequestInvalid},
-		{"commit over 128 characters, validate", "/api/v1/revisions/validate", `{"commit": "` + strings.Repeat("c", 5000) + `", "files": {}}`, 400, CodeRequestInvalid},
-		{"commit of 128 characters is fine", "/api/v1/revisions/validate", `{"commit": "` + strings.Repeat("c", MaxCommitLength) + `", "files": {}}`, 200, ""},
-		{"files not text", "/api/v1/revisions", `{"commit": "x", "files": {"fleets/a.yaml": 1}}`, 400, CodeRequestInvalid},
-		{"over 6 MiB", "/api/v1/revisions", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat("#", 6<<20) + `"}}`, 413, CodeBodyTooLarge},
+		{name: "no commit", path: "/api/v1/revisions", body: `{"files": {}}`, status: 400, code: CodeRequestInvalid},
+		{name: "empty commit", path: "/api/v1/revisions", body: `{"commit": "", "files": {}}`, status: 400, code: CodeRequestInvalid},
+		{name: "no files", path: "/api/v1/revisions", body: `{"commit": "x"}`, status: 400, code: CodeRequestInvalid},
+		{name: "null body", path: "/api/v1/revisions", body: `null`, status: 400, code: CodeRequestInvalid},
+		{name: "commit over 128 characters", path: "/api/v1/revisions", body: `{"commit": "` + strings.Repeat("c", MaxCommitLength+1) + `", "files": {}}`, status: 400, code: CodeRequestInvalid},
+		{name: "commit over 128 characters, validate", path: "/api/v1/revisions/validate", body: `{"commit": "` + strings.Repeat("c", 5000) + `", "files": {}}`, status: 400, code: CodeRequestInvalid},
+		{name: "commit of 128 characters is fine", path: "/api/v1/revisions/validate", body: `{"commit": "` + strings.Repeat("c", MaxCommitLength) + `", "files": {}}`, status: 200, code: ""},
+		{name: "files not text", path: "/api/v1/revisions", body: `{"commit": "x", "files": {"fleets/a.yaml": 1}}`, status: 400, code: CodeRequestInvalid},
+		{name: "over 6 MiB", path: "/api/v1/revisions", body: `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat("#", 6<<20) + `"}}`, status: 413, code: CodeBodyTooLarge},
 		// 5.8 MiB of body, but each backslash is escaped again in API
 		// Gateway's proxy event: 11.6 MiB, which no Lambda request carries
-		{"escaped beyond the Lambda request", "/api/v1/revisions/validate", `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat(`\\`, 2900<<10) + `"}}`, 413, CodeBodyTooLarge},
-		{"2 MiB is fine", "/api/v1/revisions/validate", `{"commit": "x", "files": {"configs/a.yaml": "` + big + `"}}`, 200, ""},
+		{name: "escaped beyond the Lambda request", path: "/api/v1/revisions/validate", body: `{"commit": "x", "files": {"configs/a.yaml": "` + strings.Repeat(`\\`, 2900<<10) + `"}}`, status: 413, code: CodeBodyTooLarge},
+		{name: "2 MiB is fine", path: "/api/v1/revisions/validate", body: `{"commit": "x", "files": {"configs/a.yaml": "` + big + `"}}`, status: 200, code: ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,13 +196,13 @@ func TestRevisions_ValidateAndApplyAgree(t *testing.T) {
 		code  string // the issue both must report
 		path  string // where
 	}{
-		{"fleet name with a slash", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: core/eu", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
-		{"fleet name out of its directory", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: ../../x", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
-		{"configuration not YAML", withFile("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), "config_invalid", "configs/edge.yaml"},
-		{"configuration a key twice", withFile("configs/core.yaml", "receivers: {}\nreceivers: {}\n"), "config_invalid", "configs/core.yaml"},
-		{"configuration over the limit", withFile("configs/edge.yaml", configYAML(revision.MaxConfigBytes+1)), "config_too_large", "configs/edge.yaml"},
-		{"files over the limit together", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes), "configs/core.yaml": configYAML(revision.MaxBytes - revision.MaxConfigBytes)}), "revision_too_large", ""},
-		{"fleet name not ASCII", withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: cöre", 1)), "name_invalid", "fleets/core.yaml: metadata.name"},
+		{name: "fleet name with a slash", files: withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: core/eu", 1)), code: "name_invalid", path: "fleets/core.yaml: metadata.name"},
+		{name: "fleet name out of its directory", files: withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: ../../x", 1)), code: "name_invalid", path: "fleets/core.yaml: metadata.name"},
+		{name: "configuration not YAML", files: withFile("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), code: "config_invalid", path: "configs/edge.yaml"},
+		{name: "configuration a key twice", files: withFile("configs/core.yaml", "receivers: {}\nreceivers: {}\n"), code: "config_invalid", path: "configs/core.yaml"},
+		{name: "configuration over the limit", files: withFile("configs/edge.yaml", configYAML(revision.MaxConfigBytes+1)), code: "config_too_large", path: "configs/edge.yaml"},
+		{name: "files over the limit together", files: withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes), "configs/core.yaml": configYAML(revision.MaxBytes - revision.MaxConfigBytes)}), code: "revision_too_large", path: ""},
+		{name: "fleet name not ASCII", files: withFile("fleets/core.yaml", strings.Replace(coreFleet, "name: core", "name: cöre", 1)), code: "name_invalid", path: "fleets/core.yaml: metadata.name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -236,10 +236,10 @@ func TestRevisions_LargeConfigurationsApply(t *testing.T) {
 		name  string
 		files map[string]string
 	}{
-		{"a configuration of 1 MB", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20)})},
-		{"two configurations of 1 MB", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20), "configs/core.yaml": configYAML(1<<20 + 1)})},
-		{"a configuration at the limit", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes)})},
-		{"files at the limit together", withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes),
+		{name: "a configuration of 1 MB", files: withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20)})},
+		{name: "two configurations of 1 MB", files: withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(1 << 20), "configs/core.yaml": configYAML(1<<20 + 1)})},
+		{name: "a configuration at the limit", files: withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes)})},
+		{name: "files at the limit together", files: withFiles(fixtureFiles(), map[string]string{"configs/edge.yaml": configYAML(revision.MaxConfigBytes),
 			"configs/core.yaml": configYAML(revision.MaxBytes - revision.MaxConfigBytes - len(edgeFleet) - len(coreFleet) - len(canaryPolicy))})},
 	}
 	for _, c := range cases {

@@ -115,11 +115,11 @@ func TestListRollouts_FiltersAndPages(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"", []string{"v-c", "v-b", "v-a", id}},                     // newest first, every fleet and kind
-		{"?kind=config", []string{id}},                              // kind filter
-		{"?fleet=edge&kind=version", []string{"v-c", "v-b", "v-a"}}, // fleet and kind
-		{"?status=completed,aborted", []string{"v-b", "v-a"}},       // several statuses
-		{"?fleet=nope", nil},                                        // an unknown fleet has no rollouts
+		{query: "", want: []string{"v-c", "v-b", "v-a", id}},                     // newest first, every fleet and kind
+		{query: "?kind=config", want: []string{id}},                              // kind filter
+		{query: "?fleet=edge&kind=version", want: []string{"v-c", "v-b", "v-a"}}, // fleet and kind
+		{query: "?status=completed,aborted", want: []string{"v-b", "v-a"}},       // several statuses
+		{query: "?fleet=nope", want: nil},                                        // an unknown fleet has no rollouts
 	}
 	for _, c := range cases {
 		rep := h.do(get("/api/v1/rollouts"+c.query, RoleViewer))
@@ -169,14 +169,14 @@ func TestListRolloutTargets_ProgressWaveStatusAndPaging(t *testing.T) {
 		query string
 		want  string
 	}{
-		{"?wave=0", "e1,e2"},                   // one wave
-		{"?wave=1", "e3"},                      // the other
-		{"?status=verifying,pending", "e1,e3"}, // the page's running work first
-		{"?wave=0&status=pending", ""},         // both filters
-		{"?wave=7", ""},                        // a wave the rollout lacks lists nothing
-		{"?wave=early", "e1,e2"},               // a wave by its name
-		{"?wave=rest&status=pending", "e3"},    // by name, with a status
-		{"?wave=", "e1,e2,e3"},                 // empty: no filter, as for status
+		{query: "?wave=0", want: "e1,e2"},                   // one wave
+		{query: "?wave=1", want: "e3"},                      // the other
+		{query: "?status=verifying,pending", want: "e1,e3"}, // the page's running work first
+		{query: "?wave=0&status=pending", want: ""},         // both filters
+		{query: "?wave=7", want: ""},                        // a wave the rollout lacks lists nothing
+		{query: "?wave=early", want: "e1,e2"},               // a wave by its name
+		{query: "?wave=rest&status=pending", want: "e3"},    // by name, with a status
+		{query: "?wave=", want: "e1,e2,e3"},                 // empty: no filter, as for status
 	}
 	for _, c := range cases {
 		got := decode[page.Page[targetView]](t, h.do(get("/api/v1/rollouts/v-1/targets"+c.query, RoleViewer)))

@@ -121,14 +121,14 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 	}
 	s.Pass(versions[0].ID)
 	gets := []struct{ name, path string }{
-		{"me", "/api/v1/me"}, {"rollouts", "/api/v1/rollouts"}, {"rollout", "/api/v1/rollouts/" + id},
-		{"targets", "/api/v1/rollouts/" + id + "/targets"}, {"version targets", "/api/v1/rollouts/" + versions[0].ID + "/targets"},
-		{"version rollout", "/api/v1/rollouts/" + versions[0].ID}, {"fleets", "/api/v1/fleets"}, {"fleet", "/api/v1/fleets/edge"},
-		{"options", "/api/v1/fleets/edge/version-options"}, {"audit", "/api/v1/audit?targetType=fleet&targetId=edge"},
-		{"revision", "/api/v1/revisions/current"}, {"agents", "/api/v1/agents"}, {"agent", "/api/v1/agents/e01"},
-		{"releases", "/api/v1/releases?distribution=otelcol-contrib"}, {"release", "/api/v1/releases/otelcol-contrib/0.162.0"},
-		{"latest", "/api/v1/releases/otelcol-contrib/latest/fleets"}, {"summary", "/api/v1/releases/summary"},
-		{"install plan", "/api/v1/fleets/edge/install-plan"},
+		{name: "me", path: "/api/v1/me"}, {name: "rollouts", path: "/api/v1/rollouts"}, {name: "rollout", path: "/api/v1/rollouts/" + id},
+		{name: "targets", path: "/api/v1/rollouts/" + id + "/targets"}, {name: "version targets", path: "/api/v1/rollouts/" + versions[0].ID + "/targets"},
+		{name: "version rollout", path: "/api/v1/rollouts/" + versions[0].ID}, {name: "fleets", path: "/api/v1/fleets"}, {name: "fleet", path: "/api/v1/fleets/edge"},
+		{name: "options", path: "/api/v1/fleets/edge/version-options"}, {name: "audit", path: "/api/v1/audit?targetType=fleet&targetId=edge"},
+		{name: "revision", path: "/api/v1/revisions/current"}, {name: "agents", path: "/api/v1/agents"}, {name: "agent", path: "/api/v1/agents/e01"},
+		{name: "releases", path: "/api/v1/releases?distribution=otelcol-contrib"}, {name: "release", path: "/api/v1/releases/otelcol-contrib/0.162.0"},
+		{name: "latest", path: "/api/v1/releases/otelcol-contrib/latest/fleets"}, {name: "summary", path: "/api/v1/releases/summary"},
+		{name: "install plan", path: "/api/v1/fleets/edge/install-plan"},
 	}
 	typed := map[string]func() any{
 		"me": func() any { return new(client.Me) }, "rollouts": func() any { return new(client.Page[client.Rollout]) },
@@ -205,14 +205,14 @@ func TestAgents(t *testing.T) {
 		f    client.AgentFilter
 		want string
 	}{
-		{client.AgentFilter{}, "e01 e02 e03 u1"},
-		{client.AgentFilter{Fleet: "edge"}, "e01 e02 e03"},
-		{client.AgentFilter{Online: &no}, "e03"},
-		{client.AgentFilter{ConfigStatuses: []string{"drifted"}}, "e01"}, // the canary was sent the new configuration
-		{client.AgentFilter{Selector: "labels.wave=canary", Online: &yes}, "e01"},
-		{client.AgentFilter{AssignmentError: &yes}, ""},
-		{client.AgentFilter{Version: "0.162.0"}, ""},
-		{client.AgentFilter{Gone: &no}, "e01 e02 e03 u1"},
+		{f: client.AgentFilter{}, want: "e01 e02 e03 u1"},
+		{f: client.AgentFilter{Fleet: "edge"}, want: "e01 e02 e03"},
+		{f: client.AgentFilter{Online: &no}, want: "e03"},
+		{f: client.AgentFilter{ConfigStatuses: []string{"drifted"}}, want: "e01"}, // the canary was sent the new configuration
+		{f: client.AgentFilter{Selector: "labels.wave=canary", Online: &yes}, want: "e01"},
+		{f: client.AgentFilter{AssignmentError: &yes}, want: ""},
+		{f: client.AgentFilter{Version: "0.162.0"}, want: ""},
+		{f: client.AgentFilter{Gone: &no}, want: "e01 e02 e03 u1"},
 	}
 	for _, tc := range cases {
 		as, err := c.AllAgents(ctx, tc.f, 0)
@@ -264,10 +264,10 @@ func TestProblems_NotFromTheAPI(t *testing.T) {
 		body, want  string
 		contentType string
 	}{
-		{502, "<html>bad gateway</html>", "502 bad_gateway: <html>bad gateway</html>", "text/html"},            // a proxy's page: the text
-		{429, `{"message":"Too Many Requests"}`, "429 throttled: Too Many Requests", "application/json"},       // API Gateway's throttle
-		{503, "", "503 service_unavailable: Service Unavailable", "text/plain"},                                // no body: the status text
-		{403, `{"message":"Missing Authentication Token"}`, "403 forbidden: Missing Authentication Token", ""}, // API Gateway without a route
+		{status: 502, body: "<html>bad gateway</html>", want: "502 bad_gateway: <html>bad gateway</html>", contentType: "text/html"},            // a proxy's page: the text
+		{status: 429, body: `{"message":"Too Many Requests"}`, want: "429 throttled: Too Many Requests", contentType: "application/json"},       // API Gateway's throttle
+		{status: 503, body: "", want: "503 service_unavailable: Service Unavailable", contentType: "text/plain"},                                // no body: the status text
+		{status: 403, body: `{"message":"Missing Authentication Token"}`, want: "403 forbidden: Missing Authentication Token", contentType: ""}, // API Gateway without a route
 	}
 	for _, c := range cases {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -291,10 +291,10 @@ func TestAll_FollowsPagesUpToTheLimit(t *testing.T) {
 		want  []int
 		calls int
 	}{
-		{0, []int{1, 2, 3, 4, 5}, 3}, // every page, an empty one included
-		{2, []int{1, 2}, 1},          // the first page is enough
-		{3, []int{1, 2, 3}, 3},       // stops inside the last page
-		{9, []int{1, 2, 3, 4, 5}, 3}, // fewer items than the limit
+		{limit: 0, want: []int{1, 2, 3, 4, 5}, calls: 3}, // every page, an empty one included
+		{limit: 2, want: []int{1, 2}, calls: 1},          // the first page is enough
+		{limit: 3, want: []int{1, 2, 3}, calls: 3},       // stops inside the last page
+		{limit: 9, want: []int{1, 2, 3, 4, 5}, calls: 3}, // fewer items than the limit
 	}
 	for _, c := range cases {
 		var sizes []int
@@ -316,11 +316,11 @@ func TestEffectiveHealthWait(t *testing.T) {
 		p    client.PolicySnapshot
 		want time.Duration
 	}{
-		{client.PolicySnapshot{HealthWait: "5m0s", HealthWaitSeconds: 300}, 5 * time.Minute},       // the policy's value
-		{client.PolicySnapshot{HealthWait: "1.5s", HealthWaitSeconds: 1}, 1500 * time.Millisecond}, // the string keeps fractions
-		{client.PolicySnapshot{HealthWaitSeconds: 30}, 30 * time.Second},                           // only the seconds
-		{client.PolicySnapshot{HealthWait: "0s"}, time.Minute},                                     // 0 waits 60 s
-		{client.PolicySnapshot{}, time.Minute},                                                     // none waits 60 s
+		{p: client.PolicySnapshot{HealthWait: "5m0s", HealthWaitSeconds: 300}, want: 5 * time.Minute},       // the policy's value
+		{p: client.PolicySnapshot{HealthWait: "1.5s", HealthWaitSeconds: 1}, want: 1500 * time.Millisecond}, // the string keeps fractions
+		{p: client.PolicySnapshot{HealthWaitSeconds: 30}, want: 30 * time.Second},                           // only the seconds
+		{p: client.PolicySnapshot{HealthWait: "0s"}, want: time.Minute},                                     // 0 waits 60 s
+		{p: client.PolicySnapshot{}, want: time.Minute},                                                     // none waits 60 s
 	}
 	for _, c := range cases {
 		if got := c.p.EffectiveHealthWait(); got != c.want {

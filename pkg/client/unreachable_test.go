@@ -69,14 +69,14 @@ func TestUnreachableReason(t *testing.T) {
 		err  error
 		want string
 	}{
-		{op(os.NewSyscallError("connect", syscall.ECONNREFUSED)), "connection refused"},
-		{op(&net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}), "no such host api.example"},
-		{op(&net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}), "DNS lookup of api.example failed: server misbehaving"},
-		{op(&net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}), "DNS lookup of api.example failed: i/o timeout"},
-		{op(os.NewSyscallError("read", syscall.ECONNRESET)), "connection reset"},
-		{op(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), "no route to the host"},
-		{&url.Error{Op: "Get", URL: "x", Err: context.DeadlineExceeded}, "timed out"},
-		{op(errors.New("something else")), "something else"},
+		{err: op(os.NewSyscallError("connect", syscall.ECONNREFUSED)), want: "connection refused"},
+		{err: op(&net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}), want: "no such host api.example"},
+		{err: op(&net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}), want: "DNS lookup of api.example failed: server misbehaving"},
+		{err: op(&net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}), want: "DNS lookup of api.example failed: i/o timeout"},
+		{err: op(os.NewSyscallError("read", syscall.ECONNRESET)), want: "connection reset"},
+		{err: op(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), want: "no route to the host"},
+		{err: &url.Error{Op: "Get", URL: "x", Err: context.DeadlineExceeded}, want: "timed out"},
+		{err: op(errors.New("something else")), want: "something else"},
 	}
 	for _, c := range cases {
 		if got := unreachableReason(c.err); got != c.want {

@@ -68,13 +68,13 @@ func TestDelivery_Handle(t *testing.T) {
 		published  []string
 		wantFailed string
 	}{
-		{"inserts in order, the TTL's deletions skipped", []streams.Record{record(0), removed, record(1)}, -1,
-			[]string{"r-1:v2:0", "r-1:v3:0"}, ""},
-		{"the publisher stops: resume at the first not published", []streams.Record{record(0), record(1), record(2)}, 1,
-			[]string{"r-1:v2:0"}, "seq-01"},
-		{"a record that does not decode: the ones before, then resume at it", []streams.Record{record(0), bad, record(2)}, -1,
-			[]string{"r-1:v2:0"}, "seq-bad"},
-		{"nothing to publish", []streams.Record{removed}, -1, nil, ""},
+		{name: "inserts in order, the TTL's deletions skipped", recs: []streams.Record{record(0), removed, record(1)}, limit: -1,
+			published: []string{"r-1:v2:0", "r-1:v3:0"}, wantFailed: ""},
+		{name: "the publisher stops: resume at the first not published", recs: []streams.Record{record(0), record(1), record(2)}, limit: 1,
+			published: []string{"r-1:v2:0"}, wantFailed: "seq-01"},
+		{name: "a record that does not decode: the ones before, then resume at it", recs: []streams.Record{record(0), bad, record(2)}, limit: -1,
+			published: []string{"r-1:v2:0"}, wantFailed: "seq-bad"},
+		{name: "nothing to publish", recs: []streams.Record{removed}, limit: -1, published: nil, wantFailed: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,10 +143,10 @@ func TestWebhook(t *testing.T) {
 		calls    int
 		accepted []string
 	}{
-		{"accepted at once", nil, 2, []string{"r-1:v2:0", "r-1:v3:0"}},
-		{"503 and 429 are retried", []int{503, 429}, 4, []string{"r-1:v2:0", "r-1:v3:0"}},
-		{"a refusal is not retried: the event is lost, the next goes", []int{400}, 2, []string{"r-1:v3:0"}},
-		{"a receiver that stays down loses the event after 3 attempts", []int{500, 500, 500}, 4, []string{"r-1:v3:0"}},
+		{name: "accepted at once", statuses: nil, calls: 2, accepted: []string{"r-1:v2:0", "r-1:v3:0"}},
+		{name: "503 and 429 are retried", statuses: []int{503, 429}, calls: 4, accepted: []string{"r-1:v2:0", "r-1:v3:0"}},
+		{name: "a refusal is not retried: the event is lost, the next goes", statuses: []int{400}, calls: 2, accepted: []string{"r-1:v3:0"}},
+		{name: "a receiver that stays down loses the event after 3 attempts", statuses: []int{500, 500, 500}, calls: 4, accepted: []string{"r-1:v3:0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

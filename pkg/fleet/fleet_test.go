@@ -9,10 +9,10 @@ func TestPolicyNames(t *testing.T) {
 		selectionPolicy                 string
 		wantConfig, wantVersion, wantUI string
 	}{
-		{"nothing set", RolloutPolicies{}, "", "default", "default", "default"},
-		{"versionPolicy only", RolloutPolicies{VersionPolicy: "gv"}, "", "default", "gv", "gv"},          // UI falls back to versionPolicy
-		{"rolloutPolicy wins for UI", RolloutPolicies{VersionPolicy: "gv"}, "ui", "default", "gv", "ui"}, // Git rollouts keep versionPolicy
-		{"rolloutPolicy without versionPolicy", RolloutPolicies{ConfigPolicy: "c"}, "ui", "c", "default", "ui"},
+		{name: "nothing set", rollout: RolloutPolicies{}, selectionPolicy: "", wantConfig: "default", wantVersion: "default", wantUI: "default"},
+		{name: "versionPolicy only", rollout: RolloutPolicies{VersionPolicy: "gv"}, selectionPolicy: "", wantConfig: "default", wantVersion: "gv", wantUI: "gv"},          // UI falls back to versionPolicy
+		{name: "rolloutPolicy wins for UI", rollout: RolloutPolicies{VersionPolicy: "gv"}, selectionPolicy: "ui", wantConfig: "default", wantVersion: "gv", wantUI: "ui"}, // Git rollouts keep versionPolicy
+		{name: "rolloutPolicy without versionPolicy", rollout: RolloutPolicies{ConfigPolicy: "c"}, selectionPolicy: "ui", wantConfig: "c", wantVersion: "default", wantUI: "ui"},
 	}
 	for _, tt := range tests {
 		f := Fleet{Rollout: tt.rollout, Update: Update{Selection: Frame{RolloutPolicy: tt.selectionPolicy}}}
@@ -46,22 +46,22 @@ func TestFrameContains(t *testing.T) {
 		version     string
 		want, inPre bool
 	}{
-		{rng, "0.161.0", true, true},                       // lower bound included
-		{rng, "0.162.0", true, true},                       // upper bound included
-		{rng, "0.160.9", false, false},                     // below
-		{rng, "0.163.0", false, false},                     // above
-		{rng, "v0.161.0", true, true},                      // normalized first
-		{rng, "0.162.0-rc.1", false, true},                 // prerelease refused by a range without prerelease part
-		{rng, "0.161", false, false},                       // not strict semver
-		{rng, "", false, false},                            // nothing
-		{preRange, "0.163.0-rc.1", true, true},             // a range with a prerelease part admits prereleases
-		{list, "0.161.0", true, true},                      // exact match
-		{list, "0.163.0-rc.1", true, true},                 // a listed prerelease is in
-		{list, "0.162.0", false, false},                    // not listed
-		{Frame{}, "0.161.0", false, false},                 // declares nothing
-		{Frame{VersionRange: "<<"}, "0.1.0", false, false}, // unparsable range contains nothing
-		{Frame{VersionRange: ">=0.1.0", Versions: []string{"0.0.9"}}, "0.0.9", false, false}, // both (invalid): must satisfy both
-		{Frame{Enabled: false, VersionRange: ">=0.1.0"}, "0.2.0", true, true},                // Enabled is the caller's concern
+		{frame: rng, version: "0.161.0", want: true, inPre: true},                                                         // lower bound included
+		{frame: rng, version: "0.162.0", want: true, inPre: true},                                                         // upper bound included
+		{frame: rng, version: "0.160.9", want: false, inPre: false},                                                       // below
+		{frame: rng, version: "0.163.0", want: false, inPre: false},                                                       // above
+		{frame: rng, version: "v0.161.0", want: true, inPre: true},                                                        // normalized first
+		{frame: rng, version: "0.162.0-rc.1", want: false, inPre: true},                                                   // prerelease refused by a range without prerelease part
+		{frame: rng, version: "0.161", want: false, inPre: false},                                                         // not strict semver
+		{frame: rng, version: "", want: false, inPre: false},                                                              // nothing
+		{frame: preRange, version: "0.163.0-rc.1", want: true, inPre: true},                                               // a range with a prerelease part admits prereleases
+		{frame: list, version: "0.161.0", want: true, inPre: true},                                                        // exact match
+		{frame: list, version: "0.163.0-rc.1", want: true, inPre: true},                                                   // a listed prerelease is in
+		{frame: list, version: "0.162.0", want: false, inPre: false},                                                      // not listed
+		{frame: Frame{}, version: "0.161.0", want: false, inPre: false},                                                   // declares nothing
+		{frame: Frame{VersionRange: "<<"}, version: "0.1.0", want: false, inPre: false},                                   // unparsable range contains nothing
+		{frame: Frame{VersionRange: ">=0.1.0", Versions: []string{"0.0.9"}}, version: "0.0.9", want: false, inPre: false}, // both (invalid): must satisfy both
+		{frame: Frame{Enabled: false, VersionRange: ">=0.1.0"}, version: "0.2.0", want: true, inPre: true},                // Enabled is the caller's concern
 	}
 	for _, tt := range tests {
 		if got := tt.frame.Contains(tt.version); got != tt.want {
@@ -78,10 +78,10 @@ func TestFrameString(t *testing.T) {
 		frame Frame
 		want  string
 	}{
-		{Frame{VersionRange: ">=0.161.0, <=0.162.0"}, `versionRange ">=0.161.0, <=0.162.0"`},
-		{Frame{Versions: []string{"0.161.0", "0.162.0"}}, "versions [0.161.0, 0.162.0]"},
-		{Frame{VersionRange: ">=1.0.0", Versions: []string{"1.0.0"}}, `versionRange ">=1.0.0" and versions [1.0.0]`},
-		{Frame{}, "no versions"},
+		{frame: Frame{VersionRange: ">=0.161.0, <=0.162.0"}, want: `versionRange ">=0.161.0, <=0.162.0"`},
+		{frame: Frame{Versions: []string{"0.161.0", "0.162.0"}}, want: "versions [0.161.0, 0.162.0]"},
+		{frame: Frame{VersionRange: ">=1.0.0", Versions: []string{"1.0.0"}}, want: `versionRange ">=1.0.0" and versions [1.0.0]`},
+		{frame: Frame{}, want: "no versions"},
 	}
 	for _, tt := range tests {
 		if got := tt.frame.String(); got != tt.want {

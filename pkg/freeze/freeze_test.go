@@ -28,15 +28,15 @@ func TestActive(t *testing.T) {
 		want    string // freeze name, "" for none
 		until   string
 	}{
-		{"in the region, inside", []policy.Freeze{holidays}, []string{"us-east-1"}, "2026-12-24T00:00:00Z", "holidays", "2027-01-04T00:00:00Z"},
-		{"another region", []policy.Freeze{holidays}, []string{"eu-west-1"}, "2026-12-24T00:00:00Z", "", ""},
-		{"a stage of two regions, one frozen", []policy.Freeze{holidays}, []string{"eu-west-1", "us-east-1"}, "2026-12-24T00:00:00Z", "holidays", "2027-01-04T00:00:00Z"},
-		{"from is inclusive", []policy.Freeze{holidays}, []string{"us-east-1"}, "2026-12-20T00:00:00Z", "holidays", "2027-01-04T00:00:00Z"},
-		{"until is exclusive", []policy.Freeze{holidays}, []string{"us-east-1"}, "2027-01-04T00:00:00Z", "", ""},
-		{"daily window, UTC by default", []policy.Freeze{backup}, []string{"eu-west-1"}, "2026-12-02T01:30:00Z", "backup", "2026-12-02T02:00:00Z"},
-		{"daily window, outside", []policy.Freeze{backup}, []string{"eu-west-1"}, "2026-12-02T02:00:00Z", "", ""},
-		{"no regions covers a stage without regions", []policy.Freeze{everywhere}, nil, "2026-12-24T11:00:00Z", "all", "2026-12-24T12:00:00Z"},
-		{"the one that ends last wins", []policy.Freeze{everywhere, holidays}, []string{"us-east-1"}, "2026-12-24T11:00:00Z", "holidays", "2027-01-04T00:00:00Z"},
+		{name: "in the region, inside", fs: []policy.Freeze{holidays}, regions: []string{"us-east-1"}, now: "2026-12-24T00:00:00Z", want: "holidays", until: "2027-01-04T00:00:00Z"},
+		{name: "another region", fs: []policy.Freeze{holidays}, regions: []string{"eu-west-1"}, now: "2026-12-24T00:00:00Z", want: "", until: ""},
+		{name: "a stage of two regions, one frozen", fs: []policy.Freeze{holidays}, regions: []string{"eu-west-1", "us-east-1"}, now: "2026-12-24T00:00:00Z", want: "holidays", until: "2027-01-04T00:00:00Z"},
+		{name: "from is inclusive", fs: []policy.Freeze{holidays}, regions: []string{"us-east-1"}, now: "2026-12-20T00:00:00Z", want: "holidays", until: "2027-01-04T00:00:00Z"},
+		{name: "until is exclusive", fs: []policy.Freeze{holidays}, regions: []string{"us-east-1"}, now: "2027-01-04T00:00:00Z", want: "", until: ""},
+		{name: "daily window, UTC by default", fs: []policy.Freeze{backup}, regions: []string{"eu-west-1"}, now: "2026-12-02T01:30:00Z", want: "backup", until: "2026-12-02T02:00:00Z"},
+		{name: "daily window, outside", fs: []policy.Freeze{backup}, regions: []string{"eu-west-1"}, now: "2026-12-02T02:00:00Z", want: "", until: ""},
+		{name: "no regions covers a stage without regions", fs: []policy.Freeze{everywhere}, regions: nil, now: "2026-12-24T11:00:00Z", want: "all", until: "2026-12-24T12:00:00Z"},
+		{name: "the one that ends last wins", fs: []policy.Freeze{everywhere, holidays}, regions: []string{"us-east-1"}, now: "2026-12-24T11:00:00Z", want: "holidays", until: "2027-01-04T00:00:00Z"},
 	}
 	for _, tt := range tests {
 		h, ok := Active(tt.fs, tt.regions, *at(tt.now))

@@ -50,14 +50,14 @@ func TestGate_Rules(t *testing.T) {
 		want    Outcome
 		decided time.Duration // after the start of the bake
 	}{
-		{"all green passes at the end", 2 * m, 1, []bool{false, false, false, false}, Passed, 2 * m},
-		{"one red stops at once with failuresToStop 1", 2 * m, 1, []bool{false, true}, Failed, m},
-		{"two reds in a row with failuresToStop 2", 2 * m, 2, []bool{false, true, true}, Failed, 90 * time.Second},
-		{"reds not in a row do not stop", 2 * m, 2, []bool{true, false, true, false}, Passed, 2 * m},
-		{"the last reading must be green", 2 * m, 2, []bool{false, false, false, true}, Failed, 2 * m},
-		{"bake 0 is a single reading", 0, 1, []bool{false}, Passed, 0},
-		{"bake 0, red", 0, 1, []bool{true}, Failed, 0},
-		{"a bake shorter than the interval reads once at its end", 10 * time.Second, 1, []bool{false}, Passed, 10 * time.Second},
+		{name: "all green passes at the end", bake: 2 * m, fts: 1, reds: []bool{false, false, false, false}, want: Passed, decided: 2 * m},
+		{name: "one red stops at once with failuresToStop 1", bake: 2 * m, fts: 1, reds: []bool{false, true}, want: Failed, decided: m},
+		{name: "two reds in a row with failuresToStop 2", bake: 2 * m, fts: 2, reds: []bool{false, true, true}, want: Failed, decided: 90 * time.Second},
+		{name: "reds not in a row do not stop", bake: 2 * m, fts: 2, reds: []bool{true, false, true, false}, want: Passed, decided: 2 * m},
+		{name: "the last reading must be green", bake: 2 * m, fts: 2, reds: []bool{false, false, false, true}, want: Failed, decided: 2 * m},
+		{name: "bake 0 is a single reading", bake: 0, fts: 1, reds: []bool{false}, want: Passed, decided: 0},
+		{name: "bake 0, red", bake: 0, fts: 1, reds: []bool{true}, want: Failed, decided: 0},
+		{name: "a bake shorter than the interval reads once at its end", bake: 10 * time.Second, fts: 1, reds: []bool{false}, want: Passed, decided: 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

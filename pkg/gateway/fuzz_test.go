@@ -97,7 +97,7 @@ func BenchmarkTranslate(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		m    *protobufs.AgentToServer
-	}{{"full report", fullReport()}, {"heartbeat", msg()}} {
+	}{{name: "full report", m: fullReport()}, {name: "heartbeat", m: msg()}} {
 		b.Run(bc.name, func(b *testing.B) {
 			prev := agent.Agent{ID: id1}
 			b.ReportAllocs()

@@ -286,22 +286,22 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		in      *protobufs.AgentToServer
 		writes  int // total so far
 	}{
-		{"connect", 0, msg(withVersion("1.0"), withHealth(hl(true, "StatusOK", "", 1, nil))), 1},
-		{"heartbeat", 30 * time.Second, msg(), 1},                                      // nothing changed
-		{"same health again", 0, msg(withHealth(hl(true, "StatusOK", "", 1, nil))), 1}, // repeated, not new
-		{"heartbeat", 30 * time.Second, msg(), 1},                                      // idle heartbeats never write
-		{"heartbeat", 30 * time.Second, msg(), 1},
-		{"health changed", 0, msg(withHealth(hl(false, "StatusRecoverableError", "boom", 1, nil))), 2},
-		{"config status", 1 * time.Second, msg(withRemoteConfig(hashA, applied, "")), 3},
-		{"same description", 1 * time.Second, msg(withVersion("1.0")), 3},
-		{"new version", 1 * time.Second, msg(withVersion("1.1")), 4},
-		{"effective config", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 1"})), 5},
-		{"same effective config", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 1"})), 5}, // reported again, unchanged
-		{"heartbeat", 30 * time.Second, msg(), 5},                                                        // absent: kept
-		{"effective config changed", 1 * time.Second, msg(withEffective(map[string]string{"": "a: 2"})), 6},
-		{"capabilities in a heartbeat", 30 * time.Second, msg(withCapabilities(5)), 7}, // a heartbeat that changes a fact writes
-		{"heartbeat with the same capabilities", 30 * time.Second, msg(withCapabilities(5)), 7},
-		{"heartbeat without capabilities", 30 * time.Second, msg(), 7}, // 0: not sent, unchanged
+		{name: "connect", advance: 0, in: msg(withVersion("1.0"), withHealth(hl(true, "StatusOK", "", 1, nil))), writes: 1},
+		{name: "heartbeat", advance: 30 * time.Second, in: msg(), writes: 1},                                      // nothing changed
+		{name: "same health again", advance: 0, in: msg(withHealth(hl(true, "StatusOK", "", 1, nil))), writes: 1}, // repeated, not new
+		{name: "heartbeat", advance: 30 * time.Second, in: msg(), writes: 1},                                      // idle heartbeats never write
+		{name: "heartbeat", advance: 30 * time.Second, in: msg(), writes: 1},
+		{name: "health changed", advance: 0, in: msg(withHealth(hl(false, "StatusRecoverableError", "boom", 1, nil))), writes: 2},
+		{name: "config status", advance: 1 * time.Second, in: msg(withRemoteConfig(hashA, applied, "")), writes: 3},
+		{name: "same description", advance: 1 * time.Second, in: msg(withVersion("1.0")), writes: 3},
+		{name: "new version", advance: 1 * time.Second, in: msg(withVersion("1.1")), writes: 4},
+		{name: "effective config", advance: 1 * time.Second, in: msg(withEffective(map[string]string{"": "a: 1"})), writes: 5},
+		{name: "same effective config", advance: 1 * time.Second, in: msg(withEffective(map[string]string{"": "a: 1"})), writes: 5}, // reported again, unchanged
+		{name: "heartbeat", advance: 30 * time.Second, in: msg(), writes: 5},                                                        // absent: kept
+		{name: "effective config changed", advance: 1 * time.Second, in: msg(withEffective(map[string]string{"": "a: 2"})), writes: 6},
+		{name: "capabilities in a heartbeat", advance: 30 * time.Second, in: msg(withCapabilities(5)), writes: 7}, // a heartbeat that changes a fact writes
+		{name: "heartbeat with the same capabilities", advance: 30 * time.Second, in: msg(withCapabilities(5)), writes: 7},
+		{name: "heartbeat without capabilities", advance: 30 * time.Second, in: msg(), writes: 7}, // 0: not sent, unchanged
 	}
 	for _, s := range steps {
 		h.clock.advance(s.advance)

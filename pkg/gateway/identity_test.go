@@ -111,9 +111,9 @@ func TestIdentity_ImpostorIsRefusedAndTheAgentUntouched(t *testing.T) {
 		name  string
 		token func(otherCred string) string
 	}{
-		{"fleet token", func(string) string { return token }},
-		{"another agent's credential", func(other string) string { return other }},
-		{"a made-up credential", func(string) string { return CredentialPrefix + "guessed" }},
+		{name: "fleet token", token: func(string) string { return token }},
+		{name: "another agent's credential", token: func(other string) string { return other }},
+		{name: "a made-up credential", token: func(string) string { return CredentialPrefix + "guessed" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newMemCreds()

@@ -21,22 +21,22 @@ func TestDeferrable(t *testing.T) {
 		mut  func(*agent.Agent)
 		want bool
 	}{
-		{"APPLYING a new hash", func(a *agent.Agent) {
+		{name: "APPLYING a new hash", mut: func(a *agent.Agent) {
 			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "bb", Status: agent.ConfigApplying, Since: t0.Add(time.Second)}
-		}, true},
-		{"APPLIED", func(a *agent.Agent) { a.RemoteConfig.Hash, a.RemoteConfig.Since = "bb", t0.Add(time.Second) }, false},
-		{"FAILED", func(a *agent.Agent) { a.RemoteConfig.Status, a.RemoteConfig.Error = agent.ConfigFailed, "bad" }, false},
-		{"effective configuration", func(a *agent.Agent) { a.EffectiveHash = "e2" }, true},
-		{"healthy again, later", func(a *agent.Agent) { a.Health.ReportedAt = t0.Add(time.Minute) }, true},
-		{"a restart: healthy to start-up", func(a *agent.Agent) { a.Health = agent.Health{ReportedAt: t0.Add(time.Second)} }, false},
-		{"an error", func(a *agent.Agent) {
+		}, want: true},
+		{name: "APPLIED", mut: func(a *agent.Agent) { a.RemoteConfig.Hash, a.RemoteConfig.Since = "bb", t0.Add(time.Second) }, want: false},
+		{name: "FAILED", mut: func(a *agent.Agent) { a.RemoteConfig.Status, a.RemoteConfig.Error = agent.ConfigFailed, "bad" }, want: false},
+		{name: "effective configuration", mut: func(a *agent.Agent) { a.EffectiveHash = "e2" }, want: true},
+		{name: "healthy again, later", mut: func(a *agent.Agent) { a.Health.ReportedAt = t0.Add(time.Minute) }, want: true},
+		{name: "a restart: healthy to start-up", mut: func(a *agent.Agent) { a.Health = agent.Health{ReportedAt: t0.Add(time.Second)} }, want: false},
+		{name: "an error", mut: func(a *agent.Agent) {
 			a.Health = agent.Health{Status: "StatusPermanentError", LastError: "boom", ReportedAt: t0.Add(time.Second)}
-		}, false},
-		{"new version", func(a *agent.Agent) { a.ServiceVersion = "1.1" }, false},
-		{"offline", func(a *agent.Agent) { a.Online = false }, false},
-		{"APPLYING with a new version", func(a *agent.Agent) {
+		}, want: false},
+		{name: "new version", mut: func(a *agent.Agent) { a.ServiceVersion = "1.1" }, want: false},
+		{name: "offline", mut: func(a *agent.Agent) { a.Online = false }, want: false},
+		{name: "APPLYING with a new version", mut: func(a *agent.Agent) {
 			a.RemoteConfig.Status, a.ServiceVersion = agent.ConfigApplying, "1.1"
-		}, false},
+		}, want: false},
 	}
 	for _, c := range cases {
 		next := base

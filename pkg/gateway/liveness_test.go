@@ -19,26 +19,26 @@ func TestSameFacts(t *testing.T) {
 		change func(*agent.Agent)
 		want   bool
 	}{
-		{"identical", func(*agent.Agent) {}, true},
-		{"lastSeen only", func(a *agent.Agent) { a.LastSeen = at(30) }, true}, // moves with facts, not one
-		{"task", func(a *agent.Agent) { a.Task = "other" }, false},
-		{"desired state", func(a *agent.Agent) { a.DesiredHash, a.PackageOffer, a.Fleet = "h", "2.0", "f" }, true}, // not the gateway's
-		{"same instant other zone", func(a *agent.Agent) { a.ConnectedAt = at(0).In(time.FixedZone("X", 3600)) }, true},
-		{"attribute", func(a *agent.Agent) { a.Attributes = map[string]string{"a": "2"} }, false},
-		{"online", func(a *agent.Agent) { a.Online = false }, false},
-		{"reconnected", func(a *agent.Agent) { a.ConnectedAt = at(5) }, false},
-		{"health", func(a *agent.Agent) { a.Health.Status = "StatusOK" }, false},
-		{"health date", func(a *agent.Agent) { a.Health.ReportedAt = at(5) }, false},
-		{"components", func(a *agent.Agent) {
+		{name: "identical", change: func(*agent.Agent) {}, want: true},
+		{name: "lastSeen only", change: func(a *agent.Agent) { a.LastSeen = at(30) }, want: true}, // moves with facts, not one
+		{name: "task", change: func(a *agent.Agent) { a.Task = "other" }, want: false},
+		{name: "desired state", change: func(a *agent.Agent) { a.DesiredHash, a.PackageOffer, a.Fleet = "h", "2.0", "f" }, want: true}, // not the gateway's
+		{name: "same instant other zone", change: func(a *agent.Agent) { a.ConnectedAt = at(0).In(time.FixedZone("X", 3600)) }, want: true},
+		{name: "attribute", change: func(a *agent.Agent) { a.Attributes = map[string]string{"a": "2"} }, want: false},
+		{name: "online", change: func(a *agent.Agent) { a.Online = false }, want: false},
+		{name: "reconnected", change: func(a *agent.Agent) { a.ConnectedAt = at(5) }, want: false},
+		{name: "health", change: func(a *agent.Agent) { a.Health.Status = "StatusOK" }, want: false},
+		{name: "health date", change: func(a *agent.Agent) { a.Health.ReportedAt = at(5) }, want: false},
+		{name: "components", change: func(a *agent.Agent) {
 			a.Health.Components = &agent.ComponentSummary{Total: 3, UnhealthyCount: 1, Unhealthy: []string{"exporter:otlp"}}
-		}, false},
-		{"version", func(a *agent.Agent) { a.ServiceVersion = "1.1" }, false},
-		{"config", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, false},
-		{"package", func(a *agent.Agent) { a.Package.DownloadPercent = 5 }, false},
-		{"update gone", func(a *agent.Agent) { a.Update = nil }, false},
-		{"update step", func(a *agent.Agent) {
+		}, want: false},
+		{name: "version", change: func(a *agent.Agent) { a.ServiceVersion = "1.1" }, want: false},
+		{name: "config", change: func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplied }, want: false},
+		{name: "package", change: func(a *agent.Agent) { a.Package.DownloadPercent = 5 }, want: false},
+		{name: "update gone", change: func(a *agent.Agent) { a.Update = nil }, want: false},
+		{name: "update step", change: func(a *agent.Agent) {
 			a.Update = &agent.UpdateComponent{Status: "done", Steps: map[string]agent.UpdateStep{"step:offered": {Status: "failed"}}}
-		}, false},
+		}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,11 +18,11 @@ func TestWantsConfig(t *testing.T) {
 		sent            string
 		want            bool
 	}{
-		{"new desired hash", "bb", "aa", "", true},           // the engine moved the agent on
-		{"already reported", "bb", "bb", "", false},          // APPLIED, APPLYING or FAILED: the agent has it
-		{"sent on this connection", "bb", "aa", "bb", false}, // no resend every poll
-		{"sent an older one", "cc", "aa", "bb", true},        // superseded while in flight
-		{"nothing desired", "", "aa", "", false},
+		{name: "new desired hash", desired: "bb", report: "aa", sent: "", want: true},           // the engine moved the agent on
+		{name: "already reported", desired: "bb", report: "bb", sent: "", want: false},          // APPLIED, APPLYING or FAILED: the agent has it
+		{name: "sent on this connection", desired: "bb", report: "aa", sent: "bb", want: false}, // no resend every poll
+		{name: "sent an older one", desired: "cc", report: "aa", sent: "bb", want: true},        // superseded while in flight
+		{name: "nothing desired", desired: "", report: "aa", sent: "", want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,17 +43,17 @@ func TestWantsOffer(t *testing.T) {
 		sent    string
 		want    bool
 	}{
-		{"pending offer", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}, "", true},
-		{"v-prefixed offer", "v0.111.0", "0.110.0", agent.PackageStatus{}, "", true},
-		{"already running", "0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                                                  // success is the version report
-		{"already running, v offer", "v0.111.0", "0.111.0", agent.PackageStatus{}, "", false},                                                        // versions compare normalized
-		{"downloading it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, "", false},               // the agent works on it
-		{"failed it", "0.111.0", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "", false},                  // the engine decides what follows
-		{"retry of a failed install", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "", true}, // retry-failed: a new attempt
-		{"retry sent on this connection", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, "0.111.0#2", false},
-		{"retry already downloading", "0.111.0#2", "0.110.0", agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, "", false},
-		{"sent on this connection", "0.111.0", "0.110.0", agent.PackageStatus{}, "0.111.0", false},
-		{"no offer", "", "0.110.0", agent.PackageStatus{}, "", false},
+		{name: "pending offer", offer: "0.111.0", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}, sent: "", want: true},
+		{name: "v-prefixed offer", offer: "v0.111.0", running: "0.110.0", pkg: agent.PackageStatus{}, sent: "", want: true},
+		{name: "already running", offer: "0.111.0", running: "0.111.0", pkg: agent.PackageStatus{}, sent: "", want: false},                                                                  // success is the version report
+		{name: "already running, v offer", offer: "v0.111.0", running: "0.111.0", pkg: agent.PackageStatus{}, sent: "", want: false},                                                        // versions compare normalized
+		{name: "downloading it", offer: "0.111.0", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, sent: "", want: false},               // the agent works on it
+		{name: "failed it", offer: "0.111.0", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, sent: "", want: false},                  // the engine decides what follows
+		{name: "retry of a failed install", offer: "0.111.0#2", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, sent: "", want: true}, // retry-failed: a new attempt
+		{name: "retry sent on this connection", offer: "0.111.0#2", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed}, sent: "0.111.0#2", want: false},
+		{name: "retry already downloading", offer: "0.111.0#2", running: "0.110.0", pkg: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading}, sent: "", want: false},
+		{name: "sent on this connection", offer: "0.111.0", running: "0.110.0", pkg: agent.PackageStatus{}, sent: "0.111.0", want: false},
+		{name: "no offer", offer: "", running: "0.110.0", pkg: agent.PackageStatus{}, sent: "", want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,10 +119,10 @@ func TestHeartbeatFor(t *testing.T) {
 		interval time.Duration
 		want     uint64 // seconds; 0 = no offer
 	}{
-		{"reports heartbeats", reports, 30 * time.Second, 30},
-		{"supervisor", reports | accepts, 30 * time.Second, 0}, // would reconnect to an empty endpoint
-		{"no heartbeats", 0, 30 * time.Second, 0},
-		{"sub-second", reports, 500 * time.Millisecond, 0}, // OpAMP counts whole seconds
+		{name: "reports heartbeats", caps: reports, interval: 30 * time.Second, want: 30},
+		{name: "supervisor", caps: reports | accepts, interval: 30 * time.Second, want: 0}, // would reconnect to an empty endpoint
+		{name: "no heartbeats", caps: 0, interval: 30 * time.Second, want: 0},
+		{name: "sub-second", caps: reports, interval: 500 * time.Millisecond, want: 0}, // OpAMP counts whole seconds
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,9 +143,9 @@ func TestTokens(t *testing.T) {
 		header string
 		want   bool
 	}{
-		{"Bearer new", true}, {"Bearer old", true}, {"bearer new", true}, // both during a rotation; scheme case-insensitive
-		{"Bearer newer", false}, {"Bearer ne", false}, {"Bearer ", false}, // near misses
-		{"Basic new", false}, {"new", false}, {"", false}, // other schemes, no scheme, none
+		{header: "Bearer new", want: true}, {header: "Bearer old", want: true}, {header: "bearer new", want: true}, // both during a rotation; scheme case-insensitive
+		{header: "Bearer newer", want: false}, {header: "Bearer ne", want: false}, {header: "Bearer ", want: false}, // near misses
+		{header: "Basic new", want: false}, {header: "new", want: false}, {header: "", want: false}, // other schemes, no scheme, none
 	}
 	for _, tt := range tests {
 		r, _ := http.NewRequest(http.MethodGet, "/v1/opamp", nil)

@@ -43,64 +43,64 @@ func TestTranslate(t *testing.T) {
 		in   *protobufs.AgentToServer
 		want agent.Agent
 	}{
-		{"heartbeat keeps everything", seen, msg(), seen}, // no field = unchanged
-		{"first description", agent.Agent{}, msg(withVersion("v0.110.0")), agent.Agent{ID: id1, ServiceVersion: "0.110.0", VersionSince: at(0),
+		{name: "heartbeat keeps everything", prev: seen, in: msg(), want: seen}, // no field = unchanged
+		{name: "first description", prev: agent.Agent{}, in: msg(withVersion("v0.110.0")), want: agent.Agent{ID: id1, ServiceVersion: "0.110.0", VersionSince: at(0),
 			Attributes: map[string]string{"service.name": "otelcol", "service.version": "0.110.0"}}}, // leading v dropped, dated now
-		{"same version keeps its date", seen, msg(withVersion("0.110.0")), with(seen, func(a *agent.Agent) {
+		{name: "same version keeps its date", prev: seen, in: msg(withVersion("0.110.0")), want: with(seen, func(a *agent.Agent) {
 			a.Attributes = map[string]string{"service.name": "otelcol", "service.version": "0.110.0"}
 		})}, // VersionSince stays at -100
-		{"new version is dated now", seen, msg(withVersion("v0.111.0")), with(seen, func(a *agent.Agent) {
+		{name: "new version is dated now", prev: seen, in: msg(withVersion("v0.111.0")), want: with(seen, func(a *agent.Agent) {
 			a.Attributes = map[string]string{"service.name": "otelcol", "service.version": "0.111.0"}
 			a.ServiceVersion, a.VersionSince = "0.111.0", at(0)
 		})},
-		{"description without version clears it", seen, msg(withDesc(desc(nil, str("host.name", "h1")))), with(seen, func(a *agent.Agent) {
+		{name: "description without version clears it", prev: seen, in: msg(withDesc(desc(nil, str("host.name", "h1")))), want: with(seen, func(a *agent.Agent) {
 			a.Attributes, a.ServiceVersion, a.VersionSince = map[string]string{"host.name": "h1"}, "", time.Time{}
 		})},
-		{"health first report", agent.Agent{ID: id1}, msg(withHealth(hl(false, "", "", 5, nil))), agent.Agent{ID: id1,
+		{name: "health first report", prev: agent.Agent{ID: id1}, in: msg(withHealth(hl(false, "", "", 5, nil))), want: agent.Agent{ID: id1,
 			Health: agent.Health{StartTime: at(5), ReportedAt: at(0)}}}, // equal to the zero health, still dated
-		{"same health keeps ReportedAt", seen, msg(withHealth(hl(true, "StatusOK", "", -200, nil))), seen},
-		{"changed health is dated now", seen, msg(withHealth(hl(false, "StatusRecoverableError", "exporter failed", -200, nil))), with(seen, func(a *agent.Agent) {
+		{name: "same health keeps ReportedAt", prev: seen, in: msg(withHealth(hl(true, "StatusOK", "", -200, nil))), want: seen},
+		{name: "changed health is dated now", prev: seen, in: msg(withHealth(hl(false, "StatusRecoverableError", "exporter failed", -200, nil))), want: with(seen, func(a *agent.Agent) {
 			a.Health = agent.Health{Status: "StatusRecoverableError", LastError: "exporter failed", StartTime: at(-200), ReportedAt: at(0)}
 		})},
-		{"update component", agent.Agent{ID: id1}, msg(withHealth(upd)), agent.Agent{ID: id1,
+		{name: "update component", prev: agent.Agent{ID: id1}, in: msg(withHealth(upd)), want: agent.Agent{ID: id1,
 			Health: agent.Health{Healthy: true, Status: "StatusOK", StartTime: at(10), ReportedAt: at(0)},
 			Update: &agent.UpdateComponent{Status: "downloading", Version: "v0.111.0", From: "v0.110.0", StartedAt: at(20), Steps: map[string]agent.UpdateStep{
 				"step:offered":     {Status: "done", StartedAt: at(20), StatusTime: at(21)},
 				"step:downloading": {Status: "running", StartedAt: at(21), StatusTime: at(25)},
 			}}}}, // children other than version, from and step:* are ignored
-		{"update component found below the top", agent.Agent{ID: id1}, msg(withHealth(nested)), agent.Agent{ID: id1,
+		{name: "update component found below the top", prev: agent.Agent{ID: id1}, in: msg(withHealth(nested)), want: agent.Agent{ID: id1,
 			Health: agent.Health{Healthy: true, Status: "StatusOK", StartTime: at(10), ReportedAt: at(0)},
 			Update: &agent.UpdateComponent{Status: "installing"}}},
-		{"health without update component clears it", with(seen, func(a *agent.Agent) { a.Update = &agent.UpdateComponent{Status: "done"} }),
-			msg(withHealth(hl(true, "StatusOK", "", -200, nil))), seen}, // the updater's attempt is over
-		{"config applied", agent.Agent{ID: id1}, msg(withRemoteConfig(hashA, applied, "")), agent.Agent{ID: id1,
+		{name: "health without update component clears it", prev: with(seen, func(a *agent.Agent) { a.Update = &agent.UpdateComponent{Status: "done"} }),
+			in: msg(withHealth(hl(true, "StatusOK", "", -200, nil))), want: seen}, // the updater's attempt is over
+		{name: "config applied", prev: agent.Agent{ID: id1}, in: msg(withRemoteConfig(hashA, applied, "")), want: agent.Agent{ID: id1,
 			RemoteConfig: agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigApplied, Since: at(0)}}}, // hash in hex
-		{"same config status keeps Since", seen, msg(withRemoteConfig(hashA, applied, "")), seen},
-		{"config failed", seen, msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, "bad yaml")), with(seen, func(a *agent.Agent) {
+		{name: "same config status keeps Since", prev: seen, in: msg(withRemoteConfig(hashA, applied, "")), want: seen},
+		{name: "config failed", prev: seen, in: msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_FAILED, "bad yaml")), want: with(seen, func(a *agent.Agent) {
 			a.RemoteConfig = agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigFailed, Error: "bad yaml", Since: at(0)}
 		})},
-		{"config applying", agent.Agent{ID: id1}, msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING, "")), agent.Agent{ID: id1,
+		{name: "config applying", prev: agent.Agent{ID: id1}, in: msg(withRemoteConfig(hashA, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_APPLYING, "")), want: agent.Agent{ID: id1,
 			RemoteConfig: agent.RemoteConfigStatus{Hash: "abcd01", Status: agent.ConfigApplying, Since: at(0)}}},
-		{"config unset", agent.Agent{ID: id1}, msg(withRemoteConfig(nil, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")), agent.Agent{ID: id1,
+		{name: "config unset", prev: agent.Agent{ID: id1}, in: msg(withRemoteConfig(nil, protobufs.RemoteConfigStatuses_RemoteConfigStatuses_UNSET, "")), want: agent.Agent{ID: id1,
 			RemoteConfig: agent.RemoteConfigStatus{Since: at(0)}}}, // nothing applied yet
-		{"package installed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "v0.110.0", ServerOfferedVersion: "v0.110.0"})), agent.Agent{ID: id1,
+		{name: "package installed", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "v0.110.0", ServerOfferedVersion: "v0.110.0"})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled, Since: at(0)}}},
-		{"package downloading", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
-			Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 42.6}})), agent.Agent{ID: id1,
+		{name: "package downloading", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
+			Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading, DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 42.6}})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 43, Since: at(0)}}}, // the offered version, percent rounded
-		{"package install pending", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending})), agent.Agent{ID: id1,
+		{name: "package install pending", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallPending})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallPending, Since: at(0)}}},
-		{"package installing", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installing})), agent.Agent{ID: id1,
+		{name: "package installing", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Installing})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstalling, Since: at(0)}}},
-		{"package install failed", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
-			Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "checksum mismatch"})), agent.Agent{ID: id1,
+		{name: "package install failed", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{AgentHasVersion: "0.110.0", ServerOfferedVersion: "0.111.0",
+			Status: protobufs.PackageStatusEnum_PackageStatusEnum_InstallFailed, ErrorMessage: "checksum mismatch"})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageInstallFailed, Error: "checksum mismatch", Since: at(0)}}},
-		{"other package only", with(seen, func(a *agent.Agent) {
+		{name: "other package only", prev: with(seen, func(a *agent.Agent) {
 			a.Package = agent.PackageStatus{Version: "0.110.0", Status: agent.PackageInstalled}
 		}),
-			msg(withPackage("addon", &protobufs.PackageStatus{AgentHasVersion: "1.0"})), seen}, // the collector package is absent: zero status
-		{"percent clamped", agent.Agent{ID: id1}, msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,
-			DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 250}})), agent.Agent{ID: id1,
+			in: msg(withPackage("addon", &protobufs.PackageStatus{AgentHasVersion: "1.0"})), want: seen}, // the collector package is absent: zero status
+		{name: "percent clamped", prev: agent.Agent{ID: id1}, in: msg(withPackage("", &protobufs.PackageStatus{ServerOfferedVersion: "0.111.0", Status: protobufs.PackageStatusEnum_PackageStatusEnum_Downloading,
+			DownloadDetails: &protobufs.PackageDownloadDetails{DownloadPercent: 250}})), want: agent.Agent{ID: id1,
 			Package: agent.PackageStatus{Version: "0.111.0", Status: agent.PackageDownloading, DownloadPercent: 100, Since: at(0)}}},
 	}
 	for _, tt := range tests {
@@ -176,9 +176,9 @@ func TestTranslate_Malformed(t *testing.T) {
 		prev agent.Agent
 		uid  []byte
 	}{
-		{"no uid", agent.Agent{}, nil},                                                 // an agent without identity
-		{"short uid", agent.Agent{}, []byte("01ARZ3NDEKTSV4R")},                        // a 15-byte (old ULID-style) uid
-		{"other agent", agent.Agent{ID: "00000000-0000-0000-0000-000000000000"}, uid1}, // uid changed on a connection
+		{name: "no uid", prev: agent.Agent{}, uid: nil},                                                 // an agent without identity
+		{name: "short uid", prev: agent.Agent{}, uid: []byte("01ARZ3NDEKTSV4R")},                        // a 15-byte (old ULID-style) uid
+		{name: "other agent", prev: agent.Agent{ID: "00000000-0000-0000-0000-000000000000"}, uid: uid1}, // uid changed on a connection
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,9 +207,9 @@ func TestTranslate_SupervisorStartup(t *testing.T) {
 		wantHealth  agent.Health
 		wantStartup bool
 	}{
-		{msg(withVersion("v0.111.0"), withHealth(hl(false, "", "", 0, nil))), 1, agent.Health{ReportedAt: at(1)}, true},                                          // supervisor: new version, healthy=false, no status
-		{msg(withHealth(hl(false, agent.StatusStarting, "", 2, nil))), 3, agent.Health{Status: agent.StatusStarting, StartTime: at(2), ReportedAt: at(3)}, true}, // collector starting
-		{msg(withHealth(hl(true, agent.StatusOK, "", 2, nil))), 5, agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: at(2), ReportedAt: at(5)}, false},
+		{in: msg(withVersion("v0.111.0"), withHealth(hl(false, "", "", 0, nil))), sec: 1, wantHealth: agent.Health{ReportedAt: at(1)}, wantStartup: true},                                          // supervisor: new version, healthy=false, no status
+		{in: msg(withHealth(hl(false, agent.StatusStarting, "", 2, nil))), sec: 3, wantHealth: agent.Health{Status: agent.StatusStarting, StartTime: at(2), ReportedAt: at(3)}, wantStartup: true}, // collector starting
+		{in: msg(withHealth(hl(true, agent.StatusOK, "", 2, nil))), sec: 5, wantHealth: agent.Health{Healthy: true, Status: agent.StatusOK, StartTime: at(2), ReportedAt: at(5)}, wantStartup: false},
 	}
 	for i, s := range steps {
 		next, err := Translate(prev, s.in, at(s.sec), "")
@@ -231,8 +231,8 @@ func TestPercent(t *testing.T) {
 		in   float64
 		want int
 	}{
-		{0, 0}, {-3, 0}, {math.NaN(), 0}, // nothing or nonsense
-		{49.5, 50}, {99.4, 99}, {100, 100}, {1e9, 100}, // rounded, clamped
+		{in: 0, want: 0}, {in: -3, want: 0}, {in: math.NaN(), want: 0}, // nothing or nonsense
+		{in: 49.5, want: 50}, {in: 99.4, want: 99}, {in: 100, want: 100}, {in: 1e9, want: 100}, // rounded, clamped
 	}
 	for _, tt := range tests {
 		if got := percent(tt.in); got != tt.want {
@@ -243,8 +243,8 @@ func TestPercent(t *testing.T) {
 
 func TestNormalizeVersion(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"v0.110.0", "0.110.0"}, {"V1.2.3", "1.2.3"}, {" 0.110.0 ", "0.110.0"}, // leading v before a digit dropped
-		{"latest", "latest"}, {"v", "v"}, {"vnext", "vnext"}, {"", ""}, // anything else stays
+		{in: "v0.110.0", want: "0.110.0"}, {in: "V1.2.3", want: "1.2.3"}, {in: " 0.110.0 ", want: "0.110.0"}, // leading v before a digit dropped
+		{in: "latest", want: "latest"}, {in: "v", want: "v"}, {in: "vnext", want: "vnext"}, {in: "", want: ""}, // anything else stays
 	}
 	for _, tt := range tests {
 		if got := NormalizeVersion(tt.in); got != tt.want {
@@ -304,25 +304,25 @@ func TestTranslate_ComponentSummary(t *testing.T) {
 		children map[string]*protobufs.ComponentHealth
 		want     *agent.ComponentSummary
 	}{
-		{"no tree", nil, nil},
-		{"a collector's pipelines", map[string]*protobufs.ComponentHealth{
+		{name: "no tree", children: nil, want: nil},
+		{name: "a collector's pipelines", children: map[string]*protobufs.ComponentHealth{
 			"pipeline:traces": group(map[string]*protobufs.ComponentHealth{"receiver:otlp": ok(), "exporter:otlp": bad()}),
 			"pipeline:metrics": group(map[string]*protobufs.ComponentHealth{
 				"receiver:hostmetrics": ok(), "processor:batch": ok(), "exporter:prometheus": bad()}),
 			"extensions": group(map[string]*protobufs.ComponentHealth{"extension:health_check": ok()}),
-		}, &agent.ComponentSummary{Total: 6, UnhealthyCount: 2,
+		}, want: &agent.ComponentSummary{Total: 6, UnhealthyCount: 2,
 			Unhealthy: []string{"pipeline:metrics/exporter:prometheus", "pipeline:traces/exporter:otlp"}}},
-		{"all healthy", map[string]*protobufs.ComponentHealth{"receiver:otlp": ok()}, &agent.ComponentSummary{Total: 1}},
-		{"only the updater", map[string]*protobufs.ComponentHealth{
+		{name: "all healthy", children: map[string]*protobufs.ComponentHealth{"receiver:otlp": ok()}, want: &agent.ComponentSummary{Total: 1}},
+		{name: "only the updater", children: map[string]*protobufs.ComponentHealth{
 			UpdateComponent: {Status: "failed", ComponentHealthMap: map[string]*protobufs.ComponentHealth{"step:install": bad()}},
-		}, nil}, // no part of the collector
-		{"the updater below a group", map[string]*protobufs.ComponentHealth{
+		}, want: nil}, // no part of the collector
+		{name: "the updater below a group", children: map[string]*protobufs.ComponentHealth{
 			"host": group(map[string]*protobufs.ComponentHealth{UpdateComponent: bad(), "receiver:otlp": ok()}),
-		}, &agent.ComponentSummary{Total: 1}},
-		{"deeper than the bound", map[string]*protobufs.ComponentHealth{"root": deep},
-			&agent.ComponentSummary{Total: 1}}, // the node at the bound is a leaf, healthy as it reports
-		{"more unhealthy than named", map[string]*protobufs.ComponentHealth{"pipeline:logs": group(many)},
-			&agent.ComponentSummary{Total: agent.MaxUnhealthyNames + 8, UnhealthyCount: agent.MaxUnhealthyNames + 8, Unhealthy: first}},
+		}, want: &agent.ComponentSummary{Total: 1}},
+		{name: "deeper than the bound", children: map[string]*protobufs.ComponentHealth{"root": deep},
+			want: &agent.ComponentSummary{Total: 1}}, // the node at the bound is a leaf, healthy as it reports
+		{name: "more unhealthy than named", children: map[string]*protobufs.ComponentHealth{"pipeline:logs": group(many)},
+			want: &agent.ComponentSummary{Total: agent.MaxUnhealthyNames + 8, UnhealthyCount: agent.MaxUnhealthyNames + 8, Unhealthy: first}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -374,10 +374,10 @@ func TestTranslate_Capabilities(t *testing.T) {
 		want              uint64
 		wantReportsHealth bool
 	}{
-		{0, 0, true},                // unknown: judged as reporting health
-		{noHealth, noHealth, false}, // the opamp-go example agent
-		{0, noHealth, false},        // a message without capabilities keeps them
-		{noHealth | agent.CapabilityReportsHealth, noHealth | agent.CapabilityReportsHealth, true},
+		{caps: 0, want: 0, wantReportsHealth: true},                // unknown: judged as reporting health
+		{caps: noHealth, want: noHealth, wantReportsHealth: false}, // the opamp-go example agent
+		{caps: 0, want: noHealth, wantReportsHealth: false},        // a message without capabilities keeps them
+		{caps: noHealth | agent.CapabilityReportsHealth, want: noHealth | agent.CapabilityReportsHealth, wantReportsHealth: true},
 	}
 	prev := agent.Agent{ID: id1}
 	for i, s := range steps {

@@ -106,9 +106,9 @@ func eventConstants(t *testing.T) map[string]string {
 
 func TestDetailType(t *testing.T) {
 	tests := []struct{ typ, want string }{
-		{"rollout.paused", "Rollout Paused"},                         // the catalogue
-		{"rollout.waiting_approval", "Rollout Waiting For Approval"}, // the catalogue's phrase
-		{"rollout.some_new_thing", "Rollout Some New Thing"},         // not catalogued: derived
+		{typ: "rollout.paused", want: "Rollout Paused"},                         // the catalogue
+		{typ: "rollout.waiting_approval", want: "Rollout Waiting For Approval"}, // the catalogue's phrase
+		{typ: "rollout.some_new_thing", want: "Rollout Some New Thing"},         // not catalogued: derived
 	}
 	for _, tt := range tests {
 		if got := DetailType(tt.typ); got != tt.want {

@@ -88,13 +88,13 @@ func TestDecide_VersionRelevance(t *testing.T) {
 		mut  func(*Input)
 		want int // targets created
 	}{
-		{"git target differs", func(in *Input) {}, 2},
-		{"executor none", func(in *Input) { in.Fleet.Update.Executor = fleet.ExecutorNone }, 0},
-		{"no git target", func(in *Input) { in.Fleet.Collector.Version = "" }, 0},
-		{"hold", func(in *Input) {
+		{name: "git target differs", mut: func(in *Input) {}, want: 2},
+		{name: "executor none", mut: func(in *Input) { in.Fleet.Update.Executor = fleet.ExecutorNone }, want: 0},
+		{name: "no git target", mut: func(in *Input) { in.Fleet.Collector.Version = "" }, want: 0},
+		{name: "hold", mut: func(in *Input) {
 			in.Selection = &selection.Selection{Fleet: "edge", Version: "0.162.0", State: selection.Invalidated, GitVersion: "0.161.0"}
-		}, 0},
-		{"one agent already on target", func(in *Input) { in.Agents[0].ServiceVersion = "0.161.0" }, 1},
+		}, want: 0},
+		{name: "one agent already on target", mut: func(in *Input) { in.Agents[0].ServiceVersion = "0.161.0" }, want: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,23 +125,23 @@ func TestDecide_Exclusions(t *testing.T) {
 		included  bool
 		catchUp   bool
 	}{
-		{"no last target", policy.KindConfig, nil, time.Time{}, true, false},
-		{"failed", policy.KindConfig, last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h2"), time.Time{}, false, false},
-		{"rolled_back", policy.KindVersion, last(policy.KindVersion, rollout.TargetRolledBack, rollout.RolledBack, "", "0.161.0"), time.Time{}, false, false},
-		{"failed for another target", policy.KindConfig, last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h-older"), time.Time{}, true, false},
-		{"cancelled in aborted", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.Aborted, "", "h2"), time.Time{}, false, false},
-		{"cancelled in rolling_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.RollingBack, "", "h2"), time.Time{}, false, false},
-		{"cancelled in rolled_back", policy.KindVersion, last(policy.KindVersion, rollout.TargetCancelled, rollout.RolledBack, "", "0.161.0"), time.Time{}, false, false},
-		{"cancelled by supersede", policy.KindConfig, last(policy.KindConfig, rollout.TargetCancelled, rollout.Superseded, CodeSuperseded, "h2"), time.Time{}, true, false},
-		{"config skipped in completed: catch-up", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "h2"), time.Time{}, false, true},
-		{"version skipped otherwise: relevant", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipLeftFleet, "0.161.0"), time.Time{}, true, false},
-		{"version skipped offline, not back", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(-time.Minute), false, false},
-		{"version skipped offline, reconnected", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), true, false},
-		{"config skipped offline in rolled_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "h2"), time.Time{}, false, false},
-		{"version skipped offline in rolled_back, reconnected", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), false, false},
-		{"version skipped offline in aborted", policy.KindVersion, last(policy.KindVersion, rollout.TargetSkipped, rollout.Aborted, engine.SkipOffline, "0.161.0"), fin.Add(time.Minute), false, false},
-		{"config skipped (left fleet) in rolling_back", policy.KindConfig, last(policy.KindConfig, rollout.TargetSkipped, rollout.RollingBack, engine.SkipLeftFleet, "h2"), time.Time{}, false, false},
-		{"succeeded earlier (agent drifted)", policy.KindConfig, last(policy.KindConfig, rollout.TargetSucceeded, rollout.Completed, "", "h2"), time.Time{}, true, false},
+		{name: "no last target", kind: policy.KindConfig, last: nil, connected: time.Time{}, included: true, catchUp: false},
+		{name: "failed", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h2"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "rolled_back", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetRolledBack, rollout.RolledBack, "", "0.161.0"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "failed for another target", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetFailed, rollout.Completed, "", "h-older"), connected: time.Time{}, included: true, catchUp: false},
+		{name: "cancelled in aborted", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetCancelled, rollout.Aborted, "", "h2"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "cancelled in rolling_back", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetCancelled, rollout.RollingBack, "", "h2"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "cancelled in rolled_back", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetCancelled, rollout.RolledBack, "", "0.161.0"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "cancelled by supersede", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetCancelled, rollout.Superseded, CodeSuperseded, "h2"), connected: time.Time{}, included: true, catchUp: false},
+		{name: "config skipped in completed: catch-up", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "h2"), connected: time.Time{}, included: false, catchUp: true},
+		{name: "version skipped otherwise: relevant", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipLeftFleet, "0.161.0"), connected: time.Time{}, included: true, catchUp: false},
+		{name: "version skipped offline, not back", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), connected: fin.Add(-time.Minute), included: false, catchUp: false},
+		{name: "version skipped offline, reconnected", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetSkipped, rollout.Completed, engine.SkipOffline, "0.161.0"), connected: fin.Add(time.Minute), included: true, catchUp: false},
+		{name: "config skipped offline in rolled_back", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "h2"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "version skipped offline in rolled_back, reconnected", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetSkipped, rollout.RolledBack, engine.SkipOffline, "0.161.0"), connected: fin.Add(time.Minute), included: false, catchUp: false},
+		{name: "version skipped offline in aborted", kind: policy.KindVersion, last: last(policy.KindVersion, rollout.TargetSkipped, rollout.Aborted, engine.SkipOffline, "0.161.0"), connected: fin.Add(time.Minute), included: false, catchUp: false},
+		{name: "config skipped (left fleet) in rolling_back", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetSkipped, rollout.RollingBack, engine.SkipLeftFleet, "h2"), connected: time.Time{}, included: false, catchUp: false},
+		{name: "succeeded earlier (agent drifted)", kind: policy.KindConfig, last: last(policy.KindConfig, rollout.TargetSucceeded, rollout.Completed, "", "h2"), connected: time.Time{}, included: true, catchUp: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,16 +184,16 @@ func TestDecide_Supersede(t *testing.T) {
 		act        *Active
 		superseded bool
 	}{
-		{"running, open target on old hash", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetInProgress), true},
-		{"pending", active(policy.KindConfig, rollout.Pending, "h1x", rollout.TargetPending), true},
-		{"waiting_approval", active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetPending), true},
-		{"paused, only failed targets count", active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetFailed, rollout.TargetSucceeded), true},
-		{"running, only failed targets: its toRef differs", active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetFailed), true},
-		{"paused with nothing open: its toRef differs", active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetSucceeded, rollout.TargetSucceeded), true},
-		{"waiting_approval, nothing started yet in the next wave", active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetSucceeded), true},
-		{"failed: never", active(policy.KindConfig, rollout.Failed, "h1x", rollout.TargetInProgress), false},
-		{"rolling_back: never", active(policy.KindConfig, rollout.RollingBack, "h1x", rollout.TargetVerifying), false},
-		{"same target", active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress), false},
+		{name: "running, open target on old hash", act: active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetInProgress), superseded: true},
+		{name: "pending", act: active(policy.KindConfig, rollout.Pending, "h1x", rollout.TargetPending), superseded: true},
+		{name: "waiting_approval", act: active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetPending), superseded: true},
+		{name: "paused, only failed targets count", act: active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetFailed, rollout.TargetSucceeded), superseded: true},
+		{name: "running, only failed targets: its toRef differs", act: active(policy.KindConfig, rollout.Running, "h1x", rollout.TargetFailed), superseded: true},
+		{name: "paused with nothing open: its toRef differs", act: active(policy.KindConfig, rollout.Paused, "h1x", rollout.TargetSucceeded, rollout.TargetSucceeded), superseded: true},
+		{name: "waiting_approval, nothing started yet in the next wave", act: active(policy.KindConfig, rollout.WaitingApproval, "h1x", rollout.TargetSucceeded), superseded: true},
+		{name: "failed: never", act: active(policy.KindConfig, rollout.Failed, "h1x", rollout.TargetInProgress), superseded: false},
+		{name: "rolling_back: never", act: active(policy.KindConfig, rollout.RollingBack, "h1x", rollout.TargetVerifying), superseded: false},
+		{name: "same target", act: active(policy.KindConfig, rollout.Running, "h2", rollout.TargetInProgress), superseded: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -331,10 +331,10 @@ func TestDecide_PolicyResolution(t *testing.T) {
 		want     string // policy name, "" = no rollout
 		builtIn  bool
 	}{
-		{"named", "cfg", map[string]policy.Policy{"cfg": {Name: "cfg"}}, "cfg", false},
-		{"default object", "", map[string]policy.Policy{"default": {Name: "default"}}, "default", false},
-		{"built-in when default is missing", "", nil, "default", true},
-		{"missing named policy blocks", "nope", nil, "", false},
+		{name: "named", ref: "cfg", policies: map[string]policy.Policy{"cfg": {Name: "cfg"}}, want: "cfg", builtIn: false},
+		{name: "default object", ref: "", policies: map[string]policy.Policy{"default": {Name: "default"}}, want: "default", builtIn: false},
+		{name: "built-in when default is missing", ref: "", policies: nil, want: "default", builtIn: true},
+		{name: "missing named policy blocks", ref: "nope", policies: nil, want: "", builtIn: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -496,10 +496,10 @@ func TestDecide_ExecutorObjectSnapshot(t *testing.T) {
 		want     *executorobject.Object // nil: none on the rollout
 		blocked  string                 // the note's code when no rollout is created
 	}{
-		{"webhook", fleet.ExecutorWebhook, map[string]executorobject.Object{"edge-hook": hook}, &hook, ""},
-		{"updater has none", fleet.ExecutorUpdater, map[string]executorobject.Object{"edge-hook": hook}, nil, ""},
-		{"missing object blocks", fleet.ExecutorWebhook, nil, nil, "executor_invalid"},
-		{"object of another type blocks", fleet.ExecutorWebhook, map[string]executorobject.Object{"edge-hook": awx}, nil, "executor_invalid"},
+		{name: "webhook", executor: fleet.ExecutorWebhook, objects: map[string]executorobject.Object{"edge-hook": hook}, want: &hook, blocked: ""},
+		{name: "updater has none", executor: fleet.ExecutorUpdater, objects: map[string]executorobject.Object{"edge-hook": hook}, want: nil, blocked: ""},
+		{name: "missing object blocks", executor: fleet.ExecutorWebhook, objects: nil, want: nil, blocked: "executor_invalid"},
+		{name: "object of another type blocks", executor: fleet.ExecutorWebhook, objects: map[string]executorobject.Object{"edge-hook": awx}, want: nil, blocked: "executor_invalid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -591,12 +591,12 @@ func TestLastTargetsNeeded_AreThoseDecideReads(t *testing.T) {
 		in   Input
 		want []string
 	}{
-		{"config: the agents not on the target", input(policy.KindConfig, onTarget), []string{"a0", "a3"}},
-		{"config: a gone agent is not read", withGone, []string{"a0", "a1", "a2"}},
-		{"version toward the fleet's version", input(policy.KindVersion, agents(3)), []string{"a0", "a1", "a2"}},
-		{"version without an executor: nothing", noExecutor, nil},
-		{"version with no version to roll out to: nothing", noVersion, nil},
-		{"a fleet removed from Git: nothing", Input{FleetName: "edge", Kind: policy.KindConfig, Agents: agents(2), Now: t0}, nil},
+		{name: "config: the agents not on the target", in: input(policy.KindConfig, onTarget), want: []string{"a0", "a3"}},
+		{name: "config: a gone agent is not read", in: withGone, want: []string{"a0", "a1", "a2"}},
+		{name: "version toward the fleet's version", in: input(policy.KindVersion, agents(3)), want: []string{"a0", "a1", "a2"}},
+		{name: "version without an executor: nothing", in: noExecutor, want: nil},
+		{name: "version with no version to roll out to: nothing", in: noVersion, want: nil},
+		{name: "a fleet removed from Git: nothing", in: Input{FleetName: "edge", Kind: policy.KindConfig, Agents: agents(2), Now: t0}, want: nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := LastTargetsNeeded(c.in)

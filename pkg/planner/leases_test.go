@@ -23,8 +23,8 @@ func TestRun_JudgesAgentsByLeases(t *testing.T) {
 		until   time.Time
 		targets int
 	}{
-		{"live task", planner.T0.Add(time.Minute), 3},
-		{"dead task", planner.T0.Add(-8 * 24 * time.Hour), 0},
+		{name: "live task", until: planner.T0.Add(time.Minute), targets: 3},
+		{name: "dead task", until: planner.T0.Add(-8 * 24 * time.Hour), targets: 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := seeded()

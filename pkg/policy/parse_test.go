@@ -78,12 +78,12 @@ func TestWithin(t *testing.T) {
 		path, outer string
 		want        bool
 	}{
-		{"spec.waves[1]", "spec.waves[1]", true},         // the same
-		{"spec.waves[1].percent", "spec.waves[1]", true}, // a field inside
-		{"spec.waves[1][\"x\"]", "spec.waves[1]", true},  // a quoted key inside
-		{"spec.waves[10]", "spec.waves[1]", false},       // another index
-		{"spec.healthWaitX", "spec.healthWait", false},   // another key with the same start
-		{"spec.waves", "spec.waves[1]", false},           // the outer one is not within
+		{path: "spec.waves[1]", outer: "spec.waves[1]", want: true},         // the same
+		{path: "spec.waves[1].percent", outer: "spec.waves[1]", want: true}, // a field inside
+		{path: "spec.waves[1][\"x\"]", outer: "spec.waves[1]", want: true},  // a quoted key inside
+		{path: "spec.waves[10]", outer: "spec.waves[1]", want: false},       // another index
+		{path: "spec.healthWaitX", outer: "spec.healthWait", want: false},   // another key with the same start
+		{path: "spec.waves", outer: "spec.waves[1]", want: false},           // the outer one is not within
 	}
 	for _, tt := range tests {
 		if got := within(tt.path, tt.outer); got != tt.want {

@@ -15,8 +15,8 @@ func TestBuiltIn(t *testing.T) {
 		kind         Kind
 		applyTimeout time.Duration
 	}{
-		{KindConfig, 10 * time.Minute},  // configuration
-		{KindVersion, 30 * time.Minute}, // collector version
+		{kind: KindConfig, applyTimeout: 10 * time.Minute},  // configuration
+		{kind: KindVersion, applyTimeout: 30 * time.Minute}, // collector version
 	} {
 		want := Snapshot{
 			Name: "default", BuiltIn: true, Kind: tt.kind,
@@ -44,58 +44,58 @@ func TestSnapshot_Defaults(t *testing.T) {
 		spec  Spec
 		check func(s Snapshot) bool
 	}{
-		{"healthWait missing", KindConfig, Spec{}, func(s Snapshot) bool { return s.HealthWait == 60*time.Second }},
-		{"healthWait 0", KindConfig, Spec{HealthWait: 0}, func(s Snapshot) bool { return s.HealthWait == 60*time.Second }},
-		{"healthWait set", KindConfig, Spec{HealthWait: 5 * time.Minute}, func(s Snapshot) bool { return s.HealthWait == 5*time.Minute }},
-		{"maxConcurrent missing", KindConfig, Spec{}, func(s Snapshot) bool { return s.MaxConcurrent == 50 }},
-		{"maxConcurrent 0 stays unlimited", KindConfig, Spec{MaxConcurrent: &zero}, func(s Snapshot) bool { return s.MaxConcurrent == 0 }},
-		{"maxConcurrent set", KindConfig, Spec{MaxConcurrent: &seven}, func(s Snapshot) bool { return s.MaxConcurrent == 7 }},
-		{"applyTimeout config", KindConfig, Spec{}, func(s Snapshot) bool { return s.ApplyTimeout == 10*time.Minute }},
-		{"applyTimeout version", KindVersion, Spec{}, func(s Snapshot) bool { return s.ApplyTimeout == 30*time.Minute }},
-		{"explicit applyTimeout wins", KindVersion, Spec{ApplyTimeout: 5 * time.Minute}, func(s Snapshot) bool { return s.ApplyTimeout == 5*time.Minute }},
-		{"offlineGracePeriod missing", KindConfig, Spec{}, func(s Snapshot) bool { return s.OfflineGracePeriod == 15*time.Minute }},
-		{"offlineGracePeriod set", KindConfig, Spec{OfflineGracePeriod: time.Hour}, func(s Snapshot) bool { return s.OfflineGracePeriod == time.Hour }},
-		{"both thresholds 0", KindConfig, Spec{}, func(s Snapshot) bool { return s.FailureThreshold == Threshold{MaxFailed: 1} }},
-		{"only maxFailedPercent", KindConfig, Spec{FailureThreshold: Threshold{MaxFailedPercent: 10}}, func(s Snapshot) bool { return s.FailureThreshold == Threshold{0, 10} }},
-		{"maxFailed set", KindConfig, Spec{FailureThreshold: Threshold{MaxFailed: 3}}, func(s Snapshot) bool { return s.FailureThreshold == Threshold{3, 0} }},
-		{"onFailure missing", KindConfig, Spec{}, func(s Snapshot) bool { return s.OnFailure == OnFailurePause }},
-		{"onFailure rollback", KindConfig, Spec{OnFailure: OnFailureRollback}, func(s Snapshot) bool { return s.OnFailure == OnFailureRollback }},
-		{"timezoneAttribute missing", KindConfig, Spec{}, func(s Snapshot) bool { return s.TimezoneAttribute == "site.timezone" }},
-		{"no waves", KindConfig, Spec{}, func(s Snapshot) bool { return reflect.DeepEqual(s.Waves, []Wave{{Name: "all", Percent: 100}}) }},
-		{"no windows", KindConfig, Spec{}, func(s Snapshot) bool { return s.MaintenanceWindows == nil }},
-		{"not built in", KindConfig, Spec{}, func(s Snapshot) bool { return !s.BuiltIn && s.Kind == KindConfig }},
-		{"onFailure stop is pause", KindConfig, Spec{OnFailure: OnFailureStop}, func(s Snapshot) bool { return s.OnFailure == OnFailurePause }},
-		{"onFailure rollback-wave", KindConfig, Spec{OnFailure: OnFailureRollbackWave}, func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackWave }},
-		{"onFailure rollback-all", KindConfig, Spec{OnFailure: OnFailureRollbackAll}, func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackAll }},
+		{name: "healthWait missing", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.HealthWait == 60*time.Second }},
+		{name: "healthWait 0", kind: KindConfig, spec: Spec{HealthWait: 0}, check: func(s Snapshot) bool { return s.HealthWait == 60*time.Second }},
+		{name: "healthWait set", kind: KindConfig, spec: Spec{HealthWait: 5 * time.Minute}, check: func(s Snapshot) bool { return s.HealthWait == 5*time.Minute }},
+		{name: "maxConcurrent missing", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.MaxConcurrent == 50 }},
+		{name: "maxConcurrent 0 stays unlimited", kind: KindConfig, spec: Spec{MaxConcurrent: &zero}, check: func(s Snapshot) bool { return s.MaxConcurrent == 0 }},
+		{name: "maxConcurrent set", kind: KindConfig, spec: Spec{MaxConcurrent: &seven}, check: func(s Snapshot) bool { return s.MaxConcurrent == 7 }},
+		{name: "applyTimeout config", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.ApplyTimeout == 10*time.Minute }},
+		{name: "applyTimeout version", kind: KindVersion, spec: Spec{}, check: func(s Snapshot) bool { return s.ApplyTimeout == 30*time.Minute }},
+		{name: "explicit applyTimeout wins", kind: KindVersion, spec: Spec{ApplyTimeout: 5 * time.Minute}, check: func(s Snapshot) bool { return s.ApplyTimeout == 5*time.Minute }},
+		{name: "offlineGracePeriod missing", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.OfflineGracePeriod == 15*time.Minute }},
+		{name: "offlineGracePeriod set", kind: KindConfig, spec: Spec{OfflineGracePeriod: time.Hour}, check: func(s Snapshot) bool { return s.OfflineGracePeriod == time.Hour }},
+		{name: "both thresholds 0", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.FailureThreshold == Threshold{MaxFailed: 1} }},
+		{name: "only maxFailedPercent", kind: KindConfig, spec: Spec{FailureThreshold: Threshold{MaxFailedPercent: 10}}, check: func(s Snapshot) bool { return s.FailureThreshold == Threshold{0, 10} }},
+		{name: "maxFailed set", kind: KindConfig, spec: Spec{FailureThreshold: Threshold{MaxFailed: 3}}, check: func(s Snapshot) bool { return s.FailureThreshold == Threshold{3, 0} }},
+		{name: "onFailure missing", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.OnFailure == OnFailurePause }},
+		{name: "onFailure rollback", kind: KindConfig, spec: Spec{OnFailure: OnFailureRollback}, check: func(s Snapshot) bool { return s.OnFailure == OnFailureRollback }},
+		{name: "timezoneAttribute missing", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.TimezoneAttribute == "site.timezone" }},
+		{name: "no waves", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return reflect.DeepEqual(s.Waves, []Wave{{Name: "all", Percent: 100}}) }},
+		{name: "no windows", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return s.MaintenanceWindows == nil }},
+		{name: "not built in", kind: KindConfig, spec: Spec{}, check: func(s Snapshot) bool { return !s.BuiltIn && s.Kind == KindConfig }},
+		{name: "onFailure stop is pause", kind: KindConfig, spec: Spec{OnFailure: OnFailureStop}, check: func(s Snapshot) bool { return s.OnFailure == OnFailurePause }},
+		{name: "onFailure rollback-wave", kind: KindConfig, spec: Spec{OnFailure: OnFailureRollbackWave}, check: func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackWave }},
+		{name: "onFailure rollback-all", kind: KindConfig, spec: Spec{OnFailure: OnFailureRollbackAll}, check: func(s Snapshot) bool { return s.OnFailure == OnFailureRollbackAll }},
 		// A policy without the topology fields keeps one batch per pass: no maxUnavailable, no topology.
-		{"no topology fields", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100}}}, func(s Snapshot) bool {
+		{name: "no topology fields", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100}}}, check: func(s Snapshot) bool {
 			return s.Waves[0] == Wave{Name: "a", Percent: 100} && s.Topology == Topology{} && s.MaxUnavailable.IsZero()
 		}},
-		{"by az is zone", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitAZ}}}, func(s Snapshot) bool { return s.Waves[0].By == SplitZone }},
-		{"by: parallelRegions 1, maxUnavailable 1", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitRegion}}}, func(s Snapshot) bool {
+		{name: "by az is zone", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitAZ}}}, check: func(s Snapshot) bool { return s.Waves[0].By == SplitZone }},
+		{name: "by: parallelRegions 1, maxUnavailable 1", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitRegion}}}, check: func(s Snapshot) bool {
 			return s.Waves[0].ParallelRegions == 1 && s.Waves[0].MaxUnavailable == Amount{Value: 1}
 		}},
-		{"by: values as written", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone, ParallelRegions: 3, MaxUnavailable: Amount{Value: 10, Percent: true}}}}, func(s Snapshot) bool {
+		{name: "by: values as written", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone, ParallelRegions: 3, MaxUnavailable: Amount{Value: 10, Percent: true}}}}, check: func(s Snapshot) bool {
 			return s.Waves[0].ParallelRegions == 3 && s.Waves[0].MaxUnavailable == Amount{Value: 10, Percent: true}
 		}},
-		{"by: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+		{name: "by: the rollout's maxUnavailable", kind: KindConfig, spec: Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, check: func(s Snapshot) bool {
 			return s.Waves[0].MaxUnavailable == Amount{Value: 25, Percent: true} && s.MaxUnavailable == Amount{Value: 25, Percent: true}
 		}},
-		{"wave's maxUnavailable wins", KindConfig, Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, MaxUnavailable: Amount{Value: 1}}}}, func(s Snapshot) bool {
+		{name: "wave's maxUnavailable wins", kind: KindConfig, spec: Spec{MaxUnavailable: Amount{Value: 25, Percent: true}, Waves: []Wave{{Name: "a", Percent: 100, MaxUnavailable: Amount{Value: 1}}}}, check: func(s Snapshot) bool {
 			return s.Waves[0].MaxUnavailable == Amount{Value: 1}
 		}},
-		{"no by: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 2}, Waves: []Wave{{Name: "a", Percent: 100}}}, func(s Snapshot) bool {
+		{name: "no by: the rollout's maxUnavailable", kind: KindConfig, spec: Spec{MaxUnavailable: Amount{Value: 2}, Waves: []Wave{{Name: "a", Percent: 100}}}, check: func(s Snapshot) bool {
 			return s.Waves[0].MaxUnavailable == Amount{Value: 2} && s.Waves[0].ParallelRegions == 0
 		}},
-		{"default wave: the rollout's maxUnavailable", KindConfig, Spec{MaxUnavailable: Amount{Value: 2}}, func(s Snapshot) bool { return s.Waves[0].MaxUnavailable == Amount{Value: 2} }},
-		{"topology defaults with by", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+		{name: "default wave: the rollout's maxUnavailable", kind: KindConfig, spec: Spec{MaxUnavailable: Amount{Value: 2}}, check: func(s Snapshot) bool { return s.Waves[0].MaxUnavailable == Amount{Value: 2} }},
+		{name: "topology defaults with by", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, check: func(s Snapshot) bool {
 			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "cloud.availability_zone", HostAttribute: "host.name"}
 		}},
-		{"topology as written", KindConfig, Spec{Topology: Topology{ZoneAttribute: "site.zone"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool {
+		{name: "topology as written", kind: KindConfig, spec: Spec{Topology: Topology{ZoneAttribute: "site.zone"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, check: func(s Snapshot) bool {
 			return s.Topology == Topology{RegionAttribute: "cloud.region", ZoneAttribute: "site.zone", HostAttribute: "host.name"}
 		}},
-		{"regions kept", KindConfig, Spec{Regions: []string{"us-1", "eu-1"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, func(s Snapshot) bool { return reflect.DeepEqual(s.Regions, []string{"us-1", "eu-1"}) }},
-		{"bake kept", KindConfig, Spec{Waves: []Wave{{Name: "a", Percent: 100, Bake: time.Hour}}}, func(s Snapshot) bool { return s.Waves[0].Bake == time.Hour }},
+		{name: "regions kept", kind: KindConfig, spec: Spec{Regions: []string{"us-1", "eu-1"}, Waves: []Wave{{Name: "a", Percent: 100, By: SplitZone}}}, check: func(s Snapshot) bool { return reflect.DeepEqual(s.Regions, []string{"us-1", "eu-1"}) }},
+		{name: "bake kept", kind: KindConfig, spec: Spec{Waves: []Wave{{Name: "a", Percent: 100, Bake: time.Hour}}}, check: func(s Snapshot) bool { return s.Waves[0].Bake == time.Hour }},
 	}
 	for _, tt := range tests {
 		if s := (Policy{Name: "p", Spec: tt.spec}).Snapshot(tt.kind); !tt.check(s) {

@@ -16,13 +16,13 @@ func TestDerive_AttemptMatching(t *testing.T) {
 		began   int // seconds relative to the target's start
 		want    string
 	}{
-		{"same version, began after the target", "v0.162.0", 5, "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"began 1 minute before the target", "v0.162.0", -60, "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"began exactly 2 minutes before", "v0.162.0", -120, "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"began 3 minutes before: an older attempt", "v0.162.0", -180, "offered updater offered:running " + allPending},
-		{"began 2 minutes and 1 second before", "v0.162.0", -121, "offered updater offered:running " + allPending},
-		{"another version", "v0.161.0", 5, "offered updater offered:running " + allPending},
-		{"version without the leading v", "0.162.0", 5, "offered updater offered:running " + allPending},
+		{name: "same version, began after the target", version: "v0.162.0", began: 5, want: "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "began 1 minute before the target", version: "v0.162.0", began: -60, want: "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "began exactly 2 minutes before", version: "v0.162.0", began: -120, want: "downloading updater offered:done downloading:running " + "verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "began 3 minutes before: an older attempt", version: "v0.162.0", began: -180, want: "offered updater offered:running " + allPending},
+		{name: "began 2 minutes and 1 second before", version: "v0.162.0", began: -121, want: "offered updater offered:running " + allPending},
+		{name: "another version", version: "v0.161.0", began: 5, want: "offered updater offered:running " + allPending},
+		{name: "version without the leading v", version: "0.162.0", began: 5, want: "offered updater offered:running " + allPending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,13 +41,13 @@ func TestDerive_UpdaterSteps(t *testing.T) {
 		want  string
 		error string
 	}{
-		{"missed reports: steps before the reached one are done", host("v0.162.0", "installing", 5, "installing:running:22:0"), "installing updater offered:done downloading:done verifying:done installing:running " + "restarting:pending health_check:pending health_wait:pending", ""},
-		{"keys without the step: prefix", &agent.UpdateComponent{Status: "downloading", Version: "v0.162.0", StartedAt: at(5), Steps: map[string]agent.UpdateStep{"downloading": {Status: "running", StartedAt: at(5)}}}, "downloading updater offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", ""},
-		{"a skipped step stays skipped", host("v0.162.0", "installing", 5, "downloading:done:5:20", "verifying:skipped:20:20", "installing:running:20:0"), "installing updater offered:done downloading:done verifying:skipped installing:running " + "restarting:pending health_check:pending health_wait:pending", ""},
-		{"a failed step fails the phase with its error", host("v0.162.0", "failed", 5, "downloading:failed:5:9"), "failed updater offered:done downloading:failed verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", "downloading failed"},
-		{"updater done, version not reported yet", host("v0.162.0", "succeeded", 5, "health_check:done:35:50"), "health_check updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:pending", ""},
-		{"host rollback running while in_progress", host("v0.162.0", "rolling_back", 5, "health_check:failed:35:40", "rolling_back:running:40:0"), "rolling_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:running health_wait:pending", "health_check failed"},
-		{"host rollback ended while in_progress", host("v0.162.0", "rolled_back", 5, "health_check:failed:35:40", "rolling_back:done:40:50"), "rolled_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:done health_wait:skipped", "health_check failed"},
+		{name: "missed reports: steps before the reached one are done", u: host("v0.162.0", "installing", 5, "installing:running:22:0"), want: "installing updater offered:done downloading:done verifying:done installing:running " + "restarting:pending health_check:pending health_wait:pending", error: ""},
+		{name: "keys without the step: prefix", u: &agent.UpdateComponent{Status: "downloading", Version: "v0.162.0", StartedAt: at(5), Steps: map[string]agent.UpdateStep{"downloading": {Status: "running", StartedAt: at(5)}}}, want: "downloading updater offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", error: ""},
+		{name: "a skipped step stays skipped", u: host("v0.162.0", "installing", 5, "downloading:done:5:20", "verifying:skipped:20:20", "installing:running:20:0"), want: "installing updater offered:done downloading:done verifying:skipped installing:running " + "restarting:pending health_check:pending health_wait:pending", error: ""},
+		{name: "a failed step fails the phase with its error", u: host("v0.162.0", "failed", 5, "downloading:failed:5:9"), want: "failed updater offered:done downloading:failed verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", error: "downloading failed"},
+		{name: "updater done, version not reported yet", u: host("v0.162.0", "succeeded", 5, "health_check:done:35:50"), want: "health_check updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:pending", error: ""},
+		{name: "host rollback running while in_progress", u: host("v0.162.0", "rolling_back", 5, "health_check:failed:35:40", "rolling_back:running:40:0"), want: "rolling_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:running health_wait:pending", error: "health_check failed"},
+		{name: "host rollback ended while in_progress", u: host("v0.162.0", "rolled_back", 5, "health_check:failed:35:40", "rolling_back:done:40:50"), want: "rolled_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:done health_wait:skipped", error: "health_check failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,14 +70,14 @@ func TestDerive_PackageStatus(t *testing.T) {
 		percent int
 		error   string
 	}{
-		{"nothing reported", agent.Agent{}, "offered package_status offered:running " + allPending, 0, ""},
-		{"INSTALL_PENDING", withPackage("0.162.0", agent.PackageInstallPending, 0, ""), "offered package_status offered:running " + allPending, 0, ""},
-		{"DOWNLOADING", withPackage("0.162.0", agent.PackageDownloading, 40, ""), "downloading package_status offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", 40, ""},
-		{"DOWNLOADING above 100 is clamped", withPackage("0.162.0", agent.PackageDownloading, 140, ""), "downloading package_status offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", 100, ""},
-		{"INSTALLING", withPackage("v0.162.0", agent.PackageInstalling, 100, ""), "installing package_status offered:done downloading:done verifying:done installing:running restarting:pending health_check:pending health_wait:pending", 100, ""},
-		{"INSTALLED: the collector restarts", withPackage("0.162.0", agent.PackageInstalled, 100, ""), "restarting package_status offered:done downloading:done verifying:done installing:done restarting:running health_check:pending health_wait:pending", 100, ""},
-		{"INSTALL_FAILED", withPackage("0.162.0", agent.PackageInstallFailed, 100, "disk full"), "failed package_status offered:done downloading:done verifying:done installing:failed restarting:pending health_check:pending health_wait:pending", 100, "disk full"},
-		{"status of another version: not begun", withPackage("0.161.0", agent.PackageInstalled, 100, ""), "offered package_status offered:running " + allPending, 0, ""},
+		{name: "nothing reported", a: agent.Agent{}, want: "offered package_status offered:running " + allPending, percent: 0, error: ""},
+		{name: "INSTALL_PENDING", a: withPackage("0.162.0", agent.PackageInstallPending, 0, ""), want: "offered package_status offered:running " + allPending, percent: 0, error: ""},
+		{name: "DOWNLOADING", a: withPackage("0.162.0", agent.PackageDownloading, 40, ""), want: "downloading package_status offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", percent: 40, error: ""},
+		{name: "DOWNLOADING above 100 is clamped", a: withPackage("0.162.0", agent.PackageDownloading, 140, ""), want: "downloading package_status offered:done downloading:running verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending", percent: 100, error: ""},
+		{name: "INSTALLING", a: withPackage("v0.162.0", agent.PackageInstalling, 100, ""), want: "installing package_status offered:done downloading:done verifying:done installing:running restarting:pending health_check:pending health_wait:pending", percent: 100, error: ""},
+		{name: "INSTALLED: the collector restarts", a: withPackage("0.162.0", agent.PackageInstalled, 100, ""), want: "restarting package_status offered:done downloading:done verifying:done installing:done restarting:running health_check:pending health_wait:pending", percent: 100, error: ""},
+		{name: "INSTALL_FAILED", a: withPackage("0.162.0", agent.PackageInstallFailed, 100, "disk full"), want: "failed package_status offered:done downloading:done verifying:done installing:failed restarting:pending health_check:pending health_wait:pending", percent: 100, error: "disk full"},
+		{name: "status of another version: not begun", a: withPackage("0.161.0", agent.PackageInstalled, 100, ""), want: "offered package_status offered:running " + allPending, percent: 0, error: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,13 +98,13 @@ func TestDerive_Executor(t *testing.T) {
 		status   string
 		want     string
 	}{
-		{ExecutorManual, "in_progress", "installing executor offered:done installing:running health_wait:pending"},
-		{ExecutorWebhook, "in_progress", "installing executor offered:done installing:running health_wait:pending"},
-		{ExecutorAWX, "verifying", "health_wait executor offered:done installing:done health_wait:running"},
-		{ExecutorAWX, "failed", "failed executor offered:done installing:failed health_wait:pending"},            // the executor returned an error
-		{ExecutorWebhook, "cancelled", "cancelled executor offered:done installing:skipped health_wait:pending"}, // superseded
-		{ExecutorUpdater, "in_progress", "offered package_status offered:running " + allPending},                 // the updater is no external executor
-		{"", "in_progress", "offered package_status offered:running " + allPending},                              // no executor named: the updater
+		{executor: ExecutorManual, status: "in_progress", want: "installing executor offered:done installing:running health_wait:pending"},
+		{executor: ExecutorWebhook, status: "in_progress", want: "installing executor offered:done installing:running health_wait:pending"},
+		{executor: ExecutorAWX, status: "verifying", want: "health_wait executor offered:done installing:done health_wait:running"},
+		{executor: ExecutorAWX, status: "failed", want: "failed executor offered:done installing:failed health_wait:pending"},            // the executor returned an error
+		{executor: ExecutorWebhook, status: "cancelled", want: "cancelled executor offered:done installing:skipped health_wait:pending"}, // superseded
+		{executor: ExecutorUpdater, status: "in_progress", want: "offered package_status offered:running " + allPending},                 // the updater is no external executor
+		{executor: "", status: "in_progress", want: "offered package_status offered:running " + allPending},                              // no executor named: the updater
 	}
 	for _, tt := range tests {
 		t.Run(tt.executor+"/"+tt.status, func(t *testing.T) {
@@ -135,14 +135,14 @@ func TestDerive_StatusLastWord(t *testing.T) {
 		a    agent.Agent
 		want string
 	}{
-		{"verifying: health_wait runs, earlier steps done", verified(target("verifying"), 40), downloading, "health_wait updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:running"},
-		{"succeeded: every step done", finished(verified(target("succeeded"), 40), 100), downloading, "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
-		{"succeeded without a host report", finished(verified(target("succeeded"), 40), 100), agent.Agent{}, "succeeded package_status offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
-		{"cancelled: running steps skipped", finished(target("cancelled"), 30), downloading, "cancelled updater offered:done downloading:skipped verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"failed: running steps failed", finished(target("failed"), 30), downloading, "failed updater offered:done downloading:failed verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"failed in the health wait, updater idle", finished(verified(target("failed"), 40), 60), withUpdate(host("v0.162.0", "succeeded", 5, "health_check:done:35:38")), "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:failed"},
-		{"skipped after it started: like cancelled", finished(target("skipped"), 30), downloading, "cancelled updater offered:done downloading:skipped verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
-		{"failed while the updater checks: follows it", finished(verified(target("failed"), 40), 60), checking, "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:running health_wait:failed"},
+		{name: "verifying: health_wait runs, earlier steps done", t: verified(target("verifying"), 40), a: downloading, want: "health_wait updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:running"},
+		{name: "succeeded: every step done", t: finished(verified(target("succeeded"), 40), 100), a: downloading, want: "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
+		{name: "succeeded without a host report", t: finished(verified(target("succeeded"), 40), 100), a: agent.Agent{}, want: "succeeded package_status offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
+		{name: "cancelled: running steps skipped", t: finished(target("cancelled"), 30), a: downloading, want: "cancelled updater offered:done downloading:skipped verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "failed: running steps failed", t: finished(target("failed"), 30), a: downloading, want: "failed updater offered:done downloading:failed verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "failed in the health wait, updater idle", t: finished(verified(target("failed"), 40), 60), a: withUpdate(host("v0.162.0", "succeeded", 5, "health_check:done:35:38")), want: "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:failed"},
+		{name: "skipped after it started: like cancelled", t: finished(target("skipped"), 30), a: downloading, want: "cancelled updater offered:done downloading:skipped verifying:pending installing:pending restarting:pending health_check:pending health_wait:pending"},
+		{name: "failed while the updater checks: follows it", t: finished(verified(target("failed"), 40), 60), a: checking, want: "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:running health_wait:failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,9 +172,9 @@ func TestDerive_Absent(t *testing.T) {
 		name string
 		t    TargetFacts
 	}{
-		{"pending", target("pending")},
-		{"waiting_window", target("waiting_window")},
-		{"never started", TargetFacts{Status: "skipped", Attempt: 1, ToVersion: "0.162.0"}},
+		{name: "pending", t: target("pending")},
+		{name: "waiting_window", t: target("waiting_window")},
+		{name: "never started", t: TargetFacts{Status: "skipped", Attempt: 1, ToVersion: "0.162.0"}},
 	}
 	prev := Derive(nil, finished(target("failed"), 30), agent.Agent{}, at(30))
 	for _, tt := range tests {
@@ -195,12 +195,12 @@ func TestDerive_Freezing(t *testing.T) {
 		then   TargetFacts
 		frozen bool
 	}{
-		{"succeeded stays", finished(verified(target("succeeded"), 40), 100), finished(verified(target("succeeded"), 40), 100), true},
-		{"failed stays", finished(target("failed"), 30), finished(target("failed"), 30), true},
-		{"cancelled stays", finished(target("cancelled"), 30), finished(target("cancelled"), 30), true},
-		{"in_progress follows the host", target("in_progress"), target("in_progress"), false},
-		{"a new final status is derived once more", finished(verified(target("succeeded"), 40), 100), rolledBack(finished(verified(target("rolled_back"), 40), 200), 150), false},
-		{"a new attempt starts afresh", finished(target("failed"), 30), retried(target("in_progress")), false},
+		{name: "succeeded stays", first: finished(verified(target("succeeded"), 40), 100), then: finished(verified(target("succeeded"), 40), 100), frozen: true},
+		{name: "failed stays", first: finished(target("failed"), 30), then: finished(target("failed"), 30), frozen: true},
+		{name: "cancelled stays", first: finished(target("cancelled"), 30), then: finished(target("cancelled"), 30), frozen: true},
+		{name: "in_progress follows the host", first: target("in_progress"), then: target("in_progress"), frozen: false},
+		{name: "a new final status is derived once more", first: finished(verified(target("succeeded"), 40), 100), then: rolledBack(finished(verified(target("rolled_back"), 40), 200), 150), frozen: false},
+		{name: "a new attempt starts afresh", first: finished(target("failed"), 30), then: retried(target("in_progress")), frozen: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,9 +243,9 @@ func TestDerive_FollowLimit(t *testing.T) {
 		want      string
 		following bool
 	}{
-		{"before the limit: follows", rollingBack, limit - 1, "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:running health_wait:failed", true},
-		{"at the limit: ends, running steps fail", rollingBack, limit, "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:failed health_wait:failed", false},
-		{"host began another attempt: ends with what it showed", withUpdate(host("v0.161.0", "downloading", 200, "downloading:running:200:0")), 200, "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed health_wait:failed", false},
+		{name: "before the limit: follows", a: rollingBack, now: limit - 1, want: "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:running health_wait:failed", following: true},
+		{name: "at the limit: ends, running steps fail", a: rollingBack, now: limit, want: "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed rolling_back:failed health_wait:failed", following: false},
+		{name: "host began another attempt: ends with what it showed", a: withUpdate(host("v0.161.0", "downloading", 200, "downloading:running:200:0")), now: 200, want: "failed updater offered:done downloading:done verifying:done installing:done restarting:done health_check:failed health_wait:failed", following: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,10 +272,10 @@ func TestDerive_NoFollowing(t *testing.T) {
 		a    agent.Agent
 		now  time.Time
 	}{
-		{"updater not in health check or rollback", finished(target("failed"), 30), withUpdate(host("v0.162.0", "downloading", 5, "downloading:running:5:0")), at(30)},
-		{"first derived after the limit", finished(verified(target("failed"), 40), 60), checking, at(60).Add(FollowLimit)},
-		{"cancelled, not failed", finished(verified(target("cancelled"), 40), 60), checking, at(60)},
-		{"package status only", finished(target("failed"), 30), withPackage("0.162.0", agent.PackageInstalling, 0, ""), at(30)},
+		{name: "updater not in health check or rollback", t: finished(target("failed"), 30), a: withUpdate(host("v0.162.0", "downloading", 5, "downloading:running:5:0")), now: at(30)},
+		{name: "first derived after the limit", t: finished(verified(target("failed"), 40), 60), a: checking, now: at(60).Add(FollowLimit)},
+		{name: "cancelled, not failed", t: finished(verified(target("cancelled"), 40), 60), a: checking, now: at(60)},
+		{name: "package status only", t: finished(target("failed"), 30), a: withPackage("0.162.0", agent.PackageInstalling, 0, ""), now: at(30)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,10 +302,10 @@ func TestDerive_RolloutRollback(t *testing.T) {
 		then  TargetFacts
 		want  string
 	}{
-		{"in_progress target rolling back", target("in_progress"), rolledBack(target("in_progress"), 150), "rolling_back updater offered:done downloading:done verifying:done installing:skipped restarting:pending health_check:pending rolling_back:running health_wait:pending"},
-		{"in_progress target rolled back", target("in_progress"), finished(rolledBack(target("rolled_back"), 150), 200), "rolled_back updater offered:done downloading:done verifying:done installing:skipped restarting:pending health_check:pending rolling_back:done health_wait:skipped"},
-		{"succeeded target rolled back", finished(verified(target("succeeded"), 40), 100), finished(rolledBack(verified(target("rolled_back"), 40), 150), 200), "rolled_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done rolling_back:done health_wait:done"},
-		{"succeeded target while rolling back: frozen", finished(verified(target("succeeded"), 40), 100), finished(rolledBack(verified(target("succeeded"), 40), 150), 100), "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
+		{name: "in_progress target rolling back", first: target("in_progress"), then: rolledBack(target("in_progress"), 150), want: "rolling_back updater offered:done downloading:done verifying:done installing:skipped restarting:pending health_check:pending rolling_back:running health_wait:pending"},
+		{name: "in_progress target rolled back", first: target("in_progress"), then: finished(rolledBack(target("rolled_back"), 150), 200), want: "rolled_back updater offered:done downloading:done verifying:done installing:skipped restarting:pending health_check:pending rolling_back:done health_wait:skipped"},
+		{name: "succeeded target rolled back", first: finished(verified(target("succeeded"), 40), 100), then: finished(rolledBack(verified(target("rolled_back"), 40), 150), 200), want: "rolled_back updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done rolling_back:done health_wait:done"},
+		{name: "succeeded target while rolling back: frozen", first: finished(verified(target("succeeded"), 40), 100), then: finished(rolledBack(verified(target("succeeded"), 40), 150), 100), want: "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

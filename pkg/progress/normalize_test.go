@@ -20,15 +20,15 @@ func TestNormalize(t *testing.T) {
 		want   string
 		same   bool // returned as is
 	}{
-		{"nil stays nil", nil, "cancelled", "<nil>", true},
-		{"open target: as is", downloading(), "in_progress", "downloading updater offered:done downloading:running verifying:pending", true},
-		{"final phase: as is", stored(PhaseFailed, StepDone, StepFailed, StepPending), "failed", "failed updater offered:done downloading:failed verifying:pending", true},
-		{"following a failed target: as is", stored(PhaseFailed, StepDone, StepRunning), "failed", "failed updater offered:done downloading:running", true},
-		{"mass abort: cancelled, running skipped", downloading(), "cancelled", "cancelled updater offered:done downloading:skipped verifying:pending", false},
-		{"failed: running failed", downloading(), "failed", "failed updater offered:done downloading:failed verifying:pending", false},
-		{"rolled_back: running failed", downloading(), "rolled_back", "rolled_back updater offered:done downloading:failed verifying:pending", false},
-		{"skipped: like cancelled", downloading(), "skipped", "cancelled updater offered:done downloading:skipped verifying:pending", false},
-		{"succeeded: running done", stored(PhaseHealthWait, StepDone, StepDone, StepDone, StepDone, StepDone, StepDone, StepRunning), "succeeded", "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done", false},
+		{name: "nil stays nil", p: nil, status: "cancelled", want: "<nil>", same: true},
+		{name: "open target: as is", p: downloading(), status: "in_progress", want: "downloading updater offered:done downloading:running verifying:pending", same: true},
+		{name: "final phase: as is", p: stored(PhaseFailed, StepDone, StepFailed, StepPending), status: "failed", want: "failed updater offered:done downloading:failed verifying:pending", same: true},
+		{name: "following a failed target: as is", p: stored(PhaseFailed, StepDone, StepRunning), status: "failed", want: "failed updater offered:done downloading:running", same: true},
+		{name: "mass abort: cancelled, running skipped", p: downloading(), status: "cancelled", want: "cancelled updater offered:done downloading:skipped verifying:pending", same: false},
+		{name: "failed: running failed", p: downloading(), status: "failed", want: "failed updater offered:done downloading:failed verifying:pending", same: false},
+		{name: "rolled_back: running failed", p: downloading(), status: "rolled_back", want: "rolled_back updater offered:done downloading:failed verifying:pending", same: false},
+		{name: "skipped: like cancelled", p: downloading(), status: "skipped", want: "cancelled updater offered:done downloading:skipped verifying:pending", same: false},
+		{name: "succeeded: running done", p: stored(PhaseHealthWait, StepDone, StepDone, StepDone, StepDone, StepDone, StepDone, StepRunning), status: "succeeded", want: "succeeded updater offered:done downloading:done verifying:done installing:done restarting:done health_check:done health_wait:done", same: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

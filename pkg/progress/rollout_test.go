@@ -17,15 +17,15 @@ func TestDerive_RolloutTargetStatuses(t *testing.T) {
 		status rollout.TargetStatus
 		want   progress.Phase // "" = no progress
 	}{
-		{rollout.TargetPending, ""},
-		{rollout.TargetWaitingWindow, ""},
-		{rollout.TargetInProgress, progress.PhaseInstalling},
-		{rollout.TargetVerifying, progress.PhaseHealthWait},
-		{rollout.TargetSucceeded, progress.PhaseSucceeded},
-		{rollout.TargetFailed, progress.PhaseFailed},
-		{rollout.TargetSkipped, progress.PhaseCancelled},
-		{rollout.TargetCancelled, progress.PhaseCancelled},
-		{rollout.TargetRolledBack, progress.PhaseRolledBack},
+		{status: rollout.TargetPending, want: ""},
+		{status: rollout.TargetWaitingWindow, want: ""},
+		{status: rollout.TargetInProgress, want: progress.PhaseInstalling},
+		{status: rollout.TargetVerifying, want: progress.PhaseHealthWait},
+		{status: rollout.TargetSucceeded, want: progress.PhaseSucceeded},
+		{status: rollout.TargetFailed, want: progress.PhaseFailed},
+		{status: rollout.TargetSkipped, want: progress.PhaseCancelled},
+		{status: rollout.TargetCancelled, want: progress.PhaseCancelled},
+		{status: rollout.TargetRolledBack, want: progress.PhaseRolledBack},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.status), func(t *testing.T) {

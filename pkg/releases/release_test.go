@@ -123,11 +123,11 @@ func TestCheck(t *testing.T) {
 		edit func(*Release)
 		want string
 	}{
-		{"distribution", func(r *Release) { r.Distribution = "Otel" }, "distribution"},
-		{"version with v", func(r *Release) { r.Version = "v0.161.0" }, "semantic version"},
-		{"prerelease flag against the version", func(r *Release) { r.Prerelease = true }, "prerelease"},
-		{"config is never stored", func(r *Release) { r.Source = SourceConfig }, "source"},
-		{"platform", func(r *Release) { r.Platforms = []string{"linux-amd64"} }, "os/arch"},
+		{name: "distribution", edit: func(r *Release) { r.Distribution = "Otel" }, want: "distribution"},
+		{name: "version with v", edit: func(r *Release) { r.Version = "v0.161.0" }, want: "semantic version"},
+		{name: "prerelease flag against the version", edit: func(r *Release) { r.Prerelease = true }, want: "prerelease"},
+		{name: "config is never stored", edit: func(r *Release) { r.Source = SourceConfig }, want: "source"},
+		{name: "platform", edit: func(r *Release) { r.Platforms = []string{"linux-amd64"} }, want: "os/arch"},
 	}
 	for _, tt := range tests {
 		r := ok
@@ -151,12 +151,12 @@ func TestParseTargets(t *testing.T) {
 		t.Errorf("empty: %v %v, want no refresh", ts, err)
 	}
 	for _, bad := range []struct{ in, want string }{
-		{"acme-otelcol", "name its repository"},                  // no known publisher
-		{"otelcol,otelcol", "twice"},                             // listed twice
-		{"Otelcol", "not a distribution"},                        // not a name
-		{"x=acme", "owner/name"},                                 // not a repository
-		{"x=acme/../evil", "owner/name"},                         // no path tricks
-		{"otelcol=open-telemetry/ok,=a/b", "not a distribution"}, // empty name
+		{in: "acme-otelcol", want: "name its repository"},                  // no known publisher
+		{in: "otelcol,otelcol", want: "twice"},                             // listed twice
+		{in: "Otelcol", want: "not a distribution"},                        // not a name
+		{in: "x=acme", want: "owner/name"},                                 // not a repository
+		{in: "x=acme/../evil", want: "owner/name"},                         // no path tricks
+		{in: "otelcol=open-telemetry/ok,=a/b", want: "not a distribution"}, // empty name
 	} {
 		if _, err := ParseTargets(bad.in); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ParseTargets(%q) = %v, want an error naming %q", bad.in, err, bad.want)

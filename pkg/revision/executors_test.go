@@ -50,12 +50,12 @@ func TestLoad_ExecutorIssues(t *testing.T) {
 		files      map[string][]byte
 		code, path string
 	}{
-		{"executorRef names no object", with("executors/edge-hook.yaml", ""), fleet.CodeExecutorInvalid, "fleets/edge.yaml: spec.update.executorRef"},
-		{"object of another type", with("executors/edge-hook.yaml", awx), fleet.CodeExecutorInvalid, "fleets/edge.yaml: spec.update.executorRef"},
-		{"duplicate executor", with("executors/other.yaml", edgeHook), CodeDuplicateName, "executors/other.yaml"},
-		{"invalid object", with("executors/edge-hook.yaml", strings.Replace(edgeHook, "https://", "ftp://", 1)), executorobject.CodeInvalid, "executors/edge-hook.yaml: spec.webhook.url"},
-		{"unknown key in the object", with("executors/edge-hook.yaml", edgeHook+"  retries: 3\n"), executorobject.CodeUnknownField, "executors/edge-hook.yaml: spec.retries"},
-		{"object too large", with("executors/edge-hook.yaml", strings.Replace(edgeHook, "cancel: true", "cancel: true, headers: {X-Pad: "+strings.Repeat("x", MaxObjectBytes)+"}", 1)), CodeObjectTooLarge, "executors/edge-hook.yaml"},
+		{name: "executorRef names no object", files: with("executors/edge-hook.yaml", ""), code: fleet.CodeExecutorInvalid, path: "fleets/edge.yaml: spec.update.executorRef"},
+		{name: "object of another type", files: with("executors/edge-hook.yaml", awx), code: fleet.CodeExecutorInvalid, path: "fleets/edge.yaml: spec.update.executorRef"},
+		{name: "duplicate executor", files: with("executors/other.yaml", edgeHook), code: CodeDuplicateName, path: "executors/other.yaml"},
+		{name: "invalid object", files: with("executors/edge-hook.yaml", strings.Replace(edgeHook, "https://", "ftp://", 1)), code: executorobject.CodeInvalid, path: "executors/edge-hook.yaml: spec.webhook.url"},
+		{name: "unknown key in the object", files: with("executors/edge-hook.yaml", edgeHook+"  retries: 3\n"), code: executorobject.CodeUnknownField, path: "executors/edge-hook.yaml: spec.retries"},
+		{name: "object too large", files: with("executors/edge-hook.yaml", strings.Replace(edgeHook, "cancel: true", "cancel: true, headers: {X-Pad: "+strings.Repeat("x", MaxObjectBytes)+"}", 1)), code: CodeObjectTooLarge, path: "executors/edge-hook.yaml"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -58,18 +58,18 @@ func TestLoad_Issues(t *testing.T) {
 		path  string
 		error bool
 	}{
-		{"policy reference missing", with("policies/demo-config.yaml", ""), "policy_not_found", "fleets/edge.yaml", true},
-		{"bad policy", with("policies/demo-config.yaml", strings.Replace(string(good["policies/demo-config.yaml"]), "percent: 100", "percent: 120", 1)), "wave_invalid", "policies/demo-config.yaml", true},
-		{"duplicate fleet", with("fleets/edge2.yaml", string(good["fleets/edge.yaml"])), CodeDuplicateName, "fleets/edge2.yaml", true}, // the second definition
-		{"fleet name with a path", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: ../../x", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
-		{"fleet name with a slash", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: /", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
-		{"fleet name not ASCII", with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: édge", 1)), fleet.CodeNameInvalid, "fleets/edge.yaml: metadata.name", true},
-		{"config not YAML", with("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), CodeConfigInvalid, "configs/edge.yaml", true},
-		{"two configurations of one fleet", with("configs/edge.yml", "receivers: {}\n"), CodeDuplicateName, "configs/edge.yml", true},
-		{"config missing", with("configs/edge.yaml", ""), CodeConfigMissing, "fleets/edge.yaml", false},
-		{"orphaned config", with("configs/nobody.yaml", "receivers: {}\n"), CodeConfigOrphaned, "configs/nobody.yaml", false},
-		{"unknown file", with("notes.txt", "hi"), CodeUnknownFile, "notes.txt", false},
-		{"no fleet", map[string][]byte{"policies/p.yaml": good["policies/demo-config.yaml"]}, CodeEmpty, "fleets/", true},
+		{name: "policy reference missing", files: with("policies/demo-config.yaml", ""), code: "policy_not_found", path: "fleets/edge.yaml", error: true},
+		{name: "bad policy", files: with("policies/demo-config.yaml", strings.Replace(string(good["policies/demo-config.yaml"]), "percent: 100", "percent: 120", 1)), code: "wave_invalid", path: "policies/demo-config.yaml", error: true},
+		{name: "duplicate fleet", files: with("fleets/edge2.yaml", string(good["fleets/edge.yaml"])), code: CodeDuplicateName, path: "fleets/edge2.yaml", error: true}, // the second definition
+		{name: "fleet name with a path", files: with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: ../../x", 1)), code: fleet.CodeNameInvalid, path: "fleets/edge.yaml: metadata.name", error: true},
+		{name: "fleet name with a slash", files: with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: /", 1)), code: fleet.CodeNameInvalid, path: "fleets/edge.yaml: metadata.name", error: true},
+		{name: "fleet name not ASCII", files: with("fleets/edge.yaml", strings.Replace(string(good["fleets/edge.yaml"]), "name: edge", "name: édge", 1)), code: fleet.CodeNameInvalid, path: "fleets/edge.yaml: metadata.name", error: true},
+		{name: "config not YAML", files: with("configs/edge.yaml", "receivers:\n  otlp: {}\nexporters: debug: {}\n"), code: CodeConfigInvalid, path: "configs/edge.yaml", error: true},
+		{name: "two configurations of one fleet", files: with("configs/edge.yml", "receivers: {}\n"), code: CodeDuplicateName, path: "configs/edge.yml", error: true},
+		{name: "config missing", files: with("configs/edge.yaml", ""), code: CodeConfigMissing, path: "fleets/edge.yaml", error: false},
+		{name: "orphaned config", files: with("configs/nobody.yaml", "receivers: {}\n"), code: CodeConfigOrphaned, path: "configs/nobody.yaml", error: false},
+		{name: "unknown file", files: with("notes.txt", "hi"), code: CodeUnknownFile, path: "notes.txt", error: false},
+		{name: "no fleet", files: map[string][]byte{"policies/p.yaml": good["policies/demo-config.yaml"]}, code: CodeEmpty, path: "fleets/", error: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,9 +118,9 @@ func TestAssign_MostSpecificFleetWins(t *testing.T) {
 		fleet string
 		err   bool
 	}{
-		{selector.Map{"labels.fleet": "edge"}, "edge", false},                   // edge beats the catch-all
-		{selector.Map{"host.name": "x"}, "all", false},                          // only the catch-all
-		{selector.Map{"labels.fleet": "edge", "labels.region": "eu"}, "", true}, // two equally specific fleets
+		{attrs: selector.Map{"labels.fleet": "edge"}, fleet: "edge", err: false},                   // edge beats the catch-all
+		{attrs: selector.Map{"host.name": "x"}, fleet: "all", err: false},                          // only the catch-all
+		{attrs: selector.Map{"labels.fleet": "edge", "labels.region": "eu"}, fleet: "", err: true}, // two equally specific fleets
 	}
 	for _, c := range cases {
 		a := rev.Assign(c.attrs)

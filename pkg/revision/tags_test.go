@@ -15,26 +15,26 @@ func TestLoad_EveryExplicitTagIsRefused(t *testing.T) {
 	places := []struct {
 		name, file, old, new, path string // new holds TAG where the tag goes
 	}{
-		{"fleet string", "fleets/edge.yaml", "version: 0.161.0", "version: TAG 0.161.0", "spec.collector.version"},
-		{"fleet mapping", "fleets/edge.yaml", "spec:\n", "spec: TAG\n", "spec"},
-		{"fleet key", "fleets/edge.yaml", "  collector:", "  TAG collector:", "spec.collector"},
-		{"fleet list item", "fleets/edge.yaml", `versionRange: ">=0.161.0, <=0.163.0"`, "versions: [TAG 0.161.0, 0.162.0]", "spec.update.selection.versions[0]"},
-		{"policy mapping", "policies/demo-config.yaml", "spec:\n", "spec: TAG\n", "spec"},
-		{"policy duration", "policies/demo-config.yaml", "healthWait: 30s", "healthWait: TAG 30s", "spec.healthWait"},
-		{"policy list", "policies/demo-config.yaml", "  waves:\n", "  waves: TAG\n", "spec.waves"},
-		{"policy integer", "policies/demo-config.yaml", "maxConcurrent: 0", "maxConcurrent: TAG 0", "spec.maxConcurrent"},
-		{"executor string", "executors/edge-hook.yaml", "secretRef: edge-hook", "secretRef: TAG edge-hook", "spec.webhook.secretRef"},
-		{"executor mapping", "executors/edge-hook.yaml", "  webhook: {", "  webhook: TAG {", "spec.webhook"},
-		{"configuration wrapper", "configs/edge.yaml", "", "TAG\n", ""},
+		{name: "fleet string", file: "fleets/edge.yaml", old: "version: 0.161.0", new: "version: TAG 0.161.0", path: "spec.collector.version"},
+		{name: "fleet mapping", file: "fleets/edge.yaml", old: "spec:\n", new: "spec: TAG\n", path: "spec"},
+		{name: "fleet key", file: "fleets/edge.yaml", old: "  collector:", new: "  TAG collector:", path: "spec.collector"},
+		{name: "fleet list item", file: "fleets/edge.yaml", old: `versionRange: ">=0.161.0, <=0.163.0"`, new: "versions: [TAG 0.161.0, 0.162.0]", path: "spec.update.selection.versions[0]"},
+		{name: "policy mapping", file: "policies/demo-config.yaml", old: "spec:\n", new: "spec: TAG\n", path: "spec"},
+		{name: "policy duration", file: "policies/demo-config.yaml", old: "healthWait: 30s", new: "healthWait: TAG 30s", path: "spec.healthWait"},
+		{name: "policy list", file: "policies/demo-config.yaml", old: "  waves:\n", new: "  waves: TAG\n", path: "spec.waves"},
+		{name: "policy integer", file: "policies/demo-config.yaml", old: "maxConcurrent: 0", new: "maxConcurrent: TAG 0", path: "spec.maxConcurrent"},
+		{name: "executor string", file: "executors/edge-hook.yaml", old: "secretRef: edge-hook", new: "secretRef: TAG edge-hook", path: "spec.webhook.secretRef"},
+		{name: "executor mapping", file: "executors/edge-hook.yaml", old: "  webhook: {", new: "  webhook: TAG {", path: "spec.webhook"},
+		{name: "configuration wrapper", file: "configs/edge.yaml", old: "", new: "TAG\n", path: ""},
 	}
 	tags := []struct{ written, shown string }{
-		{"!!str", "!!str"}, // a string field's own type is refused too: quoting needs no tag
-		{"!!int", "!!int"},
-		{"!!binary", "!!binary"},
-		{"!!map", "!!map"},
-		{"!!python/object:os.system", "!!python/object:os.system"},
-		{"!custom", "!custom"},
-		{"!<tag:yaml.org,2002:str>", "!!str"},
+		{written: "!!str", shown: "!!str"}, // a string field's own type is refused too: quoting needs no tag
+		{written: "!!int", shown: "!!int"},
+		{written: "!!binary", shown: "!!binary"},
+		{written: "!!map", shown: "!!map"},
+		{written: "!!python/object:os.system", shown: "!!python/object:os.system"},
+		{written: "!custom", shown: "!custom"},
+		{written: "!<tag:yaml.org,2002:str>", shown: "!!str"},
 	}
 	base := webhookRevision(t)
 	if _, issues := Load(base, "c1"); issues.HasErrors() {

@@ -24,19 +24,19 @@ func TestDecideClear_Outcomes(t *testing.T) {
 		wantNoop   bool
 		wantTarget Target
 	}{
-		{"cleared: Git target applies", clearIn(edge(), chosen("0.162.0"), ""), 200, "", true, false, Target{"0.161.0", SourceGit}},
-		{"cleared: no Git target", clearIn(edge(gitTarget("")), chosen("0.162.0", func(s *Selection) { s.GitVersion = "" }), ""), 200, "", true, false, Target{"", SourceNone}},
-		{"clearing a hold", clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.162.0", held), ""), 200, "", true, false, Target{"0.161.0", SourceGit}},
-		{"clearing a selection K2b is about to invalidate", clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.162.0"), ""), 200, "", true, false, Target{"0.161.0", SourceGit}},
-		{"fleet missing", clearIn(nil, chosen("0.162.0"), ""), 404, "fleet_not_found", false, false, Target{"", SourceNone}},
-		{"reason too long", clearIn(edge(), chosen("0.162.0"), strings.Repeat("a", 501)), 400, "request_invalid", false, false, Target{"0.162.0", SourceUI}},
-		{"no selection: noop", clearIn(edge(), nil, ""), 200, "", false, true, Target{"0.161.0", SourceGit}},
-		{"noop before reason_required", clearIn(edge(requireReason), nil, ""), 200, "", false, true, Target{"0.161.0", SourceGit}},
-		{"superseded by Git, not yet deleted", clearIn(edge(gitTarget("0.163.0")), chosen("0.162.0"), ""), 200, "", true, false, Target{"0.163.0", SourceGit}}, // the operator's clear comes first
-		{"frame disabled: allowed", clearIn(edge(disabled, requireReason), chosen("0.162.0"), ""), 200, "", true, false, Target{"0.161.0", SourceGit}},         // not 412; a disabled frame requires no reason
-		{"executor none: allowed", clearIn(edge(executorNone), chosen("0.162.0"), ""), 200, "", true, false, Target{"0.161.0", SourceGit}},
-		{"reason required", clearIn(edge(requireReason), chosen("0.162.0"), " "), 422, "selection_rejected", false, false, Target{"0.162.0", SourceUI}},
-		{"reason given", clearIn(edge(requireReason), chosen("0.162.0"), "back to Git"), 200, "", true, false, Target{"0.161.0", SourceGit}},
+		{name: "cleared: Git target applies", in: clearIn(edge(), chosen("0.162.0"), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "cleared: no Git target", in: clearIn(edge(gitTarget("")), chosen("0.162.0", func(s *Selection) { s.GitVersion = "" }), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"", SourceNone}},
+		{name: "clearing a hold", in: clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.162.0", held), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "clearing a selection K2b is about to invalidate", in: clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.162.0"), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "fleet missing", in: clearIn(nil, chosen("0.162.0"), ""), wantStatus: 404, wantCode: "fleet_not_found", wantDelete: false, wantNoop: false, wantTarget: Target{"", SourceNone}},
+		{name: "reason too long", in: clearIn(edge(), chosen("0.162.0"), strings.Repeat("a", 501)), wantStatus: 400, wantCode: "request_invalid", wantDelete: false, wantNoop: false, wantTarget: Target{"0.162.0", SourceUI}},
+		{name: "no selection: noop", in: clearIn(edge(), nil, ""), wantStatus: 200, wantCode: "", wantDelete: false, wantNoop: true, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "noop before reason_required", in: clearIn(edge(requireReason), nil, ""), wantStatus: 200, wantCode: "", wantDelete: false, wantNoop: true, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "superseded by Git, not yet deleted", in: clearIn(edge(gitTarget("0.163.0")), chosen("0.162.0"), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.163.0", SourceGit}}, // the operator's clear comes first
+		{name: "frame disabled: allowed", in: clearIn(edge(disabled, requireReason), chosen("0.162.0"), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},         // not 412; a disabled frame requires no reason
+		{name: "executor none: allowed", in: clearIn(edge(executorNone), chosen("0.162.0"), ""), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},
+		{name: "reason required", in: clearIn(edge(requireReason), chosen("0.162.0"), " "), wantStatus: 422, wantCode: "selection_rejected", wantDelete: false, wantNoop: false, wantTarget: Target{"0.162.0", SourceUI}},
+		{name: "reason given", in: clearIn(edge(requireReason), chosen("0.162.0"), "back to Git"), wantStatus: 200, wantCode: "", wantDelete: true, wantNoop: false, wantTarget: Target{"0.161.0", SourceGit}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,13 +79,13 @@ func TestDecideClear_Audit(t *testing.T) {
 		in   ClearInput
 		want audit.Entry
 	}{
-		{"cleared", clearIn(edge(), chosen("0.162.0"), "done"), audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "success",
+		{name: "cleared", in: clearIn(edge(), chosen("0.162.0"), "done"), want: audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "success",
 			Details: map[string]any{"version": "0.162.0", "reason": "done", "gitVersion": "0.161.0", "noop": false}}},
-		{"noop", clearIn(edge(), nil, ""), audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "success",
+		{name: "noop", in: clearIn(edge(), nil, ""), want: audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "success",
 			Details: map[string]any{"version": "", "reason": "", "gitVersion": "0.161.0", "noop": true}}},
-		{"refused", clearIn(edge(requireReason), chosen("0.162.0"), ""), audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "failure",
+		{name: "refused", in: clearIn(edge(requireReason), chosen("0.162.0"), ""), want: audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "failure",
 			Details: map[string]any{"version": "0.162.0", "reason": "", "gitVersion": "0.161.0", "noop": false, "code": "selection_rejected", "error": "update.selection.requireReason is set: a reason is required"}}},
-		{"fleet missing", clearIn(nil, nil, ""), audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "failure",
+		{name: "fleet missing", in: clearIn(nil, nil, ""), want: audit.Entry{At: t1, Actor: "token:ci", Action: "fleet.version.clear", TargetType: "fleet", TargetID: "edge", Result: "failure",
 			Details: map[string]any{"version": "", "reason": "", "gitVersion": "", "noop": false, "code": "fleet_not_found", "error": "fleet edge does not exist"}}},
 	}
 	for _, tt := range tests {
@@ -101,11 +101,11 @@ func TestDecideClear_PossibleDowngrade(t *testing.T) {
 		in   ClearInput
 		want bool
 	}{
-		{"Git target below the choice", clearIn(edge(), chosen("0.162.0"), "", "0.161.0"), true},
-		{"Git target above the choice", clearIn(edge(rangeFrame(">=0.150.0"), allowDowngrade), chosen("0.155.0"), "", "0.155.0"), false},
-		{"hold: Git target below a member", clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.163.0", held), "", "0.163.0"), true},
-		{"hold: members on the Git target", clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.163.0", held), "", "0.161.0"), false}, // the held version never rolled out
-		{"no Git target: nothing rolls out", clearIn(edge(gitTarget("")), chosen("0.162.0", func(s *Selection) { s.GitVersion = "" }), "", "0.162.0"), false},
+		{name: "Git target below the choice", in: clearIn(edge(), chosen("0.162.0"), "", "0.161.0"), want: true},
+		{name: "Git target above the choice", in: clearIn(edge(rangeFrame(">=0.150.0"), allowDowngrade), chosen("0.155.0"), "", "0.155.0"), want: false},
+		{name: "hold: Git target below a member", in: clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.163.0", held), "", "0.163.0"), want: true},
+		{name: "hold: members on the Git target", in: clearIn(edge(rangeFrame("<=0.161.0")), chosen("0.163.0", held), "", "0.161.0"), want: false}, // the held version never rolled out
+		{name: "no Git target: nothing rolls out", in: clearIn(edge(gitTarget("")), chosen("0.162.0", func(s *Selection) { s.GitVersion = "" }), "", "0.162.0"), want: false},
 	}
 	for _, tt := range tests {
 		if got := DecideClear(tt.in).PossibleDowngrade; got != tt.want {

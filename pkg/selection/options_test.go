@@ -17,17 +17,17 @@ func TestOptions_NotAllowedCode(t *testing.T) {
 		active *RolloutSummary
 		want   string
 	}{
-		{"allowed", edge(), nil, ""},
-		{"frame disabled", edge(disabled), nil, "selection_disabled"},
-		{"block missing", edge(noBlock), nil, "selection_disabled"},
-		{"executor none", edge(executorNone), nil, "no_executor"},
-		{"disabled before no executor", edge(disabled, executorNone), nil, "selection_disabled"},
-		{"version rollout failed", edge(), &RolloutSummary{ID: "r1", Status: rollout.Failed}, "blocking_rollout"},
-		{"version rollout rolling_back", edge(), &RolloutSummary{ID: "r1", Status: rollout.RollingBack}, "blocking_rollout"},
-		{"no executor before blocking", edge(executorNone), &RolloutSummary{ID: "r1", Status: rollout.Failed}, "no_executor"},
-		{"paused rollout does not block", edge(), &RolloutSummary{ID: "r1", Status: rollout.Paused}, ""},   // the planner supersedes it
-		{"running rollout does not block", edge(), &RolloutSummary{ID: "r1", Status: rollout.Running}, ""}, // the planner supersedes it
-		{"fleet missing", nil, nil, "selection_disabled"},
+		{name: "allowed", f: edge(), active: nil, want: ""},
+		{name: "frame disabled", f: edge(disabled), active: nil, want: "selection_disabled"},
+		{name: "block missing", f: edge(noBlock), active: nil, want: "selection_disabled"},
+		{name: "executor none", f: edge(executorNone), active: nil, want: "no_executor"},
+		{name: "disabled before no executor", f: edge(disabled, executorNone), active: nil, want: "selection_disabled"},
+		{name: "version rollout failed", f: edge(), active: &RolloutSummary{ID: "r1", Status: rollout.Failed}, want: "blocking_rollout"},
+		{name: "version rollout rolling_back", f: edge(), active: &RolloutSummary{ID: "r1", Status: rollout.RollingBack}, want: "blocking_rollout"},
+		{name: "no executor before blocking", f: edge(executorNone), active: &RolloutSummary{ID: "r1", Status: rollout.Failed}, want: "no_executor"},
+		{name: "paused rollout does not block", f: edge(), active: &RolloutSummary{ID: "r1", Status: rollout.Paused}, want: ""},   // the planner supersedes it
+		{name: "running rollout does not block", f: edge(), active: &RolloutSummary{ID: "r1", Status: rollout.Running}, want: ""}, // the planner supersedes it
+		{name: "fleet missing", f: nil, active: nil, want: "selection_disabled"},
 	}
 	for _, tt := range tests {
 		got := Options(OptionsInput{Fleet: tt.f, Releases: releases, ActiveVersionRollout: tt.active})
@@ -49,13 +49,13 @@ func TestOptions_Candidates(t *testing.T) {
 		s    *Selection
 		want []string
 	}{
-		{"range: known non-prerelease releases in it", edge(), nil, []string{"0.163.0", "0.162.0", "0.161.0"}},                                                // 0.162.1-rc.1 is a prerelease, 0.164.0 and older are outside
-		{"list entries, known or not", edge(listFrame("0.162.0", "0.170.0", "0.162.1-rc.1")), nil, []string{"0.170.0", "0.162.1-rc.1", "0.162.0", "0.161.0"}}, // plus the Git target
-		{"Git target outside the frame", edge(gitTarget("0.150.0")), nil, []string{"0.163.0", "0.162.0", "0.161.0", "0.150.0"}},
-		{"selection version outside the frame", edge(rangeFrame("<=0.161.0")), chosen("0.162.0"), []string{"0.162.0", "0.161.0", "0.160.0", "0.159.0"}}, // the hold's version is listed
-		{"no frame: only the Git target", edge(disabled), chosen("0.162.0"), []string{"0.161.0"}},
-		{"no frame, no Git target: nothing", edge(noBlock, gitTarget("")), nil, []string{}},
-		{"executor none still lists the frame", edge(executorNone), nil, []string{"0.163.0", "0.162.0", "0.161.0"}},
+		{name: "range: known non-prerelease releases in it", f: edge(), s: nil, want: []string{"0.163.0", "0.162.0", "0.161.0"}},                                                // 0.162.1-rc.1 is a prerelease, 0.164.0 and older are outside
+		{name: "list entries, known or not", f: edge(listFrame("0.162.0", "0.170.0", "0.162.1-rc.1")), s: nil, want: []string{"0.170.0", "0.162.1-rc.1", "0.162.0", "0.161.0"}}, // plus the Git target
+		{name: "Git target outside the frame", f: edge(gitTarget("0.150.0")), s: nil, want: []string{"0.163.0", "0.162.0", "0.161.0", "0.150.0"}},
+		{name: "selection version outside the frame", f: edge(rangeFrame("<=0.161.0")), s: chosen("0.162.0"), want: []string{"0.162.0", "0.161.0", "0.160.0", "0.159.0"}}, // the hold's version is listed
+		{name: "no frame: only the Git target", f: edge(disabled), s: chosen("0.162.0"), want: []string{"0.161.0"}},
+		{name: "no frame, no Git target: nothing", f: edge(noBlock, gitTarget("")), s: nil, want: []string{}},
+		{name: "executor none still lists the frame", f: edge(executorNone), s: nil, want: []string{"0.163.0", "0.162.0", "0.161.0"}},
 	}
 	for _, tt := range tests {
 		got := Options(OptionsInput{Fleet: tt.f, Selection: tt.s, Releases: releases})
@@ -79,21 +79,21 @@ func TestOptions_ReasonCode(t *testing.T) {
 		version string
 		want    string
 	}{
-		{"selectable", edge(), nil, nil, "0.162.0", ""},
-		{"current target from Git", edge(), nil, nil, "0.161.0", "current_target"},
-		{"current target from UI", edge(), chosen("0.162.0"), nil, "0.162.0", "current_target"},
-		{"unknown version", edge(listFrame("0.170.0")), nil, nil, "0.170.0", "unknown_version"},
-		{"outside the frame", edge(gitTarget("0.159.0")), chosen("0.162.0", func(s *Selection) { s.GitVersion = "0.159.0" }), nil, "0.159.0", "outside_frame"}, // also below the target: outside wins
-		{"downgrade below the target", edge(rangeFrame(">=0.160.0")), chosen("0.163.0"), nil, "0.162.0", "downgrade_not_allowed"},
-		{"downgrade allowed", edge(rangeFrame(">=0.160.0"), allowDowngrade), chosen("0.163.0"), nil, "0.162.0", ""},
-		{"Git target below the UI target", edge(), chosen("0.163.0"), nil, "0.161.0", "downgrade_not_allowed"},
-		{"hold: members are the reference", edge(rangeFrame("<=0.162.0")), chosen("0.163.0"), []string{"0.160.0", "v0.162.0"}, "0.161.0", "downgrade_not_allowed"},
-		{"hold: at the highest member", edge(rangeFrame("<=0.162.0")), chosen("0.163.0"), []string{"0.160.0", "v0.162.0"}, "0.162.0", ""},
-		{"no target: members are the reference", edge(gitTarget(""), rangeFrame(">=0.160.0")), nil, []string{"0.162.0"}, "0.160.0", "downgrade_not_allowed"},
-		{"no target, no members: no reference", edge(gitTarget(""), rangeFrame(">=0.159.0")), nil, nil, "0.159.0", ""},
-		{"current_target wins over unknown", edge(gitTarget("0.161.5"), rangeFrame(">=0.161.0")), nil, nil, "0.161.5", "current_target"},
-		{"unknown wins over outside", edge(), nil, nil, "0.150.5", "unknown_version"}, // also below the target
-		{"prerelease wins over downgrade", edge(rangeFrame(">=0.100.0")), chosen("0.163.0"), nil, "0.162.1-rc.1", "prerelease_not_allowed"},
+		{name: "selectable", f: edge(), s: nil, members: nil, version: "0.162.0", want: ""},
+		{name: "current target from Git", f: edge(), s: nil, members: nil, version: "0.161.0", want: "current_target"},
+		{name: "current target from UI", f: edge(), s: chosen("0.162.0"), members: nil, version: "0.162.0", want: "current_target"},
+		{name: "unknown version", f: edge(listFrame("0.170.0")), s: nil, members: nil, version: "0.170.0", want: "unknown_version"},
+		{name: "outside the frame", f: edge(gitTarget("0.159.0")), s: chosen("0.162.0", func(s *Selection) { s.GitVersion = "0.159.0" }), members: nil, version: "0.159.0", want: "outside_frame"}, // also below the target: outside wins
+		{name: "downgrade below the target", f: edge(rangeFrame(">=0.160.0")), s: chosen("0.163.0"), members: nil, version: "0.162.0", want: "downgrade_not_allowed"},
+		{name: "downgrade allowed", f: edge(rangeFrame(">=0.160.0"), allowDowngrade), s: chosen("0.163.0"), members: nil, version: "0.162.0", want: ""},
+		{name: "Git target below the UI target", f: edge(), s: chosen("0.163.0"), members: nil, version: "0.161.0", want: "downgrade_not_allowed"},
+		{name: "hold: members are the reference", f: edge(rangeFrame("<=0.162.0")), s: chosen("0.163.0"), members: []string{"0.160.0", "v0.162.0"}, version: "0.161.0", want: "downgrade_not_allowed"},
+		{name: "hold: at the highest member", f: edge(rangeFrame("<=0.162.0")), s: chosen("0.163.0"), members: []string{"0.160.0", "v0.162.0"}, version: "0.162.0", want: ""},
+		{name: "no target: members are the reference", f: edge(gitTarget(""), rangeFrame(">=0.160.0")), s: nil, members: []string{"0.162.0"}, version: "0.160.0", want: "downgrade_not_allowed"},
+		{name: "no target, no members: no reference", f: edge(gitTarget(""), rangeFrame(">=0.159.0")), s: nil, members: nil, version: "0.159.0", want: ""},
+		{name: "current_target wins over unknown", f: edge(gitTarget("0.161.5"), rangeFrame(">=0.161.0")), s: nil, members: nil, version: "0.161.5", want: "current_target"},
+		{name: "unknown wins over outside", f: edge(), s: nil, members: nil, version: "0.150.5", want: "unknown_version"}, // also below the target
+		{name: "prerelease wins over downgrade", f: edge(rangeFrame(">=0.100.0")), s: chosen("0.163.0"), members: nil, version: "0.162.1-rc.1", want: "prerelease_not_allowed"},
 	}
 	for _, tt := range tests {
 		c := newChooser(tt.f, Reconciled(tt.f, tt.s), releases, tt.members)
@@ -108,10 +108,10 @@ func TestOptions_ReasonCode(t *testing.T) {
 		f    *fleet.Fleet
 		want string
 	}{
-		{"range without prerelease part", pre, "prerelease_not_allowed"},
-		{"listed prerelease", edge(listFrame("0.162.1-rc.1")), ""},
-		{"prerelease outside the range", edge(rangeFrame(">=0.163.0")), "outside_frame"},
-		{"prerelease outside a list", edge(listFrame("0.162.0")), "outside_frame"},
+		{name: "range without prerelease part", f: pre, want: "prerelease_not_allowed"},
+		{name: "listed prerelease", f: edge(listFrame("0.162.1-rc.1")), want: ""},
+		{name: "prerelease outside the range", f: edge(rangeFrame(">=0.163.0")), want: "outside_frame"},
+		{name: "prerelease outside a list", f: edge(listFrame("0.162.0")), want: "outside_frame"},
 	}
 	for _, tt := range preTests {
 		if got := newChooser(tt.f, nil, releases, nil).reason("0.162.1-rc.1"); got != tt.want {

@@ -17,13 +17,13 @@ func TestResolveVersionTarget(t *testing.T) {
 		s    *Selection
 		want Target
 	}{
-		{"active selection", edge(), chosen("0.162.0"), Target{"0.162.0", SourceUI}},
-		{"invalidated selection", edge(), chosen("0.162.0", held), Target{"", SourceHold}},
-		{"no selection, Git target", edge(), nil, Target{"0.161.0", SourceGit}},
-		{"no selection, Git target with v", edge(gitTarget("v0.161.0")), nil, Target{"0.161.0", SourceGit}}, // normalized
-		{"no selection, no Git target", edge(gitTarget("")), nil, Target{"", SourceNone}},
-		{"unknown state is a hold", edge(), chosen("0.162.0", func(s *Selection) { s.State = "" }), Target{"", SourceHold}}, // never rolls out by accident
-		{"no fleet", nil, nil, Target{"", SourceNone}},
+		{name: "active selection", f: edge(), s: chosen("0.162.0"), want: Target{"0.162.0", SourceUI}},
+		{name: "invalidated selection", f: edge(), s: chosen("0.162.0", held), want: Target{"", SourceHold}},
+		{name: "no selection, Git target", f: edge(), s: nil, want: Target{"0.161.0", SourceGit}},
+		{name: "no selection, Git target with v", f: edge(gitTarget("v0.161.0")), s: nil, want: Target{"0.161.0", SourceGit}}, // normalized
+		{name: "no selection, no Git target", f: edge(gitTarget("")), s: nil, want: Target{"", SourceNone}},
+		{name: "unknown state is a hold", f: edge(), s: chosen("0.162.0", func(s *Selection) { s.State = "" }), want: Target{"", SourceHold}}, // never rolls out by accident
+		{name: "no fleet", f: nil, s: nil, want: Target{"", SourceNone}},
 	}
 	for _, tt := range tests {
 		if got := ResolveVersionTarget(tt.f, tt.s); got != tt.want {
@@ -46,26 +46,26 @@ func TestReconcile_Rules(t *testing.T) {
 		wantEffect Effect
 		wantAudit  *audit.Entry
 	}{
-		{"K4 fleet gone", nil, chosen("0.162.0"), RuleK4, Delete, &audit.Entry{At: t1, Actor: "gitops", Action: "fleet.version.removed", TargetType: "fleet", TargetID: "edge", Result: "success",
+		{name: "K4 fleet gone", f: nil, s: chosen("0.162.0"), wantRule: RuleK4, wantEffect: Delete, wantAudit: &audit.Entry{At: t1, Actor: "gitops", Action: "fleet.version.removed", TargetType: "fleet", TargetID: "edge", Result: "success",
 			Details: map[string]any{"version": "0.162.0", "commit": "c2", "reason": "fleet edge no longer exists in Git"}}},
-		{"K4 before K1", nil, chosen("0.162.0", func(s *Selection) { s.GitVersion = "0.1.0" }), RuleK4, Delete, &audit.Entry{At: t1, Actor: "gitops", Action: "fleet.version.removed", TargetType: "fleet", TargetID: "edge", Result: "success",
+		{name: "K4 before K1", f: nil, s: chosen("0.162.0", func(s *Selection) { s.GitVersion = "0.1.0" }), wantRule: RuleK4, wantEffect: Delete, wantAudit: &audit.Entry{At: t1, Actor: "gitops", Action: "fleet.version.removed", TargetType: "fleet", TargetID: "edge", Result: "success",
 			Details: map[string]any{"version": "0.162.0", "commit": "c2", "reason": "fleet edge no longer exists in Git"}}},
-		{"K1 Git target changed", edge(gitTarget("0.162.0")), chosen("0.163.0"), RuleK1, Delete, superseded("0.163.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
-		{"K1 Git target newly set", edge(), chosen("0.163.0", func(s *Selection) { s.GitVersion = "" }), RuleK1, Delete, superseded("0.163.0", "", "0.161.0", "collector.version was set to 0.161.0 in Git")},
-		{"K1 Git target removed", edge(gitTarget("")), chosen("0.163.0"), RuleK1, Delete, superseded("0.163.0", "0.161.0", "", "collector.version 0.161.0 was removed from Git")},
-		{"K1 ends a hold", edge(gitTarget("0.162.0")), chosen("0.170.0", held), RuleK1, Delete, superseded("0.170.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
-		{"K1 before K2a", edge(gitTarget("0.162.0"), disabled), chosen("0.163.0"), RuleK1, Delete, superseded("0.163.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
-		{"K1 not for a v prefix", edge(gitTarget("v0.161.0")), chosen("0.162.0"), RuleK5, Unchanged, nil}, // normalized Git targets are equal
-		{"K2a frame disabled", edge(disabled), chosen("0.162.0"), RuleK2a, Delete, superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
-		{"K2a block missing", edge(noBlock), chosen("0.162.0"), RuleK2a, Delete, superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
-		{"K2a executor none", edge(executorNone), chosen("0.162.0"), RuleK2a, Delete, superseded("0.162.0", "0.161.0", "0.161.0", "update.executor is none in Git")},
-		{"K2a executor missing", edge(func(f *fleet.Fleet) { f.Update.Executor = "" }), chosen("0.162.0"), RuleK2a, Delete, superseded("0.162.0", "0.161.0", "0.161.0", "update.executor is none in Git")},
-		{"K2a deletes a hold", edge(disabled), chosen("0.170.0", held), RuleK2a, Delete, superseded("0.170.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
-		{"K2a before K2b", edge(disabled, rangeFrame("<=0.161.0")), chosen("0.162.0"), RuleK2a, Delete, superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
-		{"K5 inside range", edge(), chosen("0.162.0"), RuleK5, Unchanged, nil},
-		{"K5 inside list", edge(listFrame("0.161.0", "0.162.0")), chosen("0.162.0"), RuleK5, Unchanged, nil},
-		{"K5 downgrade and no reason are not judged", edge(requireReason, rangeFrame(">=0.100.0")), chosen("0.150.0", func(s *Selection) { s.Reason = "" }), RuleK5, Unchanged, nil}, // only checked when choosing
-		{"K5 invalidated stays invalidated", edge(), chosen("0.170.0", held), RuleK5, Unchanged, nil},
+		{name: "K1 Git target changed", f: edge(gitTarget("0.162.0")), s: chosen("0.163.0"), wantRule: RuleK1, wantEffect: Delete, wantAudit: superseded("0.163.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
+		{name: "K1 Git target newly set", f: edge(), s: chosen("0.163.0", func(s *Selection) { s.GitVersion = "" }), wantRule: RuleK1, wantEffect: Delete, wantAudit: superseded("0.163.0", "", "0.161.0", "collector.version was set to 0.161.0 in Git")},
+		{name: "K1 Git target removed", f: edge(gitTarget("")), s: chosen("0.163.0"), wantRule: RuleK1, wantEffect: Delete, wantAudit: superseded("0.163.0", "0.161.0", "", "collector.version 0.161.0 was removed from Git")},
+		{name: "K1 ends a hold", f: edge(gitTarget("0.162.0")), s: chosen("0.170.0", held), wantRule: RuleK1, wantEffect: Delete, wantAudit: superseded("0.170.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
+		{name: "K1 before K2a", f: edge(gitTarget("0.162.0"), disabled), s: chosen("0.163.0"), wantRule: RuleK1, wantEffect: Delete, wantAudit: superseded("0.163.0", "0.161.0", "0.162.0", "collector.version changed from 0.161.0 to 0.162.0 in Git")},
+		{name: "K1 not for a v prefix", f: edge(gitTarget("v0.161.0")), s: chosen("0.162.0"), wantRule: RuleK5, wantEffect: Unchanged, wantAudit: nil}, // normalized Git targets are equal
+		{name: "K2a frame disabled", f: edge(disabled), s: chosen("0.162.0"), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
+		{name: "K2a block missing", f: edge(noBlock), s: chosen("0.162.0"), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
+		{name: "K2a executor none", f: edge(executorNone), s: chosen("0.162.0"), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.162.0", "0.161.0", "0.161.0", "update.executor is none in Git")},
+		{name: "K2a executor missing", f: edge(func(f *fleet.Fleet) { f.Update.Executor = "" }), s: chosen("0.162.0"), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.162.0", "0.161.0", "0.161.0", "update.executor is none in Git")},
+		{name: "K2a deletes a hold", f: edge(disabled), s: chosen("0.170.0", held), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.170.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
+		{name: "K2a before K2b", f: edge(disabled, rangeFrame("<=0.161.0")), s: chosen("0.162.0"), wantRule: RuleK2a, wantEffect: Delete, wantAudit: superseded("0.162.0", "0.161.0", "0.161.0", "update.selection is disabled in Git")},
+		{name: "K5 inside range", f: edge(), s: chosen("0.162.0"), wantRule: RuleK5, wantEffect: Unchanged, wantAudit: nil},
+		{name: "K5 inside list", f: edge(listFrame("0.161.0", "0.162.0")), s: chosen("0.162.0"), wantRule: RuleK5, wantEffect: Unchanged, wantAudit: nil},
+		{name: "K5 downgrade and no reason are not judged", f: edge(requireReason, rangeFrame(">=0.100.0")), s: chosen("0.150.0", func(s *Selection) { s.Reason = "" }), wantRule: RuleK5, wantEffect: Unchanged, wantAudit: nil}, // only checked when choosing
+		{name: "K5 invalidated stays invalidated", f: edge(), s: chosen("0.170.0", held), wantRule: RuleK5, wantEffect: Unchanged, wantAudit: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,8 +88,8 @@ func TestReconcile_K2bInvalidates(t *testing.T) {
 		name, frame string
 		f           *fleet.Fleet
 	}{
-		{"range narrowed", `versionRange "<=0.161.0"`, edge(rangeFrame("<=0.161.0"))},
-		{"removed from list", "versions [0.161.0]", edge(listFrame("0.161.0"))},
+		{name: "range narrowed", frame: `versionRange "<=0.161.0"`, f: edge(rangeFrame("<=0.161.0"))},
+		{name: "removed from list", frame: "versions [0.161.0]", f: edge(listFrame("0.161.0"))},
 	}
 	for _, tt := range tests {
 		got := Reconcile(tt.f, *chosen("0.162.0"), "c2", t1)

@@ -28,12 +28,12 @@ func TestPathProcessing_SpecExample(t *testing.T) {
 	tests := []struct {
 		name, fields, want string
 	}{
-		{"ResultPath OutputPath", `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":"$.sum","OutputPath":"$.sum.Payload"`, `7`},
-		{"ResultPath keeps the input", `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":"$.sum.Payload","OutputPath":"$.numbers"`, `{"val1":3,"val2":4}`},
-		{"ResultPath null", `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":null`, `{"title":"Numbers to add","numbers":{"val1":3,"val2":4}}`},
-		{"default ResultPath", `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"OutputPath":"$.Payload"`, `7`},
-		{"Parameters at depth", `"Parameters":{"FunctionName":"add","Payload":{"val1.$":"$.numbers.val2","val2":10}},"OutputPath":"$.Payload"`, `14`},
-		{"OutputPath null", `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"OutputPath":null`, `{}`},
+		{name: "ResultPath OutputPath", fields: `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":"$.sum","OutputPath":"$.sum.Payload"`, want: `7`},
+		{name: "ResultPath keeps the input", fields: `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":"$.sum.Payload","OutputPath":"$.numbers"`, want: `{"val1":3,"val2":4}`},
+		{name: "ResultPath null", fields: `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"ResultPath":null`, want: `{"title":"Numbers to add","numbers":{"val1":3,"val2":4}}`},
+		{name: "default ResultPath", fields: `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"OutputPath":"$.Payload"`, want: `7`},
+		{name: "Parameters at depth", fields: `"Parameters":{"FunctionName":"add","Payload":{"val1.$":"$.numbers.val2","val2":10}},"OutputPath":"$.Payload"`, want: `14`},
+		{name: "OutputPath null", fields: `"Parameters":{"FunctionName":"add","Payload.$":"$.numbers"},"OutputPath":null`, want: `{}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,10 +83,10 @@ func TestChoice(t *testing.T) {
 	tests := []struct {
 		input, want string
 	}{
-		{`{"verdict":"wait_health"}`, "HealthWait"},
-		{`{"verdict":"done"}`, "Done"},
-		{`{"verdict":"Done"}`, "DefaultStateError"}, // case matters
-		{`{"verdict":1}`, "DefaultStateError"},      // mismatched types compare false
+		{input: `{"verdict":"wait_health"}`, want: "HealthWait"},
+		{input: `{"verdict":"done"}`, want: "Done"},
+		{input: `{"verdict":"Done"}`, want: "DefaultStateError"}, // case matters
+		{input: `{"verdict":1}`, want: "DefaultStateError"},      // mismatched types compare false
 	}
 	for _, tt := range tests {
 		t.Run(tt.input, func(t *testing.T) {
@@ -118,12 +118,12 @@ func TestWait(t *testing.T) {
 		want        time.Duration // from start to end
 		err         string
 	}{
-		{"TimestampPath", `{"until":"2025-03-01T12:30:00+00:00"}`, 30 * time.Minute, ""},
-		{"fractional seconds are truncated, as the service does", `{"until":"2025-03-02T12:00:00.500Z"}`, 24 * time.Hour, ""},
-		{"in the past", `{"until":"2020-01-01T00:00:00Z"}`, 0, ""},
-		{"missing", `{}`, 0, "The TimestampPath parameter does not reference an input value: $.until"},
-		{"invalid", `{"until":"2016-12-05T21:29:29"}`, 0, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == 2016-12-05T21:29:29"},
-		{"not a string", `{"until":{"at":1}}`, 0, "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == {at=1}"},
+		{name: "TimestampPath", input: `{"until":"2025-03-01T12:30:00+00:00"}`, want: 30 * time.Minute, err: ""},
+		{name: "fractional seconds are truncated, as the service does", input: `{"until":"2025-03-02T12:00:00.500Z"}`, want: 24 * time.Hour, err: ""},
+		{name: "in the past", input: `{"until":"2020-01-01T00:00:00Z"}`, want: 0, err: ""},
+		{name: "missing", input: `{}`, want: 0, err: "The TimestampPath parameter does not reference an input value: $.until"},
+		{name: "invalid", input: `{"until":"2016-12-05T21:29:29"}`, want: 0, err: "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == 2016-12-05T21:29:29"},
+		{name: "not a string", input: `{"until":{"at":1}}`, want: 0, err: "The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.until == {at=1}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,12 +165,12 @@ func TestRetry_Backoff(t *testing.T) {
 		want        []time.Duration // attempt start times after t0
 		status      string
 	}{
-		{"defaults", `[{"ErrorEquals":["MyError"]}]`, 3, []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second}, statusSucceeded},
-		{"BackoffRate", `[{"ErrorEquals":["MyError"],"IntervalSeconds":3,"BackoffRate":1.5,"MaxAttempts":3}]`, 3, []time.Duration{0, 3 * time.Second, 7500 * time.Millisecond, 14250 * time.Millisecond}, statusSucceeded},
-		{"MaxDelaySeconds", `[{"ErrorEquals":["States.ALL"],"IntervalSeconds":10,"BackoffRate":3,"MaxAttempts":4,"MaxDelaySeconds":60}]`, 4, []time.Duration{0, 10 * time.Second, 40 * time.Second, 100 * time.Second, 160 * time.Second}, statusSucceeded},
-		{"exhausted", `[{"ErrorEquals":["States.TaskFailed"],"MaxAttempts":2}]`, 5, []time.Duration{0, 1 * time.Second, 3 * time.Second}, statusFailed},
-		{"MaxAttempts 0", `[{"ErrorEquals":["MyError"],"MaxAttempts":0}]`, 1, []time.Duration{0}, statusFailed},
-		{"no match", `[{"ErrorEquals":["Other"]}]`, 1, []time.Duration{0}, statusFailed},
+		{name: "defaults", retry: `[{"ErrorEquals":["MyError"]}]`, failures: 3, want: []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second}, status: statusSucceeded},
+		{name: "BackoffRate", retry: `[{"ErrorEquals":["MyError"],"IntervalSeconds":3,"BackoffRate":1.5,"MaxAttempts":3}]`, failures: 3, want: []time.Duration{0, 3 * time.Second, 7500 * time.Millisecond, 14250 * time.Millisecond}, status: statusSucceeded},
+		{name: "MaxDelaySeconds", retry: `[{"ErrorEquals":["States.ALL"],"IntervalSeconds":10,"BackoffRate":3,"MaxAttempts":4,"MaxDelaySeconds":60}]`, failures: 4, want: []time.Duration{0, 10 * time.Second, 40 * time.Second, 100 * time.Second, 160 * time.Second}, status: statusSucceeded},
+		{name: "exhausted", retry: `[{"ErrorEquals":["States.TaskFailed"],"MaxAttempts":2}]`, failures: 5, want: []time.Duration{0, 1 * time.Second, 3 * time.Second}, status: statusFailed},
+		{name: "MaxAttempts 0", retry: `[{"ErrorEquals":["MyError"],"MaxAttempts":0}]`, failures: 1, want: []time.Duration{0}, status: statusFailed},
+		{name: "no match", retry: `[{"ErrorEquals":["Other"]}]`, failures: 1, want: []time.Duration{0}, status: statusFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,11 +210,11 @@ func TestCatch_LambdaErrors(t *testing.T) {
 		wantName  string
 		wantCause string
 	}{
-		{"pointer type", &MyError{"boom"}, nil, "MyError", `{"errorMessage":"boom","errorType":"MyError"}`},
-		{"value type", ValueError{}, nil, "ValueError", `{"errorMessage":"value error","errorType":"ValueError"}`},
-		{"errors.New", errors.New("plain"), nil, "errorString", `{"errorMessage":"plain","errorType":"errorString"}`},
-		{"wrapped", fmt.Errorf("ctx: %w", &MyError{"x"}), nil, "wrapError", `{"errorMessage":"ctx: x","errorType":"wrapError"}`},
-		{"panic", nil, "kaputt", "string", `{"errorMessage":"kaputt","errorType":"string"}`},
+		{name: "pointer type", err: &MyError{"boom"}, panicWith: nil, wantName: "MyError", wantCause: `{"errorMessage":"boom","errorType":"MyError"}`},
+		{name: "value type", err: ValueError{}, panicWith: nil, wantName: "ValueError", wantCause: `{"errorMessage":"value error","errorType":"ValueError"}`},
+		{name: "errors.New", err: errors.New("plain"), panicWith: nil, wantName: "errorString", wantCause: `{"errorMessage":"plain","errorType":"errorString"}`},
+		{name: "wrapped", err: fmt.Errorf("ctx: %w", &MyError{"x"}), panicWith: nil, wantName: "wrapError", wantCause: `{"errorMessage":"ctx: x","errorType":"wrapError"}`},
+		{name: "panic", err: nil, panicWith: "kaputt", wantName: "string", wantCause: `{"errorMessage":"kaputt","errorType":"string"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,8 +314,8 @@ func TestFail(t *testing.T) {
 	tests := []struct {
 		state, err, cause string
 	}{
-		{`{"Type":"Fail","Error":"ErrorA","Cause":"Kaiju attack"}`, "ErrorA", "Kaiju attack"},
-		{`{"Type":"Fail","Error":"Rollout.RolledBack"}`, "Rollout.RolledBack", ""},
+		{state: `{"Type":"Fail","Error":"ErrorA","Cause":"Kaiju attack"}`, err: "ErrorA", cause: "Kaiju attack"},
+		{state: `{"Type":"Fail","Error":"Rollout.RolledBack"}`, err: "Rollout.RolledBack", cause: ""},
 	}
 	for _, tt := range tests {
 		h := newHarness(t)
@@ -333,8 +333,8 @@ func TestRuntimeErrors(t *testing.T) {
 	tests := []struct {
 		name, fields, cause string
 	}{
-		{"OutputPath", `"Parameters":{"FunctionName":"f"},"OutputPath":"$.no.such.result.path"`, "Invalid path '$.no.such.result.path' : Missing property in path $['no']"},
-		{"Parameters", `"Parameters":{"FunctionName":"f","Payload":{"value.$":"$.no_such_jsonpath"}}`, "The JSONPath '$.no_such_jsonpath' specified for the field 'value.$' could not be found in the input '{}'"},
+		{name: "OutputPath", fields: `"Parameters":{"FunctionName":"f"},"OutputPath":"$.no.such.result.path"`, cause: "Invalid path '$.no.such.result.path' : Missing property in path $['no']"},
+		{name: "Parameters", fields: `"Parameters":{"FunctionName":"f","Payload":{"value.$":"$.no_such_jsonpath"}}`, cause: "The JSONPath '$.no_such_jsonpath' specified for the field 'value.$' could not be found in the input '{}'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,15 +21,15 @@ func TestTake_DropsWorkAlreadyDone(t *testing.T) {
 		offer            *offer
 		wantConfig, want bool // config taken, offer taken
 	}{
-		{"new config", reported, rc("h2"), nil, true, false},                             // a hash not reported yet
-		{"first config", nil, rc("h1"), nil, true, false},                                // nothing reported yet
-		{"same config", reported, rc("h1"), nil, false, false},                           // APPLIED h1 already: resent, not redone
-		{"new offer", nil, nil, of("0.162.0", "A2"), false, true},                        // another version, another offer
-		{"offer of running version", nil, nil, of("v0.161.0", "A2"), false, false},       // runs it already
-		{"offer handled", nil, nil, of("0.162.0", "A1"), false, false},                   // same all-packages hash as the last offer
-		{"offer without hash", nil, nil, of("0.162.0", ""), false, true},                 // no hash to compare: by version only
-		{"both", reported, rc("h2"), of("0.162.0", "A2"), true, true},                    // both queued, config first
-		{"same config, new offer", reported, rc("h1"), of("0.162.0", "A2"), false, true}, // one dropped, one taken
+		{name: "new config", remote: reported, config: rc("h2"), offer: nil, wantConfig: true, want: false},                             // a hash not reported yet
+		{name: "first config", remote: nil, config: rc("h1"), offer: nil, wantConfig: true, want: false},                                // nothing reported yet
+		{name: "same config", remote: reported, config: rc("h1"), offer: nil, wantConfig: false, want: false},                           // APPLIED h1 already: resent, not redone
+		{name: "new offer", remote: nil, config: nil, offer: of("0.162.0", "A2"), wantConfig: false, want: true},                        // another version, another offer
+		{name: "offer of running version", remote: nil, config: nil, offer: of("v0.161.0", "A2"), wantConfig: false, want: false},       // runs it already
+		{name: "offer handled", remote: nil, config: nil, offer: of("0.162.0", "A1"), wantConfig: false, want: false},                   // same all-packages hash as the last offer
+		{name: "offer without hash", remote: nil, config: nil, offer: of("0.162.0", ""), wantConfig: false, want: true},                 // no hash to compare: by version only
+		{name: "both", remote: reported, config: rc("h2"), offer: of("0.162.0", "A2"), wantConfig: true, want: true},                    // both queued, config first
+		{name: "same config, new offer", remote: reported, config: rc("h1"), offer: of("0.162.0", "A2"), wantConfig: false, want: true}, // one dropped, one taken
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _ := DefaultConfig().normalize()

@@ -15,24 +15,24 @@ func TestConfig_Normalize(t *testing.T) {
 		change func(*Config)
 		want   string // part of the error; "" for none
 	}{
-		{"default", func(*Config) {}, ""},                                                                      // the demo fleet is valid
-		{"http", func(c *Config) { c.Endpoint = "http://127.0.0.1:4320/v1/opamp" }, ""},                        // plain HTTP
-		{"no agents", func(c *Config) { c.N = 0 }, "n is 0"},                                                   // at least one agent
-		{"bad scheme", func(c *Config) { c.Endpoint = "tcp://x" }, "scheme must be"},                           // ws, wss, http, https
-		{"http without poll", func(c *Config) { c.Endpoint, c.Heartbeat = "https://x/v1/opamp", 0 }, "poll"},   // HTTP needs a poll interval
-		{"ws without heartbeat", func(c *Config) { c.Heartbeat = 0 }, ""},                                      // WebSocket: 0 disables heartbeats
-		{"no version", func(c *Config) { c.StartVersion = "" }, "start version"},                               // a collector runs a version
-		{"fail agent 0", func(c *Config) { c.FailAgents = []int{0} }, "outside 1..50"},                         // agents count from 1
-		{"fail agent N+1", func(c *Config) { c.FailAgents = []int{51} }, "outside 1..50"},                      // ... to N
-		{"probability", func(c *Config) { c.FailProbability = 1.5 }, "outside 0..1"},                           // a probability
-		{"fail mode", func(c *Config) { c.FailMode = "crash" }, "fail mode"},                                   // reject or unhealthy
-		{"apply range", func(c *Config) { c.Delays.ApplyMin = 5 * time.Second }, "reversed"},                   // min above max
-		{"two errors", func(c *Config) { c.N, c.StartVersion = 0, "" }, "start version"},                       // all errors at once
-		{"negative traffic", func(c *Config) { c.SpansPerSecond = -1 }, "negative"},                            // 0 is the default
-		{"export failure", exportFailure("eu-west-1", 0), ""},                                                  // a region of Zones
-		{"export share", exportFailure("", 2), "outside 0..1"},                                                 // a share
-		{"export zone typo", exportFailure("eu-west-1/eu-west-1c", 0), "matches none"},                         // no agent would ever fail
-		{"export without marker", func(c *Config) { c.ExportFailure.Where = "eu-west-1" }, "without a marker"}, // would fail nothing
+		{name: "default", change: func(*Config) {}, want: ""},                                                                      // the demo fleet is valid
+		{name: "http", change: func(c *Config) { c.Endpoint = "http://127.0.0.1:4320/v1/opamp" }, want: ""},                        // plain HTTP
+		{name: "no agents", change: func(c *Config) { c.N = 0 }, want: "n is 0"},                                                   // at least one agent
+		{name: "bad scheme", change: func(c *Config) { c.Endpoint = "tcp://x" }, want: "scheme must be"},                           // ws, wss, http, https
+		{name: "http without poll", change: func(c *Config) { c.Endpoint, c.Heartbeat = "https://x/v1/opamp", 0 }, want: "poll"},   // HTTP needs a poll interval
+		{name: "ws without heartbeat", change: func(c *Config) { c.Heartbeat = 0 }, want: ""},                                      // WebSocket: 0 disables heartbeats
+		{name: "no version", change: func(c *Config) { c.StartVersion = "" }, want: "start version"},                               // a collector runs a version
+		{name: "fail agent 0", change: func(c *Config) { c.FailAgents = []int{0} }, want: "outside 1..50"},                         // agents count from 1
+		{name: "fail agent N+1", change: func(c *Config) { c.FailAgents = []int{51} }, want: "outside 1..50"},                      // ... to N
+		{name: "probability", change: func(c *Config) { c.FailProbability = 1.5 }, want: "outside 0..1"},                           // a probability
+		{name: "fail mode", change: func(c *Config) { c.FailMode = "crash" }, want: "fail mode"},                                   // reject or unhealthy
+		{name: "apply range", change: func(c *Config) { c.Delays.ApplyMin = 5 * time.Second }, want: "reversed"},                   // min above max
+		{name: "two errors", change: func(c *Config) { c.N, c.StartVersion = 0, "" }, want: "start version"},                       // all errors at once
+		{name: "negative traffic", change: func(c *Config) { c.SpansPerSecond = -1 }, want: "negative"},                            // 0 is the default
+		{name: "export failure", change: exportFailure("eu-west-1", 0), want: ""},                                                  // a region of Zones
+		{name: "export share", change: exportFailure("", 2), want: "outside 0..1"},                                                 // a share
+		{name: "export zone typo", change: exportFailure("eu-west-1/eu-west-1c", 0), want: "matches none"},                         // no agent would ever fail
+		{name: "export without marker", change: func(c *Config) { c.ExportFailure.Where = "eu-west-1" }, want: "without a marker"}, // would fail nothing
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -122,9 +122,9 @@ func TestJitter(t *testing.T) {
 		speed float64
 		want  time.Duration
 	}{
-		{3 * time.Second, 1, 3 * time.Second},         // real time
-		{3 * time.Second, 100, 30 * time.Millisecond}, // demo in a hurry
-		{time.Second, 0.5, 2 * time.Second},           // slow motion
+		{d: 3 * time.Second, speed: 1, want: 3 * time.Second},         // real time
+		{d: 3 * time.Second, speed: 100, want: 30 * time.Millisecond}, // demo in a hurry
+		{d: time.Second, speed: 0.5, want: 2 * time.Second},           // slow motion
 	} {
 		if got := scale(tc.d, tc.speed); got != tc.want {
 			t.Errorf("scale(%v, %v) = %v, want %v", tc.d, tc.speed, got, tc.want)
@@ -141,10 +141,10 @@ func TestPick_CollectorPackage(t *testing.T) {
 		packages map[string]*protobufs.PackageAvailable
 		want     string // picked name; "-" for none
 	}{
-		{"by name", "otelcol", map[string]*protobufs.PackageAvailable{"otelcol": addon, "x": top}, "otelcol"}, // the configured name wins
-		{"top-level", "", map[string]*protobufs.PackageAvailable{"collector": top, "a": addon}, "collector"},  // else the top-level package
-		{"only add-ons", "", map[string]*protobufs.PackageAvailable{"a": addon}, "-"},                         // nothing to install
-		{"no version", "", map[string]*protobufs.PackageAvailable{"": {Type: top.Type}}, "-"},                 // an offer without version is no offer
+		{name: "by name", config: "otelcol", packages: map[string]*protobufs.PackageAvailable{"otelcol": addon, "x": top}, want: "otelcol"}, // the configured name wins
+		{name: "top-level", config: "", packages: map[string]*protobufs.PackageAvailable{"collector": top, "a": addon}, want: "collector"},  // else the top-level package
+		{name: "only add-ons", config: "", packages: map[string]*protobufs.PackageAvailable{"a": addon}, want: "-"},                         // nothing to install
+		{name: "no version", config: "", packages: map[string]*protobufs.PackageAvailable{"": {Type: top.Type}}, want: "-"},                 // an offer without version is no offer
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _ := DefaultConfig().normalize()

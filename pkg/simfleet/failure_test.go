@@ -19,10 +19,10 @@ func TestFleet_FailureMode(t *testing.T) {
 		wantHealth []string // health reports after the initial StatusOK
 		wantError  string   // in the config error or the health lastError
 	}{
-		{"rejects marked config", 2, marked, FailReject, 1, "FAILED", nil, `contains "# simfleet: fail"`}, // no restart
-		{"turns unhealthy after marked config", 2, marked, FailUnhealthy, 4, "APPLIED", []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK", "unhealthy StatusRecoverableError"}, "exporter failing"},
-		{"applies unmarked config", 2, "receivers: {}\n", FailReject, 3, "APPLIED", []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"}, ""},  // failing agents fail marked configs only
-		{"healthy agent applies marked config", 1, marked, FailReject, 3, "APPLIED", []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"}, ""}, // the marker alone fails nothing
+		{name: "rejects marked config", agent: 2, body: marked, mode: FailReject, steps: 1, wantConfig: "FAILED", wantHealth: nil, wantError: `contains "# simfleet: fail"`}, // no restart
+		{name: "turns unhealthy after marked config", agent: 2, body: marked, mode: FailUnhealthy, steps: 4, wantConfig: "APPLIED", wantHealth: []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK", "unhealthy StatusRecoverableError"}, wantError: "exporter failing"},
+		{name: "applies unmarked config", agent: 2, body: "receivers: {}\n", mode: FailReject, steps: 3, wantConfig: "APPLIED", wantHealth: []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"}, wantError: ""},  // failing agents fail marked configs only
+		{name: "healthy agent applies marked config", agent: 1, body: marked, mode: FailReject, steps: 3, wantConfig: "APPLIED", wantHealth: []string{"unhealthy ", "unhealthy StatusStarting", "healthy StatusOK"}, wantError: ""}, // the marker alone fails nothing
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, 2, func(c *Config) { c.FailAgents, c.FailMode = []int{2}, tc.mode })
@@ -62,11 +62,11 @@ func TestConfig_FailingAgents(t *testing.T) {
 		probability float64
 		want        int
 	}{
-		{"none", nil, 0, 0},                    // nobody fails by default
-		{"listed", []int{3, 7}, 0, 2},          // exactly the listed agents
-		{"everyone", nil, 1, 100},              // probability 1
-		{"some", nil, 0.2, 17},                 // seeded draw: the same 17 every run with seed 1
-		{"listed and drawn", []int{1}, 1, 100}, // the union
+		{name: "none", agents: nil, probability: 0, want: 0},                    // nobody fails by default
+		{name: "listed", agents: []int{3, 7}, probability: 0, want: 2},          // exactly the listed agents
+		{name: "everyone", agents: nil, probability: 1, want: 100},              // probability 1
+		{name: "some", agents: nil, probability: 0.2, want: 17},                 // seeded draw: the same 17 every run with seed 1
+		{name: "listed and drawn", agents: []int{1}, probability: 1, want: 100}, // the union
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()

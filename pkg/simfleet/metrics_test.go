@@ -81,9 +81,9 @@ func TestMetrics_SeriesAndLabels(t *testing.T) {
 		change func(*Config)
 		want   map[string]string // labels of agent 1's series besides the component and service_*
 	}{
-		{"zones and fleet", func(c *Config) { c.Zones = []string{"eu-west-1/eu-west-1a", "us-east-1/us-east-1b"} },
-			map[string]string{"fleet": "edge", "region": "eu-west-1", "zone": "eu-west-1a", "host": "sim-01"}},
-		{"neither", func(c *Config) { c.Fleet = "" }, map[string]string{"host": "sim-01"}}, // unknown labels are left out, not empty
+		{name: "zones and fleet", change: func(c *Config) { c.Zones = []string{"eu-west-1/eu-west-1a", "us-east-1/us-east-1b"} },
+			want: map[string]string{"fleet": "edge", "region": "eu-west-1", "zone": "eu-west-1a", "host": "sim-01"}},
+		{name: "neither", change: func(c *Config) { c.Fleet = "" }, want: map[string]string{"host": "sim-01"}}, // unknown labels are left out, not empty
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, 2, func(c *Config) { withMetrics(c); tc.change(c) })

@@ -22,9 +22,9 @@ func TestDescription_Labels(t *testing.T) {
 		wantFleet string // "" for absent
 		wantWave  string
 	}{
-		{"canary", "edge", 3, "edge", "canary"}, // agents 1..3 are canaries
-		{"rest", "edge", 4, "edge", ""},         // no labels.wave after them
-		{"no fleet", "", 1, "", "canary"},       // an empty Fleet leaves labels.fleet out
+		{name: "canary", fleet: "edge", n: 3, wantFleet: "edge", wantWave: "canary"}, // agents 1..3 are canaries
+		{name: "rest", fleet: "edge", n: 4, wantFleet: "edge", wantWave: ""},         // no labels.wave after them
+		{name: "no fleet", fleet: "", n: 1, wantFleet: "", wantWave: "canary"},       // an empty Fleet leaves labels.fleet out
 	} {
 		cfg.Fleet = tc.fleet
 		got := attrs(description(cfg, tc.n, "id", "0.161.0", nil))
@@ -64,10 +64,10 @@ func TestPackageStatuses(t *testing.T) {
 		status       protobufs.PackageStatusEnum
 		wantDownload bool
 	}{
-		{pkgDownloading, true}, // download details while downloading
-		{pkgInstalling, false}, // not after
-		{pkgInstalled, false},  // nor before
-		{pkgInstallFailed, false},
+		{status: pkgDownloading, wantDownload: true}, // download details while downloading
+		{status: pkgInstalling, wantDownload: false}, // not after
+		{status: pkgInstalled, wantDownload: false},  // nor before
+		{status: pkgInstallFailed, wantDownload: false},
 	} {
 		got := packageStatuses(pkgState{name: "", status: tc.status, downloadPercent: 100})
 		if (got.GetPackages()[""].GetDownloadDetails() != nil) != tc.wantDownload {

@@ -201,15 +201,15 @@ func inventoryFilters(ctx context.Context, t *testing.T, s *Stack, c client, fle
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, tc := range []struct{ query, want string }{
-		{"?version=0.161.0", "sim-05"},                                                                                // lab's version; edge went to 0.162.0
-		{"?version=v0.162.0&fleet=edge", "sim-01,sim-01,sim-02,sim-03"},                                               // with the joiner, which reuses sim-01
-		{"?configStatus=drifted", ""},                                                                                 // every agent runs what it should
-		{"?configStatus=APPLIED", "sim-01,sim-01,sim-02,sim-03,sim-04,sim-05"},                                        // sim-04 keeps what it ran
-		{"?assigned=false", "sim-04"},                                                                                 // in no fleet
-		{"?assigned=false&assignmentError=false", ""},                                                                 // every agent is selected by some fleet
-		{"?selector=" + url.QueryEscape("labels.fleet in (lab, nowhere)"), "sim-05"},                                  // a set
-		{"?selector=" + url.QueryEscape("labels.fleet!=edge"), "sim-05"},                                              // another value
-		{"?selector=" + url.QueryEscape("labels.fleet=edge,labels.role notin (twin)"), "sim-01,sim-01,sim-02,sim-03"}, // missing counts as none of them
+		{query: "?version=0.161.0", want: "sim-05"},                                                                                // lab's version; edge went to 0.162.0
+		{query: "?version=v0.162.0&fleet=edge", want: "sim-01,sim-01,sim-02,sim-03"},                                               // with the joiner, which reuses sim-01
+		{query: "?configStatus=drifted", want: ""},                                                                                 // every agent runs what it should
+		{query: "?configStatus=APPLIED", want: "sim-01,sim-01,sim-02,sim-03,sim-04,sim-05"},                                        // sim-04 keeps what it ran
+		{query: "?assigned=false", want: "sim-04"},                                                                                 // in no fleet
+		{query: "?assigned=false&assignmentError=false", want: ""},                                                                 // every agent is selected by some fleet
+		{query: "?selector=" + url.QueryEscape("labels.fleet in (lab, nowhere)"), want: "sim-05"},                                  // a set
+		{query: "?selector=" + url.QueryEscape("labels.fleet!=edge"), want: "sim-05"},                                              // another value
+		{query: "?selector=" + url.QueryEscape("labels.fleet=edge,labels.role notin (twin)"), want: "sim-01,sim-01,sim-02,sim-03"}, // missing counts as none of them
 	} {
 		if _, got := list(tc.query); got != tc.want {
 			t.Errorf("agents%s: %q, want %q", tc.query, got, tc.want)

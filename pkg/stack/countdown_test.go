@@ -12,10 +12,10 @@ func TestHealthWaitLine(t *testing.T) {
 		now      time.Time
 		want     string
 	}{
-		{nil, t0, ""},
-		{[]time.Time{t0}, t0.Add(12 * time.Second), "  health wait: 1 target, the last ends in 18s"},
-		{[]time.Time{t0.Add(5 * time.Second), t0}, t0.Add(10 * time.Second), "  health wait: 2 targets, the last ends in 25s"},
-		{[]time.Time{t0}, t0.Add(31 * time.Second), "  health wait: 1 target, finishing…"},
+		{verified: nil, now: t0, want: ""},
+		{verified: []time.Time{t0}, now: t0.Add(12 * time.Second), want: "  health wait: 1 target, the last ends in 18s"},
+		{verified: []time.Time{t0.Add(5 * time.Second), t0}, now: t0.Add(10 * time.Second), want: "  health wait: 2 targets, the last ends in 25s"},
+		{verified: []time.Time{t0}, now: t0.Add(31 * time.Second), want: "  health wait: 1 target, finishing…"},
 	}
 	for _, c := range cases {
 		if got := healthWaitLine(c.verified, 30*time.Second, c.now); got != c.want {

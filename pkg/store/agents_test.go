@@ -24,22 +24,22 @@ func TestRecordAgent_WritesOnlyChanges(t *testing.T) {
 		edit  func(a *agent.Agent)
 		write bool
 	}{
-		{"first report", func(a *agent.Agent) {}, true}, // creates the agent as reported, fleet edge included
-		{"same report", func(a *agent.Agent) {}, false},
-		{"heartbeat 10s later", func(a *agent.Agent) { a.LastSeen = t0.Add(10 * time.Second) }, false},
-		{"heartbeat 29s later", func(a *agent.Agent) { a.LastSeen = t0.Add(29 * time.Second) }, false},
-		{"heartbeat 30s later", func(a *agent.Agent) { a.LastSeen = t0.Add(30 * time.Second) }, true}, // coalesced lastSeen is due
-		{"heartbeat 40s later", func(a *agent.Agent) { a.LastSeen = t0.Add(40 * time.Second) }, false},
-		{"older report", func(a *agent.Agent) { a.LastSeen = t0 }, false},                                                             // never moves lastSeen back
-		{"same instant in another zone", func(a *agent.Agent) { a.ConnectedAt = a.ConnectedAt.In(time.FixedZone("X", 3600)) }, false}, // stored in UTC
-		{"health changed", func(a *agent.Agent) { a.Health.Healthy, a.Health.LastError = false, "boom" }, true},
-		{"config status changed", func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplying }, true},
-		{"effective config reported", func(a *agent.Agent) { a.EffectiveHash = "e1" }, true},
-		{"same effective config", func(a *agent.Agent) { a.EffectiveHash = "e1" }, false}, // unchanged: no change
-		{"attribute added", func(a *agent.Agent) { a.Attributes = map[string]string{"host.name": "a1", "site": "x"} }, true},
-		{"went offline", func(a *agent.Agent) { a.Online = false }, true},
-		{"desired hash in the report is ignored", func(a *agent.Agent) { a.DesiredHash = "h-gateway" }, false}, // the planner owns it
-		{"fleet in the report is ignored", func(a *agent.Agent) { a.Fleet = "core" }, false},                   // assigned on apply
+		{name: "first report", edit: func(a *agent.Agent) {}, write: true}, // creates the agent as reported, fleet edge included
+		{name: "same report", edit: func(a *agent.Agent) {}, write: false},
+		{name: "heartbeat 10s later", edit: func(a *agent.Agent) { a.LastSeen = t0.Add(10 * time.Second) }, write: false},
+		{name: "heartbeat 29s later", edit: func(a *agent.Agent) { a.LastSeen = t0.Add(29 * time.Second) }, write: false},
+		{name: "heartbeat 30s later", edit: func(a *agent.Agent) { a.LastSeen = t0.Add(30 * time.Second) }, write: true}, // coalesced lastSeen is due
+		{name: "heartbeat 40s later", edit: func(a *agent.Agent) { a.LastSeen = t0.Add(40 * time.Second) }, write: false},
+		{name: "older report", edit: func(a *agent.Agent) { a.LastSeen = t0 }, write: false},                                                             // never moves lastSeen back
+		{name: "same instant in another zone", edit: func(a *agent.Agent) { a.ConnectedAt = a.ConnectedAt.In(time.FixedZone("X", 3600)) }, write: false}, // stored in UTC
+		{name: "health changed", edit: func(a *agent.Agent) { a.Health.Healthy, a.Health.LastError = false, "boom" }, write: true},
+		{name: "config status changed", edit: func(a *agent.Agent) { a.RemoteConfig.Status = agent.ConfigApplying }, write: true},
+		{name: "effective config reported", edit: func(a *agent.Agent) { a.EffectiveHash = "e1" }, write: true},
+		{name: "same effective config", edit: func(a *agent.Agent) { a.EffectiveHash = "e1" }, write: false}, // unchanged: no change
+		{name: "attribute added", edit: func(a *agent.Agent) { a.Attributes = map[string]string{"host.name": "a1", "site": "x"} }, write: true},
+		{name: "went offline", edit: func(a *agent.Agent) { a.Online = false }, write: true},
+		{name: "desired hash in the report is ignored", edit: func(a *agent.Agent) { a.DesiredHash = "h-gateway" }, write: false}, // the planner owns it
+		{name: "fleet in the report is ignored", edit: func(a *agent.Agent) { a.Fleet = "core" }, write: false},                   // assigned on apply
 	}
 	cur := base
 	for _, tt := range tests {
@@ -169,27 +169,27 @@ func TestAgents_Lagging(t *testing.T) {
 		do   func() error
 		want string
 	}{
-		{"nothing desired", func() error { return nil }, ""},
-		{"desired hash set", func() error { return s.SetDesiredHash(ctx, []string{"a1", "a2"}, "h1") }, "a1 a2"},
-		{"a1 delivered", func() error { return s.AckPush(ctx, "a1", "h1", "") }, "a2"},
-		{"a2 already runs it", func() error { // reported by the agent itself: nothing to push
+		{name: "nothing desired", do: func() error { return nil }, want: ""},
+		{name: "desired hash set", do: func() error { return s.SetDesiredHash(ctx, []string{"a1", "a2"}, "h1") }, want: "a1 a2"},
+		{name: "a1 delivered", do: func() error { return s.AckPush(ctx, "a1", "h1", "") }, want: "a2"},
+		{name: "a2 already runs it", do: func() error { // reported by the agent itself: nothing to push
 			a := agentOf("a2", "edge")
 			a.RemoteConfig.Hash = "h1"
 			return s.RecordAgent(ctx, a)
-		}, ""},
-		{"package offer", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0") }, "a3"},
-		{"offer delivered", func() error { return s.AckPush(ctx, "a3", "", "0.162.0") }, ""},
-		{"retry of the offer (attempt 2)", func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0#2") }, "a3"},
-		{"retry delivered", func() error { return s.AckPush(ctx, "a3", "", "0.162.0#2") }, ""},
-		{"an agent already on a retried version", func() error { return s.SetPackageOffer(ctx, "a2", "0.150.0#3") }, ""}, // agentOf runs 0.150.0
-		{"new desired hash", func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h2") }, "a1"},
-		{"offer withdrawn and renewed", func() error {
+		}, want: ""},
+		{name: "package offer", do: func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0") }, want: "a3"},
+		{name: "offer delivered", do: func() error { return s.AckPush(ctx, "a3", "", "0.162.0") }, want: ""},
+		{name: "retry of the offer (attempt 2)", do: func() error { return s.SetPackageOffer(ctx, "a3", "0.162.0#2") }, want: "a3"},
+		{name: "retry delivered", do: func() error { return s.AckPush(ctx, "a3", "", "0.162.0#2") }, want: ""},
+		{name: "an agent already on a retried version", do: func() error { return s.SetPackageOffer(ctx, "a2", "0.150.0#3") }, want: ""}, // agentOf runs 0.150.0
+		{name: "new desired hash", do: func() error { return s.SetDesiredHash(ctx, []string{"a1"}, "h2") }, want: "a1"},
+		{name: "offer withdrawn and renewed", do: func() error {
 			if err := s.SetPackageOffer(ctx, "a3", ""); err != nil {
 				return err
 			}
 			return s.SetPackageOffer(ctx, "a3", "0.163.0")
-		}, "a1 a3"},
-		{"an agent already on the offered version", func() error { return s.SetPackageOffer(ctx, "a2", "v0.150.0") }, "a1 a3"}, // agentOf runs 0.150.0
+		}, want: "a1 a3"},
+		{name: "an agent already on the offered version", do: func() error { return s.SetPackageOffer(ctx, "a2", "v0.150.0") }, want: "a1 a3"}, // agentOf runs 0.150.0
 	}
 	for _, st := range steps {
 		must(t, st.do())
@@ -328,9 +328,9 @@ func TestAgents_MarkOffline(t *testing.T) {
 		online      bool
 		lastSeen    time.Time
 	}{
-		{"an older connection closes", t0.Add(-2 * time.Hour), t0.Add(time.Minute), true, t0}, // a newer connection owns it
-		{"its connection closes", t0.Add(-time.Hour), t0.Add(time.Minute), false, t0.Add(time.Minute)},
-		{"closes again", t0.Add(-time.Hour), t0.Add(2 * time.Minute), false, t0.Add(time.Minute)}, // offline already: no write
+		{name: "an older connection closes", connectedAt: t0.Add(-2 * time.Hour), at: t0.Add(time.Minute), online: true, lastSeen: t0}, // a newer connection owns it
+		{name: "its connection closes", connectedAt: t0.Add(-time.Hour), at: t0.Add(time.Minute), online: false, lastSeen: t0.Add(time.Minute)},
+		{name: "closes again", connectedAt: t0.Add(-time.Hour), at: t0.Add(2 * time.Minute), online: false, lastSeen: t0.Add(time.Minute)}, // offline already: no write
 	}
 	for _, st := range steps {
 		must(t, s.MarkOffline(ctx, "a1", st.connectedAt, st.at))

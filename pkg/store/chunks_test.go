@@ -23,12 +23,12 @@ func TestChunkBounds(t *testing.T) {
 		sizes []int
 		want  []int
 	}{
-		{"none", nil, []int{0}},
-		{"one chunk", ones(3, 10), []int{0, 3}},
-		{"by count", ones(250, 0), []int{0, 100, 200, 250}},
-		{"by size", ones(5, 40), []int{0, 2, 4, 5}}, // 100 bytes at most: 2 items of 40
-		{"an item over the bound alone", []int{10, 150, 10}, []int{0, 1, 2, 3}},
-		{"exactly the bound", []int{50, 50, 50}, []int{0, 2, 3}},
+		{name: "none", sizes: nil, want: []int{0}},
+		{name: "one chunk", sizes: ones(3, 10), want: []int{0, 3}},
+		{name: "by count", sizes: ones(250, 0), want: []int{0, 100, 200, 250}},
+		{name: "by size", sizes: ones(5, 40), want: []int{0, 2, 4, 5}}, // 100 bytes at most: 2 items of 40
+		{name: "an item over the bound alone", sizes: []int{10, 150, 10}, want: []int{0, 1, 2, 3}},
+		{name: "exactly the bound", sizes: []int{50, 50, 50}, want: []int{0, 2, 3}},
 	}
 	for _, c := range cases {
 		maxItems := 100

@@ -47,14 +47,14 @@ func TestDecode_ErrorsNameTheItem(t *testing.T) {
 		item item
 		want string
 	}{
-		{"missing status", without(good, attrStatus), `decode rollout r-123: attribute "status" missing`},
-		{"status of a wrong type", with(good, attrStatus, num(3)), `decode rollout r-123: attribute "status" is N, want S`},
-		{"future schema", with(good, attrSV, num(SchemaVersion+1)), `decode rollout r-123: schema version 2 is newer than this build understands (1)`},
-		{"no schema", without(good, attrSV), `decode rollout r-123: attribute "sv" missing`},
-		{"version not a number", with(good, attrV, &types.AttributeValueMemberN{Value: "x"}), `decode rollout r-123: attribute "v" is "x", want an integer`},
-		{"document not JSON", with(good, attrDoc, str("{")), `decode rollout r-123: attribute "doc": unexpected end of JSON input`},
-		{"document of a wrong shape", with(good, attrDoc, str(`{"waves":"all"}`)), `decode rollout r-123: attribute "doc": json: cannot unmarshal string into Go struct field Rollout.waves of type []rollout.Wave`},
-		{"missing key", without(good, tables.AttrID), `decode rollout (no id): attribute "id" missing`},
+		{name: "missing status", item: without(good, attrStatus), want: `decode rollout r-123: attribute "status" missing`},
+		{name: "status of a wrong type", item: with(good, attrStatus, num(3)), want: `decode rollout r-123: attribute "status" is N, want S`},
+		{name: "future schema", item: with(good, attrSV, num(SchemaVersion+1)), want: `decode rollout r-123: schema version 2 is newer than this build understands (1)`},
+		{name: "no schema", item: without(good, attrSV), want: `decode rollout r-123: attribute "sv" missing`},
+		{name: "version not a number", item: with(good, attrV, &types.AttributeValueMemberN{Value: "x"}), want: `decode rollout r-123: attribute "v" is "x", want an integer`},
+		{name: "document not JSON", item: with(good, attrDoc, str("{")), want: `decode rollout r-123: attribute "doc": unexpected end of JSON input`},
+		{name: "document of a wrong shape", item: with(good, attrDoc, str(`{"waves":"all"}`)), want: `decode rollout r-123: attribute "doc": json: cannot unmarshal string into Go struct field Rollout.waves of type []rollout.Wave`},
+		{name: "missing key", item: without(good, tables.AttrID), want: `decode rollout (no id): attribute "id" missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,12 +95,12 @@ func TestDecode_ThroughTheStore(t *testing.T) {
 		err  func() error
 		want string
 	}{
-		{"rollout", func() error { _, err := s.GetRollout(ctx, "r-123"); return err }, `decode rollout r-123: attribute "status" missing`},
-		{"target", func() error { _, _, err := s.LoadRollout(ctx, "r-ok"); return err }, `decode target r-ok 00000#a00001: attribute "v" is S, want N`},
-		{"agent", func() error { _, _, err := s.GetAgent(ctx, "a-bad"); return err }, `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
-		{"agent in a listing", func() error { _, err := s.AgentsOfFleet(ctx, "edge", "", 0); return err }, `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
-		{"rollout in a listing", func() error { _, err := s.RolloutsPage(ctx, "", "", "", 0); return err }, `decode rollout r-123: attribute "status" missing`},
-		{"selection", func() error { _, err := s.Selection(ctx, "edge"); return err }, `decode selection edge: attribute "rev" missing`},
+		{name: "rollout", err: func() error { _, err := s.GetRollout(ctx, "r-123"); return err }, want: `decode rollout r-123: attribute "status" missing`},
+		{name: "target", err: func() error { _, _, err := s.LoadRollout(ctx, "r-ok"); return err }, want: `decode target r-ok 00000#a00001: attribute "v" is S, want N`},
+		{name: "agent", err: func() error { _, _, err := s.GetAgent(ctx, "a-bad"); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
+		{name: "agent in a listing", err: func() error { _, err := s.AgentsOfFleet(ctx, "edge", "", 0); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (1)`},
+		{name: "rollout in a listing", err: func() error { _, err := s.RolloutsPage(ctx, "", "", "", 0); return err }, want: `decode rollout r-123: attribute "status" missing`},
+		{name: "selection", err: func() error { _, err := s.Selection(ctx, "edge"); return err }, want: `decode selection edge: attribute "rev" missing`},
 	}
 	for _, c := range checks {
 		if err := c.err(); err == nil || err.Error() != c.want {

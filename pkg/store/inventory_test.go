@@ -145,15 +145,15 @@ func TestInventory_AgentsByName(t *testing.T) {
 		limit int
 		want  string
 	}{
-		{"web-1", 0, "[0001]"},          // host.name
-		{"localhost", 0, "[0002 0003]"}, // shared: both, by id
-		{"localhost", 1, "[0002]"},      // at most limit
-		{"collector-a", 0, "[0004]"},    // service.instance.id without host.name
-		{"0005", 0, "[0005]"},           // neither: the id is the name
-		{"new-name", 0, "[0006]"},       // renamed
-		{"old-name", 0, "[]"},           // the old name is gone
-		{"nobody", 0, "[]"},             // unknown
-		{"0001", 0, "[]"},               // an id is no name when the agent has one
+		{name: "web-1", limit: 0, want: "[0001]"},          // host.name
+		{name: "localhost", limit: 0, want: "[0002 0003]"}, // shared: both, by id
+		{name: "localhost", limit: 1, want: "[0002]"},      // at most limit
+		{name: "collector-a", limit: 0, want: "[0004]"},    // service.instance.id without host.name
+		{name: "0005", limit: 0, want: "[0005]"},           // neither: the id is the name
+		{name: "new-name", limit: 0, want: "[0006]"},       // renamed
+		{name: "old-name", limit: 0, want: "[]"},           // the old name is gone
+		{name: "nobody", limit: 0, want: "[]"},             // unknown
+		{name: "0001", limit: 0, want: "[]"},               // an id is no name when the agent has one
 	}
 	for _, c := range cases {
 		as, err := s.AgentsByName(ctx, c.name, c.limit)

@@ -165,14 +165,14 @@ func TestSelection_CompareAndSet(t *testing.T) {
 		prev     int64
 		conflict bool
 	}{
-		{"delete when none is stored", nil, 0, false}, // the outcome is the same
-		{"create", sel("0.162.0", 1), 0, false},
-		{"create again", sel("0.163.0", 1), 0, true}, // one exists already
-		{"update from a stale revision", sel("0.163.0", 3), 2, true},
-		{"update", sel("0.163.0", 2), 1, false},
-		{"delete at a stale revision", nil, 1, true},
-		{"delete", nil, 2, false},
-		{"create after the delete", sel("0.164.0", 1), 0, false},
+		{name: "delete when none is stored", next: nil, prev: 0, conflict: false}, // the outcome is the same
+		{name: "create", next: sel("0.162.0", 1), prev: 0, conflict: false},
+		{name: "create again", next: sel("0.163.0", 1), prev: 0, conflict: true}, // one exists already
+		{name: "update from a stale revision", next: sel("0.163.0", 3), prev: 2, conflict: true},
+		{name: "update", next: sel("0.163.0", 2), prev: 1, conflict: false},
+		{name: "delete at a stale revision", next: nil, prev: 1, conflict: true},
+		{name: "delete", next: nil, prev: 2, conflict: false},
+		{name: "create after the delete", next: sel("0.164.0", 1), prev: 0, conflict: false},
 	}
 	for _, st := range steps {
 		err := s.SaveSelection(ctx, "edge", st.next, st.prev)

@@ -144,12 +144,12 @@ func TestRollout_ListingsNewestFirst(t *testing.T) {
 		kind  policy.Kind
 		want  string
 	}{
-		{"edge", policy.KindConfig, "c4,c3,c2,c1,c0"},
-		{"edge", "", "c4,c3,c2,v1,c1,c0"}, // both kinds, core's o1 filtered out
-		{"", policy.KindVersion, "v1"},
-		{"", "", "c4,c3,o1,c2,v1,c1,c0"},
-		{"core", "", "o1"},
-		{"gone", policy.KindConfig, ""},
+		{fleet: "edge", kind: policy.KindConfig, want: "c4,c3,c2,c1,c0"},
+		{fleet: "edge", kind: "", want: "c4,c3,c2,v1,c1,c0"}, // both kinds, core's o1 filtered out
+		{fleet: "", kind: policy.KindVersion, want: "v1"},
+		{fleet: "", kind: "", want: "c4,c3,o1,c2,v1,c1,c0"},
+		{fleet: "core", kind: "", want: "o1"},
+		{fleet: "gone", kind: policy.KindConfig, want: ""},
 	}
 	for _, tt := range tests {
 		var ids []string

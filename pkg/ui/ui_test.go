@@ -74,7 +74,7 @@ func TestServe_IndexNamesVersionedAssets_RevalidatedWithAnETag(t *testing.T) {
 func TestServe_SecurityHeadersOnEveryAnswer(t *testing.T) {
 	h := newTest(t)
 	for _, c := range []struct{ method, path string }{
-		{"GET", "/ui/"}, {"GET", "/ui"}, {"GET", "/ui/assets/" + h.Version() + "/app.css"}, {"GET", "/ui/nope"}, {"POST", "/ui/"},
+		{method: "GET", path: "/ui/"}, {method: "GET", path: "/ui"}, {method: "GET", path: "/ui/assets/" + h.Version() + "/app.css"}, {method: "GET", path: "/ui/nope"}, {method: "POST", path: "/ui/"},
 	} {
 		w := get(h, c.method, c.path)
 		hd := w.Header()

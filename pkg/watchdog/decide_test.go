@@ -19,15 +19,15 @@ func TestDecide(t *testing.T) {
 		now    time.Time
 		resume bool
 	}{
-		{"a final rollout needs nothing, whatever its execution", rollout.Rollout{Status: rollout.Completed, ExecutionArn: arn}, ExecutionState{Missing: true}, t0, false},
-		{"a running execution needs nothing", rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ExecutionState{Running: true, Status: "RUNNING"}, t0, false},
-		{"a recorded execution that is missing is resumed at once", rollout.Rollout{Status: rollout.WaitingApproval, ExecutionArn: arn}, ExecutionState{Missing: true}, t0, true},
-		{"no execution yet, within grace of creation: the planner is starting it", rollout.Rollout{Status: rollout.Pending, CreatedAt: t0}, ExecutionState{Missing: true}, t0.Add(DefaultGrace - time.Second), false},
-		{"no execution at grace after creation is resumed", rollout.Rollout{Status: rollout.Pending, CreatedAt: t0}, ExecutionState{Missing: true}, t0.Add(DefaultGrace), true},
-		{"an ended execution within grace may be continuing as new", rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ended, t0.Add(DefaultGrace - time.Second), false},
-		{"an ended execution past grace is resumed", rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ended, t0.Add(DefaultGrace), true},
-		{"a failed rollout is active: its execution must run", rollout.Rollout{Status: rollout.Failed, ExecutionArn: arn}, ended, t0.Add(time.Hour), true},
-		{"a paused rollout whose execution succeeded is resumed", rollout.Rollout{Status: rollout.Paused, ExecutionArn: arn}, ExecutionState{Status: "SUCCEEDED", Stopped: t0}, t0.Add(time.Hour), true},
+		{name: "a final rollout needs nothing, whatever its execution", r: rollout.Rollout{Status: rollout.Completed, ExecutionArn: arn}, ex: ExecutionState{Missing: true}, now: t0, resume: false},
+		{name: "a running execution needs nothing", r: rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ex: ExecutionState{Running: true, Status: "RUNNING"}, now: t0, resume: false},
+		{name: "a recorded execution that is missing is resumed at once", r: rollout.Rollout{Status: rollout.WaitingApproval, ExecutionArn: arn}, ex: ExecutionState{Missing: true}, now: t0, resume: true},
+		{name: "no execution yet, within grace of creation: the planner is starting it", r: rollout.Rollout{Status: rollout.Pending, CreatedAt: t0}, ex: ExecutionState{Missing: true}, now: t0.Add(DefaultGrace - time.Second), resume: false},
+		{name: "no execution at grace after creation is resumed", r: rollout.Rollout{Status: rollout.Pending, CreatedAt: t0}, ex: ExecutionState{Missing: true}, now: t0.Add(DefaultGrace), resume: true},
+		{name: "an ended execution within grace may be continuing as new", r: rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ex: ended, now: t0.Add(DefaultGrace - time.Second), resume: false},
+		{name: "an ended execution past grace is resumed", r: rollout.Rollout{Status: rollout.Running, ExecutionArn: arn}, ex: ended, now: t0.Add(DefaultGrace), resume: true},
+		{name: "a failed rollout is active: its execution must run", r: rollout.Rollout{Status: rollout.Failed, ExecutionArn: arn}, ex: ended, now: t0.Add(time.Hour), resume: true},
+		{name: "a paused rollout whose execution succeeded is resumed", r: rollout.Rollout{Status: rollout.Paused, ExecutionArn: arn}, ex: ExecutionState{Status: "SUCCEEDED", Stopped: t0}, now: t0.Add(time.Hour), resume: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

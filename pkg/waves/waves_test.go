@@ -97,10 +97,10 @@ func TestAssign_PercentFollowsSha256(t *testing.T) {
 		percents  []int
 		sizes     []int
 	}{
-		{"r-1", 10, []int{10, 50, 100}, []int{1, 4, 5}},     // the usual canary ladder
-		{"r-2", 17, []int{5, 34, 100}, []int{1, 5, 11}},     // 0.85 → 1; 5.78 → 6 cumulative
-		{"01JABCDEF", 40, []int{25, 75}, []int{10, 20, 10}}, // rest takes the last quarter
-		{"x", 1, []int{1, 2, 100}, []int{1, 0, 0}},          // one agent fills the first wave
+		{rolloutID: "r-1", n: 10, percents: []int{10, 50, 100}, sizes: []int{1, 4, 5}},     // the usual canary ladder
+		{rolloutID: "r-2", n: 17, percents: []int{5, 34, 100}, sizes: []int{1, 5, 11}},     // 0.85 → 1; 5.78 → 6 cumulative
+		{rolloutID: "01JABCDEF", n: 40, percents: []int{25, 75}, sizes: []int{10, 20, 10}}, // rest takes the last quarter
+		{rolloutID: "x", n: 1, percents: []int{1, 2, 100}, sizes: []int{1, 0, 0}},          // one agent fills the first wave
 	}
 	for _, tt := range tests {
 		t.Run(tt.rolloutID, func(t *testing.T) {
@@ -126,16 +126,16 @@ func TestAssign_PercentFollowsSha256(t *testing.T) {
 
 func TestAssign_ShareBoundary(t *testing.T) {
 	tests := []struct{ n, percent, want int }{
-		{10, 25, 3},    // 2.5 → 3
-		{4, 25, 1},     // exactly 1
-		{3, 34, 2},     // 1.02 → 2
-		{3, 33, 1},     // 0.99 → 1
-		{100, 1, 1},    // exactly 1
-		{101, 1, 2},    // 1.01 → 2
-		{1, 1, 1},      // a single agent is never left out of a non-empty wave
-		{200, 50, 100}, // exactly half
-		{201, 50, 101}, // 100.5 → 101
-		{7, 100, 7},    // everything, no rest wave
+		{n: 10, percent: 25, want: 3},    // 2.5 → 3
+		{n: 4, percent: 25, want: 1},     // exactly 1
+		{n: 3, percent: 34, want: 2},     // 1.02 → 2
+		{n: 3, percent: 33, want: 1},     // 0.99 → 1
+		{n: 100, percent: 1, want: 1},    // exactly 1
+		{n: 101, percent: 1, want: 2},    // 1.01 → 2
+		{n: 1, percent: 1, want: 1},      // a single agent is never left out of a non-empty wave
+		{n: 200, percent: 50, want: 100}, // exactly half
+		{n: 201, percent: 50, want: 101}, // 100.5 → 101
+		{n: 7, percent: 100, want: 7},    // everything, no rest wave
 	}
 	for _, tt := range tests {
 		plan := Assign("r", []policy.Wave{pct("first", tt.percent)}, fleet(tt.n, 0))
@@ -152,11 +152,11 @@ func TestAssign_RestWave(t *testing.T) {
 		names []string
 		sizes []int
 	}{
-		{"after percent below 100", []policy.Wave{pct("half", 50)}, []string{"half", "rest"}, []int{2, 2}},
-		{"after selector wave", []policy.Wave{sel("canary", "canary")}, []string{"canary", "rest"}, []int{1, 3}},
-		{"after selector wave that took all", []policy.Wave{{Name: "all", Selector: &selector.Selector{}}}, []string{"all", "rest"}, []int{4, 0}},
-		{"no waves at all", nil, []string{"rest"}, []int{4}},
-		{"not after 100 percent", []policy.Wave{pct("few", 10), pct("all", 100)}, []string{"few", "all"}, []int{1, 3}},
+		{name: "after percent below 100", ws: []policy.Wave{pct("half", 50)}, names: []string{"half", "rest"}, sizes: []int{2, 2}},
+		{name: "after selector wave", ws: []policy.Wave{sel("canary", "canary")}, names: []string{"canary", "rest"}, sizes: []int{1, 3}},
+		{name: "after selector wave that took all", ws: []policy.Wave{{Name: "all", Selector: &selector.Selector{}}}, names: []string{"all", "rest"}, sizes: []int{4, 0}},
+		{name: "no waves at all", ws: nil, names: []string{"rest"}, sizes: []int{4}},
+		{name: "not after 100 percent", ws: []policy.Wave{pct("few", 10), pct("all", 100)}, names: []string{"few", "all"}, sizes: []int{1, 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,12 +183,12 @@ func TestAssign_SelectorWaves(t *testing.T) {
 		sizes    []int
 		statuses []rollout.WaveStatus
 	}{
-		{"canaries count toward the later share", []policy.Wave{sel("canary", "canary"), pct("p20", 20), pct("p50", 50), pct("all", 100)},
-			[]int{3, 0, 2, 5}, []rollout.WaveStatus{"pending", "skipped", "pending", "pending"}}, // 3 ≥ 2, then 5 - 3
-		{"no match is skipped", []policy.Wave{sel("none", "nobody"), pct("all", 100)},
-			[]int{0, 10}, []rollout.WaveStatus{"skipped", "pending"}}, // the label value matches nobody
-		{"a selector wins over a percent", []policy.Wave{{Name: "both", Selector: sel("", "canary").Selector, Percent: 100}},
-			[]int{3, 7}, []rollout.WaveStatus{"pending", "pending"}}, // the 3 canaries, then rest
+		{name: "canaries count toward the later share", ws: []policy.Wave{sel("canary", "canary"), pct("p20", 20), pct("p50", 50), pct("all", 100)},
+			sizes: []int{3, 0, 2, 5}, statuses: []rollout.WaveStatus{"pending", "skipped", "pending", "pending"}}, // 3 ≥ 2, then 5 - 3
+		{name: "no match is skipped", ws: []policy.Wave{sel("none", "nobody"), pct("all", 100)},
+			sizes: []int{0, 10}, statuses: []rollout.WaveStatus{"skipped", "pending"}}, // the label value matches nobody
+		{name: "a selector wins over a percent", ws: []policy.Wave{{Name: "both", Selector: sel("", "canary").Selector, Percent: 100}},
+			sizes: []int{3, 7}, statuses: []rollout.WaveStatus{"pending", "pending"}}, // the 3 canaries, then rest
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,10 +276,10 @@ func TestLastWave(t *testing.T) {
 		ws   []policy.Wave
 		want int
 	}{
-		{[]policy.Wave{pct("all", 100)}, 0},         // the policy's own last wave
-		{[]policy.Wave{pct("few", 10)}, 1},          // the implicit rest wave
-		{[]policy.Wave{sel("canary", "canary")}, 1}, // rest after a selector wave
-		{nil, 0}, // rest only
+		{ws: []policy.Wave{pct("all", 100)}, want: 0},         // the policy's own last wave
+		{ws: []policy.Wave{pct("few", 10)}, want: 1},          // the implicit rest wave
+		{ws: []policy.Wave{sel("canary", "canary")}, want: 1}, // rest after a selector wave
+		{ws: nil, want: 0}, // rest only
 	}
 	for _, tt := range tests {
 		if got := LastWave(Assign("r", tt.ws, fleet(3, 1)).Waves); got != tt.want {

@@ -51,35 +51,35 @@ func TestOpen_Rules(t *testing.T) {
 		now  string
 		want bool
 	}{
-		{nil, "2025-06-02T12:00:00Z", true},                                                                                                  // no windows: always open
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-02T21:59:59Z", false},                                                            // before start
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-02T22:00:00Z", true},                                                             // start is inclusive
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-02T23:00:00Z", true},                                                             // Mon 23:00
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-03T04:59:00Z", true},                                                             // Tue 04:59: Monday's window crosses midnight
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-03T05:00:00Z", false},                                                            // end is exclusive
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-03T23:00:00Z", false},                                                            // Tue 23:00: Tuesday is no beginning day
-		{[]Window{win(mon, "22:00", "05:00", "")}, "2025-06-02T04:00:00Z", false},                                                            // Mon 04:00 would belong to Sunday's window
-		{[]Window{win(nil, "22:00", "05:00", "")}, "2025-06-04T03:00:00Z", true},                                                             // empty days: every day
-		{[]Window{win(nil, "22:00", "05:00", "")}, "2025-06-04T12:00:00Z", false},                                                            // every day, but not at noon
-		{[]Window{win(nil, "09:00", "17:00", "")}, "2025-06-04T08:59:00Z", false},                                                            // same-day window, before
-		{[]Window{win(nil, "09:00", "17:00", "")}, "2025-06-04T16:59:59Z", true},                                                             // same-day window, last second
-		{[]Window{win(nil, "09:00", "17:00", "")}, "2025-06-04T17:00:00Z", false},                                                            // same-day window, end
-		{[]Window{win(mon, "10:00", "10:00", "")}, "2025-06-02T09:59:00Z", false},                                                            // start == end: not before start
-		{[]Window{win(mon, "10:00", "10:00", "")}, "2025-06-02T10:00:00Z", true},                                                             // start == end: 24 h from start
-		{[]Window{win(mon, "10:00", "10:00", "")}, "2025-06-03T09:59:00Z", true},                                                             // start == end: still open next morning
-		{[]Window{win(mon, "10:00", "10:00", "")}, "2025-06-03T10:00:00Z", false},                                                            // start == end: closed after 24 h
-		{[]Window{win(weekend, "00:00", "00:00", "")}, "2025-06-06T23:59:00Z", false},                                                        // Fri 23:59
-		{[]Window{win(weekend, "00:00", "00:00", "")}, "2025-06-07T00:00:00Z", true},                                                         // Sat 00:00
-		{[]Window{win(weekend, "00:00", "00:00", "")}, "2025-06-08T23:59:00Z", true},                                                         // Sun 23:59
-		{[]Window{win(weekend, "00:00", "00:00", "")}, "2025-06-09T00:00:00Z", false},                                                        // Mon 00:00
-		{[]Window{win(mon, "09:00", "10:00", ""), win([]time.Weekday{time.Wednesday}, "09:00", "10:00", "")}, "2025-06-04T09:30:00Z", true},  // the second window is open
-		{[]Window{win(mon, "09:00", "10:00", ""), win([]time.Weekday{time.Wednesday}, "09:00", "10:00", "")}, "2025-06-03T09:30:00Z", false}, // neither is
-		{[]Window{win(mon, "22:00", "05:00", "")}, "1969-12-30T04:59:00Z", true},                                                             // before 1970 (negative seconds): Tue 04:59 of Monday's window
-		{[]Window{win(mon, "22:00", "05:00", "")}, "1969-12-31T04:59:00Z", false},                                                            // ... and not Wednesday
-		{[]Window{win(nil, "00:00", "00:00", "Mars/Olympus")}, "2025-06-02T12:00:00Z", false},                                                // a zone that does not load never opens
-		{[]Window{win(nil, "00:00", "00:00", "Local")}, "2025-06-02T12:00:00Z", false},                                                       // Local is refused
-		{[]Window{{Start: 1440, End: 0}}, "2025-06-02T12:00:00Z", false},                                                                     // start out of range never opens
-		{[]Window{{Days: []time.Weekday{9}, Start: 0, End: 0}}, "2025-06-02T12:00:00Z", false},                                               // no valid day never opens
+		{ws: nil, now: "2025-06-02T12:00:00Z", want: true},                                                                                                  // no windows: always open
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-02T21:59:59Z", want: false},                                                            // before start
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-02T22:00:00Z", want: true},                                                             // start is inclusive
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-02T23:00:00Z", want: true},                                                             // Mon 23:00
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-03T04:59:00Z", want: true},                                                             // Tue 04:59: Monday's window crosses midnight
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-03T05:00:00Z", want: false},                                                            // end is exclusive
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-03T23:00:00Z", want: false},                                                            // Tue 23:00: Tuesday is no beginning day
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "2025-06-02T04:00:00Z", want: false},                                                            // Mon 04:00 would belong to Sunday's window
+		{ws: []Window{win(nil, "22:00", "05:00", "")}, now: "2025-06-04T03:00:00Z", want: true},                                                             // empty days: every day
+		{ws: []Window{win(nil, "22:00", "05:00", "")}, now: "2025-06-04T12:00:00Z", want: false},                                                            // every day, but not at noon
+		{ws: []Window{win(nil, "09:00", "17:00", "")}, now: "2025-06-04T08:59:00Z", want: false},                                                            // same-day window, before
+		{ws: []Window{win(nil, "09:00", "17:00", "")}, now: "2025-06-04T16:59:59Z", want: true},                                                             // same-day window, last second
+		{ws: []Window{win(nil, "09:00", "17:00", "")}, now: "2025-06-04T17:00:00Z", want: false},                                                            // same-day window, end
+		{ws: []Window{win(mon, "10:00", "10:00", "")}, now: "2025-06-02T09:59:00Z", want: false},                                                            // start == end: not before start
+		{ws: []Window{win(mon, "10:00", "10:00", "")}, now: "2025-06-02T10:00:00Z", want: true},                                                             // start == end: 24 h from start
+		{ws: []Window{win(mon, "10:00", "10:00", "")}, now: "2025-06-03T09:59:00Z", want: true},                                                             // start == end: still open next morning
+		{ws: []Window{win(mon, "10:00", "10:00", "")}, now: "2025-06-03T10:00:00Z", want: false},                                                            // start == end: closed after 24 h
+		{ws: []Window{win(weekend, "00:00", "00:00", "")}, now: "2025-06-06T23:59:00Z", want: false},                                                        // Fri 23:59
+		{ws: []Window{win(weekend, "00:00", "00:00", "")}, now: "2025-06-07T00:00:00Z", want: true},                                                         // Sat 00:00
+		{ws: []Window{win(weekend, "00:00", "00:00", "")}, now: "2025-06-08T23:59:00Z", want: true},                                                         // Sun 23:59
+		{ws: []Window{win(weekend, "00:00", "00:00", "")}, now: "2025-06-09T00:00:00Z", want: false},                                                        // Mon 00:00
+		{ws: []Window{win(mon, "09:00", "10:00", ""), win([]time.Weekday{time.Wednesday}, "09:00", "10:00", "")}, now: "2025-06-04T09:30:00Z", want: true},  // the second window is open
+		{ws: []Window{win(mon, "09:00", "10:00", ""), win([]time.Weekday{time.Wednesday}, "09:00", "10:00", "")}, now: "2025-06-03T09:30:00Z", want: false}, // neither is
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "1969-12-30T04:59:00Z", want: true},                                                             // before 1970 (negative seconds): Tue 04:59 of Monday's window
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, now: "1969-12-31T04:59:00Z", want: false},                                                            // ... and not Wednesday
+		{ws: []Window{win(nil, "00:00", "00:00", "Mars/Olympus")}, now: "2025-06-02T12:00:00Z", want: false},                                                // a zone that does not load never opens
+		{ws: []Window{win(nil, "00:00", "00:00", "Local")}, now: "2025-06-02T12:00:00Z", want: false},                                                       // Local is refused
+		{ws: []Window{{Start: 1440, End: 0}}, now: "2025-06-02T12:00:00Z", want: false},                                                                     // start out of range never opens
+		{ws: []Window{{Days: []time.Weekday{9}, Start: 0, End: 0}}, now: "2025-06-02T12:00:00Z", want: false},                                               // no valid day never opens
 	}
 	for _, tt := range tests {
 		if got := Open(tt.ws, utc, at(tt.now)); got != tt.want {
@@ -97,15 +97,15 @@ func TestOpen_WindowZoneVersusAgentZone(t *testing.T) {
 		now   string
 		want  bool
 	}{
-		{win(nil, "09:00", "10:00", "Asia/Tokyo"), berlin, "2025-06-02T00:30:00Z", true},  // 09:30 in Tokyo
-		{win(nil, "09:00", "10:00", "Asia/Tokyo"), berlin, "2025-06-02T07:30:00Z", false}, // 09:30 in Berlin does not count
-		{win(nil, "09:00", "10:00", ""), berlin, "2025-06-02T07:30:00Z", true},            // "" follows the agent: 09:30 CEST
-		{win(nil, "09:00", "10:00", "agent"), berlin, "2025-06-02T07:30:00Z", true},       // "agent" follows the agent
-		{win(nil, "09:00", "10:00", "agent"), tokyo, "2025-06-02T07:30:00Z", false},       // 16:30 in Tokyo
-		{win(nil, "09:00", "10:00", "UTC"), tokyo, "2025-06-02T09:30:00Z", true},          // a fixed UTC window ignores the agent
-		{win(nil, "09:00", "10:00", ""), nil, "2025-06-02T09:30:00Z", true},               // no agent zone: UTC
-		{win(mon, "22:00", "05:00", "Asia/Tokyo"), berlin, "2025-06-02T13:30:00Z", true},  // Mon 22:30 in Tokyo; days are read in the window's zone
-		{win(mon, "22:00", "05:00", "Asia/Tokyo"), berlin, "2025-06-01T21:30:00Z", false}, // Sun 23:30 in Berlin is Mon 06:30 in Tokyo
+		{w: win(nil, "09:00", "10:00", "Asia/Tokyo"), agent: berlin, now: "2025-06-02T00:30:00Z", want: true},  // 09:30 in Tokyo
+		{w: win(nil, "09:00", "10:00", "Asia/Tokyo"), agent: berlin, now: "2025-06-02T07:30:00Z", want: false}, // 09:30 in Berlin does not count
+		{w: win(nil, "09:00", "10:00", ""), agent: berlin, now: "2025-06-02T07:30:00Z", want: true},            // "" follows the agent: 09:30 CEST
+		{w: win(nil, "09:00", "10:00", "agent"), agent: berlin, now: "2025-06-02T07:30:00Z", want: true},       // "agent" follows the agent
+		{w: win(nil, "09:00", "10:00", "agent"), agent: tokyo, now: "2025-06-02T07:30:00Z", want: false},       // 16:30 in Tokyo
+		{w: win(nil, "09:00", "10:00", "UTC"), agent: tokyo, now: "2025-06-02T09:30:00Z", want: true},          // a fixed UTC window ignores the agent
+		{w: win(nil, "09:00", "10:00", ""), agent: nil, now: "2025-06-02T09:30:00Z", want: true},               // no agent zone: UTC
+		{w: win(mon, "22:00", "05:00", "Asia/Tokyo"), agent: berlin, now: "2025-06-02T13:30:00Z", want: true},  // Mon 22:30 in Tokyo; days are read in the window's zone
+		{w: win(mon, "22:00", "05:00", "Asia/Tokyo"), agent: berlin, now: "2025-06-01T21:30:00Z", want: false}, // Sun 23:30 in Berlin is Mon 06:30 in Tokyo
 	}
 	for _, tt := range tests {
 		if got := Open([]Window{tt.w}, tt.agent, at(tt.now)); got != tt.want {
@@ -124,52 +124,52 @@ func TestOpen_DSTBerlin(t *testing.T) {
 		want bool
 	}{
 		// March, 22:00-05:00 from Saturday: Sat 22:00 CET to Sun 05:00 CEST, 6 real hours.
-		{win(sat, "22:00", "05:00", ""), "2025-03-29T20:59:59Z", false}, // before Sat 22:00 CET
-		{win(sat, "22:00", "05:00", ""), "2025-03-29T21:00:00Z", true},  // Sat 22:00 CET
-		{win(sat, "22:00", "05:00", ""), "2025-03-30T02:59:59Z", true},  // Sun 04:59:59 CEST
-		{win(sat, "22:00", "05:00", ""), "2025-03-30T03:00:00Z", false}, // Sun 05:00 CEST
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-03-29T20:59:59Z", want: false}, // before Sat 22:00 CET
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-03-29T21:00:00Z", want: true},  // Sat 22:00 CET
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-03-30T02:59:59Z", want: true},  // Sun 04:59:59 CEST
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-03-30T03:00:00Z", want: false}, // Sun 05:00 CEST
 		// March, 01:00-04:00 on Sunday: 01:00 CET to 04:00 CEST, 2 real hours.
-		{win(sun, "01:00", "04:00", ""), "2025-03-29T23:59:59Z", false}, // 00:59:59 CET
-		{win(sun, "01:00", "04:00", ""), "2025-03-30T00:00:00Z", true},  // 01:00 CET
-		{win(sun, "01:00", "04:00", ""), "2025-03-30T01:59:59Z", true},  // 03:59:59 CEST
-		{win(sun, "01:00", "04:00", ""), "2025-03-30T02:00:00Z", false}, // 04:00 CEST
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-03-29T23:59:59Z", want: false}, // 00:59:59 CET
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-03-30T00:00:00Z", want: true},  // 01:00 CET
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-03-30T01:59:59Z", want: true},  // 03:59:59 CEST
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-03-30T02:00:00Z", want: false}, // 04:00 CEST
 		// March, a start that does not exist moves forward by the gap: 02:30 -> 03:30 CEST.
-		{win(sun, "02:30", "04:00", ""), "2025-03-30T01:00:00Z", false}, // 03:00 CEST, the clock never showed 02:30
-		{win(sun, "02:30", "04:00", ""), "2025-03-30T01:29:59Z", false}, // 03:29:59 CEST
-		{win(sun, "02:30", "04:00", ""), "2025-03-30T01:30:00Z", true},  // 03:30 CEST
-		{win(sun, "02:30", "04:00", ""), "2025-03-30T01:59:59Z", true},  // 03:59:59 CEST
-		{win(sat, "23:00", "02:30", ""), "2025-03-30T01:29:59Z", true},  // an end in the gap moves too: open until 03:30 CEST
-		{win(sat, "23:00", "02:30", ""), "2025-03-30T01:30:00Z", false}, // 03:30 CEST
-		{win(sun, "02:30", "03:15", ""), "2025-03-30T01:20:00Z", false}, // 03:30-03:15 is empty: no window that day
-		{win(sun, "02:30", "03:15", ""), "2025-03-30T01:40:00Z", false}, // ... also not after 03:30
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-03-30T01:00:00Z", want: false}, // 03:00 CEST, the clock never showed 02:30
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-03-30T01:29:59Z", want: false}, // 03:29:59 CEST
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-03-30T01:30:00Z", want: true},  // 03:30 CEST
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-03-30T01:59:59Z", want: true},  // 03:59:59 CEST
+		{w: win(sat, "23:00", "02:30", ""), now: "2025-03-30T01:29:59Z", want: true},  // an end in the gap moves too: open until 03:30 CEST
+		{w: win(sat, "23:00", "02:30", ""), now: "2025-03-30T01:30:00Z", want: false}, // 03:30 CEST
+		{w: win(sun, "02:30", "03:15", ""), now: "2025-03-30T01:20:00Z", want: false}, // 03:30-03:15 is empty: no window that day
+		{w: win(sun, "02:30", "03:15", ""), now: "2025-03-30T01:40:00Z", want: false}, // ... also not after 03:30
 		// March, start == end on the short day: 23 real hours.
-		{win(sun, "00:00", "00:00", ""), "2025-03-29T22:59:59Z", false}, // Sat 23:59:59 CET
-		{win(sun, "00:00", "00:00", ""), "2025-03-29T23:00:00Z", true},  // Sun 00:00 CET
-		{win(sun, "00:00", "00:00", ""), "2025-03-30T21:59:59Z", true},  // Sun 23:59:59 CEST
-		{win(sun, "00:00", "00:00", ""), "2025-03-30T22:00:00Z", false}, // Mon 00:00 CEST
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-03-29T22:59:59Z", want: false}, // Sat 23:59:59 CET
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-03-29T23:00:00Z", want: true},  // Sun 00:00 CET
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-03-30T21:59:59Z", want: true},  // Sun 23:59:59 CEST
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-03-30T22:00:00Z", want: false}, // Mon 00:00 CEST
 		// October, 22:00-05:00 from Saturday: Sat 22:00 CEST to Sun 05:00 CET, 8 real hours.
-		{win(sat, "22:00", "05:00", ""), "2025-10-25T19:59:59Z", false}, // before Sat 22:00 CEST
-		{win(sat, "22:00", "05:00", ""), "2025-10-25T20:00:00Z", true},  // Sat 22:00 CEST
-		{win(sat, "22:00", "05:00", ""), "2025-10-26T03:59:59Z", true},  // Sun 04:59:59 CET, 8 h later
-		{win(sat, "22:00", "05:00", ""), "2025-10-26T04:00:00Z", false}, // Sun 05:00 CET
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-10-25T19:59:59Z", want: false}, // before Sat 22:00 CEST
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-10-25T20:00:00Z", want: true},  // Sat 22:00 CEST
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-10-26T03:59:59Z", want: true},  // Sun 04:59:59 CET, 8 h later
+		{w: win(sat, "22:00", "05:00", ""), now: "2025-10-26T04:00:00Z", want: false}, // Sun 05:00 CET
 		// October, 01:00-04:00 on Sunday: 01:00 CEST to 04:00 CET, 4 real hours.
-		{win(sun, "01:00", "04:00", ""), "2025-10-25T22:59:59Z", false}, // 00:59:59 CEST
-		{win(sun, "01:00", "04:00", ""), "2025-10-25T23:00:00Z", true},  // 01:00 CEST
-		{win(sun, "01:00", "04:00", ""), "2025-10-26T02:59:59Z", true},  // 03:59:59 CET
-		{win(sun, "01:00", "04:00", ""), "2025-10-26T03:00:00Z", false}, // 04:00 CET
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-10-25T22:59:59Z", want: false}, // 00:59:59 CEST
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-10-25T23:00:00Z", want: true},  // 01:00 CEST
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-10-26T02:59:59Z", want: true},  // 03:59:59 CET
+		{w: win(sun, "01:00", "04:00", ""), now: "2025-10-26T03:00:00Z", want: false}, // 04:00 CET
 		// October, a wall time that occurs twice is its first occurrence.
-		{win(sun, "02:30", "04:00", ""), "2025-10-26T00:29:59Z", false}, // 02:29:59 CEST
-		{win(sun, "02:30", "04:00", ""), "2025-10-26T00:30:00Z", true},  // 02:30 CEST opens it
-		{win(sun, "01:00", "02:30", ""), "2025-10-26T00:29:59Z", true},  // 02:29:59 CEST
-		{win(sun, "01:00", "02:30", ""), "2025-10-26T00:30:00Z", false}, // 02:30 CEST ends it
-		{win(sun, "01:00", "02:30", ""), "2025-10-26T01:15:00Z", false}, // 02:15 CET, the second 02:15: still closed
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-10-26T00:29:59Z", want: false}, // 02:29:59 CEST
+		{w: win(sun, "02:30", "04:00", ""), now: "2025-10-26T00:30:00Z", want: true},  // 02:30 CEST opens it
+		{w: win(sun, "01:00", "02:30", ""), now: "2025-10-26T00:29:59Z", want: true},  // 02:29:59 CEST
+		{w: win(sun, "01:00", "02:30", ""), now: "2025-10-26T00:30:00Z", want: false}, // 02:30 CEST ends it
+		{w: win(sun, "01:00", "02:30", ""), now: "2025-10-26T01:15:00Z", want: false}, // 02:15 CET, the second 02:15: still closed
 		// October, start == end on the long day: 25 real hours.
-		{win(sun, "00:00", "00:00", ""), "2025-10-25T22:00:00Z", true},  // Sun 00:00 CEST
-		{win(sun, "00:00", "00:00", ""), "2025-10-26T22:59:59Z", true},  // Sun 23:59:59 CET, 25 h minus 1 s later
-		{win(sun, "00:00", "00:00", ""), "2025-10-26T23:00:00Z", false}, // Mon 00:00 CET
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-10-25T22:00:00Z", want: true},  // Sun 00:00 CEST
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-10-26T22:59:59Z", want: true},  // Sun 23:59:59 CET, 25 h minus 1 s later
+		{w: win(sun, "00:00", "00:00", ""), now: "2025-10-26T23:00:00Z", want: false}, // Mon 00:00 CET
 		// A daily 00:00-00:00 window has no gap on either change day.
-		{win(nil, "00:00", "00:00", ""), "2025-03-30T21:59:59Z", true}, // end of the short day
-		{win(nil, "00:00", "00:00", ""), "2025-10-26T22:59:59Z", true}, // end of the long day
+		{w: win(nil, "00:00", "00:00", ""), now: "2025-03-30T21:59:59Z", want: true}, // end of the short day
+		{w: win(nil, "00:00", "00:00", ""), now: "2025-10-26T22:59:59Z", want: true}, // end of the long day
 	}
 	for _, tt := range tests {
 		if got := Open([]Window{tt.w}, berlin, at(tt.now)); got != tt.want {
@@ -186,21 +186,21 @@ func TestWall(t *testing.T) {
 		clock   string
 		want    string
 	}{
-		{"Europe/Berlin", 2025, 6, 2, "22:00", "2025-06-02T22:00:00+02:00"},        // an ordinary day
-		{"Europe/Berlin", 2025, 3, 30, "02:30", "2025-03-30T03:30:00+02:00"},       // skipped: forward by the gap
-		{"Europe/Berlin", 2025, 3, 30, "02:00", "2025-03-30T03:00:00+02:00"},       // skipped: the first skipped minute
-		{"Europe/Berlin", 2025, 3, 30, "03:00", "2025-03-30T03:00:00+02:00"},       // the first minute after the gap
-		{"Europe/Berlin", 2025, 10, 26, "02:30", "2025-10-26T02:30:00+02:00"},      // repeated: the first occurrence
-		{"Europe/Berlin", 2025, 10, 26, "03:00", "2025-10-26T03:00:00+01:00"},      // after the repeated hour
-		{"Europe/Berlin", 2040, 3, 25, "02:30", "2040-03-25T03:30:00+02:00"},       // beyond the transition table (TZ rule)
-		{"Europe/Berlin", 2040, 10, 28, "02:30", "2040-10-28T02:30:00+02:00"},      // beyond the table, repeated
-		{"America/New_York", 2025, 3, 9, "02:30", "2025-03-09T03:30:00-04:00"},     // skipped, west of UTC
-		{"America/New_York", 2025, 11, 2, "01:30", "2025-11-02T01:30:00-04:00"},    // repeated, west of UTC
-		{"Australia/Lord_Howe", 2025, 10, 5, "02:10", "2025-10-05T02:40:00+11:00"}, // a 30-minute gap
-		{"Australia/Lord_Howe", 2025, 4, 6, "01:45", "2025-04-06T01:45:00+11:00"},  // a 30-minute repeat
-		{"Pacific/Apia", 2011, 12, 30, "12:00", "2011-12-31T12:00:00+14:00"},       // a skipped date: forward by a day
-		{"Europe/Berlin", 2025, 3, 31, "00:00", "2025-03-31T00:00:00+02:00"},       // d normalizes: March 31
-		{"Europe/Berlin", 2025, 4, 0, "00:00", "2025-03-31T00:00:00+02:00"},        // day 0 of April is March 31
+		{zone: "Europe/Berlin", y: 2025, m: 6, d: 2, clock: "22:00", want: "2025-06-02T22:00:00+02:00"},        // an ordinary day
+		{zone: "Europe/Berlin", y: 2025, m: 3, d: 30, clock: "02:30", want: "2025-03-30T03:30:00+02:00"},       // skipped: forward by the gap
+		{zone: "Europe/Berlin", y: 2025, m: 3, d: 30, clock: "02:00", want: "2025-03-30T03:00:00+02:00"},       // skipped: the first skipped minute
+		{zone: "Europe/Berlin", y: 2025, m: 3, d: 30, clock: "03:00", want: "2025-03-30T03:00:00+02:00"},       // the first minute after the gap
+		{zone: "Europe/Berlin", y: 2025, m: 10, d: 26, clock: "02:30", want: "2025-10-26T02:30:00+02:00"},      // repeated: the first occurrence
+		{zone: "Europe/Berlin", y: 2025, m: 10, d: 26, clock: "03:00", want: "2025-10-26T03:00:00+01:00"},      // after the repeated hour
+		{zone: "Europe/Berlin", y: 2040, m: 3, d: 25, clock: "02:30", want: "2040-03-25T03:30:00+02:00"},       // beyond the transition table (TZ rule)
+		{zone: "Europe/Berlin", y: 2040, m: 10, d: 28, clock: "02:30", want: "2040-10-28T02:30:00+02:00"},      // beyond the table, repeated
+		{zone: "America/New_York", y: 2025, m: 3, d: 9, clock: "02:30", want: "2025-03-09T03:30:00-04:00"},     // skipped, west of UTC
+		{zone: "America/New_York", y: 2025, m: 11, d: 2, clock: "01:30", want: "2025-11-02T01:30:00-04:00"},    // repeated, west of UTC
+		{zone: "Australia/Lord_Howe", y: 2025, m: 10, d: 5, clock: "02:10", want: "2025-10-05T02:40:00+11:00"}, // a 30-minute gap
+		{zone: "Australia/Lord_Howe", y: 2025, m: 4, d: 6, clock: "01:45", want: "2025-04-06T01:45:00+11:00"},  // a 30-minute repeat
+		{zone: "Pacific/Apia", y: 2011, m: 12, d: 30, clock: "12:00", want: "2011-12-31T12:00:00+14:00"},       // a skipped date: forward by a day
+		{zone: "Europe/Berlin", y: 2025, m: 3, d: 31, clock: "00:00", want: "2025-03-31T00:00:00+02:00"},       // d normalizes: March 31
+		{zone: "Europe/Berlin", y: 2025, m: 4, d: 0, clock: "00:00", want: "2025-03-31T00:00:00+02:00"},        // day 0 of April is March 31
 	}
 	for _, tt := range tests {
 		got := wall(zone(tt.zone), time.Date(tt.y, time.Month(tt.m), tt.d, 0, int(hm(tt.clock)), 0, 0, time.UTC).Unix())
@@ -231,24 +231,24 @@ func TestNextOpen(t *testing.T) {
 		now   string
 		want  string // "" means no window opens
 	}{
-		{nil, nil, "2025-06-02T12:00:00Z", "2025-06-02T12:00:00Z"},                                                                      // no windows: now
-		{[]Window{win(mon, "22:00", "05:00", "")}, nil, "2025-06-02T23:00:00Z", "2025-06-02T23:00:00Z"},                                 // inside a window: now
-		{[]Window{win(mon, "22:00", "05:00", "")}, nil, "2025-06-02T21:00:00Z", "2025-06-02T22:00:00Z"},                                 // later today
-		{[]Window{win(mon, "22:00", "05:00", "")}, nil, "2025-06-03T05:00:00Z", "2025-06-09T22:00:00Z"},                                 // just after close: next Monday
-		{[]Window{win(sat, "10:00", "11:00", "")}, nil, "2025-06-07T11:00:00Z", "2025-06-14T10:00:00Z"},                                 // across a whole week
-		{[]Window{win(nil, "10:00", "11:00", "")}, nil, "2025-06-07T11:00:01Z", "2025-06-08T10:00:00Z"},                                 // every day: tomorrow
-		{[]Window{win(sat, "10:00", "11:00", ""), win(mon, "08:00", "09:00", "")}, nil, "2025-06-07T12:00:00Z", "2025-06-09T08:00:00Z"}, // the earliest of several
-		{[]Window{win(nil, "09:00", "10:00", "Asia/Tokyo")}, berlin, "2025-06-02T02:00:00Z", "2025-06-03T00:00:00Z"},                    // the window's zone: 09:00 JST
-		{[]Window{win(nil, "09:00", "10:00", "")}, berlin, "2025-06-02T02:00:00Z", "2025-06-02T07:00:00Z"},                              // the agent's zone: 09:00 CEST
-		{[]Window{win(sun, "02:30", "04:00", "")}, berlin, "2025-03-29T12:00:00Z", "2025-03-30T01:30:00Z"},                              // March: opens 03:30 CEST
-		{[]Window{win(sun, "02:30", "04:00", "")}, berlin, "2025-03-30T01:20:00Z", "2025-03-30T01:30:00Z"},                              // March: 03:20 CEST, not yet
-		{[]Window{win(sun, "02:30", "03:15", "")}, berlin, "2025-03-29T12:00:00Z", "2025-04-06T00:30:00Z"},                              // March: empty that day, next Sunday
-		{[]Window{win(sat, "22:00", "05:00", "")}, berlin, "2025-03-30T03:00:00Z", "2025-04-05T20:00:00Z"},                              // March: just after close, next Saturday in CEST
-		{[]Window{win(sun, "01:00", "04:00", "")}, berlin, "2025-10-25T12:00:00Z", "2025-10-25T23:00:00Z"},                              // October: 01:00 CEST
-		{[]Window{win(sun, "02:30", "04:00", "")}, berlin, "2025-10-26T00:00:00Z", "2025-10-26T00:30:00Z"},                              // October: the first 02:30
-		{[]Window{win(sun, "01:00", "02:30", "")}, berlin, "2025-10-26T00:30:00Z", "2025-11-02T00:00:00Z"},                              // October: closed in the second 02:xx, next Sunday in CET
-		{[]Window{win(nil, "00:00", "00:00", "Local")}, nil, "2025-06-02T12:00:00Z", ""},                                                // no window can open
-		{[]Window{{Days: []time.Weekday{-1}, Start: 0, End: 60}}, nil, "2025-06-02T12:00:00Z", ""},                                      // no valid day
+		{ws: nil, agent: nil, now: "2025-06-02T12:00:00Z", want: "2025-06-02T12:00:00Z"},                                                                      // no windows: now
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, agent: nil, now: "2025-06-02T23:00:00Z", want: "2025-06-02T23:00:00Z"},                                 // inside a window: now
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, agent: nil, now: "2025-06-02T21:00:00Z", want: "2025-06-02T22:00:00Z"},                                 // later today
+		{ws: []Window{win(mon, "22:00", "05:00", "")}, agent: nil, now: "2025-06-03T05:00:00Z", want: "2025-06-09T22:00:00Z"},                                 // just after close: next Monday
+		{ws: []Window{win(sat, "10:00", "11:00", "")}, agent: nil, now: "2025-06-07T11:00:00Z", want: "2025-06-14T10:00:00Z"},                                 // across a whole week
+		{ws: []Window{win(nil, "10:00", "11:00", "")}, agent: nil, now: "2025-06-07T11:00:01Z", want: "2025-06-08T10:00:00Z"},                                 // every day: tomorrow
+		{ws: []Window{win(sat, "10:00", "11:00", ""), win(mon, "08:00", "09:00", "")}, agent: nil, now: "2025-06-07T12:00:00Z", want: "2025-06-09T08:00:00Z"}, // the earliest of several
+		{ws: []Window{win(nil, "09:00", "10:00", "Asia/Tokyo")}, agent: berlin, now: "2025-06-02T02:00:00Z", want: "2025-06-03T00:00:00Z"},                    // the window's zone: 09:00 JST
+		{ws: []Window{win(nil, "09:00", "10:00", "")}, agent: berlin, now: "2025-06-02T02:00:00Z", want: "2025-06-02T07:00:00Z"},                              // the agent's zone: 09:00 CEST
+		{ws: []Window{win(sun, "02:30", "04:00", "")}, agent: berlin, now: "2025-03-29T12:00:00Z", want: "2025-03-30T01:30:00Z"},                              // March: opens 03:30 CEST
+		{ws: []Window{win(sun, "02:30", "04:00", "")}, agent: berlin, now: "2025-03-30T01:20:00Z", want: "2025-03-30T01:30:00Z"},                              // March: 03:20 CEST, not yet
+		{ws: []Window{win(sun, "02:30", "03:15", "")}, agent: berlin, now: "2025-03-29T12:00:00Z", want: "2025-04-06T00:30:00Z"},                              // March: empty that day, next Sunday
+		{ws: []Window{win(sat, "22:00", "05:00", "")}, agent: berlin, now: "2025-03-30T03:00:00Z", want: "2025-04-05T20:00:00Z"},                              // March: just after close, next Saturday in CEST
+		{ws: []Window{win(sun, "01:00", "04:00", "")}, agent: berlin, now: "2025-10-25T12:00:00Z", want: "2025-10-25T23:00:00Z"},                              // October: 01:00 CEST
+		{ws: []Window{win(sun, "02:30", "04:00", "")}, agent: berlin, now: "2025-10-26T00:00:00Z", want: "2025-10-26T00:30:00Z"},                              // October: the first 02:30
+		{ws: []Window{win(sun, "01:00", "02:30", "")}, agent: berlin, now: "2025-10-26T00:30:00Z", want: "2025-11-02T00:00:00Z"},                              // October: closed in the second 02:xx, next Sunday in CET
+		{ws: []Window{win(nil, "00:00", "00:00", "Local")}, agent: nil, now: "2025-06-02T12:00:00Z", want: ""},                                                // no window can open
+		{ws: []Window{{Days: []time.Weekday{-1}, Start: 0, End: 60}}, agent: nil, now: "2025-06-02T12:00:00Z", want: ""},                                      // no valid day
 	}
 	for _, tt := range tests {
 		got, ok := NextOpen(tt.ws, tt.agent, at(tt.now))
@@ -271,11 +271,11 @@ func TestCivilDayAndWeekday(t *testing.T) {
 		want string // the calendar day in zone
 		wd   time.Weekday
 	}{
-		{"2025-06-02T23:30:00Z", "UTC", "2025-06-02", time.Monday},             // an ordinary day
-		{"2025-06-02T23:30:00Z", "Europe/Berlin", "2025-06-03", time.Tuesday},  // already Tuesday in Berlin
-		{"1969-12-31T23:00:00Z", "UTC", "1969-12-31", time.Wednesday},          // negative seconds round down, not toward zero
-		{"1969-12-31T23:30:00Z", "Europe/Berlin", "1970-01-01", time.Thursday}, // the epoch day
-		{"1969-12-30T00:00:00Z", "UTC", "1969-12-30", time.Tuesday},            // a negative midnight
+		{now: "2025-06-02T23:30:00Z", zone: "UTC", want: "2025-06-02", wd: time.Monday},             // an ordinary day
+		{now: "2025-06-02T23:30:00Z", zone: "Europe/Berlin", want: "2025-06-03", wd: time.Tuesday},  // already Tuesday in Berlin
+		{now: "1969-12-31T23:00:00Z", zone: "UTC", want: "1969-12-31", wd: time.Wednesday},          // negative seconds round down, not toward zero
+		{now: "1969-12-31T23:30:00Z", zone: "Europe/Berlin", want: "1970-01-01", wd: time.Thursday}, // the epoch day
+		{now: "1969-12-30T00:00:00Z", zone: "UTC", want: "1969-12-30", wd: time.Tuesday},            // a negative midnight
 	}
 	for _, tt := range tests {
 		day := civilDay(at(tt.now), zone(tt.zone))

@@ -15,22 +15,22 @@ func TestParseTimeOfDay(t *testing.T) {
 		want    TimeOfDay
 		wantErr string
 	}{
-		{"00:00", 0, ""},          // midnight
-		{"05:00", 300, ""},        // early morning
-		{"22:00", 1320, ""},       // evening
-		{"23:59", 1439, ""},       // last minute of the day
-		{"24:00", 0, "hour 24"},   // midnight is 00:00, not 24:00
-		{"25:00", 0, "hour 25"},   // no such hour
-		{"12:60", 0, "minute 60"}, // no such minute
-		{"7:5", 0, "HH:MM"},       // two digits each
-		{"07:5", 0, "HH:MM"},      // two digits for the minute too
-		{"0700", 0, "HH:MM"},      // colon required
-		{"07:00:00", 0, "HH:MM"},  // no seconds
-		{"", 0, "HH:MM"},          // empty
-		{"-1:00", 0, "HH:MM"},     // no sign
-		{"+7:00", 0, "HH:MM"},     // no sign
-		{"a7:00", 0, "HH:MM"},     // digits only
-		{" 7:00", 0, "HH:MM"},     // no padding with spaces
+		{in: "00:00", want: 0, wantErr: ""},          // midnight
+		{in: "05:00", want: 300, wantErr: ""},        // early morning
+		{in: "22:00", want: 1320, wantErr: ""},       // evening
+		{in: "23:59", want: 1439, wantErr: ""},       // last minute of the day
+		{in: "24:00", want: 0, wantErr: "hour 24"},   // midnight is 00:00, not 24:00
+		{in: "25:00", want: 0, wantErr: "hour 25"},   // no such hour
+		{in: "12:60", want: 0, wantErr: "minute 60"}, // no such minute
+		{in: "7:5", want: 0, wantErr: "HH:MM"},       // two digits each
+		{in: "07:5", want: 0, wantErr: "HH:MM"},      // two digits for the minute too
+		{in: "0700", want: 0, wantErr: "HH:MM"},      // colon required
+		{in: "07:00:00", want: 0, wantErr: "HH:MM"},  // no seconds
+		{in: "", want: 0, wantErr: "HH:MM"},          // empty
+		{in: "-1:00", want: 0, wantErr: "HH:MM"},     // no sign
+		{in: "+7:00", want: 0, wantErr: "HH:MM"},     // no sign
+		{in: "a7:00", want: 0, wantErr: "HH:MM"},     // digits only
+		{in: " 7:00", want: 0, wantErr: "HH:MM"},     // no padding with spaces
 	}
 	for _, tt := range tests {
 		got, err := ParseTimeOfDay(tt.in)
@@ -51,11 +51,11 @@ func TestTimeOfDayString(t *testing.T) {
 		in   TimeOfDay
 		want string
 	}{
-		{0, "00:00"},            // midnight
-		{65, "01:05"},           // zero padded
-		{1439, "23:59"},         // last minute
-		{1440, "invalid(1440)"}, // out of range is visible, not wrapped
-		{-1, "invalid(-1)"},     // negative
+		{in: 0, want: "00:00"},            // midnight
+		{in: 65, want: "01:05"},           // zero padded
+		{in: 1439, want: "23:59"},         // last minute
+		{in: 1440, want: "invalid(1440)"}, // out of range is visible, not wrapped
+		{in: -1, want: "invalid(-1)"},     // negative
 	}
 	for _, tt := range tests {
 		if got := tt.in.String(); got != tt.want {
@@ -87,9 +87,9 @@ func TestWindowJSONRoundTrip(t *testing.T) {
 		w    Window
 		want string
 	}{
-		{Window{Days: []time.Weekday{time.Monday, time.Friday}, Start: 1320, End: 300}, `{"days":["Mon","Fri"],"start":"22:00","end":"05:00"}`},                                      // weeknights
-		{Window{Start: 0, End: 0, Timezone: "UTC"}, `{"start":"00:00","end":"00:00","timezone":"UTC"}`},                                                                              // every day, 24 h, fixed zone
-		{Window{Days: []time.Weekday{time.Sunday, time.Saturday}, Start: 61, End: 62, Timezone: "agent"}, `{"days":["Sun","Sat"],"start":"01:01","end":"01:02","timezone":"agent"}`}, // weekend
+		{w: Window{Days: []time.Weekday{time.Monday, time.Friday}, Start: 1320, End: 300}, want: `{"days":["Mon","Fri"],"start":"22:00","end":"05:00"}`},                                      // weeknights
+		{w: Window{Start: 0, End: 0, Timezone: "UTC"}, want: `{"start":"00:00","end":"00:00","timezone":"UTC"}`},                                                                              // every day, 24 h, fixed zone
+		{w: Window{Days: []time.Weekday{time.Sunday, time.Saturday}, Start: 61, End: 62, Timezone: "agent"}, want: `{"days":["Sun","Sat"],"start":"01:01","end":"01:02","timezone":"agent"}`}, // weekend
 	}
 	for _, tt := range tests {
 		b, err := json.Marshal(tt.w)
@@ -109,10 +109,10 @@ func TestWindowJSONErrors(t *testing.T) {
 		in      string
 		wantErr string
 	}{
-		{`{"days":["Monday"],"start":"22:00","end":"05:00"}`, `days[0]: weekday "Monday"`}, // long weekday names are refused
-		{`{"start":"24:00","end":"05:00"}`, "hour 24"},                                     // 24:00 is refused
-		{`{"start":1320,"end":"05:00"}`, "want a string"},                                  // minutes as a number are refused
-		{`{"days":[1],"start":"22:00","end":"05:00"}`, "cannot unmarshal number"},          // weekdays as numbers are refused
+		{in: `{"days":["Monday"],"start":"22:00","end":"05:00"}`, wantErr: `days[0]: weekday "Monday"`}, // long weekday names are refused
+		{in: `{"start":"24:00","end":"05:00"}`, wantErr: "hour 24"},                                     // 24:00 is refused
+		{in: `{"start":1320,"end":"05:00"}`, wantErr: "want a string"},                                  // minutes as a number are refused
+		{in: `{"days":[1],"start":"22:00","end":"05:00"}`, wantErr: "cannot unmarshal number"},          // weekdays as numbers are refused
 	}
 	for _, tt := range tests {
 		var w Window
@@ -135,15 +135,15 @@ func TestLoadZone(t *testing.T) {
 		wantErr error // a sentinel, or nil
 		wantAny bool  // any error
 	}{
-		{"Europe/Berlin", nil, false},          // an IANA zone
-		{"UTC", nil, false},                    // UTC by name
-		{"America/New_York", nil, false},       // another zone
-		{"", ErrZoneEmpty, true},               // no name
-		{"Local", ErrZoneLocal, true},          // the host zone is never accepted
-		{"agent", ErrZoneAgent, true},          // a placeholder, not a zone
-		{"Mars/Olympus", nil, true},            // unknown
-		{"../etc/passwd", nil, true},           // no paths
-		{"/usr/share/zoneinfo/UTC", nil, true}, // no absolute paths
+		{name: "Europe/Berlin", wantErr: nil, wantAny: false},          // an IANA zone
+		{name: "UTC", wantErr: nil, wantAny: false},                    // UTC by name
+		{name: "America/New_York", wantErr: nil, wantAny: false},       // another zone
+		{name: "", wantErr: ErrZoneEmpty, wantAny: true},               // no name
+		{name: "Local", wantErr: ErrZoneLocal, wantAny: true},          // the host zone is never accepted
+		{name: "agent", wantErr: ErrZoneAgent, wantAny: true},          // a placeholder, not a zone
+		{name: "Mars/Olympus", wantErr: nil, wantAny: true},            // unknown
+		{name: "../etc/passwd", wantErr: nil, wantAny: true},           // no paths
+		{name: "/usr/share/zoneinfo/UTC", wantErr: nil, wantAny: true}, // no absolute paths
 	}
 	for _, tt := range tests {
 		for range 2 { // the second call is served from the cache and must agree

@@ -16,20 +16,20 @@ func TestZonesResolve(t *testing.T) {
 		attrs Attributes
 		want  string
 	}{
-		{Zones{}, attrs{"site.timezone": "Europe/Berlin"}, "Europe/Berlin"},                                           // the attribute, default name site.timezone
-		{Zones{Attribute: "host.tz"}, attrs{"host.tz": "Asia/Tokyo", "site.timezone": "Europe/Berlin"}, "Asia/Tokyo"}, // timezoneAttribute names another attribute
-		{Zones{Attribute: "host.tz", PolicyDefault: "UTC"}, attrs{"site.timezone": "Europe/Berlin"}, "UTC"},           // ... and then site.timezone is not read
-		{Zones{PolicyDefault: "Asia/Tokyo"}, attrs{}, "Asia/Tokyo"},                                                   // missing attribute: policy default
-		{Zones{PolicyDefault: "Asia/Tokyo"}, attrs{"site.timezone": "Mars/Olympus"}, "Asia/Tokyo"},                    // invalid zone falls through
-		{Zones{PolicyDefault: "Asia/Tokyo"}, attrs{"site.timezone": "Local"}, "Asia/Tokyo"},                           // Local falls through
-		{Zones{PolicyDefault: "Asia/Tokyo"}, attrs{"site.timezone": ""}, "Asia/Tokyo"},                                // empty value falls through
-		{Zones{PolicyDefault: "Asia/Tokyo"}, attrs{"site.timezone": "agent"}, "Asia/Tokyo"},                           // "agent" is no zone
-		{Zones{PolicyDefault: "Asia/Tokyo"}, nil, "Asia/Tokyo"},                                                       // no attributes at all
-		{Zones{ServerDefault: "America/New_York"}, attrs{}, "America/New_York"},                                       // no policy default: server default
-		{Zones{PolicyDefault: "Local", ServerDefault: "America/New_York"}, attrs{}, "America/New_York"},               // Local as policy default is refused
-		{Zones{PolicyDefault: "Nowhere", ServerDefault: "America/New_York"}, attrs{}, "America/New_York"},             // invalid policy default
-		{Zones{}, attrs{}, "UTC"}, // nothing set: UTC
-		{Zones{PolicyDefault: "Local", ServerDefault: "Local"}, attrs{"site.timezone": "Local"}, "UTC"}, // Local everywhere: UTC
+		{z: Zones{}, attrs: attrs{"site.timezone": "Europe/Berlin"}, want: "Europe/Berlin"},                                           // the attribute, default name site.timezone
+		{z: Zones{Attribute: "host.tz"}, attrs: attrs{"host.tz": "Asia/Tokyo", "site.timezone": "Europe/Berlin"}, want: "Asia/Tokyo"}, // timezoneAttribute names another attribute
+		{z: Zones{Attribute: "host.tz", PolicyDefault: "UTC"}, attrs: attrs{"site.timezone": "Europe/Berlin"}, want: "UTC"},           // ... and then site.timezone is not read
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: attrs{}, want: "Asia/Tokyo"},                                                   // missing attribute: policy default
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: attrs{"site.timezone": "Mars/Olympus"}, want: "Asia/Tokyo"},                    // invalid zone falls through
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: attrs{"site.timezone": "Local"}, want: "Asia/Tokyo"},                           // Local falls through
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: attrs{"site.timezone": ""}, want: "Asia/Tokyo"},                                // empty value falls through
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: attrs{"site.timezone": "agent"}, want: "Asia/Tokyo"},                           // "agent" is no zone
+		{z: Zones{PolicyDefault: "Asia/Tokyo"}, attrs: nil, want: "Asia/Tokyo"},                                                       // no attributes at all
+		{z: Zones{ServerDefault: "America/New_York"}, attrs: attrs{}, want: "America/New_York"},                                       // no policy default: server default
+		{z: Zones{PolicyDefault: "Local", ServerDefault: "America/New_York"}, attrs: attrs{}, want: "America/New_York"},               // Local as policy default is refused
+		{z: Zones{PolicyDefault: "Nowhere", ServerDefault: "America/New_York"}, attrs: attrs{}, want: "America/New_York"},             // invalid policy default
+		{z: Zones{}, attrs: attrs{}, want: "UTC"},                                                                                     // nothing set: UTC
+		{z: Zones{PolicyDefault: "Local", ServerDefault: "Local"}, attrs: attrs{"site.timezone": "Local"}, want: "UTC"},               // Local everywhere: UTC
 	}
 	for _, tt := range tests {
 		if got := tt.z.Resolve(tt.attrs); got == nil || got.String() != tt.want {
@@ -46,13 +46,13 @@ func TestZoneFor(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"", berlin, "Europe/Berlin", nil},        // default: the agent's zone
-		{"agent", berlin, "Europe/Berlin", nil},   // explicit agent
-		{"Asia/Tokyo", berlin, "Asia/Tokyo", nil}, // the window's own zone
-		{"UTC", berlin, "UTC", nil},               // UTC by name
-		{"agent", nil, "UTC", nil},                // unresolved agent zone: UTC
-		{"Local", berlin, "", ErrZoneLocal},       // Local is refused
-		{"Mars/Olympus", berlin, "", nil},         // unknown zone: an error
+		{tz: "", agent: berlin, want: "Europe/Berlin", wantErr: nil},        // default: the agent's zone
+		{tz: "agent", agent: berlin, want: "Europe/Berlin", wantErr: nil},   // explicit agent
+		{tz: "Asia/Tokyo", agent: berlin, want: "Asia/Tokyo", wantErr: nil}, // the window's own zone
+		{tz: "UTC", agent: berlin, want: "UTC", wantErr: nil},               // UTC by name
+		{tz: "agent", agent: nil, want: "UTC", wantErr: nil},                // unresolved agent zone: UTC
+		{tz: "Local", agent: berlin, want: "", wantErr: ErrZoneLocal},       // Local is refused
+		{tz: "Mars/Olympus", agent: berlin, want: "", wantErr: nil},         // unknown zone: an error
 	}
 	for _, tt := range tests {
 		got, err := ZoneFor(Window{Timezone: tt.tz}, tt.agent)

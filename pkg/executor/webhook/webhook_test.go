@@ -390,15 +390,15 @@ func TestVerify(t *testing.T) {
 		now                  time.Time
 		want                 error // nil: valid; errAny: some error
 	}{
-		{"valid", secret, sig, body, t0.Add(time.Minute), nil},
-		{"other body", secret, sig, []byte(`{"operation":"reset"}`), t0, ErrSignatureInvalid},
-		{"other secret", "guess", sig, body, t0, ErrSignatureInvalid},
-		{"time changed", secret, strings.Replace(sig, "t=", "t=1", 1), body, t0, ErrSignatureInvalid},
-		{"replayed later", secret, sig, body, t0.Add(DefaultTolerance + time.Second), ErrSignatureExpired},
-		{"from the future", secret, sig, body, t0.Add(-DefaultTolerance - time.Second), ErrSignatureExpired},
-		{"two signatures, one good", secret, "t=" + sig[2:strings.Index(sig, ",")] + ",v1=00," + sig[strings.Index(sig, ",")+1:], body, t0, nil},
-		{"no v1", secret, "t=1", body, t0, errAny},
-		{"garbage", secret, "sha256=abc", body, t0, errAny},
+		{name: "valid", secret: secret, header: sig, body: body, now: t0.Add(time.Minute), want: nil},
+		{name: "other body", secret: secret, header: sig, body: []byte(`{"operation":"reset"}`), now: t0, want: ErrSignatureInvalid},
+		{name: "other secret", secret: "guess", header: sig, body: body, now: t0, want: ErrSignatureInvalid},
+		{name: "time changed", secret: secret, header: strings.Replace(sig, "t=", "t=1", 1), body: body, now: t0, want: ErrSignatureInvalid},
+		{name: "replayed later", secret: secret, header: sig, body: body, now: t0.Add(DefaultTolerance + time.Second), want: ErrSignatureExpired},
+		{name: "from the future", secret: secret, header: sig, body: body, now: t0.Add(-DefaultTolerance - time.Second), want: ErrSignatureExpired},
+		{name: "two signatures, one good", secret: secret, header: "t=" + sig[2:strings.Index(sig, ",")] + ",v1=00," + sig[strings.Index(sig, ",")+1:], body: body, now: t0, want: nil},
+		{name: "no v1", secret: secret, header: "t=1", body: body, now: t0, want: errAny},
+		{name: "garbage", secret: secret, header: "sha256=abc", body: body, now: t0, want: errAny},
 	}
 	for _, c := range cases {
 		err := Verify(c.secret, c.header, c.body, c.now, DefaultTolerance)

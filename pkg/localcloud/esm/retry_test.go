@@ -123,10 +123,10 @@ func TestBatchLength(t *testing.T) {
 		size int
 		want int
 	}{
-		{[]record{small, small, small}, 2, 2},
-		{[]record{small, small}, 10, 2},
-		{[]record{big, big, big, big}, 10, 2},                       // a third would pass 6 MB with the separators
-		{[]record{{json: make([]byte, 7*1024*1024)}, small}, 10, 1}, // one record always goes
+		{recs: []record{small, small, small}, size: 2, want: 2},
+		{recs: []record{small, small}, size: 10, want: 2},
+		{recs: []record{big, big, big, big}, size: 10, want: 2},                       // a third would pass 6 MB with the separators
+		{recs: []record{{json: make([]byte, 7*1024*1024)}, small}, size: 10, want: 1}, // one record always goes
 	}
 	for i, c := range cases {
 		if got := batchLength(c.recs, c.size); got != c.want {

@@ -14,9 +14,9 @@ func TestDecide_AllowAndImplicitDeny(t *testing.T) {
 		action, resource string
 		want             Decision
 	}{
-		{"dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:123456789012:table/agents", Decision{true, "Allowed"}},
-		{"dynamodb:PutItem", "arn:aws:dynamodb:us-east-1:123456789012:table/agents", Decision{false, "ImplicitlyDenied"}},
-		{"dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:123456789012:table/other", Decision{false, "ImplicitlyDenied"}},
+		{action: "dynamodb:GetItem", resource: "arn:aws:dynamodb:us-east-1:123456789012:table/agents", want: Decision{true, "Allowed"}},
+		{action: "dynamodb:PutItem", resource: "arn:aws:dynamodb:us-east-1:123456789012:table/agents", want: Decision{false, "ImplicitlyDenied"}},
+		{action: "dynamodb:GetItem", resource: "arn:aws:dynamodb:us-east-1:123456789012:table/other", want: Decision{false, "ImplicitlyDenied"}},
 	} {
 		got, err := evaluator.Decide(context.Background(), Request{Principal: session, Action: tc.action, Resource: tc.resource,
 			Account: "123456789012", IdentityPolicies: []json.RawMessage{allow}})

@@ -55,10 +55,10 @@ func TestServiceMayInvoke_PermissionWithSourceArn(t *testing.T) {
 		principal, source, fn string
 		want                  bool
 	}{
-		{"events.amazonaws.com", rule, fn, true},
-		{"events.amazonaws.com", "arn:aws:events:us-east-1:123456789012:rule/Other", fn, false}, // another rule
-		{"apigateway.amazonaws.com", rule, fn, false},                                           // another service
-		{"events.amazonaws.com", rule, fn + "x", false},                                         // a function without permissions
+		{principal: "events.amazonaws.com", source: rule, fn: fn, want: true},
+		{principal: "events.amazonaws.com", source: "arn:aws:events:us-east-1:123456789012:rule/Other", fn: fn, want: false}, // another rule
+		{principal: "apigateway.amazonaws.com", source: rule, fn: fn, want: false},                                           // another service
+		{principal: "events.amazonaws.com", source: rule, fn: fn + "x", want: false},                                         // a function without permissions
 	} {
 		got, err := p.ServiceMayInvoke(tc.principal, tc.source, tc.fn)
 		if err != nil || got != tc.want {

@@ -59,7 +59,7 @@ func TestTimeoutSeconds(t *testing.T) {
 	cases := []struct {
 		d    time.Duration
 		want int
-	}{{3 * time.Second, 3}, {1500 * time.Millisecond, 2}, {0, 1}, {300 * time.Second, 300}}
+	}{{d: 3 * time.Second, want: 3}, {d: 1500 * time.Millisecond, want: 2}, {d: 0, want: 1}, {d: 300 * time.Second, want: 300}}
 	for _, c := range cases {
 		if got := timeoutSeconds(c.d); got != c.want {
 			t.Errorf("%s: %d, want %d", c.d, got, c.want)

@@ -194,9 +194,9 @@ func TestInvoke_ConcurrencyThrottles(t *testing.T) {
 		busy   int // invocations in flight
 		reason string
 	}{
-		{"free", 2, "ConcurrentInvocationLimitExceeded"},                     // MaxInstances
-		{"reserved", 1, "ReservedFunctionConcurrentInvocationLimitExceeded"}, // its reservation, below MaxInstances
-		{"off", 0, "ReservedFunctionConcurrentInvocationLimitExceeded"},      // reserved 0
+		{name: "free", busy: 2, reason: "ConcurrentInvocationLimitExceeded"},                     // MaxInstances
+		{name: "reserved", busy: 1, reason: "ReservedFunctionConcurrentInvocationLimitExceeded"}, // its reservation, below MaxInstances
+		{name: "off", busy: 0, reason: "ReservedFunctionConcurrentInvocationLimitExceeded"},      // reserved 0
 	}
 	for _, c := range cases {
 		var wg sync.WaitGroup

@@ -116,9 +116,9 @@ func TestFunctionsFrom_Refuses(t *testing.T) {
 		assets map[string]string
 		want   []string
 	}{
-		{"missing bootstrap", map[string]string{"aaa": "", "bbb": testBootstrap(t)}, []string{"FnPlanner (s-planner)", "bootstrap missing", "make synth"}},
-		{"other architecture", map[string]string{"aaa": otherArch(t), "bbb": testBootstrap(t)}, []string{"FnPlanner (s-planner)", "this machine runs " + runtime.GOARCH, "LAMBDA_GOARCH=" + runtime.GOARCH}},
-		{"not executable", map[string]string{"aaa": notExec, "bbb": testBootstrap(t)}, []string{"FnPlanner", "not executable"}},
+		{name: "missing bootstrap", assets: map[string]string{"aaa": "", "bbb": testBootstrap(t)}, want: []string{"FnPlanner (s-planner)", "bootstrap missing", "make synth"}},
+		{name: "other architecture", assets: map[string]string{"aaa": otherArch(t), "bbb": testBootstrap(t)}, want: []string{"FnPlanner (s-planner)", "this machine runs " + runtime.GOARCH, "LAMBDA_GOARCH=" + runtime.GOARCH}},
+		{name: "not executable", assets: map[string]string{"aaa": notExec, "bbb": testBootstrap(t)}, want: []string{"FnPlanner", "not executable"}},
 	}
 	for _, c := range cases {
 		_, err := FunctionsFrom(loadTemplate(t, "functions", c.assets))

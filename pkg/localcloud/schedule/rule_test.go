@@ -16,19 +16,19 @@ func TestParseRate(t *testing.T) {
 		expr string
 		want time.Duration // 0: invalid
 	}{
-		{"rate(1 minute)", time.Minute},
-		{"rate(5 minutes)", 5 * time.Minute},
-		{"rate(1 hour)", time.Hour},
-		{"rate(12 hours)", 12 * time.Hour},
-		{"rate(1 day)", 24 * time.Hour},
-		{"rate(7 days)", 7 * 24 * time.Hour},
-		{"rate(1 minutes)", 0}, // plural for 1
-		{"rate(5 minute)", 0},  // singular for 5
-		{"rate(0 hours)", 0},
-		{"rate(-1 hours)", 0},
-		{"rate(1 second)", 0},
-		{"rate(1.5 hours)", 0},
-		{"cron(0 12 * * ? *)", 0},
+		{expr: "rate(1 minute)", want: time.Minute},
+		{expr: "rate(5 minutes)", want: 5 * time.Minute},
+		{expr: "rate(1 hour)", want: time.Hour},
+		{expr: "rate(12 hours)", want: 12 * time.Hour},
+		{expr: "rate(1 day)", want: 24 * time.Hour},
+		{expr: "rate(7 days)", want: 7 * 24 * time.Hour},
+		{expr: "rate(1 minutes)", want: 0}, // plural for 1
+		{expr: "rate(5 minute)", want: 0},  // singular for 5
+		{expr: "rate(0 hours)", want: 0},
+		{expr: "rate(-1 hours)", want: 0},
+		{expr: "rate(1 second)", want: 0},
+		{expr: "rate(1.5 hours)", want: 0},
+		{expr: "cron(0 12 * * ? *)", want: 0},
 	}
 	for _, c := range cases {
 		got, err := ParseRate(c.expr)

@@ -161,11 +161,11 @@ func TestScheduler_RetryPolicy(t *testing.T) {
 		attempts int
 		dropped  int64
 	}{
-		{"accepted after retries", RetryPolicy{MaxRetries: 2, MaxEventAge: time.Hour}, []error{throttled, throttled}, 3, 0},
-		{"retries exhausted", RetryPolicy{MaxRetries: 1, MaxEventAge: time.Hour}, []error{throttled, throttled}, 2, 1},
-		{"no retries", RetryPolicy{MaxRetries: 0, MaxEventAge: time.Minute}, []error{throttled}, 1, 1},
-		{"not retriable", RetryPolicy{MaxRetries: 5, MaxEventAge: time.Hour}, []error{&lambdas.NotFoundError{Function: "planner"}}, 1, 1},
-		{"service failure", RetryPolicy{MaxRetries: 5, MaxEventAge: time.Hour}, []error{errors.New("connection refused")}, 2, 0},
+		{name: "accepted after retries", retry: RetryPolicy{MaxRetries: 2, MaxEventAge: time.Hour}, refuse: []error{throttled, throttled}, attempts: 3, dropped: 0},
+		{name: "retries exhausted", retry: RetryPolicy{MaxRetries: 1, MaxEventAge: time.Hour}, refuse: []error{throttled, throttled}, attempts: 2, dropped: 1},
+		{name: "no retries", retry: RetryPolicy{MaxRetries: 0, MaxEventAge: time.Minute}, refuse: []error{throttled}, attempts: 1, dropped: 1},
+		{name: "not retriable", retry: RetryPolicy{MaxRetries: 5, MaxEventAge: time.Hour}, refuse: []error{&lambdas.NotFoundError{Function: "planner"}}, attempts: 1, dropped: 1},
+		{name: "service failure", retry: RetryPolicy{MaxRetries: 5, MaxEventAge: time.Hour}, refuse: []error{errors.New("connection refused")}, attempts: 2, dropped: 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,9 +42,9 @@ func TestLambda(t *testing.T) {
 		name string
 		f    *fakeInvoker
 	}{
-		{"invoke fails", &fakeInvoker{err: errors.New("throttled")}},                                                                      // the call
-		{"the function fails", &fakeInvoker{out: &awslambda.InvokeOutput{FunctionError: aws.String("Unhandled"), Payload: []byte(`{}`)}}}, // its error
-		{"not a reply", &fakeInvoker{out: &awslambda.InvokeOutput{Payload: []byte(`[1]`)}}},                                               // its answer
+		{name: "invoke fails", f: &fakeInvoker{err: errors.New("throttled")}},                                                                      // the call
+		{name: "the function fails", f: &fakeInvoker{out: &awslambda.InvokeOutput{FunctionError: aws.String("Unhandled"), Payload: []byte(`{}`)}}}, // its error
+		{name: "not a reply", f: &fakeInvoker{out: &awslambda.InvokeOutput{Payload: []byte(`[1]`)}}},                                               // its answer
 	}
 	for _, c := range cases {
 		if _, err := (Lambda{Client: c.f, Function: "planner"}).PlanFleet(context.Background(), "edge", policy.KindConfig); err == nil {

@@ -23,13 +23,13 @@ func TestPath_Get(t *testing.T) {
 		path string
 		want string // JSON, or "!message" for an error containing message
 	}{
-		{"$", ""}, // the whole document
-		{"$.foo", `123`},
-		{"$.bar", `["a","b","c"]`},
-		{"$.car.cdr", `true`},
-		{"$.nope", "!No results for path: $['nope']"},
-		{"$.nope.deeper", "!Missing property in path $['nope']"},
-		{"$.foo.bar", "!Expected to find an object with property ['bar'] in path $['foo'] but found 'number'"},
+		{path: "$", want: ""}, // the whole document
+		{path: "$.foo", want: `123`},
+		{path: "$.bar", want: `["a","b","c"]`},
+		{path: "$.car.cdr", want: `true`},
+		{path: "$.nope", want: "!No results for path: $['nope']"},
+		{path: "$.nope.deeper", want: "!Missing property in path $['nope']"},
+		{path: "$.foo.bar", want: "!Expected to find an object with property ['bar'] in path $['foo'] but found 'number'"},
 	}
 	root := mustDecode(t, doc)
 	for _, tt := range tests {
@@ -98,13 +98,13 @@ func TestPath_Set(t *testing.T) {
 	tests := []struct {
 		input, path, result, want string
 	}{
-		{`{"a":1}`, "$.b", `2`, `{"a":1,"b":2}`},
-		{`{"a":1}`, "$.a", `2`, `{"a":2}`},
-		{`{"a":1}`, "$.x.y.z", `true`, `{"a":1,"x":{"y":{"z":true}}}`}, // missing objects are created
-		{`{"a":{"b":1}}`, "$.a.c", `2`, `{"a":{"b":1,"c":2}}`},
-		{`"text"`, "$.a", `1`, "!ResultPathMatchFailure"},      // input not an object
-		{`{"a":5}`, "$.a.b", `1`, "!ResultPathMatchFailure"},   // through a number
-		{`{"a":[1]}`, "$.a.b", `1`, "!ResultPathMatchFailure"}, // through an array
+		{input: `{"a":1}`, path: "$.b", result: `2`, want: `{"a":1,"b":2}`},
+		{input: `{"a":1}`, path: "$.a", result: `2`, want: `{"a":2}`},
+		{input: `{"a":1}`, path: "$.x.y.z", result: `true`, want: `{"a":1,"x":{"y":{"z":true}}}`}, // missing objects are created
+		{input: `{"a":{"b":1}}`, path: "$.a.c", result: `2`, want: `{"a":{"b":1,"c":2}}`},
+		{input: `"text"`, path: "$.a", result: `1`, want: "!ResultPathMatchFailure"},      // input not an object
+		{input: `{"a":5}`, path: "$.a.b", result: `1`, want: "!ResultPathMatchFailure"},   // through a number
+		{input: `{"a":[1]}`, path: "$.a.b", result: `1`, want: "!ResultPathMatchFailure"}, // through an array
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.input, func(t *testing.T) {
@@ -140,11 +140,11 @@ func TestPathField_ResultPath(t *testing.T) {
 		field PathField
 		want  string
 	}{
-		{"absent replaces the input", PathField{}, `"Hello, AWS Step Functions!"`},
-		{"$ replaces the input", PathField{Path: MustParsePath("$")}, `"Hello, AWS Step Functions!"`},
-		{"null discards the result", PathField{Null: true}, Encode(input)},
-		{"a path adds the result", PathField{Path: MustParsePath("$.taskresult")}, `{"comment":"An input comment.","data":{"val1":23,"val2":17},"taskresult":"Hello, AWS Step Functions!"}`},
-		{"a nested path", PathField{Path: MustParsePath("$.data.result")}, `{"comment":"An input comment.","data":{"result":"Hello, AWS Step Functions!","val1":23,"val2":17}}`},
+		{name: "absent replaces the input", field: PathField{}, want: `"Hello, AWS Step Functions!"`},
+		{name: "$ replaces the input", field: PathField{Path: MustParsePath("$")}, want: `"Hello, AWS Step Functions!"`},
+		{name: "null discards the result", field: PathField{Null: true}, want: Encode(input)},
+		{name: "a path adds the result", field: PathField{Path: MustParsePath("$.taskresult")}, want: `{"comment":"An input comment.","data":{"val1":23,"val2":17},"taskresult":"Hello, AWS Step Functions!"}`},
+		{name: "a nested path", field: PathField{Path: MustParsePath("$.data.result")}, want: `{"comment":"An input comment.","data":{"result":"Hello, AWS Step Functions!","val1":23,"val2":17}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,17 +165,17 @@ func TestTemplate_Eval(t *testing.T) {
 		name, template, input, want string
 	}{
 		{ // The rollout state machine's Parameters.
-			"rollout",
-			`{"FunctionName": "engine", "Payload": {"task": "park", "rolloutId.$": "$.rolloutId", "executionArn.$": "$$.Execution.Id", "taskToken.$": "$$.Task.Token"}}`,
-			`{"rolloutId": "r-1", "other": 7}`,
-			`{"FunctionName": "engine", "Payload": {"task": "park", "rolloutId": "r-1", "executionArn": "arn:exec", "taskToken": "tok"}}`,
+			name:     "rollout",
+			template: `{"FunctionName": "engine", "Payload": {"task": "park", "rolloutId.$": "$.rolloutId", "executionArn.$": "$$.Execution.Id", "taskToken.$": "$$.Task.Token"}}`,
+			input:    `{"rolloutId": "r-1", "other": 7}`,
+			want:     `{"FunctionName": "engine", "Payload": {"task": "park", "rolloutId": "r-1", "executionArn": "arn:exec", "taskToken": "tok"}}`,
 		},
-		{"context object", `{"exec.$": "$$.Execution.Id", "token.$": "$$.Task.Token"}`, `{}`,
-			`{"exec":"arn:exec","token":"tok"}`},
-		{"whole input", `{"all.$": "$"}`, `{"a":[1]}`, `{"all":{"a":[1]}}`},
-		{"nested objects", `{"a": {"b": {"c.$": "$.x"}, "d": 1}}`, `{"x": "X"}`, `{"a":{"b":{"c":"X"},"d":1}}`},
-		{"constant", `{"a": {"b": "c"}}`, `{}`, `{"a":{"b":"c"}}`},
-		{"not an object", `"plain"`, `{}`, `"plain"`},
+		{name: "context object", template: `{"exec.$": "$$.Execution.Id", "token.$": "$$.Task.Token"}`, input: `{}`,
+			want: `{"exec":"arn:exec","token":"tok"}`},
+		{name: "whole input", template: `{"all.$": "$"}`, input: `{"a":[1]}`, want: `{"all":{"a":[1]}}`},
+		{name: "nested objects", template: `{"a": {"b": {"c.$": "$.x"}, "d": 1}}`, input: `{"x": "X"}`, want: `{"a":{"b":{"c":"X"},"d":1}}`},
+		{name: "constant", template: `{"a": {"b": "c"}}`, input: `{}`, want: `{"a":{"b":"c"}}`},
+		{name: "not an object", template: `"plain"`, input: `{}`, want: `"plain"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,16 +199,16 @@ func TestTemplate_Errors(t *testing.T) {
 		template, want string
 		unimplemented  bool
 	}{
-		{`{"a.$": 5}`, "The value for the field 'a.$' must be a valid JSONPath or a valid intrinsic function call", false},
-		{`{"a.$": "plain"}`, "The value for the field 'a.$'", false},
-		{`{"a.$": "$.["}`, "The value for the field 'a.$'", false},
-		{`{"a.$": "States.Format('{}', $.x)"}`, "intrinsic function States.Format is not implemented by sfnlocal", true},
-		{`{"a": {"b.$": "States.UUID()"}}`, "intrinsic function States.UUID is not implemented by sfnlocal", true},
-		{`{"a.$": "$.items[*].id"}`, "JSONPath wildcards", true},
-		{`{"list": [{"a.$": "$.x"}, 1]}`, "an array in a payload template is not implemented by sfnlocal", true},
-		{`{"a": {"b": [1, 2]}}`, "an array in a payload template", true},
-		{`{"s.$": "$$.State.Name"}`, "the context object path $$.State.Name is not implemented by sfnlocal (it implements $$.Execution.Id and $$.Task.Token)", true},
-		{`{"e.$": "$$.Execution"}`, "the context object path $$.Execution is not implemented", true},
+		{template: `{"a.$": 5}`, want: "The value for the field 'a.$' must be a valid JSONPath or a valid intrinsic function call", unimplemented: false},
+		{template: `{"a.$": "plain"}`, want: "The value for the field 'a.$'", unimplemented: false},
+		{template: `{"a.$": "$.["}`, want: "The value for the field 'a.$'", unimplemented: false},
+		{template: `{"a.$": "States.Format('{}', $.x)"}`, want: "intrinsic function States.Format is not implemented by sfnlocal", unimplemented: true},
+		{template: `{"a": {"b.$": "States.UUID()"}}`, want: "intrinsic function States.UUID is not implemented by sfnlocal", unimplemented: true},
+		{template: `{"a.$": "$.items[*].id"}`, want: "JSONPath wildcards", unimplemented: true},
+		{template: `{"list": [{"a.$": "$.x"}, 1]}`, want: "an array in a payload template is not implemented by sfnlocal", unimplemented: true},
+		{template: `{"a": {"b": [1, 2]}}`, want: "an array in a payload template", unimplemented: true},
+		{template: `{"s.$": "$$.State.Name"}`, want: "the context object path $$.State.Name is not implemented by sfnlocal (it implements $$.Execution.Id and $$.Task.Token)", unimplemented: true},
+		{template: `{"e.$": "$$.Execution"}`, want: "the context object path $$.Execution is not implemented", unimplemented: true},
 	} {
 		_, err := CompileTemplate(mustDecode(t, tt.template))
 		var te *TemplateError
@@ -231,9 +231,9 @@ func TestChoiceRule_Eval(t *testing.T) {
 		rule string
 		want bool
 	}{
-		{`{"Variable":"$.type","StringEquals":"Private","Next":"X"}`, true},
-		{`{"Variable":"$.type","StringEquals":"private","Next":"X"}`, false},
-		{`{"Variable":"$.value","StringEquals":"22","Next":"X"}`, false}, // mismatched types compare false
+		{rule: `{"Variable":"$.type","StringEquals":"Private","Next":"X"}`, want: true},
+		{rule: `{"Variable":"$.type","StringEquals":"private","Next":"X"}`, want: false},
+		{rule: `{"Variable":"$.value","StringEquals":"22","Next":"X"}`, want: false}, // mismatched types compare false
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -282,10 +282,10 @@ func TestRetrier_Delay(t *testing.T) {
 		r    Retrier
 		want []time.Duration // delays before retries 1, 2, 3, ...
 	}{
-		{Retrier{IntervalSeconds: 1, BackoffRate: 2}, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}}, // the defaults
-		{Retrier{IntervalSeconds: 3, BackoffRate: 2, MaxDelaySeconds: 10}, []time.Duration{3 * time.Second, 6 * time.Second, 10 * time.Second, 10 * time.Second}},
-		{Retrier{IntervalSeconds: 2, BackoffRate: 1}, []time.Duration{2 * time.Second, 2 * time.Second}},                                // constant
-		{Retrier{IntervalSeconds: 1, BackoffRate: 1.5}, []time.Duration{time.Second, 1500 * time.Millisecond, 2250 * time.Millisecond}}, // fractional
+		{r: Retrier{IntervalSeconds: 1, BackoffRate: 2}, want: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}}, // the defaults
+		{r: Retrier{IntervalSeconds: 3, BackoffRate: 2, MaxDelaySeconds: 10}, want: []time.Duration{3 * time.Second, 6 * time.Second, 10 * time.Second, 10 * time.Second}},
+		{r: Retrier{IntervalSeconds: 2, BackoffRate: 1}, want: []time.Duration{2 * time.Second, 2 * time.Second}},                                // constant
+		{r: Retrier{IntervalSeconds: 1, BackoffRate: 1.5}, want: []time.Duration{time.Second, 1500 * time.Millisecond, 2250 * time.Millisecond}}, // fractional
 	}
 	for _, tt := range tests {
 		for i, want := range tt.want {
@@ -302,14 +302,14 @@ func TestMatches(t *testing.T) {
 		name   string
 		want   bool
 	}{
-		{[]string{"MyError"}, "MyError", true},
-		{[]string{"MyError"}, "Other", false},
-		{[]string{ErrorAll}, "Anything", true},
-		{[]string{ErrorAll}, ErrorTimeout, true},
-		{[]string{ErrorTaskFailed}, "Lambda.ServiceException", true},
-		{[]string{ErrorTaskFailed}, ErrorTimeout, false}, // TaskFailed matches every name but States.Timeout
-		{[]string{ErrorTaskFailed}, ErrorHeartbeatTimeout, true},
-		{[]string{ErrorTimeout, "X"}, "X", true},
+		{equals: []string{"MyError"}, name: "MyError", want: true},
+		{equals: []string{"MyError"}, name: "Other", want: false},
+		{equals: []string{ErrorAll}, name: "Anything", want: true},
+		{equals: []string{ErrorAll}, name: ErrorTimeout, want: true},
+		{equals: []string{ErrorTaskFailed}, name: "Lambda.ServiceException", want: true},
+		{equals: []string{ErrorTaskFailed}, name: ErrorTimeout, want: false}, // TaskFailed matches every name but States.Timeout
+		{equals: []string{ErrorTaskFailed}, name: ErrorHeartbeatTimeout, want: true},
+		{equals: []string{ErrorTimeout, "X"}, name: "X", want: true},
 	}
 	for _, tt := range tests {
 		if got := Matches(tt.equals, tt.name); got != tt.want {
