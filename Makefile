@@ -65,7 +65,7 @@ synth:
 	scripts/synth.sh
 
 fmt:
-	@out=$$(find . \( -name node_modules -o -name cdk.out -o -name .cdk.out -o -name .git \) -prune -o -name '*.go' -print | xargs -r gofmt -l); \
+	@out=$$(find . \( -name node_modules -o -name cdk.out -o -name .cdk.out -o -name .cdk.out-cloud -o -name .git -o -path ./build \) -prune -o -name '*.go' -print | xargs -r gofmt -l); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:
