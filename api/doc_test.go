@@ -111,12 +111,12 @@ func TestDocument_OperationIDs(t *testing.T) {
 func TestDocument_RequiredFieldsOfTheSpec(t *testing.T) {
 	doc := load(t)
 	cases := []struct{ schema, field string }{
-		{"FleetStatus", "versionTarget"}, // spec: getFleet and listFleets return FleetStatus.versionTarget (required)
-		{"Rollout", "origin"},            // spec: Rollout.origin (required)
-		{"RolloutSummary", "origin"},     // spec: RolloutSummary.origin
-		{"Problem", "code"},              // conventions: a stable code on every problem
-		{"RolloutTarget", "displayName"}, // targets name their agents as people know them
-		{"Agent", "displayName"},         // the inventory too
+		{schema: "FleetStatus", field: "versionTarget"}, // spec: getFleet and listFleets return FleetStatus.versionTarget (required)
+		{schema: "Rollout", field: "origin"},            // spec: Rollout.origin (required)
+		{schema: "RolloutSummary", field: "origin"},     // spec: RolloutSummary.origin
+		{schema: "Problem", field: "code"},              // conventions: a stable code on every problem
+		{schema: "RolloutTarget", field: "displayName"}, // targets name their agents as people know them
+		{schema: "Agent", field: "displayName"},         // the inventory too
 	}
 	for _, c := range cases {
 		s := doc.Components.Schemas[c.schema]

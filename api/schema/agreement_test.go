@@ -134,9 +134,9 @@ func TestAgreement(t *testing.T) {
 		docs  []source
 		rules []parserOnly
 	}{
-		{policy.ObjectKind, RolloutPolicyFile, pol, policyOnly},
-		{fleet.ObjectKind, FleetFile, fl, fleetOnly},
-		{executorobject.ObjectKind, ExecutorFile, ex, executorOnly},
+		{kind: policy.ObjectKind, file: RolloutPolicyFile, docs: pol, rules: policyOnly},
+		{kind: fleet.ObjectKind, file: FleetFile, docs: fl, rules: fleetOnly},
+		{kind: executorobject.ObjectKind, file: ExecutorFile, docs: ex, rules: executorOnly},
 	} {
 		t.Run(k.kind, func(t *testing.T) {
 			a := agreement{byRule: map[int]int{}}
