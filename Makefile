@@ -35,11 +35,11 @@ WITH_AWSCLI := scripts/with-aws-cli.sh
 TIMED := TestPrediction_AgainstTheStack
 
 # test: the checks, then every test of the module in one run, the DynamoDB
-# integration tests (pkg/store) and the web page's tests in Chromium
+# integration tests (adapters/store) and the web page's tests in Chromium
 # included, against a DynamoDB Local started for it.
 test: check
 	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_RIE) $(WITH_DYNAMODB) $(GO) test -count=1 -skip '^$(TIMED)$$' $(PKGS)
-	$(WITH_DYNAMODB) $(GO) test -count=1 -run '^$(TIMED)$$' ./pkg/stack/
+	$(WITH_DYNAMODB) $(GO) test -count=1 -run '^$(TIMED)$$' ./local/stack/
 	$(MAKE) synth
 	$(MAKE) cloud-test
 	$(MAKE) supervisor-test
@@ -77,10 +77,10 @@ unit:
 
 # integration: the store's tests against DynamoDB Local.
 integration:
-	$(WITH_DYNAMODB) $(GO) test -count=1 ./pkg/store/...
+	$(WITH_DYNAMODB) $(GO) test -count=1 ./adapters/store/...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	$(GO) test -run '^$$' -bench . -benchmem ./core/... ./adapters/... ./local/...
 
 # storeload: items and capacity units of a 1,000-target pass and of 1,000
 # agent reports, measured against DynamoDB Local (examples/storeload).
@@ -99,7 +99,7 @@ gatewayload:
 	$(BENCH_DYNAMODB) bin/gatewayload $(GATEWAYLOAD_FLAGS)
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./pkg/policy
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./core/policy
 
 # demo: the README's main command. The local stack (DynamoDB Local, the local
 # Step Functions endpoint, the Lambdas in one process, the API, the gateway,
@@ -125,7 +125,7 @@ cloud-test:
 # (both built into build/tools from the module proxy once), takes a rollout
 # on the local stack and comes back as itself after a restart.
 supervisor-test:
-	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -timeout 20m -tags supervisor -run 'TestSupervisor_(ExampleConfiguration|Updater)$$' ./pkg/stack/
+	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -timeout 20m -tags supervisor -run 'TestSupervisor_(ExampleConfiguration|Updater)$$' ./local/stack/
 
 demo: bin/myriarch-local
 	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)
@@ -176,7 +176,7 @@ screenshot:
 # bench-assign: from an agent's first report to its assignment, 100 simulated
 # agents connecting to the local stack at once (p50/p95 in ms).
 bench-assign:
-	$(WITH_DYNAMODB) $(GO) test -run '^$$' -bench AssignmentLatency -benchtime 1x ./pkg/stack
+	$(WITH_DYNAMODB) $(GO) test -run '^$$' -bench AssignmentLatency -benchtime 1x ./local/stack
 
 # bench-wave: a configuration rollout whose one wave starts 1,000 simulated
 # agents at once (maxConcurrent 0): decision → agent received, APPLIED report
@@ -184,7 +184,7 @@ bench-assign:
 # MYRIARCH_WAVE_AGENTS sets the wave's size; MYRIARCH_WAVE_WARMUP=N rolls N
 # unmeasured waves first (about 15 s each), for the emulator's steady state.
 bench-wave:
-	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 10m ./pkg/stack
+	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 10m ./local/stack
 
 # ddbwrites: conditional single-item writes per second that DynamoDB Local
 # sustains at 1 to 128 in flight (examples/ddbwrites, docs/scale.md).

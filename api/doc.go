@@ -1,5 +1,5 @@
 // Package apidoc holds the OpenAPI document of the REST API (openapi.yaml),
-// the single source of truth that pkg/api serves and is tested against.
+// the single source of truth that adapters/api serves and is tested against.
 package apidoc
 
 import _ "embed"

@@ -5,7 +5,7 @@ package main
 // call, table by table, and Query only on the indexes it reads. This file
 // is that policy in one place; iam_test.go pins it action by action.
 //
-// The actions follow from pkg/store's calls (calls.go): getItem → GetItem,
+// The actions follow from adapters/store's calls (calls.go): getItem → GetItem,
 // query → Query (on the table, or on an index), scan → Scan, putItem →
 // PutItem, deleteItem → DeleteItem, batchGet → BatchGetItem, batchWrite →
 // BatchWriteItem. A transaction (TransactWriteItems) needs the item-level
@@ -52,7 +52,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // dynamoAction is a DynamoDB IAM action without its "dynamodb:" prefix.
@@ -225,14 +225,14 @@ var gatewayTables = map[string]tableAccess{
 // grantTables lets grantee do what want lists: one statement per table
 // with its actions on the table, and one with Query on its indexes, in
 // name order so that the template does not change from one synth to the
-// next. A table or an index that pkg/store/tables does not define stops
+// next. A table or an index that adapters/store/tables does not define stops
 // the synthesis.
 func grantTables(ts Tables, want map[string]tableAccess, grantee awsiam.IGrantable) {
 	for _, name := range sortedKeys(want) {
 		a := want[name]
 		t, ok := ts[name]
 		if !ok {
-			panic(fmt.Sprintf("access to table %s, which pkg/store/tables does not define", name))
+			panic(fmt.Sprintf("access to table %s, which adapters/store/tables does not define", name))
 		}
 		if len(a.Actions) > 0 {
 			grantee.GrantPrincipal().AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -253,7 +253,7 @@ func grantOnIndexes(t awsdynamodb.Table, table string, action dynamoAction, inde
 	var arns []*string
 	for _, ix := range indexes {
 		if !hasIndex(table, ix) {
-			panic(fmt.Sprintf("%s of index %s of table %s, which pkg/store/tables does not define", action, ix, table))
+			panic(fmt.Sprintf("%s of index %s of table %s, which adapters/store/tables does not define", action, ix, table))
 		}
 		arns = append(arns, jsii.String(*t.TableArn()+"/index/"+ix))
 	}

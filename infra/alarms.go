@@ -13,7 +13,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/watchdog"
+	"github.com/myriarch/myriarch/adapters/watchdog"
 )
 
 // newAlarms raises an alarm on any Lambda error or throttle, any failed or
@@ -146,7 +146,7 @@ func newAlarms(scope constructs.Construct, c Config, fns Functions, sm awsstepfu
 }
 
 // watchdogMetric is one of the metrics the watchdog writes in embedded
-// metric format: namespace Myriarch, dimension Stage (pkg/watchdog).
+// metric format: namespace Myriarch, dimension Stage (adapters/watchdog).
 func watchdogMetric(c Config, name string, opts *awscloudwatch.MetricOptions) awscloudwatch.IMetric {
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:     jsii.String(watchdog.MetricNamespace),

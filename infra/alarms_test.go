@@ -50,7 +50,7 @@ func wantAlarms(t *testing.T, s *synthesis) map[string]alarmWant {
 			"QueueName=" + id("AWS::SQS::Queue", "NotificationsFailed"), "Maximum", 300, atLeast, 1},
 		name("notifications-late"): {"AWS/Lambda", "IteratorAge", "FunctionName=" + notify, "Maximum", 300, atLeast,
 			float64(notificationsLate.Milliseconds())}, // the outbox's stream: late, not failed
-		// The watchdog's metrics (pkg/watchdog): the longest approval wait
+		// The watchdog's metrics (adapters/watchdog): the longest approval wait
 		// over two of its runs, and the executions it started.
 		name("rollout-waiting-for-approval-too-long"): {"Myriarch", "OldestApprovalWaitSeconds", "Stage=" + s.config.Stage, "Maximum", 600, above,
 			s.config.ApprovalWaitAlarm.Seconds()},

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/adapters/api"
 )
 
 // authorizerCacheSeconds bounds how long a revoked token still passes the
@@ -78,7 +78,7 @@ func newAPI(scope constructs.Construct, c Config, fns Functions) awsapigateway.R
 	return rest
 }
 
-// pagePath is where the api function serves the web page (pkg/ui).
+// pagePath is where the api function serves the web page (adapters/ui).
 const pagePath = "ui"
 
 // addPage routes GET /ui and GET /ui/{proxy+} to the api function without
@@ -109,7 +109,7 @@ func standardAccessLogFields() *awsapigateway.JsonWithStandardFieldProps {
 }
 
 // gatewayRefusal is an answer API Gateway gives without the api function,
-// written as the api writes its own problems (pkg/api.Problem).
+// written as the api writes its own problems (adapters/api.Problem).
 type gatewayRefusal struct {
 	kind    awsapigateway.ResponseType
 	problem api.Problem
@@ -138,7 +138,7 @@ func (r gatewayRefusal) body() string {
 	return string(b)
 }
 
-// headers are the api's own headers of a problem (pkg/api.writeProblem),
+// headers are the api's own headers of a problem (adapters/api.writeProblem),
 // as API Gateway takes them: quoted static values.
 func (r gatewayRefusal) headers() map[string]string {
 	h := map[string]string{"Content-Type": "'application/problem+json'", "Cache-Control": "'no-store'"}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/adapters/api"
 )
 
 func TestAPI_ProxiedBehindTheAuthorizer(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/api"
-	"github.com/myriarch/myriarch/pkg/releases"
-	"github.com/myriarch/myriarch/pkg/windows"
+	"github.com/myriarch/myriarch/adapters/api"
+	"github.com/myriarch/myriarch/core/releases"
+	"github.com/myriarch/myriarch/core/windows"
 )
 
 // Config is everything a deployment may choose. Each field comes from CDK
@@ -55,7 +55,7 @@ type Config struct {
 	APIBurstLimit       int           // API Gateway burst
 	AlarmTopicArn       string        // SNS topic that alarms notify; empty: alarms without actions
 	ApprovalWaitAlarm   time.Duration // how long a rollout may wait for approval before its alarm fires (the watchdog's metric)
-	APITokens           string        // the operators' token table (JSON of sha256 hashes, pkg/api.ParseTokens); empty: every request is refused
+	APITokens           string        // the operators' token table (JSON of sha256 hashes, adapters/api.ParseTokens); empty: every request is refused
 	DefaultTimezone     string        // IANA zone of maintenance windows that name none (MYRIARCH_DEFAULT_TIMEZONE); empty: UTC
 	ReconnectGrace      string        // how long a closed agent connection still counts as online for rollouts (a duration); empty: 10s
 	AgentRetention      string        // how long an agent may be offline before it is gone (a duration, 0: never); empty: 168h

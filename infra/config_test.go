@@ -177,7 +177,7 @@ func TestLoadConfig_APITokens(t *testing.T) {
 		{name: "both", context: map[string]string{"apiTokens": tokenTable, "apiTokensFile": "x.json"}, want: "set one", ok: false},
 		{name: "missing file", context: map[string]string{"apiTokensFile": filepath.Join(dir, "nope.json")}, want: "apiTokensFile", ok: false},
 		{name: "not JSON", context: map[string]string{"apiTokens": "secret"}, want: "apiTokens", ok: false},                                      // a plain token is refused
-		{name: "bad role", context: map[string]string{"apiTokens": strings.Replace(tokenTable, "operator", "root", 1)}, want: "role", ok: false}, // pkg/api's own check
+		{name: "bad role", context: map[string]string{"apiTokens": strings.Replace(tokenTable, "operator", "root", 1)}, want: "role", ok: false}, // adapters/api's own check
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/adapters/api"
 )
 
 // The operator-token step of docs/deploy.md works as written: its commands,

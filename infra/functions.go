@@ -13,9 +13,9 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/executor/secrets"
-	"github.com/myriarch/myriarch/pkg/gate/gateread"
-	"github.com/myriarch/myriarch/pkg/setup"
+	"github.com/myriarch/myriarch/adapters/executor/secrets"
+	"github.com/myriarch/myriarch/adapters/gate/gateread"
+	"github.com/myriarch/myriarch/adapters/setup"
 )
 
 // The Lambdas, one main package each in functions/<name>. The list must
@@ -225,7 +225,7 @@ const (
 	envTablePrefix     = "MYRIARCH_TABLE_PREFIX"      // tables.WithPrefix(prefix) names every table
 	envStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN" // the rollout state machine
 	envPlannerFunction = "MYRIARCH_PLANNER_FUNCTION"  // name of the planner Lambda (the api invokes it)
-	envTokens          = "MYRIARCH_TOKENS"            // the operators' token table, hashes only (pkg/api.LoadTokens)
+	envTokens          = "MYRIARCH_TOKENS"            // the operators' token table, hashes only (adapters/api.LoadTokens)
 	// The release refresh's (functions/releases): what to refresh and where GitHub's API is.
 	envReleaseRefresh   = "MYRIARCH_RELEASE_REFRESH"
 	envReleaseSourceURL = "MYRIARCH_RELEASE_SOURCE_URL"

@@ -1,7 +1,7 @@
 package main
 
 // Health gates: what the engine reads between the stages of a rollout
-// (pkg/gate/gateread.FromEnv) and what it needs for that: its settings, its
+// (core/gate/gateread.FromEnv) and what it needs for that: its settings, its
 // IAM statements and, for collectors and servers in private subnets, a
 // VPC. Only the function whose spec says Gates gets any of it.
 // docs/deploy.md, "Gates", is the operator's side.
@@ -131,7 +131,7 @@ func grantGates(fn awslambda.Function, c Config) {
 		}))
 	}
 	if c.AMPWorkspace.Arn != "" {
-		// Instant queries only (pkg/gate/gateread's Prometheus reader): no labels,
+		// Instant queries only (adapters/gate/gateread's Prometheus reader): no labels,
 		// series or metadata, and no other workspace.
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("aps:QueryMetrics"),

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/gate/gateread"
+	"github.com/myriarch/myriarch/adapters/gate/gateread"
 )
 
 const (
@@ -139,7 +139,7 @@ func TestGates_EngineEnvironment(t *testing.T) {
 	}
 }
 
-// checkEngineReads: the engine's own parser (pkg/gate/gateread.FromEnv)
+// checkEngineReads: the engine's own parser (core/gate/gateread.FromEnv)
 // accepts the environment and configures what it names.
 func checkEngineReads(t *testing.T, e map[string]any) {
 	t.Helper()

@@ -19,7 +19,7 @@ import (
 // allow-list), so that unrelated files neither change the image's hash
 // nor get copied into cdk.out: every path the Dockerfile COPYs must be here
 // (gateway_test.go checks it).
-var gatewayContext = []string{"go.mod", "go.sum", "pkg", "opamp-gateway"}
+var gatewayContext = []string{"go.mod", "go.sum", "core", "adapters", "opamp-gateway"}
 
 // checkGatewayImage fails early when neither an image URI nor the
 // Dockerfile is there, instead of CDK's error about a missing file.

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/delivery"
+	"github.com/myriarch/myriarch/adapters/delivery"
 )
 
 // grantFunctions gives each function exactly what its functionSpec and its

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // unscopable are the only actions a policy may grant on Resource "*":

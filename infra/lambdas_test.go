@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/setup"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 func TestFunctions_GoOnGraviton(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/delivery"
-	"github.com/myriarch/myriarch/pkg/notify"
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/delivery"
+	"github.com/myriarch/myriarch/core/notify"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 func busID(t *testing.T, s *synthesis) string {

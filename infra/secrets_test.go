@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/executor/secrets"
+	"github.com/myriarch/myriarch/adapters/executor/secrets"
 )
 
 // The functions that call executors read the stage's executor secrets, and

@@ -59,7 +59,7 @@ func newStack(scope constructs.Construct, c Config) (awscdk.Stack, error) {
 		// The base URL operators give myrctl (--api, MYRIARCH_API); the routes are under /api/v1.
 		{"ApiUrl", jsii.String(fmt.Sprintf("https://%s.execute-api.%s.%s/%s", *api.RestApiId(), *stack.Region(), *stack.UrlSuffix(), c.Stage))},
 		{"ApiId", api.RestApiId()},
-		// The operators' web page (pkg/ui), served by the api function.
+		// The operators' web page (adapters/ui), served by the api function.
 		{"PageUrl", jsii.String(fmt.Sprintf("https://%s.execute-api.%s.%s/%s/%s/", *api.RestApiId(), *stack.Region(), *stack.UrlSuffix(), c.Stage, pagePath))},
 		{"RolloutStateMachineArn", sm.StateMachineArn()},
 		{"TablePrefix", jsii.String(tablePrefix(c))},

@@ -176,7 +176,7 @@ func TestVariant_ConfigurationReachesTheTemplate(t *testing.T) {
 
 // The same configuration gives the same template byte for byte: no Go map
 // order leaks into it, so a deploy without changes changes nothing. (A
-// published image: the image asset's hash covers pkg/, which others may be
+// published image: the image asset's hash covers core/ and adapters/, which others may be
 // editing in this working tree while the test runs.)
 func TestSynth_Deterministic(t *testing.T) {
 	pinned := map[string]string{"gatewayImage": "public.ecr.aws/myriarch/opamp-gateway:1.0.0"}

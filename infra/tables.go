@@ -8,7 +8,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // Tables are the deployed DynamoDB tables by base name (tables.Agents.Name ...).
@@ -20,7 +20,7 @@ type Tables map[string]awsdynamodb.Table
 func tablePrefix(c Config) string { return "myriarch-" + c.Stage + "-" }
 
 // newTables builds every table of the store's single definition
-// (pkg/store/tables): on-demand, point-in-time recovery, the streams and
+// (adapters/store/tables): on-demand, point-in-time recovery, the streams and
 // the time to live it declares, deletion protection and retention unless
 // switched off.
 func newTables(scope constructs.Construct, c Config) Tables {
@@ -91,7 +91,7 @@ func projection(p tables.Projection) awsdynamodb.ProjectionType {
 	case tables.ProjectInclude:
 		return awsdynamodb.ProjectionType_INCLUDE
 	}
-	panic(fmt.Sprintf("index projection %q of pkg/store/tables is not mapped in infra/tables.go", p))
+	panic(fmt.Sprintf("index projection %q of adapters/store/tables is not mapped in infra/tables.go", p))
 }
 
 // streamView maps the definition's stream view; one the app does not know
@@ -103,5 +103,5 @@ func streamView(v tables.StreamView) awsdynamodb.StreamViewType {
 	case tables.NewImage:
 		return awsdynamodb.StreamViewType_NEW_IMAGE
 	}
-	panic(fmt.Sprintf("stream view %q of pkg/store/tables is not mapped in infra/tables.go", v))
+	panic(fmt.Sprintf("stream view %q of adapters/store/tables is not mapped in infra/tables.go", v))
 }

@@ -5,13 +5,13 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/store/tables"
+	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 func TestTables_FromTheStoreDefinition(t *testing.T) {
 	s := synthesized(t, nil)
 	if got := len(s.ofType("AWS::DynamoDB::Table")); got != len(tables.All()) {
-		t.Errorf("%d tables deployed, pkg/store/tables defines %d", got, len(tables.All()))
+		t.Errorf("%d tables deployed, adapters/store/tables defines %d", got, len(tables.All()))
 	}
 	for _, def := range tables.All() {
 		t.Run(def.Name, func(t *testing.T) {

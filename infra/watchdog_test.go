@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/pkg/execution"
-	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/watchdog"
+	"github.com/myriarch/myriarch/adapters/execution"
+	"github.com/myriarch/myriarch/adapters/setup"
+	"github.com/myriarch/myriarch/adapters/watchdog"
 )
 
 // The watchdog runs every 5 minutes, a missed run not retried (the next
@@ -30,7 +30,7 @@ func TestWatchdog_EveryFiveMinutes(t *testing.T) {
 	})
 }
 
-// The watchdog finds what pkg/setup and pkg/watchdog read in its
+// The watchdog finds what adapters/setup and adapters/watchdog read in its
 // environment: the tables, the state machine, the stage that is its
 // metrics' dimension (and the alarms').
 func TestWatchdog_Environment(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/adapters/gateway"
 )
 
 // checkDebugListen accepts an address for the debug listener only on a

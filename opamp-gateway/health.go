@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/adapters/gateway"
 )
 
 // How /healthz checks the store: each check may take healthCheckTimeout,

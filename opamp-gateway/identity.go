@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/adapters/gateway"
 )
 
 // identity is the gateway's agent identity settings: behind a load

@@ -3,7 +3,7 @@
 // local stack). Agents connect over WebSocket or plain HTTP at /v1/opamp
 // with a bearer token; the gateway records what they report in DynamoDB and
 // pushes the configurations and package offers the rollouts decide. See
-// pkg/gateway.
+// adapters/gateway.
 //
 // Flags, each with an environment variable that sets its default:
 //
@@ -43,7 +43,7 @@
 // Every WebSocket agent is sent a ping frame each -ws-ping, so that the
 // Network Load Balancer, which drops a flow idle for 350 s, keeps the
 // connection of an agent that says nothing for longer; pings are not sent
-// over the gateway's own TLS (-tls-cert; pkg/gateway, ping.go says why).
+// over the gateway's own TLS (-tls-cert; adapters/gateway, ping.go says why).
 //
 // The debug listener is off unless -debug-listen names a loopback address
 // (127.0.0.1:6060, [::1]:6060, localhost:6060; any other is refused at
@@ -72,8 +72,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/gateway"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 func main() {
@@ -119,7 +119,7 @@ func withIdleConns(o *dynamodb.Options) {
 	})
 }
 
-// stores is what the gateway needs of pkg/store.
+// stores is what the gateway needs of adapters/store.
 type stores interface {
 	gateway.Agents
 	gateway.Configs

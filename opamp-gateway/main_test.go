@@ -29,7 +29,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/myriarch/myriarch/pkg/agent"
+	"github.com/myriarch/myriarch/core/agent"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -266,7 +266,7 @@ func TestServe_TLS(t *testing.T) {
 	if _, ok := st.get("018f3a10-2233-7444-8555-666677778888"); !ok {
 		t.Error("agent not recorded over TLS")
 	}
-	if n := pingsIn(t, conn, 300*time.Millisecond); n != 0 { // a ping could split a frame on TLS (pkg/gateway, ping.go)
+	if n := pingsIn(t, conn, 300*time.Millisecond); n != 0 { // a ping could split a frame on TLS (adapters/gateway, ping.go)
 		t.Errorf("%d pings over the gateway's own TLS, want none", n)
 	}
 }

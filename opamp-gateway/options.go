@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
+	"github.com/myriarch/myriarch/adapters/gateway"
 )
 
 // Default addresses: loopback, so that a gateway started by hand serves

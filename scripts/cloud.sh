@@ -38,6 +38,6 @@ echo "cloud: synthesized Myriarch-cloud in $(($(date +%s) - start)) s into .cdk.
 
 case "$mode" in
 demo | run) exec build/cloud/myriarch-cloud "$mode" -dir build/cloud -assembly .cdk.out-cloud ;;
-test) MYRIARCH_CLOUD_DIR="$root/build/cloud" MYRIARCH_CLOUD_ASSEMBLY="$root/.cdk.out-cloud" exec go test -count=1 -tags localcloud -timeout 20m ./pkg/localcloud/cloud/ ;;
+test) MYRIARCH_CLOUD_DIR="$root/build/cloud" MYRIARCH_CLOUD_ASSEMBLY="$root/.cdk.out-cloud" exec go test -count=1 -tags localcloud -timeout 20m ./local/localcloud/cloud/ ;;
 *) fail "unknown mode $mode: demo, run or test" ;;
 esac

@@ -2,7 +2,7 @@
 # with-chromium.sh [CMD [ARGS...]]
 #
 # Makes sure the browser that the web page's tests drive is installed:
-# Debian's chromium (pkg/ui/uitest starts one per test, headless, and stops
+# Debian's chromium (adapters/ui/uitest starts one per test, headless, and stops
 # it), with fonts-liberation, the one recommended package it needs headless
 # (without fonts a screenshot shows no text). As root with apt-get, a missing package is installed; otherwise it is
 # an error that names it, never a skip. Then runs CMD with MYRIARCH_CHROMIUM

@@ -2,7 +2,7 @@
 # with-gate-servers.sh [--unless-url-set] [CMD [ARGS...]]
 #
 # Makes sure the servers that the gate's integration tests run are installed:
-# Debian's prometheus and prometheus-alertmanager (pkg/gate/gatetest starts
+# Debian's prometheus and prometheus-alertmanager (local/gate/gatetest starts
 # one of each per test, on a free loopback port, and stops it). As root with
 # apt-get, a missing package is installed; otherwise a missing one is an
 # error that names it, never a skip. Then runs CMD, whose exit status is the

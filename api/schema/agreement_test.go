@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/executorobject/executortest"
-	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/fleet/fleettest"
-	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/policy/policytest"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/executorobject/executortest"
+	"github.com/myriarch/myriarch/core/fleet"
+	"github.com/myriarch/myriarch/core/fleet/fleettest"
+	"github.com/myriarch/myriarch/core/issue"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/policy/policytest"
 )
 
 // parse is what the parser of kind says of data: Parse's issues, and for a

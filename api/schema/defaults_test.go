@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/executorobject/executortest"
-	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/policy/policytest"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/executorobject/executortest"
+	"github.com/myriarch/myriarch/core/fleet"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/policy/policytest"
 )
 
 // at is the value of a schema file at a JSON pointer (/$defs/spec/...).

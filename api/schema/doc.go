@@ -11,8 +11,8 @@
 // Beside the keywords of the draft, the patterns carry patternErrorMessage,
 // which the YAML language server shows instead of the regular expression.
 //
-// The schemas check the structure of an object; the parsers (pkg/policy,
-// pkg/fleet, pkg/executorobject) remain the authority. The test of this
+// The schemas check the structure of an object; the parsers (core/policy,
+// core/fleet, core/executorobject) remain the authority. The test of this
 // package proves that they agree: every document a parser accepts, the
 // schema accepts, and every structural problem a parser reports, the schema
 // reports too; the rules a schema cannot express are listed there with

@@ -13,9 +13,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/fleet"
+	"github.com/myriarch/myriarch/core/policy"
 )
 
 // repoRoot is the repository, from this package's directory.
@@ -95,7 +95,7 @@ func TestFileOfKind(t *testing.T) {
 
 // exampleDirs hold the objects users copy: the example revisions and the
 // policy examples docs/policy.md points at.
-var exampleDirs = []string{"examples", "pkg/policy/testdata"}
+var exampleDirs = []string{"examples", "core/policy/testdata"}
 
 // TestExamples: every example object names its schema on its first line, by
 // a path relative to the file that reaches the schema in this repository,
@@ -145,7 +145,7 @@ func checkExample(t *testing.T, rel string, data []byte, file string, s *jsonsch
 	if err := verdict(s, data); err != nil {
 		t.Errorf("%s: the schema refuses it: %v", rel, err)
 	}
-	// The policies a fleet names are other files: pkg/revision's tests load the revisions whole.
+	// The policies a fleet names are other files: core/revision's tests load the revisions whole.
 	if issues := parse(kindOf(data), data, nil); issues.HasErrors() {
 		t.Errorf("%s: the parser refuses it: %v", rel, issues)
 	}

@@ -7,12 +7,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/executorobject/executortest"
-	"github.com/myriarch/myriarch/pkg/fleet"
-	"github.com/myriarch/myriarch/pkg/fleet/fleettest"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/policy/policytest"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/executorobject/executortest"
+	"github.com/myriarch/myriarch/core/fleet"
+	"github.com/myriarch/myriarch/core/fleet/fleettest"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/policy/policytest"
 )
 
 // scalars are values that sit at the edges of the schemas' patterns and
@@ -47,7 +47,7 @@ func TestVariants_ValidForTheParserIsValidForTheSchema(t *testing.T) {
 	for _, c := range executortest.All() {
 		bases = append(bases, base{executorobject.ObjectKind, ExecutorFile, c.Doc})
 	}
-	files, _ := filepath.Glob(filepath.Join(repoRoot, "pkg/policy/testdata/*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "core/policy/testdata/*.yaml"))
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		bases = append(bases, base{policy.ObjectKind, RolloutPolicyFile, string(data)})

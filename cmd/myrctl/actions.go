@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/adapters/client"
 )
 
 // actionCmds are the operator actions (docs/rollouts.md), one command each:

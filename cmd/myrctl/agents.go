@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/api/schema"
-	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/adapters/client"
 )
 
 // configStatuses are the values of --config-status, as the API takes them.

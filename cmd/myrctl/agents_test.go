@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // inventory is a fleet as operators meet it, judged by the default

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/adapters/client"
 )
 
 // addAPICommands adds the commands that talk to the API.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 func TestApply_PlansTheFleets(t *testing.T) {

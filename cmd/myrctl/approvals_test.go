@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
-	"github.com/myriarch/myriarch/pkg/gate"
-	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
+	"github.com/myriarch/myriarch/core/gate"
+	"github.com/myriarch/myriarch/core/policy"
 )
 
 // waitingApprovalWith is waitingApproval with more of the policy's spec;

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/adapters/client"
 )
 
 func auditCmd(g *globals) *cobra.Command {

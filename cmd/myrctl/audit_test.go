@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 func TestAudit(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // TestExitStatus_Usage: every API command refuses a bad --output, and

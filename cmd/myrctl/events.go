@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/notify"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/notify"
 )
 
 func eventsCmd(g *globals) *cobra.Command {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // canaryDone is the edge rollout through its canary, waiting for the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/selection"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/selection"
 )
 
 func fleetsCmd(g *globals) *cobra.Command {

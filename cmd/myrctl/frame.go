@@ -7,10 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/progress"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/progress"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // view is one picture of a rollout as the rollout page shows it, at now

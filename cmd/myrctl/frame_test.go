@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/progress"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/progress"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 func at(d time.Duration) *time.Time { t := t0.Add(d); return &t }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // t0 is when the tests' server starts; the local clock of myrctl is set

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // tableWriter aligns columns separated by tabs and writes the lines

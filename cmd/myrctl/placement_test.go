@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // stagedEdge applies a revision whose rest wave splits by zone, over e01

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/policy"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/policy"
 )
 
 // planCmd asks the API what the planner would do for a fleet now and when

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/client"
+	"github.com/myriarch/myriarch/adapters/client"
 )
 
 // exitNotReady is the status of install-plan while the plan is not ready:

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // The server configures 0.160.0, 0.161.0, 0.162.0, 0.163.0-rc.1 and

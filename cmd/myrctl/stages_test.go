@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/api/schema"
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // watch shows the stages of a rollout whose waves split by zone: the

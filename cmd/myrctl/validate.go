@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/myriarch/myriarch/pkg/issue"
-	"github.com/myriarch/myriarch/pkg/revision"
+	"github.com/myriarch/myriarch/core/issue"
+	"github.com/myriarch/myriarch/core/revision"
 )
 
 // validateCmd checks a revision directory offline with the same checks the

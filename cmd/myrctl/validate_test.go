@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 func TestValidate_Quickstart(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/client"
-	"github.com/myriarch/myriarch/pkg/client/clienttest"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/local/client/clienttest"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // frames splits watch's text output into its frames (each ends with the

@@ -1,5 +1,5 @@
 // Command myriarch-cloud runs the synthesized stack as AWS would, on this
-// machine (package pkg/localcloud/cloud): `make cloud` prepares its
+// machine (package local/localcloud/cloud): `make cloud` prepares its
 // settings, synthesizes the stack with them and runs the demo on it.
 //
 //	myriarch-cloud prepare -dir build/cloud   # tokens and loopback ports; prints the synthesis's -c flags

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/myriarch/myriarch/pkg/localcloud/cloud"
+	"github.com/myriarch/myriarch/local/localcloud/cloud"
 )
 
 // prepareCmd writes the settings of a local cloud (its operators' tokens,

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/localcloud/cloud"
-	"github.com/myriarch/myriarch/pkg/stack"
+	"github.com/myriarch/myriarch/local/localcloud/cloud"
+	"github.com/myriarch/myriarch/local/stack"
 )
 
 // serveCmd starts the cloud from the assembly; demo runs `make demo`'s

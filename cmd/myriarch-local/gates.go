@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/gate/gateread"
-	"github.com/myriarch/myriarch/pkg/gate/gateserver"
+	"github.com/myriarch/myriarch/adapters/gate/gateread"
+	"github.com/myriarch/myriarch/local/gate/gateserver"
 )
 
 // gateSource is where the local stack's gates read one kind of server: a

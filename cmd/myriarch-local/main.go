@@ -1,4 +1,4 @@
-// Command myriarch-local runs Myriarch on one machine (see pkg/stack): run
+// Command myriarch-local runs Myriarch on one machine (see local/stack): run
 // it through scripts/with-dynamodb-local.sh, which starts DynamoDB Local
 // around it (make run, make demo).
 //
@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/stack"
+	"github.com/myriarch/myriarch/local/stack"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/storetest"
+	"github.com/myriarch/myriarch/local/storetest"
 )
 
 // An address in use is refused with the flag and the make variable that

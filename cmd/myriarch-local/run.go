@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/myriarch/myriarch/pkg/simfleet"
-	"github.com/myriarch/myriarch/pkg/stack"
+	"github.com/myriarch/myriarch/local/simfleet"
+	"github.com/myriarch/myriarch/local/stack"
 )
 
 // runOptions are the settings of `run` besides the stack's.

@@ -16,7 +16,7 @@ import (
 	"github.com/open-telemetry/opamp-go/client/types"
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/pkg/updater"
+	"github.com/myriarch/myriarch/adapters/updater"
 )
 
 // capabilities: the updater reports its attempt as health and the package

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/myriarch/myriarch/pkg/updater"
+	"github.com/myriarch/myriarch/adapters/updater"
 )
 
 // Config is the updater's configuration file (docs/updater.md has the

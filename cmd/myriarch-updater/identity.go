@@ -13,7 +13,7 @@ import (
 	"github.com/open-telemetry/opamp-go/protobufs"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/myriarch/myriarch/pkg/updater"
+	"github.com/myriarch/myriarch/adapters/updater"
 )
 
 // LinkAttribute is the non-identifying attribute that links the updater to

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/updater"
+	"github.com/myriarch/myriarch/adapters/updater"
 )
 
 // version is the updater's own, set at build time:

@@ -1,5 +1,5 @@
 // Command sfnlocal serves a local AWS Step Functions endpoint (package
-// github.com/myriarch/myriarch/pkg/sfnlocal) for the SDK and the AWS CLI:
+// github.com/myriarch/myriarch/local/sfnlocal) for the SDK and the AWS CLI:
 //
 //	sfnlocal -addr 127.0.0.1:8083
 //	aws stepfunctions --endpoint-url http://127.0.0.1:8083 list-state-machines
@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/sfnlocal"
+	"github.com/myriarch/myriarch/local/sfnlocal"
 )
 
 func main() {

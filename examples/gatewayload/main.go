@@ -11,7 +11,7 @@
 // its first answer, RSS per agent (after connect and a settle, minus the
 // RSS before any agent; also after runtime.GC and debug.FreeOSMemory), CPU
 // seconds per 1,000 agents per heartbeat, and the gateway's DynamoDB reads
-// and writes per connect and per heartbeat (pkg/store Usage, read from the
+// and writes per connect and per heartbeat (adapters/store Usage, read from the
 // gateway's debug address). With -wave it then pushes one configuration to
 // -wave agents through the store (SetDesiredHash, as the engine does) and
 // prints the time until all of them received it.
@@ -41,7 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 const agentToken = "gatewayload-token"

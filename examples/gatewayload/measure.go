@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/pkg/revision"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/core/revision"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 type profiles struct{ cpu, mem string }
@@ -243,7 +243,7 @@ func pushWave(ctx context.Context, r *result, k int, f *fleet, st *store.Store, 
 	_, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(store.TablesWithPrefix(prefix).Objects), Item: map[string]dtypes.AttributeValue{
 		"pk": &dtypes.AttributeValueMemberS{Value: "config"}, "sk": &dtypes.AttributeValueMemberS{Value: hash},
 		"contentType": &dtypes.AttributeValueMemberS{Value: store.ConfigContentType}, "body": &dtypes.AttributeValueMemberB{Value: body},
-		"sv": &dtypes.AttributeValueMemberN{Value: strconv.Itoa(store.SchemaVersion)}, // as the store writes it (pkg/store configs.go)
+		"sv": &dtypes.AttributeValueMemberN{Value: strconv.Itoa(store.SchemaVersion)}, // as the store writes it (adapters/store configs.go)
 	}})
 	if err != nil {
 		return fmt.Errorf("store the wave's configuration: %w", err)

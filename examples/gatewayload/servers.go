@@ -23,8 +23,8 @@ import (
 	"github.com/open-telemetry/opamp-go/server"
 	"github.com/open-telemetry/opamp-go/server/types"
 
-	"github.com/myriarch/myriarch/pkg/gateway"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/gateway"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 // The server processes: the load program runs itself again with -role

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/stack"
+	"github.com/myriarch/myriarch/local/stack"
 )
 
 func main() {

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/simfleet"
+	"github.com/myriarch/myriarch/local/simfleet"
 )
 
 func main() {

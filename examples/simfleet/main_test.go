@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/simfleet"
+	"github.com/myriarch/myriarch/local/simfleet"
 )
 
 func TestParse(t *testing.T) {

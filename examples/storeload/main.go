@@ -28,11 +28,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/engine"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/rollout"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/engine"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 const targets = 1000

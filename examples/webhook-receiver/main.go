@@ -1,6 +1,6 @@
 // Command webhook-receiver is an example receiver of Myriarch's webhook
 // executor in front of a simulated fleet: it starts -n simulated
-// collectors (pkg/simfleet) against a gateway, verifies every webhook
+// collectors (local/simfleet) against a gateway, verifies every webhook
 // request with the signing secret, de-duplicates by delivery id, and
 // "updates" the collector a start or reset names by installing the version
 // on its simulated host. The rollout completes when the collectors report
@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
-	"github.com/myriarch/myriarch/pkg/executor/webhook"
-	"github.com/myriarch/myriarch/pkg/simfleet"
+	"github.com/myriarch/myriarch/adapters/executor/webhook"
+	"github.com/myriarch/myriarch/local/simfleet"
 )
 
 func main() {

@@ -20,10 +20,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/myriarch/myriarch/pkg/agentevent"
-	"github.com/myriarch/myriarch/pkg/plannertask/remote"
-	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/agentevent"
+	"github.com/myriarch/myriarch/adapters/plannertask/remote"
+	"github.com/myriarch/myriarch/adapters/setup"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 func main() {

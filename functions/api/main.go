@@ -1,4 +1,4 @@
-// Command api is the api Lambda: the REST API of pkg/api behind API
+// Command api is the api Lambda: the REST API of adapters/api behind API
 // Gateway's REST proxy, through the proxy adapter. The token authorizer in
 // front of it establishes the caller; this function trusts the principal
 // the authorizer passes in the request context and, without one, checks
@@ -13,7 +13,7 @@
 //	MYRIARCH_RELEASES            comma-separated configured collector releases, merged into the stored
 //	                             catalogue of every distribution with source config (never written)
 //	MYRIARCH_PLATFORMS           comma-separated platforms of those releases
-//	MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE, MYRIARCH_AGENT_RETENTION   the liveness rule (pkg/setup)
+//	MYRIARCH_OFFLINE_AFTER, MYRIARCH_RECONNECT_GRACE, MYRIARCH_AGENT_RETENTION   the liveness rule (adapters/setup)
 //	MYRIARCH_SECRETS_PREFIX      Secrets Manager names of the executors' secrets (an abort cancels through a webhook)
 //	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA   local endpoints
 package main
@@ -37,13 +37,13 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/myriarch/myriarch/pkg/api"
-	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/planner"
-	"github.com/myriarch/myriarch/pkg/plannertask"
-	"github.com/myriarch/myriarch/pkg/plannertask/remote"
-	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/api"
+	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/core/planner"
+	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/adapters/plannertask/remote"
+	"github.com/myriarch/myriarch/adapters/setup"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 func main() {

@@ -12,10 +12,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/myriarch/myriarch/pkg/api"
-	"github.com/myriarch/myriarch/pkg/enginetask"
-	"github.com/myriarch/myriarch/pkg/plannertask/remote"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/api"
+	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/plannertask/remote"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 var operator = api.Principal{Actor: "user:22222222-2222-4222-8222-222222222222", DisplayName: "Dana Operator", Role: api.RoleOperator}

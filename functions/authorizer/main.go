@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/adapters/api"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/myriarch/myriarch/pkg/api"
+	"github.com/myriarch/myriarch/adapters/api"
 )
 
 func TestAuthorize(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/myriarch/myriarch/pkg/setup"
+	"github.com/myriarch/myriarch/adapters/setup"
 )
 
 func main() {

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
-	"github.com/myriarch/myriarch/pkg/delivery"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/adapters/delivery"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 func main() {

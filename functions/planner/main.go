@@ -21,8 +21,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/myriarch/myriarch/pkg/plannertask"
-	"github.com/myriarch/myriarch/pkg/setup"
+	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/adapters/setup"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 // (setting releaseRefresh); it can also be invoked by hand for a refresh
 // now. Each run lists the published releases of every configured
 // distribution on GitHub and writes them to the release catalogue with
-// source published (pkg/releases). It never deletes a release and never
+// source published (core/releases). It never deletes a release and never
 // overwrites an administrator's entry.
 //
 // Environment:
@@ -28,8 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/myriarch/myriarch/pkg/releases"
-	"github.com/myriarch/myriarch/pkg/store"
+	"github.com/myriarch/myriarch/core/releases"
+	"github.com/myriarch/myriarch/adapters/store"
 )
 
 // Environment variables of the function (infra/functions.go sets them).

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/pkg/releases"
-	"github.com/myriarch/myriarch/pkg/store/tables"
-	"github.com/myriarch/myriarch/pkg/storetest"
+	"github.com/myriarch/myriarch/core/releases"
+	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/local/storetest"
 )
 
 // The handler as Lambda runs it, on DynamoDB Local and a GitHub that

@@ -1,6 +1,6 @@
 // Command watchdog is the watchdog Lambda. An EventBridge schedule invokes
 // it every few minutes: it starts a new execution for every active rollout
-// whose execution is missing or ended (pkg/watchdog), and writes the
+// whose execution is missing or ended (adapters/watchdog), and writes the
 // metrics RolloutsResumed and OldestApprovalWaitSeconds (namespace
 // Myriarch, dimension Stage) that the deployment's alarms read.
 //
@@ -17,8 +17,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/myriarch/myriarch/pkg/setup"
-	"github.com/myriarch/myriarch/pkg/watchdog"
+	"github.com/myriarch/myriarch/adapters/setup"
+	"github.com/myriarch/myriarch/adapters/watchdog"
 )
 
 func main() {

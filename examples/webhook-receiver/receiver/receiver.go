@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/executor/webhook"
+	"github.com/myriarch/myriarch/adapters/executor/webhook"
 )
 
 // maxBodyBytes bounds a request's body; a delivery is a few hundred bytes.

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/pkg/agent"
-	"github.com/myriarch/myriarch/pkg/executor"
-	"github.com/myriarch/myriarch/pkg/executor/secrets"
-	"github.com/myriarch/myriarch/pkg/executor/webhook"
-	"github.com/myriarch/myriarch/pkg/executorobject"
-	"github.com/myriarch/myriarch/pkg/policy"
-	"github.com/myriarch/myriarch/pkg/rollout"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/executor"
+	"github.com/myriarch/myriarch/adapters/executor/secrets"
+	"github.com/myriarch/myriarch/adapters/executor/webhook"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/core/page"
+	"github.com/myriarch/myriarch/core/planner"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/adapters/store/tables"
+)
+
+// wavePrefix starts the sort key of a wave's targets: five digits, so that
+// waves sort numerically and "targets of wave 3" is begins_with 00003#.
+func wavePrefix(wave int) string { return fmt.Sprintf("%05d#", wave) }
+
+func targetKey(rolloutID string, wave int, agentID string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{tables.AttrRolloutID: str(rolloutID), tables.AttrWaveAgent: str(wavePrefix(wave) + agentID)}
+}
+
+// encodeTarget needs the rollout for the keys of index byAgentKind: its
+// kind and its creation time.
+func encodeTarget(r rollout.Rollout, t rollout.Target, version int64) (item, error) {
+	if t.Wave < 0 || t.Wave > 99999 {
+		return nil, fmt.Errorf("target %s: wave %d out of range", t.AgentID, t.Wave)
+	}
+	t.Version = version
+	return newItem().s(tables.AttrRolloutID, r.ID).s(tables.AttrWaveAgent, wavePrefix(t.Wave)+t.AgentID).n(attrV, version).
+		s(tables.AttrAgentKind, t.AgentID+"#"+string(r.Kind)).s(tables.AttrRolloutCreated, sortableTime(r.CreatedAt)).
+		s(attrStatus, string(t.Status)).doc(t)
+}
+
+func decodeTarget(av map[string]types.AttributeValue) (rollout.Target, error) {
+	rid, wa := keyOf(av, tables.AttrRolloutID), keyOf(av, tables.AttrWaveAgent)
+	d := newDecoder("target "+rid+" "+wa, av)
+	var t rollout.Target
+	v := d.num(attrV)
+	d.str(tables.AttrRolloutID)
+	d.str(tables.AttrWaveAgent)
+	d.str(tables.AttrAgentKind)
+	d.str(tables.AttrRolloutCreated)
+	status := d.str(attrStatus)
+	d.doc(&t)
+	wave, agentID, ok := splitWaveAgent(wa)
+	if !ok && d.err == nil {
+		d.fail("attribute %q is %q, want <wave, 5 digits>#<agentId>", tables.AttrWaveAgent, wa)
+	}
+	t.RolloutID, t.Wave, t.AgentID, t.Status, t.Version = rid, wave, agentID, rollout.TargetStatus(status), v
+	return t, d.err
+}
+
+func splitWaveAgent(s string) (int, string, bool) {
+	w, id, ok := strings.Cut(s, "#")
+	n, err := strconv.Atoi(w)
+	return n, id, ok && err == nil && len(w) == 5 && id != ""
+}
+
+// TargetsPage is one page of a rollout's targets: of one wave (a
+// begins_with on the sort key) or of all waves (rollout.AllWaves) in wave order.
+func (s *Store) TargetsPage(ctx context.Context, rolloutID string, wave int, token string, limit int) (page.Page[rollout.Target], error) {
+	return s.targetPage(ctx, rolloutID, wave, token, limit, false)
+}
+
+func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, token string, limit int, consistent bool) (page.Page[rollout.Target], error) {
+	start, err := decodeToken(token)
+	if err != nil {
+		return page.Page[rollout.Target]{}, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName: &s.names.Targets, ConsistentRead: &consistent, Limit: pageLimit(limit), ExclusiveStartKey: start,
+		KeyConditionExpression:    aws.String("#r = :r"),
+		ExpressionAttributeNames:  map[string]string{"#r": tables.AttrRolloutID},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": str(rolloutID)},
+	}
+	if wave != rollout.AllWaves {
+		in.KeyConditionExpression = aws.String("#r = :r AND begins_with(#w, :w)")
+		in.ExpressionAttributeNames["#w"] = tables.AttrWaveAgent
+		in.ExpressionAttributeValues[":w"] = str(wavePrefix(wave))
+	}
+	out, err := s.query(ctx, in)
+	if err != nil {
+		return page.Page[rollout.Target]{}, classify(err, "query targets of rollout "+rolloutID)
+	}
+	p := page.Page[rollout.Target]{Next: encodeToken(out.LastEvaluatedKey)}
+	for _, av := range out.Items {
+		t, err := decodeTarget(av)
+		if err != nil {
+			return page.Page[rollout.Target]{}, err
+		}
+		p.Items = append(p.Items, t)
+	}
+	return p, nil
+}
+
+// LastTargets finds, per agent, its target of kind k in the newest rollout
+// (index byAgentKind, newest first, one item per query) with that rollout's
+// status, for the planner's exclusions. A target whose rollout does not
+// exist (left by a creation that lost its race and crashed) is skipped for
+// the next older one. Each distinct rollout is read once.
+func (s *Store) LastTargets(ctx context.Context, agentIDs []string, k policy.Kind) (map[string]planner.LastTarget, error) {
+	var mu sync.Mutex
+	out := make(map[string]planner.LastTarget, len(agentIDs))
+	statuses := map[string]*rollout.Status{} // nil: the rollout does not exist
+	status := func(ctx context.Context, id string) (*rollout.Status, error) {
+		mu.Lock()
+		st, ok := statuses[id]
+		mu.Unlock()
+		if ok {
+			return st, nil
+		}
+		// Eventually consistent: a status a second old decides exclusions as well.
+		av, err := s.getItem(ctx, &dynamodb.GetItemInput{TableName: &s.names.Rollouts, Key: idKey(id)})
+		if err != nil {
+			return nil, classify(err, "get rollout "+id)
+		}
+		if av != nil {
+			r, err := decodeRollout(av)
+			if err != nil {
+				return nil, err
+			}
+			st = &r.Status
+		}
+		mu.Lock()
+		statuses[id] = st
+		mu.Unlock()
+		return st, nil
+	}
+	err := forEach(ctx, len(agentIDs), workers, func(ctx context.Context, i int) error {
+		lt, ok, err := s.lastTarget(ctx, agentIDs[i], k, status)
+		if ok {
+			mu.Lock()
+			out[agentIDs[i]] = lt
+			mu.Unlock()
+		}
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) lastTarget(ctx context.Context, agentID string, k policy.Kind,
+	status func(context.Context, string) (*rollout.Status, error)) (planner.LastTarget, bool, error) {
+	var start map[string]types.AttributeValue
+	for {
+		out, err := s.query(ctx, &dynamodb.QueryInput{
+			TableName: &s.names.Targets, IndexName: aws.String(tables.IndexByAgentKind), ScanIndexForward: aws.Bool(false),
+			Limit: aws.Int32(1), ExclusiveStartKey: start,
+			KeyConditionExpression:    aws.String("#ak = :ak"),
+			ExpressionAttributeNames:  map[string]string{"#ak": tables.AttrAgentKind},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":ak": str(agentID + "#" + string(k))},
+		})
+		if err != nil {
+			return planner.LastTarget{}, false, classify(err, "query last target of agent "+agentID)
+		}
+		for _, av := range out.Items {
+			t, err := decodeTarget(av)
+			if err != nil {
+				return planner.LastTarget{}, false, err
+			}
+			st, err := status(ctx, t.RolloutID)
+			if err != nil || st != nil {
+				return planner.LastTarget{Target: t, RolloutStatus: statusOf(st)}, err == nil, err
+			}
+		}
+		if start = out.LastEvaluatedKey; start == nil {
+			return planner.LastTarget{}, false, nil
+		}
+	}
+}
+
+func statusOf(st *rollout.Status) rollout.Status {
+	if st == nil {
+		return ""
+	}
+	return *st
+}
