@@ -14,8 +14,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/notify"
 )
 
 // streamRetries bounds how often a failing batch of agent changes is

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/myriarch/myriarch/adapters/delivery"
-	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/notify"
 )
 
 func busID(t *testing.T, s *synthesis) string {

@@ -17,9 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/policy"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/policy"
 )
 

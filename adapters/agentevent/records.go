@@ -7,8 +7,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/streams"
+	"github.com/myriarch/myriarch/core/agent"
 )
 
 // Decoder decodes an agent item image (the store's strict decoding).

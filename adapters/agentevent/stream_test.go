@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/agentevent"
-	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/adapters/store"
-	"github.com/myriarch/myriarch/local/storetest"
 	"github.com/myriarch/myriarch/adapters/streams"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/local/storetest"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)

@@ -12,10 +12,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/myriarch/myriarch/core/audit"
-	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/execution"
+	"github.com/myriarch/myriarch/core/audit"
+	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/issue"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/core/selection"

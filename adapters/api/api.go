@@ -19,10 +19,10 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	apidoc "github.com/myriarch/myriarch/api"
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/execution"
 	"github.com/myriarch/myriarch/adapters/ui"
+	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/core/agent"
 )
 
 // DefaultPlanTimeout is how long select-version, clear-version-selection

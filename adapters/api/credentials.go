@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/audit"
 	"github.com/myriarch/myriarch/core/selection"
 )

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/audit"
 )
 

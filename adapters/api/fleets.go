@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/policy"

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/core/audit"
 	"github.com/myriarch/myriarch/core/page"
-	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/core/selection"

@@ -22,12 +22,12 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/plannertask"
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/planner"
-	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/core/revision"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/page"
 )
 

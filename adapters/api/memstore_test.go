@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/audit"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/releases"
-	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/local/store/memstore"
 )
 

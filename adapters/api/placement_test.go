@@ -14,9 +14,9 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/myriarch/myriarch/adapters/api/schema"
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/adapters/api/schema"
 	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/policy"

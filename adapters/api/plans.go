@@ -9,8 +9,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api/schema"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/assignment"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/fleet"

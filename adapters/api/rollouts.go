@@ -9,9 +9,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/engine"
-	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/policy"

@@ -13,11 +13,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/myriarch/myriarch/adapters/client"
 	apidoc "github.com/myriarch/myriarch/api"
 	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/adapters/client"
-	"github.com/myriarch/myriarch/local/client/clienttest"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

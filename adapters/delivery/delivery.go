@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/adapters/streams"
+	"github.com/myriarch/myriarch/core/notify"
 )
 
 // Publisher publishes notifications in order. It returns how many of es,

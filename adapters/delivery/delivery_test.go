@@ -16,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/myriarch/myriarch/adapters/streams"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/notify/notifytest"
-	"github.com/myriarch/myriarch/adapters/streams"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)

@@ -18,14 +18,14 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
 	"github.com/myriarch/myriarch/adapters/delivery"
+	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/adapters/streams"
 	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/notify/notifytest"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/local/storetest"
-	"github.com/myriarch/myriarch/adapters/streams"
 )
 
 var t0 = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 

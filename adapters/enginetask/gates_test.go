@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/gate"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"

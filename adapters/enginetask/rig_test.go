@@ -19,16 +19,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/execution"
+	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/local/sfnlocal"
-	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 

@@ -13,14 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
-	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/adapters/execution"
+	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/core/selector"
-	"github.com/myriarch/myriarch/local/sfnlocal"
 	"github.com/myriarch/myriarch/core/windows"
+	"github.com/myriarch/myriarch/local/sfnlocal"
 )
 
 func canaryAttrs(i int) map[string]string {

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/engine"
-	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 

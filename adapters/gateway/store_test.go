@@ -9,8 +9,8 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 

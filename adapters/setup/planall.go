@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/policy"
 )
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/policy"
 )
 

@@ -16,21 +16,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/agentevent"
-	"github.com/myriarch/myriarch/core/assignment"
 	"github.com/myriarch/myriarch/adapters/enginetask"
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/awx"
 	"github.com/myriarch/myriarch/adapters/executor/httpcall"
 	"github.com/myriarch/myriarch/adapters/executor/secrets"
 	"github.com/myriarch/myriarch/adapters/executor/webhook"
-	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/adapters/gate/gateread"
-	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/adapters/watchdog"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/assignment"
+	"github.com/myriarch/myriarch/core/executor"
+	"github.com/myriarch/myriarch/core/executorobject"
+	"github.com/myriarch/myriarch/core/planner"
 )
 
 // Environment variables of the functions (infra/functions.go sets them).

@@ -9,10 +9,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/page"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // Agent item attributes beyond the keys (id, fleet, lag).

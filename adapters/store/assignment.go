@@ -8,10 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/assignment"
 	"github.com/myriarch/myriarch/core/fleet"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 var _ assignment.Store = (*Store)(nil)

@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/audit"
 	"github.com/myriarch/myriarch/core/page"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 func auditTarget(targetType, targetID string) string { return targetType + "#" + targetID }

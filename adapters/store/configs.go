@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/revision"
 )
 
 // Rendered configurations are content-addressed by hash under pk "config".

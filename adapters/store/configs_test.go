@@ -10,9 +10,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/revision"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // configOf is n bytes of YAML whose content differs everywhere (so that

@@ -8,10 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // goodRollout is a rollout item as the store writes it.

@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/page"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // EventRetention is how long the outbox keeps an event (the TTL of the

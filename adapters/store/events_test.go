@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/notify/notifytest"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // outbox is the store as notifytest's Outbox: each change is a SaveEvaluation of

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/gateway"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/assignment"
-	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/executor"
-	"github.com/myriarch/myriarch/adapters/gateway"
 	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"

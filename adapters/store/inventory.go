@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/page"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // The operators' inventory of agents (GET /api/v1/agents). Each listing

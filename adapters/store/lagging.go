@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/agent"
 )
 
 // LaggingAgents pages through the agents the gateway has something to push

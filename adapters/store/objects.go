@@ -9,11 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/revision"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // Partitions of the objects table.

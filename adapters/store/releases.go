@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/releases"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/releases"
 )
 
 // The release catalogue lives in the objects table, one partition per

@@ -10,12 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/notify"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // lockPrefix starts the id of the lock items in the rollouts table; the

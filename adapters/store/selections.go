@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/selection"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/selection"
 )
 
 // Selection reads the UI selection of a fleet (strongly consistent: the

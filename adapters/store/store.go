@@ -26,8 +26,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // Tables are the deployed table names.

@@ -7,9 +7,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/policy"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // DecodeAgentImage decodes an agent item as the agents table's stream

@@ -11,11 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/page"
 	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store/tables"
 )
 
 // wavePrefix starts the sort key of a wave's targets: five digits, so that

@@ -9,9 +9,9 @@ import (
 
 	"github.com/open-telemetry/opamp-go/protobufs"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/gateway"
 	"github.com/myriarch/myriarch/adapters/updater"
+	"github.com/myriarch/myriarch/core/agent"
 )
 
 // The reports read through the server's own parser as the attempt and the

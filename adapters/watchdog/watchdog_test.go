@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
+	"github.com/myriarch/myriarch/adapters/watchdog"
 	"github.com/myriarch/myriarch/core/fleet"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/local/sfnlocal"
-	"github.com/myriarch/myriarch/adapters/watchdog"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/client"
-	"github.com/myriarch/myriarch/local/client/clienttest"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // TestActions steps one rollout through every action, with the refusals

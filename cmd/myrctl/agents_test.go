@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/client"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 

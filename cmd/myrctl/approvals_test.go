@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/adapters/client"
-	"github.com/myriarch/myriarch/local/client/clienttest"
 	"github.com/myriarch/myriarch/core/gate"
 	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // waitingApprovalWith is waitingApproval with more of the policy's spec;

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/myriarch/myriarch/adapters/client"
-	"github.com/myriarch/myriarch/local/client/clienttest"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // stagedEdge applies a revision whose rest wave splits by zone, over e01

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/client"
-	"github.com/myriarch/myriarch/local/client/clienttest"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
 // frames splits watch's text output into its frames (each ends with the

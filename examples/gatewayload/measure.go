@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/core/revision"
 )
 
 type profiles struct{ cpu, mem string }

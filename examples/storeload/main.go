@@ -28,11 +28,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store"
 )
 
 const targets = 1000

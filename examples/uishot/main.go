@@ -24,10 +24,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/myriarch/myriarch/adapters/ui/uitest"
 	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/local/simfleet"
 	"github.com/myriarch/myriarch/local/stack"
-	"github.com/myriarch/myriarch/adapters/ui/uitest"
 )
 
 func main() {

@@ -26,8 +26,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
 	"github.com/myriarch/myriarch/adapters/executor/webhook"
+	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
 	"github.com/myriarch/myriarch/local/simfleet"
 )
 

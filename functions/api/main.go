@@ -39,11 +39,11 @@ import (
 
 	"github.com/myriarch/myriarch/adapters/api"
 	"github.com/myriarch/myriarch/adapters/enginetask"
-	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/adapters/plannertask/remote"
 	"github.com/myriarch/myriarch/adapters/setup"
 	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/core/planner"
 )
 
 func main() {

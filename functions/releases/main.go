@@ -28,8 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/myriarch/myriarch/core/releases"
 	"github.com/myriarch/myriarch/adapters/store"
+	"github.com/myriarch/myriarch/core/releases"
 )
 
 // Environment variables of the function (infra/functions.go sets them).

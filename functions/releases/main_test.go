@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/myriarch/myriarch/core/releases"
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/core/releases"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 

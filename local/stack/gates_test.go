@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/local/gate/gatetest"
 	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/local/gate/gatetest"
 	"github.com/myriarch/myriarch/local/simfleet"
 	"github.com/myriarch/myriarch/local/storetest"
 )

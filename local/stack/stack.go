@@ -39,9 +39,9 @@ import (
 	"github.com/myriarch/myriarch/adapters/gate/gateread"
 	"github.com/myriarch/myriarch/adapters/gateway"
 	"github.com/myriarch/myriarch/adapters/setup"
-	"github.com/myriarch/myriarch/local/sfnlocal"
 	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/adapters/streams"
+	"github.com/myriarch/myriarch/local/sfnlocal"
 )
 
 // EngineFunction is the engine Lambda's name, locally and in the cloud.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/adapters/ui/uitest"
 	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/local/simfleet"
 	"github.com/myriarch/myriarch/local/storetest"
-	"github.com/myriarch/myriarch/adapters/ui/uitest"
 )
 
 // uiHealthWait is the health wait of the rollout the page shows: long

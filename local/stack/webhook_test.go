@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/webhook"
+	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/revision"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
 	"github.com/myriarch/myriarch/local/simfleet"
 	"github.com/myriarch/myriarch/local/storetest"
 )

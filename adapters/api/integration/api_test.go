@@ -31,15 +31,15 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
-	apidoc "github.com/myriarch/myriarch/api"
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api"
 	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/adapters/store"
+	apidoc "github.com/myriarch/myriarch/api"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/planner"
-	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/core/rollout"
-	"github.com/myriarch/myriarch/adapters/store"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/httpcall"
+	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/rollout"
 )

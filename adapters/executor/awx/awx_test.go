@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/awx"
 	"github.com/myriarch/myriarch/adapters/executor/awx/awxtest"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/rollout"
 )

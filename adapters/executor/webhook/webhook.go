@@ -23,8 +23,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/httpcall"
+	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/rollout"
 )

@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/myriarch/myriarch/adapters/executor/secrets"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/executor"
-	"github.com/myriarch/myriarch/adapters/executor/secrets"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"

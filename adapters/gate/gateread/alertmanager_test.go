@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/core/gate"
-	"github.com/myriarch/myriarch/local/gate/gatetest"
 	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/local/gate/gatetest"
 )
 
 // TestAlertmanager reads the alerts of a real Alertmanager. Each scenario

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/core/gate"
-	"github.com/myriarch/myriarch/local/gate/gatetest"
 	"github.com/myriarch/myriarch/core/policy"
+	"github.com/myriarch/myriarch/local/gate/gatetest"
 )
 
 // What the fleet "edge" exports, as Prometheus scrapes it.

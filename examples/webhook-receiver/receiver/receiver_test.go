@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/adapters/executor/secrets"
 	"github.com/myriarch/myriarch/adapters/executor/webhook"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"

@@ -16,13 +16,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
-	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/adapters/api"
 	"github.com/myriarch/myriarch/adapters/client"
 	"github.com/myriarch/myriarch/adapters/enginetask"
+	"github.com/myriarch/myriarch/adapters/plannertask"
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/planner"
-	"github.com/myriarch/myriarch/adapters/plannertask"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/local/store/memstore"
 )

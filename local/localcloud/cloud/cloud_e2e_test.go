@@ -23,10 +23,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
 	"github.com/myriarch/myriarch/adapters/executor/webhook"
-	"github.com/myriarch/myriarch/local/localcloud/iam"
 	"github.com/myriarch/myriarch/core/revision"
+	"github.com/myriarch/myriarch/examples/webhook-receiver/receiver"
+	"github.com/myriarch/myriarch/local/localcloud/iam"
 	"github.com/myriarch/myriarch/local/simfleet"
 	"github.com/myriarch/myriarch/local/stack"
 )

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/assignment"
 	"github.com/myriarch/myriarch/core/audit"
-	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"github.com/myriarch/myriarch/core/fleet"
