@@ -36,6 +36,10 @@ command -v java >/dev/null || fail "java is missing: install a Java runtime, 11 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/dynamodb-local.XXXXXX")
 pid=""
 stop() {
+	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+		echo "with-dynamodb-local: DynamoDB Local ended before the command; its log:" >&2
+		tail -n 20 "$workdir/server.log" >&2 2>/dev/null || true
+	fi
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
@@ -71,7 +75,12 @@ start() {
 	pid=$!
 	for _ in $(seq 1 300); do
 		kill -0 "$pid" 2>/dev/null || { pid=""; return 1; }
-		answers "$port" && return 0
+		if answers "$port"; then
+			# still there a moment later: a connect can succeed on a port
+			# the server then fails to keep
+			sleep 0.3
+			kill -0 "$pid" 2>/dev/null && answers "$port" && return 0
+		fi
 		sleep 0.1
 	done
 	return 1
@@ -79,7 +88,9 @@ start() {
 
 started=""
 for _ in 1 2 3 4 5; do
-	port=$((20000 + RANDOM % 40000))
+	# below Linux's ephemeral range (32768-60999), so that no outgoing
+	# connection of the tests takes the port between the check and the bind
+	port=$((20000 + RANDOM % 12000))
 	port_free "$port" || continue
 	if start "$port"; then
 		started=$port

@@ -109,7 +109,7 @@ func TestTypes_MirrorTheDocumentExamples(t *testing.T) {
 func TestTypes_MirrorTheServer(t *testing.T) {
 	s := clienttest.Start(t, t0)
 	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	s.Pass(id)
+	s.Evaluate(id)
 	ctx := t.Context()
 	op := s.Client(clienttest.OperatorToken)
 	if _, err := op.SelectVersion(ctx, "edge", client.SelectRequest{Version: "0.162.0", Reason: "CVE"}); err != nil {
@@ -119,7 +119,7 @@ func TestTypes_MirrorTheServer(t *testing.T) {
 	if err != nil || len(versions) != 1 {
 		t.Fatalf("version rollouts %v, %v", versions, err)
 	}
-	s.Pass(versions[0].ID)
+	s.Evaluate(versions[0].ID)
 	gets := []struct{ name, path string }{
 		{name: "me", path: "/api/v1/me"}, {name: "rollouts", path: "/api/v1/rollouts"}, {name: "rollout", path: "/api/v1/rollouts/" + id},
 		{name: "targets", path: "/api/v1/rollouts/" + id + "/targets"}, {name: "version targets", path: "/api/v1/rollouts/" + versions[0].ID + "/targets"},
@@ -170,11 +170,11 @@ func TestRolloutsAndActions(t *testing.T) {
 	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
 	ctx := t.Context()
 	op := s.Client(clienttest.OperatorToken)
-	s.Pass(id)
+	s.Evaluate(id)
 	s.ApplyConfig("e01")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.Advance(5 * time.Minute)
-	s.Pass(id)
+	s.Evaluate(id)
 	r, err := op.GetRollout(ctx, id)
 	if err != nil || r.Status != rollout.WaitingApproval || r.Waves[0].Counts.Succeeded != 1 || *r.Waves[1].Total != 2 {
 		t.Fatalf("rollout %+v, %v", r, err)
@@ -194,7 +194,7 @@ func TestRolloutsAndActions(t *testing.T) {
 func TestAgents(t *testing.T) {
 	s := clienttest.Start(t, t0)
 	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.PutAgent(clienttest.HealthyAgent("u1", map[string]string{"host.name": "edge-gw-02"}, "", t0))
 	s.UpdateAgent("e02", func(a *agent.Agent) { a.Attributes["host.name"] = "edge-gw-02" })
 	s.UpdateAgent("e03", func(a *agent.Agent) { a.Online = false })
@@ -335,11 +335,11 @@ func TestEffectiveHealthWait(t *testing.T) {
 func waitingApproval(t *testing.T, s *clienttest.Server, policy string) string {
 	t.Helper()
 	id := s.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", policy))
-	s.Pass(id)
+	s.Evaluate(id)
 	s.ApplyConfig("e01")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.Advance(5 * time.Minute)
-	s.Pass(id)
+	s.Evaluate(id)
 	if st := s.Rollout(id).Status; st != rollout.WaitingApproval {
 		t.Fatalf("rollout is %s, want waiting_approval", st)
 	}
@@ -397,11 +397,11 @@ func TestTypes_MirrorTheServer_StagesAndGates(t *testing.T) {
   freezes: [{name: holidays, regions: [us-east-1], from: "2026-12-20T00:00:00Z", until: "2027-01-04T00:00:00Z"}]
 `, 1)
 	id := s.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", gated))
-	s.Pass(id)
+	s.Evaluate(id)
 	s.ApplyConfig("e01")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.Advance(5 * time.Minute)
-	s.Pass(id) // the canary's stage begins its gate
+	s.Evaluate(id) // the canary's stage begins its gate
 	s.Advance(30 * time.Second)
 	s.ReadGates(id, nil) // no reader: a red reading with an error
 	ctx := t.Context()
@@ -465,11 +465,11 @@ func TestWaveRef(t *testing.T) {
 	}
 	s := clienttest.Start(t, t0)
 	id := s.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.ApplyConfig("e01")
-	s.Pass(id)
+	s.Evaluate(id)
 	s.Advance(5 * time.Minute)
-	s.Pass(id)
+	s.Evaluate(id)
 	op := s.Client(clienttest.OperatorToken)
 	ts, err := op.AllTargets(t.Context(), id, client.TargetFilter{Wave: "rest"}, 0)
 	if err != nil || len(ts) != 2 || ts[0].Wave != 1 {

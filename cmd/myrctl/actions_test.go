@@ -19,7 +19,7 @@ func TestActions(t *testing.T) {
 		c.srv.UpdateAgent("e02", func(a *agent.Agent) {
 			a.RemoteConfig = agent.RemoteConfigStatus{Hash: a.DesiredHash, Status: agent.ConfigFailed, Since: c.srv.Now()}
 		})
-		c.srv.Pass(id)
+		c.srv.Evaluate(id)
 	}
 	steps := []struct {
 		before func()

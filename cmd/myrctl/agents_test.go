@@ -18,7 +18,7 @@ func inventory(t *testing.T) (*cli, string) {
 	c := &cli{t: t, now: t0, srv: clienttest.Start(t, t0, clienttest.WithLiveness(agent.Liveness{
 		Silence: 90 * time.Second, ReconnectGrace: 10 * time.Second, Retention: 7 * 24 * time.Hour}))}
 	id := c.srv.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id) // e01, the canary, is sent the new configuration
+	c.srv.Evaluate(id) // e01, the canary, is sent the new configuration
 	for i, id := range []string{"e01", "e02", "e03"} {
 		c.srv.UpdateAgent(id, func(a *agent.Agent) { a.Attributes["host.name"] = "edge-gw-0" + string(rune('1'+i)) })
 	}

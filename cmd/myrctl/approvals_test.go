@@ -17,11 +17,11 @@ import (
 func (c *cli) waitingApprovalWith(more string) string {
 	c.t.Helper()
 	id := c.srv.ApplyEdgeFiles(c.t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", clienttest.CanaryPolicy+more))
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.Advance(5 * time.Minute)
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.now = c.srv.Now()
 	return id
 }
@@ -79,7 +79,7 @@ func TestWatch_FrozenStageAndFreezeOverride(t *testing.T) {
 	c := newCLI(t)
 	freeze := "  freezes:\n    - {name: holidays, from: \"2026-11-30T08:00:00Z\", until: \"2026-12-02T00:00:00Z\"}\n"
 	id := c.srv.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", clienttest.CanaryPolicy+freeze))
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.onSleep = func(int) { c.onSleep = nil }
 	r := c.run(clienttest.ViewerToken, "watch", id)
 	frame := frames(r.stdout)[0]
@@ -121,11 +121,11 @@ func TestRolloutsGet_StageGate(t *testing.T) {
 		"      selector: {matchAttributes: {labels.wave: canary}}\n      bake: 2m\n", 1) +
 		"  health:\n    failuresToStop: 2\n    metrics:\n      - {name: export-failures, query: q, max: 0.01}\n      - {name: refused, query: r, max: 10, dryRun: true}\n"
 	id := c.srv.ApplyEdgeFiles(t, 3, clienttest.FilesWithPolicy("receivers: {otlp: {}}\n", gated))
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.Advance(5 * time.Minute)
-	c.srv.Pass(id) // the canary bakes 2m
+	c.srv.Evaluate(id) // the canary bakes 2m
 	c.srv.Advance(30 * time.Second)
 	c.srv.ReadGates(id, redExports{})
 	c.now = c.srv.Now().Add(12 * time.Second)

@@ -15,11 +15,11 @@ import (
 func (c *cli) canaryDone() string {
 	c.t.Helper()
 	id := c.srv.ApplyEdge(c.t, 3, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.Advance(5 * time.Minute)
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	return id
 }
 

@@ -144,11 +144,11 @@ func writeDir(t *testing.T, files map[string]string) string {
 func (c *cli) waitingApproval(n int) string {
 	c.t.Helper()
 	id := c.srv.ApplyEdge(c.t, n, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.Advance(5 * time.Minute)
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	if s := c.srv.Rollout(id).Status; s != "waiting_approval" {
 		c.t.Fatalf("rollout is %s, want waiting_approval", s)
 	}

@@ -59,9 +59,9 @@ func TestPlan_Refusals(t *testing.T) {
 func TestWatch_ShowsThePredictedFinish(t *testing.T) {
 	c := newCLI(t)
 	id := c.srv.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id) // e01 verifying since t0
+	c.srv.Evaluate(id) // e01 verifying since t0
 	r := c.run(clienttest.ViewerToken, "watch", id)
 	r.has(t, "predicted finish 5m20s after the approval of wave 1 · pessimistic 5m40s after the approval of wave 1")
 	c.waitingApprovalThenApproved(id)
@@ -75,9 +75,9 @@ func TestWatch_ShowsThePredictedFinish(t *testing.T) {
 func (c *cli) waitingApprovalThenApproved(id string) {
 	c.t.Helper()
 	c.srv.Advance(5 * time.Minute)
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	if _, err := c.srv.Client(clienttest.OperatorToken).Approve(c.t.Context(), id, 1); err != nil {
 		c.t.Fatal(err)
 	}
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 }

@@ -90,9 +90,9 @@ func TestRolloutsGet(t *testing.T) {
 func TestRolloutsTargets(t *testing.T) {
 	c := newCLI(t)
 	id := c.srv.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.now = t0.Add(30 * time.Second)
 	c.run(clienttest.ViewerToken, "rollouts", "targets", id).ok(t).has(t,
 		"AGENT  WAVE  STATUS     FROM  TO            DETAIL",

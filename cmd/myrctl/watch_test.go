@@ -31,9 +31,9 @@ func frames(out string) []string {
 func TestWatch_ConfigRolloutToCompletion(t *testing.T) {
 	c := newCLI(t)
 	id := c.srv.ApplyEdge(t, 3, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id) // e01 verifying since t0; healthWait 5m
+	c.srv.Evaluate(id) // e01 verifying since t0; healthWait 5m
 	c.now = t0.Add(48 * time.Second)
 	c.onSleep = func(n int) {
 		switch n {
@@ -41,17 +41,17 @@ func TestWatch_ConfigRolloutToCompletion(t *testing.T) {
 			c.now = t0.Add(5 * time.Minute)
 		case 2: // the engine ends the canary; an operator approves; the rest verify
 			c.srv.Advance(5 * time.Minute)
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 			if _, err := c.srv.Client(clienttest.OperatorToken).Approve(t.Context(), id, 1); err != nil {
 				t.Fatal(err)
 			}
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 			c.srv.ApplyConfig("e02", "e03")
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 			c.now = t0.Add(5*time.Minute + 10*time.Second)
 		case 3:
 			c.srv.Advance(5 * time.Minute)
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 		}
 	}
 	r := c.run(clienttest.ViewerToken, "watch", id, "--interval", "5s").ok(t)
@@ -191,9 +191,9 @@ func TestWatch_RefreshFailures(t *testing.T) {
 func TestWatch_JSONLines(t *testing.T) {
 	c := newCLI(t)
 	id := c.srv.ApplyEdge(t, 2, "receivers: {otlp: {}}\n")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.srv.ApplyConfig("e01")
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.now = t0.Add(time.Minute)
 	c.onSleep = func(n int) {
 		c.now = c.now.Add(5 * time.Minute)
@@ -252,7 +252,7 @@ func TestWatch_VersionRollout(t *testing.T) {
 		t.Fatalf("select: %+v, %v", sel, err)
 	}
 	id := sel.RolloutID
-	c.srv.Pass(id)
+	c.srv.Evaluate(id)
 	c.onSleep = func(n int) {
 		switch n {
 		case 1: // the collectors restart on the new version and report healthy
@@ -263,11 +263,11 @@ func TestWatch_VersionRollout(t *testing.T) {
 					ag.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: c.srv.Now()}
 				})
 			}
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 			c.now = c.srv.Now().Add(15 * time.Second)
 		case 2:
 			c.srv.Advance(time.Minute)
-			c.srv.Pass(id)
+			c.srv.Evaluate(id)
 		}
 	}
 	r := c.run(clienttest.ViewerToken, "watch", id).ok(t)

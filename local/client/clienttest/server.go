@@ -132,11 +132,11 @@ func (s *Server) newID(prefix string) func() string {
 	}
 }
 
-// Pass evaluates a rollout once, as the state machine's engine step does.
-func (s *Server) Pass(id string) {
+// Evaluate evaluates a rollout once, as the state machine's engine step does.
+func (s *Server) Evaluate(id string) {
 	s.t.Helper()
 	if _, err := s.evaluator.Evaluate(context.Background(), id); err != nil {
-		s.t.Fatalf("pass rollout %s: %v", id, err)
+		s.t.Fatalf("evaluate rollout %s: %v", id, err)
 	}
 }
 
