@@ -31,7 +31,7 @@ type Store interface {
 // StepFunctions is the part of the Step Functions API the watchdog calls.
 type StepFunctions interface {
 	DescribeExecution(ctx context.Context, in *sfn.DescribeExecutionInput, opts ...func(*sfn.Options)) (*sfn.DescribeExecutionOutput, error)
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	execution.StartAPI
 }
 
 // Watchdog checks every active rollout once per Run.
