@@ -8,6 +8,7 @@ import (
 
 	"github.com/myriarch/myriarch/adapters/execution"
 	"github.com/myriarch/myriarch/core/rollout"
+	"github.com/myriarch/myriarch/core/route"
 )
 
 // Tokens is what parking needs of the store: store the execution's token
@@ -85,7 +86,7 @@ func (h Handler) readGates(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		return Output{}, classify("read gates of rollout "+in.RolloutID, err)
 	}
-	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: VerdictReadGates, Gates: shown}, nil
+	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: string(route.ReadGates), Gates: shown}, nil
 }
 
 // park stores the task token so that an operator action can wake the
@@ -118,7 +119,7 @@ func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
 	if r.ExecutionArn != in.ExecutionArn {
 		n = r.Executions // a retry: the next execution was already recorded
 	}
-	out := Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictContinue, Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r)}
+	out := Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: string(route.Continue), Status: string(r.Status), Wave: currentWave(r), Stage: currentStage(r)}
 	next := execution.Input{RolloutID: r.ID, Wave: out.Wave, Stage: out.Stage}
 	if err := (execution.Starter{SFN: h.SFN, StateMachineArn: h.StateMachineArn}).Continue(ctx, next, n); err != nil {
 		return Output{}, classify("start the next execution of "+r.ID, err)
@@ -138,7 +139,7 @@ func (h Handler) finish(ctx context.Context, in Input) (Output, error) {
 	}
 	h.logger().Info("rollout finished", "rollout", r.ID, "fleet", r.Fleet, "kind", string(r.Kind), "status", string(r.Status),
 		"duration", durationOf(r))
-	return Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: VerdictDone, Status: string(r.Status), Reason: r.StatusReason}, nil
+	return Output{RolloutID: r.ID, Iteration: in.Iteration, Verdict: string(route.Done), Status: string(r.Status), Reason: r.StatusReason}, nil
 }
 
 func durationOf(r rollout.Rollout) string {
@@ -158,9 +159,9 @@ func (h Handler) recordFailure(ctx context.Context, in Input) (Output, error) {
 	if err != nil {
 		return Output{}, classify("record failure of "+in.RolloutID, err)
 	}
-	v := VerdictFailed
+	v := string(route.Failed)
 	if st.Final() {
-		v = VerdictDone
+		v = string(route.Done)
 	}
 	return Output{RolloutID: in.RolloutID, Iteration: in.Iteration, Verdict: v, Status: string(st), Reason: reason}, nil
 }

@@ -7,8 +7,6 @@ package enginetask
 
 import (
 	"encoding/json"
-
-	"github.com/myriarch/myriarch/core/route"
 )
 
 // Task names, the "task" field of the payload.
@@ -53,13 +51,3 @@ type Output struct {
 	// Gates are the readings the "Reading gates" state took.
 	Gates []GateReading `json:"gates,omitempty"`
 }
-
-// The verdicts that tasks other than evaluate return as they are (reading
-// gates, continuing, finishing, recording a failure): the strings of
-// route.Verdict, which decides the verdict of an evaluation (Verdict).
-const (
-	VerdictReadGates = string(route.ReadGates)
-	VerdictFailed    = string(route.Failed)
-	VerdictContinue  = string(route.Continue)
-	VerdictDone      = string(route.Done)
-)
