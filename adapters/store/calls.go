@@ -4,51 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/myriarch/myriarch/adapters/usage"
 	"github.com/myriarch/myriarch/core/page"
 )
 
 // Usage is what the store asked of DynamoDB since the last reset: requests,
-// items read and written (as the store counts them), and the capacity units
-// that DynamoDB reported (ReturnConsumedCapacity TOTAL, indexes included).
-type Usage struct {
-	Requests     int64
-	ItemsRead    int64
-	ItemsWritten int64
-	ReadUnits    float64
-	WriteUnits   float64
-}
+// items and their bytes read and written, and the capacity units that
+// DynamoDB reported (ReturnConsumedCapacity TOTAL, indexes included).
+type Usage = usage.Counts
 
-func (u Usage) String() string {
-	return fmt.Sprintf("%d requests, %d items read, %d items written, %.1f RCU, %.1f WCU",
-		u.Requests, u.ItemsRead, u.ItemsWritten, u.ReadUnits, u.WriteUnits)
-}
+// Usage returns the usage since the last ResetUsage, over every kind of call.
+func (s *Store) Usage() Usage { return s.meter.Total() }
 
-type meter struct {
-	mu sync.Mutex
-	u  Usage
-}
+// UsageByKind returns the usage since the last ResetUsage per kind of call:
+// the operation and the table (and index), e.g. "Query targets",
+// "Scan agents/lagging", "TransactWriteItems agents".
+func (s *Store) UsageByKind() usage.Kinds { return s.meter.Kinds() }
 
-func (m *meter) read(items int, cc ...types.ConsumedCapacity) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.u.Requests++
-	m.u.ItemsRead += int64(items)
-	m.u.ReadUnits += units(cc)
-}
+// ResetUsage sets the usage counters to zero.
+func (s *Store) ResetUsage() { s.meter.Reset() }
 
-func (m *meter) wrote(items int, cc ...types.ConsumedCapacity) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.u.Requests++
-	m.u.ItemsWritten += int64(items)
-	m.u.WriteUnits += units(cc)
+// kind names a call for the meter by its table's base name, so that the
+// same call reads the same whatever the deployment's prefix.
+func (s *Store) kind(op, table string, index *string) string {
+	name := table
+	for _, t := range []struct{ full, base string }{
+		{s.names.Agents, "agents"}, {s.names.Rollouts, "rollouts"}, {s.names.Targets, "targets"},
+		{s.names.Objects, "objects"}, {s.names.Audit, "audit"}, {s.names.Events, "events"},
+		{s.names.Gateways, "gateways"},
+	} {
+		if t.full == table {
+			name = t.base
+			break
+		}
+	}
+	if index != nil {
+		name += "/" + *index
+	}
+	return op + " " + name
 }
 
 func units(cc []types.ConsumedCapacity) float64 {
@@ -68,18 +68,14 @@ func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
 	return []types.ConsumedCapacity{*c}
 }
 
-// Usage returns the usage since the last ResetUsage.
-func (s *Store) Usage() Usage {
-	s.meter.mu.Lock()
-	defer s.meter.mu.Unlock()
-	return s.meter.u
+// read counts one request that read items.
+func read(items []map[string]types.AttributeValue, cc ...types.ConsumedCapacity) usage.Counts {
+	return usage.Counts{Requests: 1, ItemsRead: int64(len(items)), BytesRead: int64(usage.ItemsSize(items)), ReadUnits: units(cc)}
 }
 
-// ResetUsage sets the usage counters to zero.
-func (s *Store) ResetUsage() {
-	s.meter.mu.Lock()
-	defer s.meter.mu.Unlock()
-	s.meter.u = Usage{}
+// wrote counts one request that wrote n items of the given bytes.
+func wrote(n, bytes int, cc ...types.ConsumedCapacity) usage.Counts {
+	return usage.Counts{Requests: 1, ItemsWritten: int64(n), BytesWritten: int64(bytes), WriteUnits: units(cc)}
 }
 
 // The calls below are the only place that talks to DynamoDB: each asks for
@@ -93,11 +89,11 @@ func (s *Store) getItem(ctx context.Context, in *dynamodb.GetItemInput) (map[str
 	if err != nil {
 		return nil, err
 	}
-	n := 0
+	var items []map[string]types.AttributeValue
 	if out.Item != nil {
-		n = 1
+		items = append(items, out.Item)
 	}
-	s.meter.read(n, one(out.ConsumedCapacity)...)
+	s.meter.Count(s.kind("GetItem", deref(in.TableName), nil), read(items, one(out.ConsumedCapacity)...))
 	return out.Item, nil
 }
 
@@ -107,7 +103,7 @@ func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput) (*dynamodb.Q
 	if err != nil {
 		return nil, badStartKey(err, in.ExclusiveStartKey)
 	}
-	s.meter.read(len(out.Items), one(out.ConsumedCapacity)...)
+	s.meter.Count(s.kind("Query", deref(in.TableName), in.IndexName), read(out.Items, one(out.ConsumedCapacity)...))
 	return out, nil
 }
 
@@ -117,7 +113,7 @@ func (s *Store) scan(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.Sca
 	if err != nil {
 		return nil, err
 	}
-	s.meter.read(len(out.Items), one(out.ConsumedCapacity)...)
+	s.meter.Count(s.kind("Scan", deref(in.TableName), in.IndexName), read(out.Items, one(out.ConsumedCapacity)...))
 	return out, nil
 }
 
@@ -127,7 +123,7 @@ func (s *Store) putItem(ctx context.Context, in *dynamodb.PutItemInput) error {
 	if err != nil {
 		return err
 	}
-	s.meter.wrote(1, one(out.ConsumedCapacity)...)
+	s.meter.Count(s.kind("PutItem", deref(in.TableName), nil), wrote(1, usage.ItemSize(in.Item), one(out.ConsumedCapacity)...))
 	return nil
 }
 
@@ -137,7 +133,7 @@ func (s *Store) deleteItem(ctx context.Context, in *dynamodb.DeleteItemInput) er
 	if err != nil {
 		return err
 	}
-	s.meter.wrote(1, one(out.ConsumedCapacity)...)
+	s.meter.Count(s.kind("DeleteItem", deref(in.TableName), nil), wrote(1, 0, one(out.ConsumedCapacity)...))
 	return nil
 }
 
@@ -146,8 +142,44 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	if err != nil {
 		return err
 	}
-	s.meter.wrote(len(items), out.ConsumedCapacity...)
+	s.meter.Count(s.transactKind(items), wrote(len(items), transactBytes(items), out.ConsumedCapacity...))
 	return nil
+}
+
+// transactKind names a transaction by the tables it writes, in order of
+// first appearance ("TransactWriteItems targets+rollouts").
+func (s *Store) transactKind(items []types.TransactWriteItem) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		var table *string
+		switch {
+		case it.Put != nil:
+			table = it.Put.TableName
+		case it.Update != nil:
+			table = it.Update.TableName
+		case it.Delete != nil:
+			table = it.Delete.TableName
+		case it.ConditionCheck != nil:
+			table = it.ConditionCheck.TableName
+		}
+		name := strings.TrimPrefix(s.kind("", deref(table), nil), " ")
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	return "TransactWriteItems " + strings.Join(names, "+")
+}
+
+func transactBytes(items []types.TransactWriteItem) int {
+	n := 0
+	for _, it := range items {
+		if it.Put != nil {
+			n += usage.ItemSize(it.Put.Item)
+		}
+	}
+	return n
 }
 
 // batchGet reads up to 100 keys of one table; unprocessed keys are asked
@@ -164,7 +196,7 @@ func (s *Store) batchGet(ctx context.Context, table string, keys []map[string]ty
 			return nil, err
 		}
 		got := out.Responses[table]
-		s.meter.read(len(got), out.ConsumedCapacity...)
+		s.meter.Count(s.kind("BatchGetItem", table, nil), read(got, out.ConsumedCapacity...))
 		items = append(items, got...)
 		req = out.UnprocessedKeys
 	}
@@ -183,10 +215,26 @@ func (s *Store) batchWrite(ctx context.Context, table string, reqs []types.Write
 		if err != nil {
 			return err
 		}
-		s.meter.wrote(len(req[table])-len(out.UnprocessedItems[table]), out.ConsumedCapacity...)
+		s.meter.Count(s.kind("BatchWriteItem", table, nil), wrote(len(req[table])-len(out.UnprocessedItems[table]), batchBytes(req[table], out.UnprocessedItems[table]), out.ConsumedCapacity...))
 		req = out.UnprocessedItems
 	}
 	return nil
+}
+
+// batchBytes is the size of the puts of a batch that were processed.
+func batchBytes(reqs, unprocessed []types.WriteRequest) int {
+	n := 0
+	for _, r := range reqs {
+		if r.PutRequest != nil {
+			n += usage.ItemSize(r.PutRequest.Item)
+		}
+	}
+	for _, r := range unprocessed {
+		if r.PutRequest != nil {
+			n -= usage.ItemSize(r.PutRequest.Item)
+		}
+	}
+	return n
 }
 
 // batchWriteAll writes any number of requests in batches of 25, several

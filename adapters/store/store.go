@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/myriarch/myriarch/adapters/store/tables"
+	"github.com/myriarch/myriarch/adapters/usage"
 	"github.com/myriarch/myriarch/core/rollout"
 )
 
@@ -47,7 +48,7 @@ type Store struct {
 	// LastSeenEvery coalesces heartbeats: lastSeen alone is written only
 	// when it moved at least this far (zero: DefaultLastSeenEvery).
 	LastSeenEvery time.Duration
-	meter         meter
+	meter         usage.Meter
 }
 
 // New returns a store on the given client and tables.

@@ -9,9 +9,9 @@ import (
 	"github.com/myriarch/myriarch/core/rollout"
 )
 
-// A running wave's targets are those of the agents asked for, read with one
-// Query of the wave while it is small; targets of waves that hold nothing in
-// flight are not read.
+// A running wave's targets are those of the agents asked for, read by key:
+// no other target of the wave is read, and targets of waves that hold
+// nothing in flight are not read.
 func TestTargetsOf_ReadsTheAgentsOfTheRunningWaves(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
@@ -33,8 +33,8 @@ func TestTargetsOf_ReadsTheAgentsOfTheRunningWaves(t *testing.T) {
 	if len(got) != 2 || ids["a00001"] != 1 || ids["a00004"] != 1 {
 		t.Fatalf("targets %v, want a00001 and a00004 of wave 1 only", ids)
 	}
-	if u := s.Usage(); u.Requests != 1 || u.ItemsRead != 3 {
-		t.Fatalf("usage %s, want one Query of wave 1's 3 targets", u)
+	if u := s.Usage(); u.Requests != 1 || u.ItemsRead != 2 {
+		t.Fatalf("usage %s, want one read by key of the 2 targets asked for", u)
 	}
 	r.Waves[1].Status = rollout.WaveCompleted
 	if got, err := s.TargetsOf(ctx, r, []string{"a00001"}); err != nil || len(got) != 0 {
@@ -42,40 +42,47 @@ func TestTargetsOf_ReadsTheAgentsOfTheRunningWaves(t *testing.T) {
 	}
 }
 
-// A wave larger than its Query's limit is read up to the limit, and the
-// targets of the agents past the last one read by key: every agent asked
-// for is found once, whichever side of the limit it is on.
-func TestTargetsOf_PastTheQueryLimitByKey(t *testing.T) {
+// However large the wave, a batch reads its own targets only, 100 keys to
+// a request, and finds every agent asked for once.
+func TestTargetsOf_ReadsOnlyTheBatchsTargets(t *testing.T) {
 	t.Parallel()
 	s, ctx := newStore(t), ctxT(t)
-	r, ts := newRollout("r1", 60, 1, t0) // a00000 ... a00059, one wave
+	r, ts := newRollout("r1", 250, 1, t0) // a00000 ... a00249, one wave
 	must(t, s.CreateRollout(ctx, r, ts))
 	r, _, err := s.LoadRollout(ctx, "r1")
 	must(t, err)
 	r.Waves[0].Status = rollout.WaveRunning
-	ask := []string{"a00003", "a00011", "a00045", "a00059", "a00003", "nobody"}
 	for _, c := range []struct {
-		minimum        int
+		ask            []string
 		requests, read int64
 	}{
-		{minimum: 100, requests: 1, read: 60},   // the whole wave in one Query
-		{minimum: 5, requests: 2, read: 40 + 2}, // 8 × 5 agents: a00000..a00039, then a00045 a00059 nobody by key
+		{ask: []string{"a00003", "a00011", "a00245", "a00003", "nobody"}, requests: 1, read: 3},
+		{ask: ids(0, 150), requests: 2, read: 150},
 	} {
 		s.ResetUsage()
-		got, err := s.targetsOf(ctx, r, ask, c.minimum)
+		got, err := s.TargetsOf(ctx, r, c.ask)
 		must(t, err)
-		var ids []string
+		var found []string
 		for _, tg := range got {
-			ids = append(ids, tg.AgentID)
+			found = append(found, tg.AgentID)
 		}
-		slices.Sort(ids)
-		if fmt.Sprint(ids) != "[a00003 a00011 a00045 a00059]" {
-			t.Fatalf("minimum %d: targets of %v, want a00003 a00011 a00045 a00059 once each", c.minimum, ids)
+		slices.Sort(found)
+		want := slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(c.ask))), func(id string) bool { return id == "nobody" })
+		if fmt.Sprint(found) != fmt.Sprint(want) {
+			t.Fatalf("targets of %v, want %v once each", found, want)
 		}
 		if u := s.Usage(); u.Requests != c.requests || u.ItemsRead != c.read {
-			t.Fatalf("minimum %d: usage %s, want %d requests reading %d items", c.minimum, u, c.requests, c.read)
+			t.Fatalf("asking %d agents: usage %s, want %d requests reading %d items", len(c.ask), u, c.requests, c.read)
 		}
 	}
+}
+
+func ids(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("a%05d", i))
+	}
+	return out
 }
 
 // SaveTargets stores the changed targets without touching the rollout, and

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	stypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/myriarch/myriarch/adapters/usage"
 )
 
 // Record is one change of an item: its kind (INSERT, MODIFY or REMOVE), its
@@ -55,6 +57,10 @@ type Poller struct {
 	// Ready, if set, is closed once the shards are positioned: changes made
 	// afterwards are delivered.
 	Ready chan<- struct{}
+	// Usage, if set, counts the stream's calls ("GetRecords agent stream"):
+	// requests, and per read the records as items and their keys and
+	// images as bytes, what a handler is handed to decide on.
+	Usage *usage.Meter
 }
 
 // Run polls until ctx ends. It starts at the stream's latest position.
@@ -122,6 +128,7 @@ func (p Poller) Run(ctx context.Context) error {
 // that appears later must not be skipped.
 func (p Poller) discover(ctx context.Context, iters map[string]*string, positioned bool) error {
 	out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.StreamArn)})
+	p.count("DescribeStream", usage.Counts{Requests: 1})
 	if err != nil {
 		return err
 	}
@@ -145,6 +152,7 @@ func (p Poller) discover(ctx context.Context, iters map[string]*string, position
 
 func (p Poller) iterator(ctx context.Context, shard string, pos stypes.ShardIteratorType) (*string, error) {
 	it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: aws.String(shard), ShardIteratorType: pos})
+	p.count("GetShardIterator", usage.Counts{Requests: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +198,9 @@ func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, 
 	next := it
 	for next != nil && len(recs) < maxBatch {
 		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next, Limit: aws.Int32(int32(readLimit))})
+		read := usage.Counts{Requests: 1}
 		if err != nil {
+			p.count("GetRecords", read)
 			if len(recs) == 0 {
 				return it, 0, err
 			}
@@ -211,7 +221,10 @@ func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, 
 			}
 			recs = append(recs, Record{EventName: string(r.EventName), SequenceNumber: aws.ToString(r.Dynamodb.SequenceNumber),
 				Keys: keys, Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
+			read.ItemsRead++
+			read.BytesRead += int64(usage.ItemSize(keys) + usage.ItemSize(oldImg) + usage.ItemSize(newImg))
 		}
+		p.count("GetRecords", read)
 		next = out.NextShardIterator
 		if len(out.Records) == 0 {
 			break // caught up
@@ -231,6 +244,12 @@ func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, 
 		}
 	}
 	return next, len(recs), nil
+}
+
+func (p Poller) count(op string, c usage.Counts) {
+	if p.Usage != nil {
+		p.Usage.Count(op+" "+p.Name, c)
+	}
 }
 
 func (p Poller) interval() time.Duration {

@@ -41,6 +41,7 @@ import (
 	"github.com/myriarch/myriarch/adapters/setup"
 	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/adapters/streams"
+	"github.com/myriarch/myriarch/adapters/usage"
 	"github.com/myriarch/myriarch/local/sfnlocal"
 )
 
@@ -173,6 +174,9 @@ type Stack struct {
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
+	// StreamUsage counts the stream pollers' reads (the store counts its
+	// own calls): what the stack reads of DynamoDB is the two together.
+	StreamUsage usage.Meter
 }
 
 // Start brings the stack up. DynamoDB Local must be reachable through
@@ -490,7 +494,7 @@ func (s *Stack) poll(ctx, runCtx context.Context, d setup.Deps, table, name stri
 	}
 	ready := make(chan struct{})
 	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(d.AWS), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
-		Name: name, Handler: h, Log: s.log, Ready: ready, Lanes: lanes}
+		Name: name, Handler: h, Log: s.log, Ready: ready, Lanes: lanes, Usage: &s.StreamUsage}
 	s.goRun(func() { _ = p.Run(runCtx) })
 	select {
 	case <-ready:
