@@ -91,7 +91,7 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	if r.Lagging() {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
-	return it.doc(a)
+	return it.packed(a, dictAgent1)
 }
 
 func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {

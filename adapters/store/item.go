@@ -14,7 +14,9 @@ import (
 // SchemaVersion is the item layout this build writes (attribute sv). An item
 // with a higher sv was written by a newer build: decoding refuses it rather
 // than guess, and a rolling deployment migrates readers before writers.
-const SchemaVersion = 1
+// Version 2 packs the documents of agents and targets (pack.go); it reads
+// items of version 1 as they are.
+const SchemaVersion = 2
 
 // Attributes every item carries besides its keys.
 const (
@@ -157,14 +159,29 @@ func (d *decoder) schema() {
 	}
 }
 
-// doc unmarshals the JSON document into v.
+// doc unmarshals the JSON document into v: the packed one if the item has
+// it (pack.go), else the readable one.
 func (d *decoder) doc(v any) {
-	s := d.str(attrDoc)
+	name, doc := attrDoc, []byte(nil)
+	if _, ok := d.av[attrPacked]; ok {
+		name = attrPacked
+		p := d.bytes(attrPacked)
+		if d.err != nil {
+			return
+		}
+		var err error
+		if doc, err = unpack(p); err != nil {
+			d.fail("attribute %q: %v", attrPacked, err)
+			return
+		}
+	} else {
+		doc = []byte(d.str(attrDoc))
+	}
 	if d.err != nil {
 		return
 	}
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		d.fail("attribute %q: %v", attrDoc, err)
+	if err := json.Unmarshal(doc, v); err != nil {
+		d.fail("attribute %q: %v", name, err)
 	}
 }
 

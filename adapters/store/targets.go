@@ -35,7 +35,7 @@ func encodeTarget(r rollout.Rollout, t rollout.Target, version int64) (item, err
 	t.Version = version
 	return newItem().s(tables.AttrRolloutID, r.ID).s(tables.AttrWaveAgent, wavePrefix(t.Wave)+t.AgentID).n(attrV, version).
 		s(tables.AttrAgentKind, t.AgentID+"#"+string(r.Kind)).s(tables.AttrRolloutCreated, sortableTime(r.CreatedAt)).
-		s(attrStatus, string(t.Status)).doc(t)
+		s(attrStatus, string(t.Status)).packed(t, dictTarget1)
 }
 
 func decodeTarget(av map[string]types.AttributeValue) (rollout.Target, error) {

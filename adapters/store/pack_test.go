@@ -1,0 +1,190 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/myriarch/myriarch/adapters/usage"
+	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/rollout"
+)
+
+// Items written with a dictionary are read with it for as long as they
+// live: a changed dictionary would make every stored agent undecodable.
+func TestPackDictionaries_NeverChange(t *testing.T) {
+	want := map[byte]string{
+		dictAgent1:  "7ca9c6e4d9d3bd183d72d2a2b72b329bbce9d6b8706d3ee64716b26792f1fb32",
+		dictTarget1: "937765d51c7cd80cea4b9c1eb9dc9e5eb570625d12ca7ba60ff1bbeba8e73c35",
+	}
+	for id, dict := range packDictionaries {
+		sum := sha256.Sum256(dict)
+		if got := hex.EncodeToString(sum[:]); got != want[id] {
+			t.Errorf("dictionary %d has digest %s, want %s: a dictionary that shipped never changes; add a new id instead", id, got, want[id])
+		}
+	}
+	if len(packDictionaries) != len(want) {
+		t.Errorf("%d dictionaries, %d digests: give a new dictionary its digest here", len(packDictionaries), len(want))
+	}
+}
+
+func sampleAgent() agent.Agent {
+	at := time.Date(2026, 12, 5, 13, 25, 26, 156856535, time.UTC)
+	h := hexHash("config") // a configuration hash is random hex
+	return agent.Agent{ID: "d3d37462-8bac-50b7-9612-f5aaaaf4f3b0", Fleet: "edge",
+		Attributes: map[string]string{"host.arch": "amd64", "host.name": "sim-47", "labels.fleet": "edge", "os.type": "linux",
+			"service.instance.id": "d3d37462-8bac-50b7-9612-f5aaaaf4f3b0", "service.name": "otelcol-contrib",
+			"service.version": "0.161.0", "site.timezone": "Asia/Tokyo"},
+		Online: true, LastSeen: at, ConnectedAt: at.Add(-9 * time.Second), Task: "gw-7ee1cbcd46177778", Capabilities: 14623,
+		Health:        agent.Health{Healthy: true, Status: "StatusOK", StartTime: at, ReportedAt: at},
+		RemoteConfig:  agent.RemoteConfigStatus{Hash: h, Status: agent.ConfigApplied, Since: at},
+		EffectiveHash: h, ServiceVersion: "0.161.0", VersionSince: at,
+		Package:     agent.PackageStatus{Version: "0.161.0", Status: "INSTALLED", Since: at},
+		DesiredHash: h, TargetVersion: "0.161.0"}
+}
+
+// An agent's item is a third of what it was with its readable document,
+// and reads back as the same agent.
+func TestEncodeAgent_PackedReadsBackAndIsSmall(t *testing.T) {
+	a := sampleAgent()
+	it, err := encodeAgent(AgentRecord{Agent: a, Push: Push{AckedHash: a.DesiredHash}}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := it[attrDoc]; ok {
+		t.Fatal("an agent item carries the readable document too")
+	}
+	got, err := decodeAgent(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(utcAgent(a))
+	jg, _ := json.Marshal(got.Agent)
+	if !bytes.Equal(ja, jg) || got.Version != 7 || got.Push.AckedHash != a.DesiredHash {
+		t.Fatalf("read back %s v%d, want %s v7", jg, got.Version, ja)
+	}
+	readable, _ := newItem().doc(utcAgent(a))
+	packed, plain := usage.ItemSize(map[string]types.AttributeValue{attrPacked: it[attrPacked]}), usage.ItemSize(readable)
+	if packed*3 > plain {
+		t.Errorf("packed document %d B, readable %d B: want a third or less", packed, plain)
+	}
+	t.Logf("agent document: readable %d B, packed %d B; whole item %d B", plain, packed, usage.ItemSize(it))
+}
+
+// A target's item reads back as the same target, packed smaller.
+func TestEncodeTarget_PackedReadsBack(t *testing.T) {
+	at := time.Date(2026, 12, 5, 13, 25, 26, 0, time.UTC)
+	r := rollout.Rollout{ID: "r-20261205t132525-1960613b", Kind: "config", CreatedAt: at}
+	tg := rollout.Target{RolloutID: r.ID, AgentID: "08d43fbf-fd1a-543e-afcc-36c3bbfe01ce", Status: rollout.TargetSucceeded,
+		Attempt: 1, FromRef: hexHash("from"), ToRef: hexHash("to"), StartedAt: &at, VerifiedAt: &at, FinishedAt: &at}
+	it, err := encodeTarget(r, tg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeTarget(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Version = 4
+	jw, _ := json.Marshal(tg)
+	jg, _ := json.Marshal(got)
+	if !bytes.Equal(jw, jg) {
+		t.Fatalf("read back %s, want %s", jg, jw)
+	}
+	readable, _ := newItem().doc(tg)
+	if p, d := usage.ItemSize(map[string]types.AttributeValue{attrPacked: it[attrPacked]}), usage.ItemSize(readable); p >= d*3/4 {
+		t.Errorf("packed document %d B, readable %d B: want under three quarters", p, d)
+	}
+}
+
+// Items of schema 1 (a readable document) still read; a packed attribute
+// that is not one of ours is a decode error, never a panic.
+func TestDecode_ReadableAndBadPackedDocuments(t *testing.T) {
+	a := sampleAgent()
+	it, err := encodeAgent(AgentRecord{Agent: a}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]types.AttributeValue{}
+	for k, v := range it {
+		old[k] = v
+	}
+	delete(old, attrPacked)
+	old[attrSV] = num(1)
+	doc, _ := newItem().doc(utcAgent(a))
+	old[attrDoc] = doc[attrDoc]
+	if got, err := decodeAgent(old); err != nil || got.Agent.RemoteConfig.Hash != a.RemoteConfig.Hash {
+		t.Fatalf("schema-1 item: %+v %v", got.Agent.RemoteConfig, err)
+	}
+	for name, p := range map[string][]byte{
+		"empty": {}, "unknown dictionary": {99, 1, 2}, "not deflate": {dictAgent1, 0xff, 0xff, 0xff}, "not JSON": mustPack(t, []byte("nope"), dictAgent1),
+	} {
+		bad := map[string]types.AttributeValue{}
+		for k, v := range it {
+			bad[k] = v
+		}
+		bad[attrPacked] = &types.AttributeValueMemberB{Value: p}
+		if _, err := decodeAgent(bad); err == nil || !strings.Contains(err.Error(), `attribute "dz"`) {
+			t.Errorf("%s: %v, want a decode error naming dz", name, err)
+		}
+	}
+}
+
+func hexHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func mustPack(t *testing.T, doc []byte, dict byte) []byte {
+	t.Helper()
+	p, err := pack(doc, dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func BenchmarkEncodeAgent(b *testing.B) {
+	r := AgentRecord{Agent: sampleAgent()}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := encodeAgent(r, int64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeAgent(b *testing.B) {
+	it, err := encodeAgent(AgentRecord{Agent: sampleAgent()}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := decodeAgent(it); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeAgentReadable(b *testing.B) {
+	it, err := encodeAgent(AgentRecord{Agent: sampleAgent()}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	delete(it, attrPacked)
+	doc, _ := newItem().doc(utcAgent(sampleAgent()))
+	it[attrDoc] = doc[attrDoc]
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := decodeAgent(it); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
