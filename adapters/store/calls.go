@@ -70,7 +70,11 @@ func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
 
 // read counts one request that read items.
 func read(items []map[string]types.AttributeValue, cc ...types.ConsumedCapacity) usage.Counts {
-	return usage.Counts{Requests: 1, ItemsRead: int64(len(items)), BytesRead: int64(usage.ItemsSize(items)), ReadUnits: units(cc)}
+	c := usage.Counts{Requests: 1, ItemsRead: int64(len(items)), BytesRead: int64(usage.ItemsSize(items)), ReadUnits: units(cc)}
+	if len(items) == 0 {
+		c.EmptyReads = 1
+	}
+	return c
 }
 
 // wrote counts one request that wrote n items of the given bytes.

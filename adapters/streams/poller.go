@@ -128,7 +128,7 @@ func (p Poller) Run(ctx context.Context) error {
 // that appears later must not be skipped.
 func (p Poller) discover(ctx context.Context, iters map[string]*string, positioned bool) error {
 	out, err := p.Streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(p.StreamArn)})
-	p.count("DescribeStream", usage.Counts{Requests: 1})
+	p.count("DescribeStream", usage.Counts{Requests: 1, EmptyReads: 1})
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (p Poller) discover(ctx context.Context, iters map[string]*string, position
 
 func (p Poller) iterator(ctx context.Context, shard string, pos stypes.ShardIteratorType) (*string, error) {
 	it, err := p.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.StreamArn), ShardId: aws.String(shard), ShardIteratorType: pos})
-	p.count("GetShardIterator", usage.Counts{Requests: 1})
+	p.count("GetShardIterator", usage.Counts{Requests: 1, EmptyReads: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +200,7 @@ func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, 
 		out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next, Limit: aws.Int32(int32(readLimit))})
 		read := usage.Counts{Requests: 1}
 		if err != nil {
+			read.EmptyReads = 1
 			p.count("GetRecords", read)
 			if len(recs) == 0 {
 				return it, 0, err
@@ -223,6 +224,9 @@ func (p Poller) poll(ctx context.Context, it *string, ls *lanes) (*string, int, 
 				Keys: keys, Old: nonEmpty(oldImg), New: nonEmpty(newImg)})
 			read.ItemsRead++
 			read.BytesRead += int64(usage.ItemSize(keys) + usage.ItemSize(oldImg) + usage.ItemSize(newImg))
+		}
+		if read.ItemsRead == 0 {
+			read.EmptyReads = 1
 		}
 		p.count("GetRecords", read)
 		next = out.NextShardIterator

@@ -17,7 +17,11 @@ import (
 // sizes them (ItemSize), the measure its read and write units are billed on;
 // a stream read's bytes are its records' images and keys.
 type Counts struct {
-	Requests     int64
+	Requests int64
+	// EmptyReads are the read requests that returned nothing: a poll of
+	// an idle stream or of an empty index. Their number follows the clock
+	// (polls per second), the others follow the work.
+	EmptyReads   int64
 	ItemsRead    int64
 	ItemsWritten int64
 	BytesRead    int64
@@ -28,7 +32,7 @@ type Counts struct {
 
 // Add is the sum of c and o.
 func (c Counts) Add(o Counts) Counts {
-	return Counts{Requests: c.Requests + o.Requests, ItemsRead: c.ItemsRead + o.ItemsRead,
+	return Counts{Requests: c.Requests + o.Requests, EmptyReads: c.EmptyReads + o.EmptyReads, ItemsRead: c.ItemsRead + o.ItemsRead,
 		ItemsWritten: c.ItemsWritten + o.ItemsWritten, BytesRead: c.BytesRead + o.BytesRead,
 		BytesWritten: c.BytesWritten + o.BytesWritten, ReadUnits: c.ReadUnits + o.ReadUnits,
 		WriteUnits: c.WriteUnits + o.WriteUnits}
@@ -36,15 +40,15 @@ func (c Counts) Add(o Counts) Counts {
 
 // Sub is c less o: what was asked between two readings of a Meter.
 func (c Counts) Sub(o Counts) Counts {
-	return Counts{Requests: c.Requests - o.Requests, ItemsRead: c.ItemsRead - o.ItemsRead,
+	return Counts{Requests: c.Requests - o.Requests, EmptyReads: c.EmptyReads - o.EmptyReads, ItemsRead: c.ItemsRead - o.ItemsRead,
 		ItemsWritten: c.ItemsWritten - o.ItemsWritten, BytesRead: c.BytesRead - o.BytesRead,
 		BytesWritten: c.BytesWritten - o.BytesWritten, ReadUnits: c.ReadUnits - o.ReadUnits,
 		WriteUnits: c.WriteUnits - o.WriteUnits}
 }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("%d requests, %d items read (%d B), %d items written (%d B), %.1f RCU, %.1f WCU",
-		c.Requests, c.ItemsRead, c.BytesRead, c.ItemsWritten, c.BytesWritten, c.ReadUnits, c.WriteUnits)
+	return fmt.Sprintf("%d requests (%d empty reads), %d items read (%d B), %d items written (%d B), %.1f RCU, %.1f WCU",
+		c.Requests, c.EmptyReads, c.ItemsRead, c.BytesRead, c.ItemsWritten, c.BytesWritten, c.ReadUnits, c.WriteUnits)
 }
 
 // Meter adds up Counts per kind of call. Its methods may be called
@@ -137,14 +141,14 @@ func (k Kinds) Names() []string {
 }
 
 // Table writes one line per kind, and the total, each divided by per (the
-// targets decided, say): requests, items and bytes read and written, RCU
-// and WCU.
+// targets decided, say): requests and the empty reads among them, items
+// and bytes read and written, RCU and WCU.
 func (k Kinds) Table(per float64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-44s %9s %9s %9s %9s %9s %8s %8s\n", fmt.Sprintf("per %.0f", per), "requests", "items rd", "bytes rd", "items wr", "bytes wr", "RCU", "WCU")
+	fmt.Fprintf(&b, "%-44s %9s %9s %9s %9s %9s %9s %8s %8s\n", fmt.Sprintf("per %.0f", per), "requests", "empty rd", "items rd", "bytes rd", "items wr", "bytes wr", "RCU", "WCU")
 	line := func(name string, c Counts) {
-		fmt.Fprintf(&b, "%-44s %9.3f %9.3f %9.0f %9.3f %9.0f %8.3f %8.3f\n", name,
-			float64(c.Requests)/per, float64(c.ItemsRead)/per, float64(c.BytesRead)/per,
+		fmt.Fprintf(&b, "%-44s %9.3f %9.3f %9.3f %9.0f %9.3f %9.0f %8.3f %8.3f\n", name,
+			float64(c.Requests)/per, float64(c.EmptyReads)/per, float64(c.ItemsRead)/per, float64(c.BytesRead)/per,
 			float64(c.ItemsWritten)/per, float64(c.BytesWritten)/per, c.ReadUnits/per, c.WriteUnits/per)
 	}
 	for _, n := range k.Names() {
