@@ -173,9 +173,9 @@ const readLimit = 1000
 // DefaultMaxBatch is the records a Poller hands over at most in one batch:
 // the batch size of the cloud's agent-event mapping (infra/events.go). Each
 // batch of the agents' stream is one evaluation per rollout that reads the
-// rollout's running wave in one Query and takes its agents from the
-// records' images (enginetask.Evaluator.EvaluateAgents), so an evaluation costs about the
-// same for 500 records as for 100: in batches of 100 a wave's reports
+// rollout item and the batch's own targets and takes its agents from the
+// records' images (enginetask.Evaluator.EvaluateAgents), so an evaluation's
+// fixed cost is shared by up to 500 records: in batches of 100 a wave's reports
 // queued behind one evaluation per 100 of them, each a few requests that wait
 // behind the wave's writes on DynamoDB Local (report decided p50 2.2 s
 // against 1.8 s in batches of 500, docs/scale.md).
