@@ -1,0 +1,66 @@
+package stack
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/myriarch/myriarch/adapters/usage"
+	"github.com/myriarch/myriarch/local/storetest"
+)
+
+// What a wave of 100 targets asks of DynamoDB, per target, from the
+// rollout's creation until it completed: counts, not times, so that a
+// change that reads more fails here on any machine. The bounds are the
+// figures measured when they were set (docs/scale.md, "Reads per decided
+// report") with room for what follows the clock: a slower run polls the
+// lagging index more often while the wave's agents lag, and evaluates the
+// whole rollout once more per health wait while targets apply.
+func TestWave_ReadsPerTarget(t *testing.T) {
+	storetest.Client(t) // fails, not skips, without DynamoDB Local
+	const n = 100
+	w := runWave(t, n, 0, "wave-cost-")
+	t.Logf("per target:\n%s", w.usage.Table(n))
+	per := func(v int64) float64 { return float64(v) / n }
+	kinds := func(prefix string) usage.Counts {
+		var c usage.Counts
+		for name, k := range w.usage {
+			if strings.HasPrefix(name, prefix) {
+				c = c.Add(k)
+			}
+		}
+		return c
+	}
+	total := w.usage.Total()
+	stream := kinds("GetRecords agent stream")
+	agents := kinds("BatchGetItem agents")
+	for _, c := range []struct {
+		what       string
+		got, limit float64
+	}{
+		// The budget of the whole: store and stream, bytes as DynamoDB
+		// sizes items. It was 41 KB before targets were read by key and
+		// agents and targets packed.
+		{what: "bytes read per target (store and stream)", got: per(total.BytesRead), limit: 10_000},
+		{what: "bytes read by the store per target", got: per(total.BytesRead - stream.BytesRead), limit: 6_500},
+		{what: "requests that read or wrote something, per target", got: per(total.Requests - total.EmptyReads), limit: 1.5},
+		{what: "requests per target", got: per(total.Requests), limit: 3},
+		// A targeted evaluation reads its own targets, not its wave (that
+		// was 8 targets per target).
+		{what: "targets read by key per target", got: per(kinds("BatchGetItem targets").ItemsRead), limit: 2},
+		{what: "targets read by Query (whole evaluations) per target", got: per(kinds("Query targets").ItemsRead), limit: 5},
+		{what: "agents read by key per target", got: per(agents.ItemsRead), limit: 5},
+		{what: "lagging entries read per target", got: per(kinds("Scan agents/lagging").ItemsRead), limit: 6},
+		{what: "agent stream records per target", got: per(stream.ItemsRead), limit: 4.5},
+		// Packed, an agent item is about 0.4 KB and a record of both its
+		// images about 1.1 KB (1.4 KB and 2.8 KB readable).
+		{what: "bytes per agent read by key", got: float64(agents.BytesRead) / float64(max(agents.ItemsRead, 1)), limit: 700},
+		{what: "bytes per agent stream record", got: float64(stream.BytesRead) / float64(max(stream.ItemsRead, 1)), limit: 1_400},
+	} {
+		if c.got > c.limit {
+			t.Errorf("%s: %.2f, want at most %.2f", c.what, c.got, c.limit)
+		}
+	}
+	if w.usage["BatchGetItem targets"].ItemsRead == 0 || stream.ItemsRead == 0 {
+		t.Fatalf("the wave read no target by key or no stream record: %v", w.usage.Names())
+	}
+}
