@@ -179,12 +179,14 @@ bench-assign:
 	$(WITH_DYNAMODB) $(GO) test -run '^$$' -bench AssignmentLatency -benchtime 1x ./local/stack
 
 # bench-wave: a configuration rollout whose one wave starts 1,000 simulated
-# agents at once (maxConcurrent 0): decision → agent received, APPLIED report
-# → target verifying, p50/p95/max in ms (docs/scale.md). About two minutes.
+# agents at once (maxConcurrent 0): what the stack asks of DynamoDB per
+# target (requests, items, bytes, RCU/WCU per kind of call, printed as a
+# table), and decision → agent received, APPLIED report → target verifying,
+# p50/p95/max in ms (docs/scale.md). About two minutes.
 # MYRIARCH_WAVE_AGENTS sets the wave's size; MYRIARCH_WAVE_WARMUP=N rolls N
 # unmeasured waves first (about 15 s each), for the emulator's steady state.
 bench-wave:
-	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 10m ./local/stack
+	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 20m ./local/stack
 
 # ddbwrites: conditional single-item writes per second that DynamoDB Local
 # sustains at 1 to 128 in flight (examples/ddbwrites, docs/scale.md).

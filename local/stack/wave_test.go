@@ -119,7 +119,10 @@ func (w waveRun) report(b *testing.B) {
 // threads take 30-150 % of a core for the first 45 s or so, docs/scale.md), so
 // that the measured wave shows the stack in a steady state.
 func runWave(tb testing.TB, n, warm int, prefix string) waveRun {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Minutes for the fleet to connect and settle, more for a larger one
+	// on a busy machine (1,000 agents never settled within 5 minutes beside
+	// two other test runs).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute+time.Duration(n)*300*time.Millisecond)
 	defer cancel()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if os.Getenv("MYRIARCH_WAVE_LOG") != "" {
