@@ -181,19 +181,20 @@ func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 		return sum, err
 	}
 	sum.RolloutsRolledBack++
-	say("the gate of the stage that reached %s turned red and rollback-wave returned that stage; the stages before it keep the change, the later ones never started", demoFailZone)
+	say("the gate of the stage that reached %s turned red and rollback-wave returned that stage; the stages before it keep the change", demoFailZone)
 	// The command prints the summary, once.
 	sum.Wall = s.clock().Sub(start)
 	return sum, nil
 }
 
 // The fourth rollout's configuration breaks the exports of demoFailZone,
-// the third stage of demo-zones: the canary and eu-west-1a pass and keep
-// the change, eu-west-1b turns red and is rolled back, and us-east-1 never
-// gets it (a later zone would show the same after two more stages).
+// the last stage of demo-zones: the only zone without a canary among the
+// simulated collectors (agents 1 to 3, in the first three zones), so that
+// the canary's gate, which reads the zones of its three collectors, never
+// sees the failure.
 const (
 	demoExportFailMarker = "# demo-4: a broken exporter endpoint"
-	demoFailZone         = "eu-west-1/eu-west-1b"
+	demoFailZone         = "us-east-1/us-east-1b"
 )
 
 // gateSummary is "canary 1 reading, eu-west-1/eu-west-1a 3 readings, …".

@@ -40,7 +40,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("summary %+v, want 3 rollouts and 30 targets (10 agents, three rollouts), then one rolled back\n%s", sum, out.String())
 	}
 	for _, want := range []string{"waits for approval", "the operator approves it", "through the updater executor", "by region and zone", "stages 5/5",
-		"every stage's gate stayed green", "gate red: metric export-failures (eu-west-1/eu-west-1/eu-west-1b)", "rolled_back", "  health wait: "} {
+		"every stage's gate stayed green", "gate red: metric export-failures (rest/us-east-1/us-east-1b)", "rolled_back", "  health wait: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
 		}

@@ -10,20 +10,22 @@ import (
 // first look at a real fleet (a 30 s health wait, a 5 s bake); the demo
 // writes shorter ones into them before it applies them, and runs its
 // simulated collectors faster than a real one restarts, so that its four
-// rollouts (about fifteen waves and stages) fit in two minutes: every wait
-// is still there and still read by the same engine, only shorter. These
-// are the demo's settings, not the product's defaults.
+// rollouts (fourteen waves and stages) take about a minute and a half:
+// every wait is still there and still read by the same engine, only
+// shorter. These are the demo's settings, not the product's defaults; the
+// demo's budget test (demobudget_test.go) holds them to the time make demo
+// promises.
 const (
 	// DemoHealthWait is the health wait of the configuration and version
 	// rollouts (demo-config, demo-version): long enough to watch the
 	// countdown, short enough that the first rollout, a canary and an
-	// approved rest wave, completes in about half a minute.
+	// approved rest wave, completes in about fifteen seconds.
 	DemoHealthWait = "6s"
 	// DemoZoneHealthWait is the health wait of the rollouts by region and
 	// zone (demo-zones): each stage bakes after it, and its gate reads
 	// the zone's metrics during the bake, so the stage's own health wait
 	// may be short.
-	DemoZoneHealthWait = "2s"
+	DemoZoneHealthWait = "1s"
 	// DemoBake is the bake after each stage of demo-zones.
 	DemoBake = "2s"
 	// demoGateInterval is demo-zones' health.interval: a reading every
