@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -164,7 +165,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // startedAt is the moment the demo's times count from: since, a Unix time
-// in seconds (make demo's start), or now.
+// in seconds (make demo's start; a fraction counts to the millisecond), or
+// now.
 func startedAt(since string, now func() time.Time) (time.Time, error) {
 	if since == "" {
 		return now(), nil
@@ -173,7 +175,7 @@ func startedAt(since string, now func() time.Time) (time.Time, error) {
 	if err != nil || sec <= 0 {
 		return time.Time{}, fmt.Errorf("%q is not a Unix time in seconds", since)
 	}
-	return time.Unix(0, int64(sec*1e9)), nil
+	return time.UnixMilli(int64(math.Round(sec * 1e3))), nil
 }
 
 // origin says what the demo's times count from, for its last line.
