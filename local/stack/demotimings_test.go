@@ -13,8 +13,8 @@ import (
 // interval; HealthWait and Bake, when set, replace the demo's own.
 func TestWithDemoTimings_EveryDemoPolicy(t *testing.T) {
 	for _, c := range []struct {
-		name                          string
-		o                             DemoOptions
+		name                         string
+		o                            DemoOptions
 		config, version, zones, bake time.Duration
 	}{
 		{name: "the demo's own", o: DemoOptions{}, config: 6 * time.Second, version: 6 * time.Second, zones: time.Second, bake: 2 * time.Second},
