@@ -22,7 +22,7 @@ import (
 // what the machine adds: the build on a fresh clone (about 30 s on two
 // cores), the start of DynamoDB Local, Prometheus and the stack (about
 // 8 s), the 50 agents' connections and the bootstrap (about 7 s), and a
-// second or two of latency at each of the demo's twelve waves and stages.
+// second or two of latency at each of the demo's fourteen waves and stages.
 const (
 	demoFirstBudget = 20 * time.Second
 	demoAllBudget   = 85 * time.Second
