@@ -127,8 +127,12 @@ cloud-test:
 supervisor-test:
 	scripts/with-supervisor.sh $(WITH_DYNAMODB) $(GO) test -count=1 -timeout 20m -tags supervisor -run 'TestSupervisor_(ExampleConfiguration|Updater)$$' ./local/stack/
 
+# The demo's printed times count from make's start (-since, in whole
+# seconds, taken when make reads this file), so that they include the build
+# and DynamoDB Local's start.
+demo: DEMO_SINCE := $(shell date +%s)
 demo: bin/myriarch-local
-	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo $(LOCAL_ADDRS)
+	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo -since $(DEMO_SINCE) $(LOCAL_ADDRS)
 
 # run: the same stack with 20 simulated collectors, kept running for myrctl,
 # curl and the web page; Ctrl-C or SIGTERM stops the stack and DynamoDB Local.

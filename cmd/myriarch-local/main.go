@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -44,8 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.GatewayAddr, "gateway", "127.0.0.1:4320", "OpAMP gateway address (make GATEWAY=…)")
 	fs.StringVar(&o.SFNAddr, "sfn", "127.0.0.1:8083", "local Step Functions endpoint address (make SFN=…)")
 	agents := fs.Int("agents", 0, "simulated collectors (demo: 50; run: 20, and 0 for none: bring your own OpAMP agents)")
-	speed := fs.Float64("speed", 1, "divides the simulated agents' delays")
-	healthWait := fs.String("health-wait", "", "demo: override the demo policies' healthWait (30s)")
+	speed := fs.Float64("speed", 0, "divides the simulated agents' delays (run: 1; demo: 4)")
+	healthWait := fs.String("health-wait", "", "demo: every demo policy's healthWait (default: "+stack.DemoHealthWait+", and "+stack.DemoZoneHealthWait+" in the rollouts by zone)")
+	since := fs.String("since", "", "demo: count the printed times from this Unix time in seconds (make demo passes its own start, so that they include the build and DynamoDB Local's start)")
 	version := fs.String("version", "0.162.0", "demo: the collector version to roll out")
 	timeout := fs.Duration("timeout", 15*time.Minute, "demo: give up after this long")
 	metricsTarget := fs.String("metrics-target", "127.0.0.1:9464", "run: where the simulated fleet serves its metrics, which Prometheus scrapes")
@@ -62,6 +65,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.GatewayBinary, "gateway-binary", "", "with -gateway-process: the opamp-gateway binary (default: opamp-gateway next to this binary, bin/opamp-gateway)")
 	verbose := fs.Bool("v", false, "log at info level (a line per rollout notification, among others)")
 	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	t0, err := startedAt(*since, time.Now)
+	if err != nil {
+		fmt.Fprintln(stderr, "myriarch-local: -since:", err)
 		return 2
 	}
 	if *agents == 0 && !flagSet(fs, "agents") {
@@ -110,18 +118,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer metrics.Close()
 		target = metrics.Addr().String()
 	}
+	phase := func(string) {}
+	if mode == "demo" {
+		phase = func(what string) { fmt.Fprintf(stdout, "[%5.1fs] %s\n", time.Since(t0).Seconds(), what) }
+		if *since != "" {
+			phase("bin/myriarch-local starts (after its build and DynamoDB Local's start)")
+		}
+	}
 	prometheus, alertmanager := chooseGateSources(mode, os.Getenv)
 	gates, err := startGateServers(prometheus, alertmanager, target, mode == "demo", stderr)
 	if err != nil {
 		return fail(err)
 	}
 	defer gates.stop()
+	phase("Prometheus and Alertmanager are up")
 	o.PrometheusURL, o.AlertmanagerURL = gates.prometheus.url, gates.alertmanager.url
 	s, err := stack.Start(ctx, o)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.Stop()
+	phase("the stack is up: tables, Step Functions, Lambdas, API, gateway, stream delivery")
 	if mode == "run" && *tokensFile != "" {
 		if err := saveTokens(*tokensFile, s.Tokens()); err != nil {
 			return fail(err)
@@ -135,14 +152,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
-		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout})
+		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout, Since: t0})
 	if err != nil {
 		fmt.Fprintln(stderr, "demo failed:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "\nSummary: %d rollouts completed, %d targets succeeded, %d rollout stopped by a red gate and rolled back, wall time %s\n",
-		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.RolloutsRolledBack, sum.Wall.Round(time.Second))
+	fmt.Fprintf(stdout, "\nSummary: %d rollouts completed, %d targets succeeded, %d rollout stopped by a red gate and rolled back\n",
+		sum.RolloutsCompleted, sum.TargetsSucceeded, sum.RolloutsRolledBack)
+	fmt.Fprintf(stdout, "Time: first rollout completed at %s, the demo ended at %s (%s)\n",
+		sum.FirstCompleted.Round(time.Second), sum.Wall.Round(time.Second), origin(*since))
 	return 0
+}
+
+// startedAt is the moment the demo's times count from: since, a Unix time
+// in seconds (make demo's start; a fraction counts to the millisecond), or
+// now.
+func startedAt(since string, now func() time.Time) (time.Time, error) {
+	if since == "" {
+		return now(), nil
+	}
+	sec, err := strconv.ParseFloat(since, 64)
+	if err != nil || sec <= 0 {
+		return time.Time{}, fmt.Errorf("%q is not a Unix time in seconds", since)
+	}
+	return time.UnixMilli(int64(math.Round(sec * 1e3))), nil
+}
+
+// origin says what the demo's times count from, for its last line.
+func origin(since string) string {
+	if since == "" {
+		return "since bin/myriarch-local started"
+	}
+	return "since make demo started, the build and DynamoDB Local's start included"
 }
 
 // envData is the data directory of make run DATA=…; scripts/with-dynamodb-local.sh

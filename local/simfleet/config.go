@@ -94,6 +94,20 @@ type Delays struct {
 	UpdateStep time.Duration // each step of the updater
 }
 
+// SlowestConfig is the longest a configuration takes an agent at speed 1,
+// from the offer to the healthy report after its restart (applyConfig):
+// the longest apply delay, then the restart's two steps at their +25 %.
+// Example, the defaults: 3s + 1.25 × (0.5s + 1s) = 4.875s.
+func (d Delays) SlowestConfig() time.Duration { return d.ApplyMax + (d.Starting+d.Started)*5/4 }
+
+// SlowestUpdate is the longest a version update takes an agent at speed 1
+// (install): the updater's five steps (offered, downloading in two halves,
+// verifying, installing, health check) and the restart, each at +25 %.
+// Example, the defaults: 1.25 × (5 × 1s + 0.5s + 1s) = 8.125s.
+func (d Delays) SlowestUpdate() time.Duration {
+	return (5*d.UpdateStep + d.Starting + d.Started) * 5 / 4
+}
+
 // defaultSpansPerSecond is each collector's traffic: 100 spans/s.
 const defaultSpansPerSecond = 100
 

@@ -159,3 +159,19 @@ func TestPick_CollectorPackage(t *testing.T) {
 		})
 	}
 }
+
+// The slowest agent's times, as the demo's budget counts them: the worked
+// examples of SlowestConfig and SlowestUpdate, and their scaling.
+func TestDelays_Slowest(t *testing.T) {
+	d := DefaultConfig().Delays
+	if got := d.SlowestConfig(); got != 4875*time.Millisecond {
+		t.Errorf("SlowestConfig of the defaults = %s, want 4.875s (3s apply, then 1.25 × 1.5s of restart)", got)
+	}
+	if got := d.SlowestUpdate(); got != 8125*time.Millisecond {
+		t.Errorf("SlowestUpdate of the defaults = %s, want 8.125s (1.25 × (five 1s steps and 1.5s of restart))", got)
+	}
+	d.UpdateStep, d.Starting, d.Started = 2*time.Second, 0, 0
+	if got := d.SlowestUpdate(); got != 12500*time.Millisecond {
+		t.Errorf("SlowestUpdate with 2s steps and no restart = %s, want 12.5s", got)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -17,12 +16,15 @@ import (
 
 // DemoOptions shape the demo scenario.
 type DemoOptions struct {
-	Revision   string  // the quickstart revision directory
-	Agents     int     // simulated collectors (50)
-	Speed      float64 // divides the simulated agents' delays
-	HealthWait string  // overrides the demo policies' healthWait ("" keeps 30s)
-	Bake       string  // overrides the zones policy's bake ("" keeps 5s)
-	NewVersion string  // the collector version of the version rollout
+	Revision string // the quickstart revision directory
+	Agents   int    // simulated collectors (50)
+	// Speed divides the simulated agents' delays (0: DemoSpeed).
+	Speed float64
+	// HealthWait is every demo policy's healthWait ("": DemoHealthWait,
+	// and DemoZoneHealthWait in the rollouts by zone).
+	HealthWait string
+	Bake       string // the zones policy's bake after each stage ("": DemoBake)
+	NewVersion string // the collector version of the version rollout
 	// MetricsAddr is where the simulated fleet serves its pipeline metrics,
 	// the address Prometheus scrapes (the stack's PrometheusURL): the gate
 	// of the zones policy reads them.
@@ -32,6 +34,11 @@ type DemoOptions struct {
 	MetricsListener net.Listener
 	Timeout         time.Duration
 	Out             io.Writer
+	// Since is the moment the printed times count from (zero: the demo's
+	// start): make demo passes its own start, so that the times include
+	// the build, DynamoDB Local's start and the stack's, as the user waits
+	// for them.
+	Since time.Time
 }
 
 // Summary is what the demo reports at its end.
@@ -41,7 +48,9 @@ type Summary struct {
 	// RolloutsRolledBack counts the rollouts a red gate stopped and
 	// rolled back (the fourth: one zone's exports fail).
 	RolloutsRolledBack int
-	Wall               time.Duration
+	// FirstCompleted is when the first rollout completed and Wall when the
+	// demo ended, both since DemoOptions.Since.
+	FirstCompleted, Wall time.Duration
 }
 
 // Demo runs the scenario of `make demo` against a running stack: a fleet of
@@ -55,7 +64,13 @@ type Summary struct {
 // them; last, a configuration that breaks the exports of one zone turns
 // that zone's gate red, and the stage is rolled back.
 func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
-	start := s.clock()
+	start := o.Since
+	if start.IsZero() {
+		start = s.clock()
+	}
+	if o.Speed == 0 {
+		o.Speed = DemoSpeed
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	say := func(format string, args ...any) {
@@ -84,10 +99,12 @@ func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	files = withHealthWait(files, o.HealthWait)
-	if o.Bake != "" {
-		files["policies/demo-zones.yaml"] = []byte(strings.ReplaceAll(string(files["policies/demo-zones.yaml"]), "bake: 5s", "bake: "+o.Bake))
+	tm := o.timings()
+	if files, err = withDemoTimings(files, tm); err != nil {
+		return sum, err
 	}
+	say("the demo's waits: health wait %s a wave (configurations, versions), %s with a %s bake and a gate reading every %s a stage by zone; collectors at %gx speed",
+		tm.healthWait, tm.zoneHealthWait, tm.bake, tm.gateInterval, o.Speed)
 	if err := s.apply(ctx, c, files, "demo-1"); err != nil {
 		return sum, err
 	}
@@ -118,6 +135,7 @@ func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	}
 	sum.RolloutsCompleted++
 	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
+	sum.FirstCompleted = s.clock().Sub(start)
 
 	var sel struct {
 		Planned   bool   `json:"planned"`
@@ -169,7 +187,11 @@ func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	return sum, nil
 }
 
-// The fourth rollout's configuration breaks the exports of demoFailZone.
+// The fourth rollout's configuration breaks the exports of demoFailZone,
+// the last stage of demo-zones: the only zone without a canary among the
+// simulated collectors (agents 1 to 3, in the first three zones), so that
+// the canary's gate, which reads the zones of its three collectors, never
+// sees the failure.
 const (
 	demoExportFailMarker = "# demo-4: a broken exporter endpoint"
 	demoFailZone         = "us-east-1/us-east-1b"
@@ -186,9 +208,6 @@ func gateSummary(r rolloutView) string {
 	return strings.Join(parts, ", ")
 }
 
-// demoHealthWait is the healthWait line of the demo policies.
-var demoHealthWait = regexp.MustCompile(`healthWait: [0-9]+s`)
-
 // DemoZones are the regions and zones of the simulated collectors, as their
 // cloud.region and cloud.availability_zone attributes.
 var DemoZones = []string{"eu-west-1/eu-west-1a", "eu-west-1/eu-west-1b", "us-east-1/us-east-1a", "us-east-1/us-east-1b"}
@@ -202,18 +221,6 @@ func allOn(ok func(simfleet.AgentState) bool) func([]simfleet.AgentState) bool {
 		}
 		return len(states) > 0
 	}
-}
-
-// withHealthWait replaces the demo policies' healthWait (shorter in tests).
-func withHealthWait(files map[string][]byte, hw string) map[string][]byte {
-	out := map[string][]byte{}
-	for k, v := range files {
-		if hw != "" && strings.HasPrefix(k, "policies/demo-") {
-			v = demoHealthWait.ReplaceAll(v, []byte("healthWait: "+hw))
-		}
-		out[k] = v
-	}
-	return out
 }
 
 // waitAgents waits until the inventory lists n agents that reported, as a

@@ -39,7 +39,10 @@ func TestDemo(t *testing.T) {
 	if sum.RolloutsCompleted != 3 || sum.TargetsSucceeded != 30 || sum.RolloutsRolledBack != 1 {
 		t.Fatalf("summary %+v, want 3 rollouts and 30 targets (10 agents, three rollouts), then one rolled back\n%s", sum, out.String())
 	}
-	for _, want := range []string{"waits for approval", "the operator approves it", "through the updater executor", "by region and zone", "stages 5/5",
+	if sum.FirstCompleted <= 0 || sum.FirstCompleted >= sum.Wall {
+		t.Errorf("first rollout completed at %s of %s: want a moment within the demo", sum.FirstCompleted, sum.Wall)
+	}
+	for _, want := range []string{"the demo's waits: health wait 2s a wave", "waits for approval", "the operator approves it", "through the updater executor", "by region and zone", "stages 5/5",
 		"every stage's gate stayed green", "gate red: metric export-failures (rest/us-east-1/us-east-1b)", "rolled_back", "  health wait: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
