@@ -61,6 +61,9 @@ func benchmarkLargeEvaluation(b *testing.B, n int) {
 	b.ReportMetric(cpu, "cpu-s")
 	b.ReportMetric(f.wall.Seconds(), "wall-s")
 	b.ReportMetric(float64(f.peakHeap)/(1<<20), "peak-heap-MB")
+	if f.peakRSS > 0 {
+		b.ReportMetric(float64(f.peakRSS)/(1<<20), "peak-rss-MB")
+	}
 	b.ReportMetric(float64(f.allocBytes)/(1<<20), "alloc-MB")
 	b.ReportMetric(float64(f.allocs), "allocs")
 	b.ReportMetric(float64(u.Requests), "requests")
