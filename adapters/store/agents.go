@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -141,12 +142,11 @@ func (s *Store) GetAgent(ctx context.Context, id string) (agent.Agent, bool, err
 // judges reports that are seconds old anyway). Missing agents are absent
 // from the map: they were deleted.
 func (s *Store) AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error) {
-	recs, err := s.agentRecords(ctx, ids, false)
-	out := make(map[string]agent.Agent, len(recs))
-	for id, r := range recs {
-		out[id] = r.Agent
+	out := make(map[string]agent.Agent, len(ids))
+	if err := s.eachAgent(ctx, ids, false, func(r AgentRecord) { out[r.ID] = r.Agent }); err != nil {
+		return map[string]agent.Agent{}, err
 	}
-	return out, err
+	return out, nil
 }
 
 // LoadAgents is LoadAgent for many agents, in consistent batch reads
@@ -162,27 +162,52 @@ func (s *Store) LoadAgents(ctx context.Context, ids []string) (map[string]agent.
 }
 
 func (s *Store) agentRecords(ctx context.Context, ids []string, consistent bool) (map[string]AgentRecord, error) {
-	keys := make([]map[string]types.AttributeValue, 0, len(ids))
+	out := make(map[string]AgentRecord, len(ids))
+	if err := s.eachAgent(ctx, ids, consistent, func(r AgentRecord) { out[r.ID] = r }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachAgent reads the agents of ids, each once, in batch reads of 100
+// (several at a time), and hands each agent to keep as its batch is
+// decoded, one agent at a time. A batch's items are dropped once decoded:
+// an evaluation over 100,000 targets that read every item first held each
+// (about 2.5 KB) beside its decoded agent, 600 MB of heap at its peak.
+func (s *Store) eachAgent(ctx context.Context, ids []string, consistent bool, keep func(AgentRecord)) error {
+	uniq := make([]string, 0, len(ids))
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if !seen[id] {
 			seen[id] = true
-			keys = append(keys, agentKey(id))
+			uniq = append(uniq, id)
 		}
 	}
-	items, err := s.batchGetAll(ctx, s.names.Agents, keys, consistent)
-	if err != nil {
-		return nil, classify(err, "read agents")
-	}
-	out := make(map[string]AgentRecord, len(items))
-	for _, av := range items {
-		r, err := decodeAgent(av)
+	const size = 100 // keys of one BatchGetItem
+	var mu sync.Mutex
+	return forEach(ctx, (len(uniq)+size-1)/size, workers, func(ctx context.Context, b int) error {
+		part := uniq[b*size : min((b+1)*size, len(uniq))]
+		keys := make([]map[string]types.AttributeValue, len(part))
+		for i, id := range part {
+			keys[i] = agentKey(id)
+		}
+		items, err := s.batchGet(ctx, s.names.Agents, keys, consistent)
 		if err != nil {
-			return nil, err
+			return classify(err, "read agents")
 		}
-		out[r.ID] = r
-	}
-	return out, nil
+		recs := make([]AgentRecord, len(items))
+		for i, av := range items {
+			if recs[i], err = decodeAgent(av); err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range recs {
+			keep(r)
+		}
+		return nil
+	})
 }
 
 // AgentsOfFleet is one page of a fleet's agents in id order: the ids from

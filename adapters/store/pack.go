@@ -112,8 +112,8 @@ func pack(doc []byte, dict byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// unpack returns the JSON document of a packed attribute.
-func unpack(p []byte) ([]byte, error) {
+// unpack appends the JSON document of a packed attribute to dst.
+func unpack(dst, p []byte) ([]byte, error) {
 	if len(p) == 0 {
 		return nil, fmt.Errorf("empty")
 	}
@@ -126,16 +126,24 @@ func unpack(p []byte) ([]byte, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(p[1:]), dict); err != nil {
 		return nil, err
 	}
-	// A packed attribute that inflates past DynamoDB's item size many
-	// times over is not one this store wrote.
-	doc, err := io.ReadAll(io.LimitReader(r, maxDocument+1))
-	if err != nil {
-		return nil, err
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		// A packed attribute that inflates past DynamoDB's item size many
+		// times over is not one this store wrote.
+		if len(dst) > maxDocument {
+			return nil, fmt.Errorf("inflates past %d bytes", maxDocument)
+		}
+		switch {
+		case err == io.EOF:
+			return dst, nil
+		case err != nil:
+			return nil, err
+		}
 	}
-	if len(doc) > maxDocument {
-		return nil, fmt.Errorf("inflates past %d bytes", maxDocument)
-	}
-	return doc, nil
 }
 
 // maxDocument bounds an inflated document: four times DynamoDB's 400 KB
