@@ -5,7 +5,7 @@ GO ?= go
 # CDK CLI's) that are no packages of ours.
 PKGS := $(shell $(GO) list -e ./... 2>/dev/null | grep -v /node_modules/)
 
-.PHONY: cloud cloud-run cloud-test supervisor-test test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave ddbwrites screenshot
+.PHONY: cloud cloud-run cloud-test supervisor-test test check fmt vet tidy asl unit integration synth bench fuzz storeload gatewayload demo run bench-assign bench-wave bench-evaluate ddbwrites screenshot
 FUZZTIME ?= 200000x
 
 # With DynamoDB Local: AWS's jar from the npm package amplify-dynamodb-simulator
@@ -191,6 +191,18 @@ bench-assign:
 # unmeasured waves first (about 15 s each), for the emulator's steady state.
 bench-wave:
 	MYRIARCH_WAVE_AGENTS=$${MYRIARCH_WAVE_AGENTS:-1000} $(BENCH_DYNAMODB) $(GO) test -run '^$$' -bench WaveTransitionLatency -benchtime 1x -timeout 20m ./local/stack
+
+# bench-evaluate: one evaluation of the engine's evaluate task over a rollout
+# of 10,000 and of 100,000 targets on DynamoDB Local (the one that begins
+# the second wave, starting 1,000 targets): CPU seconds, peak heap and
+# resident memory, allocations, DynamoDB requests, items and capacity units
+# (docs/scale.md). About 5 minutes on a quiet machine, most of it storing
+# the 100,000 agents and targets (over 20 on a busy one); the emulator needs
+# a larger heap for them than BENCH_DYNAMODB's (with 768 MB it spends its
+# time collecting).
+# MYRIARCH_EVALUATE_TARGETS=10000 for the smaller size alone.
+bench-evaluate:
+	DYNAMODB_LOCAL_JAVA_OPTS="$${BENCH_DYNAMODB_JAVA_OPTS:--Xms256m -Xmx1536m -XX:+UseSerialGC}" $(WITH_DYNAMODB) $(GO) test -run '^$$' -bench Evaluate_100kTargets -benchtime 1x -timeout 60m ./adapters/enginetask
 
 # ddbwrites: conditional single-item writes per second that DynamoDB Local
 # sustains at 1 to 128 in flight (examples/ddbwrites, docs/scale.md).
