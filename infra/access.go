@@ -102,10 +102,12 @@ var functionTables = map[string]map[string]tableAccess{
 		// the claim of version starts (SaveTargets: a ConditionCheck of the
 		// rollout's version).
 		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem, conditionCheckItem),
-		tables.Targets.Name:  on(query, putItem), // LoadRollout; SavePass
-		tables.Events.Name:   on(putItem),        // SavePass, RecordFailure: the outbox
-		tables.Audit.Name:    on(putItem),        // AppendAudit: an approval that expired
-		tables.Gateways.Name: on(scan),           // Leases: which agents are online
+		// LoadRollout; SavePass; TargetsOf (a BatchGetItem of the agents'
+		// targets): the follow-up of a pass that started version targets.
+		tables.Targets.Name:  on(query, putItem, batchGetItem),
+		tables.Events.Name:   on(putItem), // SavePass, RecordFailure: the outbox
+		tables.Audit.Name:    on(putItem), // AppendAudit: an approval that expired
+		tables.Gateways.Name: on(scan),    // Leases: which agents are online
 	},
 	// The single writer of rollouts: the scheduled run (assignment backstop,
 	// then every fleet) and the api's "plan this fleet now".
@@ -148,8 +150,7 @@ var functionTables = map[string]map[string]tableAccess{
 		// ConditionCheck of the rollout's version beside the targets).
 		tables.Rollouts.Name: on(getItem, putItem, updateItem, deleteItem, conditionCheckItem),
 		// LoadRollout; SavePass, SaveTargets; TargetsOf (a BatchGetItem of
-		// the agents' targets when their wave is larger than max(1,000, 8 ×
-		// agents), else a Query of the wave).
+		// the batch's agents' targets).
 		tables.Targets.Name:  on(query, putItem, batchGetItem),
 		tables.Objects.Name:  on(getItem, query), // AppliedFleets (CurrentRevision, the fleets)
 		tables.Events.Name:   on(putItem),        // SavePass: the outbox
@@ -176,8 +177,10 @@ var functionTables = map[string]map[string]tableAccess{
 		tables.Rollouts.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem, updateItem, deleteItem, conditionCheckItem},
 			QueryIndexes: []string{tables.IndexByFleetKind, tables.IndexByCreated}},
 		// TargetsPage and LoadRollout (Query of the table), LastTargets
-		// (byAgentKind); SavePass.
-		tables.Targets.Name: {Actions: []dynamoAction{query, putItem},
+		// (byAgentKind); SavePass; TargetsOf (a BatchGetItem of the agents'
+		// targets): the follow-up of an action's pass that started version
+		// targets.
+		tables.Targets.Name: {Actions: []dynamoAction{query, putItem, batchGetItem},
 			QueryIndexes: []string{tables.IndexByAgentKind}},
 		// CurrentRevision, Fleet(s), Policies, ExecutorObjects, Selection,
 		// ReleasesOf, GetRelease; SaveSelection, PutRelease, DeleteRelease;

@@ -229,7 +229,7 @@ var wantDynamoDB = map[string][]string{
 		"agents/index/byCollector: Query", // LinkedUpdaters
 		"agents: BatchGetItem GetItem PutItem",
 		"rollouts: ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
-		"targets: PutItem Query",
+		"targets: BatchGetItem PutItem Query", // TargetsOf: a version pass's follow-up
 		"events: PutItem",
 		"audit: PutItem",
 		"gateways: Scan",
@@ -267,7 +267,7 @@ var wantDynamoDB = map[string][]string{
 		"rollouts: BatchGetItem ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
 		"rollouts/index/byFleetKind: Query",
 		"rollouts/index/byCreated: Query",
-		"targets: PutItem Query",
+		"targets: BatchGetItem PutItem Query", // TargetsOf: an action's version follow-up
 		"targets/index/byAgentKind: Query",
 		"objects: BatchWriteItem DeleteItem GetItem PutItem Query",
 		"events: PutItem Query",
