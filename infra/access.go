@@ -177,10 +177,8 @@ var functionTables = map[string]map[string]tableAccess{
 		tables.Rollouts.Name: {Actions: []dynamoAction{getItem, batchGetItem, putItem, updateItem, deleteItem, conditionCheckItem},
 			QueryIndexes: []string{tables.IndexByFleetKind, tables.IndexByCreated}},
 		// TargetsPage and LoadRollout (Query of the table), LastTargets
-		// (byAgentKind); SavePass; TargetsOf (a BatchGetItem of the agents'
-		// targets): the follow-up of an action's pass that started version
-		// targets.
-		tables.Targets.Name: {Actions: []dynamoAction{query, putItem, batchGetItem},
+		// (byAgentKind); SavePass.
+		tables.Targets.Name: {Actions: []dynamoAction{query, putItem},
 			QueryIndexes: []string{tables.IndexByAgentKind}},
 		// CurrentRevision, Fleet(s), Policies, ExecutorObjects, Selection,
 		// ReleasesOf, GetRelease; SaveSelection, PutRelease, DeleteRelease;

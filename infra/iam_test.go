@@ -267,7 +267,7 @@ var wantDynamoDB = map[string][]string{
 		"rollouts: BatchGetItem ConditionCheckItem DeleteItem GetItem PutItem UpdateItem",
 		"rollouts/index/byFleetKind: Query",
 		"rollouts/index/byCreated: Query",
-		"targets: BatchGetItem PutItem Query", // TargetsOf: an action's version follow-up
+		"targets: PutItem Query",
 		"targets/index/byAgentKind: Query",
 		"objects: BatchWriteItem DeleteItem GetItem PutItem Query",
 		"events: PutItem Query",
