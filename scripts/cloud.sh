@@ -22,7 +22,7 @@ export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true CDK_DI
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION=1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=${JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION:-18,20}
 
-[ -x infra/node_modules/.bin/cdk ] || (cd infra && npm ci --no-audit --no-fund --no-update-notifier >&2) || fail "npm ci in infra/ failed"
+scripts/with-cdk.sh || fail "the AWS CDK CLI is not installed: see above"
 [ -d node_modules/@cloud-copilot/iam-simulate ] || npm ci --no-audit --no-fund --no-update-notifier >&2 || fail "npm ci failed"
 
 mkdir -p build/cloud
