@@ -32,8 +32,11 @@ mapfile -t context < <(build/cloud/myriarch-cloud prepare -dir build/cloud)
 
 rm -rf .cdk.out-cloud
 start=$(date +%s)
+# cdk.json's app, built into a file of its own: make test runs this beside
+# scripts/synth.sh, whose cdk synth builds build/infra/app.
 MYRIARCH_LAMBDA_BUILD_DIR="$root/build/lambda-cloud" LAMBDA_BUILD_DIR="$root/build/lambda-cloud" LAMBDA_GOARCH=$(go env GOARCH) \
-	infra/node_modules/.bin/cdk synth --quiet --no-notices --output .cdk.out-cloud "${context[@]}" >/dev/null || fail "cdk synth failed: see above"
+	infra/node_modules/.bin/cdk synth --quiet --no-notices --app "go -C infra build -o ../build/cloud/cdk-app . && build/cloud/cdk-app" \
+	--output .cdk.out-cloud "${context[@]}" >/dev/null || fail "cdk synth failed: see above"
 echo "cloud: synthesized Myriarch-cloud in $(($(date +%s) - start)) s into .cdk.out-cloud" >&2
 
 case "$mode" in

@@ -12,23 +12,22 @@
 #   stack-test       local/stack's end-to-end tests, 4 at a time, TIMED
 #                    skipped
 #   supervisor-test  the OpAMP supervisor and the updater on the local stack
-#   synth            cdk synth and the infra module's tests (scripts/synth.sh)
 #   cloud-test       the local cloud's end-to-end tests (scripts/cloud.sh test)
+#   synth            cdk synth and the infra module's tests (scripts/synth.sh)
 #   timed            TIMED, alone, after the others
 #
-# go-test, stack-test, supervisor-test and the chain synth then cloud-test
-# run side by side: most of their time is spent waiting (on rollouts'
-# health waits and bakes, on Lambda invocations, on DynamoDB Local), not
-# computing. synth and cloud-test run one after the other: both run cdk
-# synth, which builds the CDK app into the same file and keeps a CPU busy.
-# Each phase that needs DynamoDB Local starts its own: the emulator does
-# its work on one thread, and phases side by side on one would queue behind
-# each other's requests (a planner call of cloud-test outlasted its 10 s
-# behind them). The output of a phase that runs beside others is printed
-# when it ends; every phase's is kept in build/test/<phase>.log. After
-# every phase comes a line `make test: phase <name> took <s> s`, at the end
-# a table of them all. A failed phase fails make test but does not stop the
-# others; a failed check does (what follows would only bury its message).
+# go-test, stack-test, supervisor-test, cloud-test and synth run side by
+# side: most of their time is spent waiting (on rollouts' health waits and
+# bakes, on Lambda invocations, on DynamoDB Local), not computing; synth,
+# which only computes, at a lower priority. Each phase that needs DynamoDB
+# Local starts its own: the emulator does its work on one thread, and
+# phases side by side on one would queue behind each other's requests (a
+# planner call of cloud-test outlasted its 10 s behind them). The output of
+# a phase that runs beside others is printed when it ends; every phase's is
+# kept in build/test/<phase>.log. After every phase comes a line
+# `make test: phase <name> took <s> s`, at the end a table of them all. A
+# failed phase fails make test but does not stop the others; a failed
+# check does (what follows would only bury its message).
 #
 # Environment: GO_TEST_P, how many packages go-test runs at once (go test
 # -p; default 4); STACK_TEST_PARALLEL, how many tests stack-test runs at
@@ -161,14 +160,11 @@ phases() {
 	phase supervisor-test "$ddb" go test -count=1 -timeout 20m -tags supervisor ${GO_TEST_FLAGS:-} \
 		-run 'TestSupervisor_(ExampleConfiguration|Updater)$' ./local/stack/ &
 	pids+=($!)
-	(
-		s=0
-		# synth only computes, against no clock: at a lower priority it
-		# takes the CPU the phases beside it, which wait on clocks, leave.
-		phase synth nice -n 10 scripts/synth.sh || s=1
-		phase cloud-test "$ddb" scripts/cloud.sh test || s=1
-		exit $s
-	) &
+	phase cloud-test "$ddb" scripts/cloud.sh test &
+	pids+=($!)
+	# synth only computes, against no clock: at a lower priority it takes
+	# the CPU that the phases beside it, which wait on clocks, leave.
+	phase synth nice -n 5 scripts/synth.sh &
 	pids+=($!)
 	set +m
 	for j in "${pids[@]}"; do
