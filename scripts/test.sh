@@ -82,19 +82,25 @@ phase() {
 			times >"$logs/$name.times"
 			exit "$s"
 		) || status=$?
-		echo "make test: ==== phase $name ===="
-		cat "$logs/$name.log"
 	fi
 	local took=$(($(date +%s) - start)) cpu
 	# times: the shell's own user and system time, then its children's
 	cpu=$(tail -n 1 "$logs/$name.times" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } printf "%d", s + 0.5 }')
-	if [ "$status" = 0 ]; then
-		echo "make test: phase $name took $took s (CPU $cpu s)"
-		echo "$name ok $took $cpu" >>"$logs/phases"
-	else
-		echo "make test: phase $name FAILED (exit status $status) after $took s (CPU $cpu s)"
-		echo "$name FAILED $took $cpu" >>"$logs/phases"
-	fi
+	# One phase prints at a time: two that end together would mix lines.
+	(
+		flock 9
+		if [ -z "$tee" ]; then
+			echo "make test: ==== phase $name ===="
+			cat "$logs/$name.log"
+		fi
+		if [ "$status" = 0 ]; then
+			echo "make test: phase $name took $took s (CPU $cpu s)"
+			echo "$name ok $took $cpu" >>"$logs/phases"
+		else
+			echo "make test: phase $name FAILED (exit status $status) after $took s (CPU $cpu s)"
+			echo "$name FAILED $took $cpu" >>"$logs/phases"
+		fi
+	) 9>>"$logs/print.lock"
 	return "$status"
 }
 
