@@ -29,20 +29,13 @@ WITH_CHROMIUM := scripts/with-chromium.sh
 # (installed by the script as root when missing: Debian's awscli).
 WITH_AWSCLI := scripts/with-aws-cli.sh
 
-# TIMED is the test that compares a prediction with the stack's own timing:
-# it runs alone, after the others, since beside them on two cores the
-# rollout ran 2 to 4 s behind for load no operator's engine shares.
-TIMED := TestPrediction_AgainstTheStack
-
-# test: the checks, then every test of the module in one run, the DynamoDB
-# integration tests (adapters/store) and the web page's tests in Chromium
-# included, against a DynamoDB Local started for it.
-test: check
-	$(WITH_GATES) $(WITH_CHROMIUM) $(WITH_AWSCLI) $(WITH_RIE) $(WITH_DYNAMODB) $(GO) test -count=1 -skip '^$(TIMED)$$' $(PKGS)
-	$(WITH_DYNAMODB) $(GO) test -count=1 -run '^$(TIMED)$$' ./local/stack/
-	$(MAKE) synth
-	$(MAKE) cloud-test
-	$(MAKE) supervisor-test
+# test: the checks, then every test of the module, the DynamoDB integration
+# tests (adapters/store) and the web page's tests in Chromium included, the
+# CDK synth and the infra module's tests, the local cloud's and the
+# supervisor's end-to-end tests, against one DynamoDB Local; independent
+# phases side by side, the time of each printed (scripts/test.sh).
+test:
+	scripts/test.sh
 
 check: fmt vet tidy asl
 

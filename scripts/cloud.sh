@@ -22,7 +22,7 @@ export AWS_REGION=${AWS_REGION:-us-east-1} AWS_EC2_METADATA_DISABLED=true CDK_DI
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION=1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=${JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION:-18,20}
 
-[ -x infra/node_modules/.bin/cdk ] || (cd infra && npm ci --no-audit --no-fund --no-update-notifier >&2) || fail "npm ci in infra/ failed"
+scripts/with-cdk.sh || fail "the AWS CDK CLI is not installed: see above"
 [ -d node_modules/@cloud-copilot/iam-simulate ] || npm ci --no-audit --no-fund --no-update-notifier >&2 || fail "npm ci failed"
 
 mkdir -p build/cloud
@@ -32,8 +32,11 @@ mapfile -t context < <(build/cloud/myriarch-cloud prepare -dir build/cloud)
 
 rm -rf .cdk.out-cloud
 start=$(date +%s)
+# cdk.json's app, built into a file of its own: make test runs this beside
+# scripts/synth.sh, whose cdk synth builds build/infra/app.
 MYRIARCH_LAMBDA_BUILD_DIR="$root/build/lambda-cloud" LAMBDA_BUILD_DIR="$root/build/lambda-cloud" LAMBDA_GOARCH=$(go env GOARCH) \
-	infra/node_modules/.bin/cdk synth --quiet --no-notices --output .cdk.out-cloud "${context[@]}" >/dev/null || fail "cdk synth failed: see above"
+	infra/node_modules/.bin/cdk synth --quiet --no-notices --app "go -C infra build -o ../build/cloud/cdk-app . && build/cloud/cdk-app" \
+	--output .cdk.out-cloud "${context[@]}" >/dev/null || fail "cdk synth failed: see above"
 echo "cloud: synthesized Myriarch-cloud in $(($(date +%s) - start)) s into .cdk.out-cloud" >&2
 
 case "$mode" in

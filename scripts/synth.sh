@@ -3,7 +3,7 @@
 # (`make synth`, part of `make test`).
 #
 #  1. installs the pinned AWS CDK CLI (infra/package.json) if it is missing
-#     or another version;
+#     or another version (scripts/with-cdk.sh);
 #  2. runs `cdk synth --quiet` from the repository root: cdk.json builds the
 #     Lambdas first (scripts/build-lambdas.sh), then runs the Go app in
 #     infra/; the cloud assembly lands in .cdk.out/ (hidden, so that the
@@ -26,17 +26,7 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 JSII_SILENCE_WARNING_UNTES
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=${JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION:-18,20}
 
 command -v go >/dev/null || fail "go is missing"
-command -v npm >/dev/null || fail "npm is missing: install Node.js 20 or newer and npm (Debian: apt-get install nodejs npm)"
-
-pinned=$(cd "$root/infra" && node -p 'require("./package.json").devDependencies["aws-cdk"]')
-installed=""
-if [ -f "$root/infra/node_modules/aws-cdk/package.json" ]; then
-	installed=$(cd "$root/infra" && node -p 'require("./node_modules/aws-cdk/package.json").version')
-fi
-if [ "$installed" != "$pinned" ]; then
-	echo "synth: installing the AWS CDK CLI $pinned (npm ci in infra/)" >&2
-	(cd "$root/infra" && npm ci --no-audit --no-fund --no-update-notifier >&2) || fail "npm ci in infra/ failed: see above"
-fi
+"$root/scripts/with-cdk.sh" || fail "the AWS CDK CLI is not installed: see above"
 
 cd "$root"
 rm -rf .cdk.out # CDK never prunes it: old assets would pile up

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# with-dynamodb-local.sh CMD [ARGS...]
+# with-dynamodb-local.sh [CMD [ARGS...]]
 #
 # Runs CMD against a fresh, in-memory DynamoDB Local: AWS's own jar, shipped
 # inside the npm package amplify-dynamodb-simulator (pinned in package.json),
@@ -9,7 +9,9 @@
 # The server is stopped when CMD ends, however it ends; the exit status is
 # CMD's. SIGINT and SIGTERM are passed on to CMD, which stops first (make
 # run's stack shuts down cleanly), then the server. Missing Java or a
-# missing jar is an error, never a skip.
+# missing jar is an error, never a skip. Without CMD it only installs the
+# jar when it is missing (make test does, before phases that each start
+# one run side by side).
 #
 # Environment: DYNAMODB_LOCAL_JAVA_OPTS (default: a small heap, serial GC);
 # MYRIARCH_DATA: keep the database on disk in $MYRIARCH_DATA/dynamodb
@@ -22,8 +24,6 @@ jar_dir="$root/node_modules/amplify-dynamodb-simulator/emulator"
 
 fail() { echo "with-dynamodb-local: $*" >&2; exit 1; }
 
-[ $# -gt 0 ] || fail "usage: scripts/with-dynamodb-local.sh CMD [ARGS...]"
-
 # The jar comes with the npm dev dependencies; install them once.
 if [ ! -f "$jar_dir/DynamoDBLocal.jar" ]; then
 	command -v npm >/dev/null || fail "npm is missing: install Node.js and npm (Debian: apt-get install nodejs npm), then run 'npm ci' in $root"
@@ -32,6 +32,7 @@ if [ ! -f "$jar_dir/DynamoDBLocal.jar" ]; then
 fi
 [ -f "$jar_dir/DynamoDBLocal.jar" ] || fail "DynamoDBLocal.jar not found under $jar_dir: check the amplify-dynamodb-simulator version in package.json"
 command -v java >/dev/null || fail "java is missing: install a Java runtime, 11 or newer (Debian: apt-get install default-jre-headless)"
+[ $# -gt 0 ] || exit 0
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/dynamodb-local.XXXXXX")
 pid=""

@@ -453,7 +453,10 @@ func TestPage_Keyboard_AbortThroughItsConfirmation(t *testing.T) {
 
 // stagedRollouts are two rollouts in stages: r-bake bakes a stage whose
 // gate read one red metric (and a red dry run); r-frozen waits for a
-// freeze to end.
+// freeze to end. r-bake's bake and gate times are anchored at the page's
+// first read of it, as liveRollout's a-3: a browser that takes 20 s to
+// start on a loaded machine would otherwise find the next reading already
+// due.
 func stagedRollouts(s *stub) {
 	stage := func(name string, wave int, status string) map[string]any {
 		return map[string]any{"name": name, "wave": wave, "status": status,
@@ -471,16 +474,25 @@ func stagedRollouts(s *stub) {
 				"stages": stages, "targetCounts": counts("succeeded", 4, "pending", 2), "ackedFailures": []any{}}
 		}
 	}
-	baking := stage("rest/eu-1a", 1, "baking")
-	baking["bakeUntil"] = ts(s.start.Add(90 * time.Second))
-	baking["gate"] = map[string]any{"since": ts(s.start), "until": ts(s.start.Add(90 * time.Second)), "nextAt": ts(s.start.Add(20 * time.Second)),
-		"readings": 2, "consecutiveRed": 1, "lastRed": "metric export-failures (rest/eu-1/eu-1a): value 0.2 above 0.01",
-		"recent": []any{map[string]any{"at": ts(s.start), "red": true, "checked": 4, "results": []any{
-			map[string]any{"kind": "metric", "name": "export-failures", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 0.2 above 0.01"},
-			map[string]any{"kind": "metric", "name": "refused", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 14 above 10", "dryRun": true}}}}}
+	baking := func(start time.Time) map[string]any {
+		b := stage("rest/eu-1a", 1, "baking")
+		b["bakeUntil"] = ts(start.Add(90 * time.Second))
+		b["gate"] = map[string]any{"since": ts(start), "until": ts(start.Add(90 * time.Second)), "nextAt": ts(start.Add(20 * time.Second)),
+			"readings": 2, "consecutiveRed": 1, "lastRed": "metric export-failures (rest/eu-1/eu-1a): value 0.2 above 0.01",
+			"recent": []any{map[string]any{"at": ts(start), "red": true, "checked": 4, "results": []any{
+				map[string]any{"kind": "metric", "name": "export-failures", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 0.2 above 0.01"},
+				map[string]any{"kind": "metric", "name": "refused", "scope": "rest/eu-1/eu-1a", "red": true, "detail": "value 14 above 10", "dryRun": true}}}}}
+		return b
+	}
 	frozen := stage("rest/us-east-1a", 1, "frozen")
 	frozen["held"] = `freeze "holidays" (us-east-1) until 2027-01-04T00:00:00Z`
-	s.rollouts["r-bake"] = rolloutIn("r-bake", "running", stage("canary", 0, "passed"), baking, stage("rest/us-east-1a", 1, "pending"))
+	var firstRead time.Time // of r-bake; the stub serves under its lock
+	s.rollouts["r-bake"] = func(now time.Time) map[string]any {
+		if firstRead.IsZero() {
+			firstRead = now
+		}
+		return rolloutIn("r-bake", "running", stage("canary", 0, "passed"), baking(firstRead), stage("rest/us-east-1a", 1, "pending"))(now)
+	}
 	s.rollouts["r-frozen"] = rolloutIn("r-frozen", "frozen", stage("canary", 0, "passed"), stage("rest/eu-1a", 1, "passed"), frozen)
 	for _, id := range []string{"r-bake", "r-frozen"} {
 		s.targets[id] = func(time.Time) []map[string]any { return nil }

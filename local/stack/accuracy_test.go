@@ -33,7 +33,7 @@ import (
 // cores the real rollout ran 2.2 to 3.8 s behind the prediction in runs of
 // `make test`, for load that no operator's rollout shares with its engine.
 // make test skips it in the run of every package and runs it by itself
-// afterwards (TIMED in the Makefile).
+// afterwards (TIMED in scripts/test.sh).
 func TestPrediction_AgainstTheStack(t *testing.T) {
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

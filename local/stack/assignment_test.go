@@ -46,6 +46,7 @@ spec:
 // last wave and is updated with the others.
 func TestAssignmentFollowsTheAgent(t *testing.T) {
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
+	t.Parallel()        // its own stack and fleet; it mostly waits on rollouts
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, Options{APIAddr: "127.0.0.1:0", GatewayAddr: "127.0.0.1:0", SFNAddr: "127.0.0.1:0",

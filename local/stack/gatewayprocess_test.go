@@ -29,6 +29,7 @@ func buildGateway(t *testing.T) string {
 // reconnect and are online, each with a new connection.
 func TestGatewayProcess_KilledAndStartedAgain_AgentsReconnect(t *testing.T) {
 	storetest.Client(t) // fails, not skips, without DynamoDB Local
+	t.Parallel()        // its own stack and fleet; it mostly waits on rollouts
 	bin := buildGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 // out to completion. The store keeps it in chunks; nothing on the way may
 // drop it for its size.
 func TestLargeConfiguration_RolloutCompletes(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := startTestStack(t, ctx, "large-test-", nil)

@@ -17,6 +17,7 @@ import (
 // where their targets ended as startup_timeout before such agents were
 // judged by their connection and reports alone.
 func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := startTestStack(t, ctx, "nohealth-test-", nil)

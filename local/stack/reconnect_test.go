@@ -20,6 +20,7 @@ import (
 // agents to another gateway task over the same store. The task that lost them records them offline; within the
 // reconnect grace that is no failure, and the rollout completes.
 func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s := startTestStack(t, ctx, "blip-test-", nil)
@@ -38,6 +39,7 @@ func TestGatewayTaskReplaced_DuringHealthWait_RolloutCompletes(t *testing.T) {
 // to the other task, which takes their records over, and the rollout
 // completes.
 func TestGatewayTaskKilled_DuringHealthWait_RolloutCompletes(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	bin := buildGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -26,6 +26,7 @@ import (
 // of the supervisor comes back as the same agent, let in by its key. A
 // connection with the fleet's token alone cannot speak for it.
 func TestSupervisor_ExampleConfiguration(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	sup, col := os.Getenv("MYRIARCH_SUPERVISOR_BIN"), os.Getenv("MYRIARCH_OTELCOL_BIN")
 	if sup == "" || col == "" {
 		t.Fatal("MYRIARCH_SUPERVISOR_BIN and MYRIARCH_OTELCOL_BIN name the supervisor and the collector: run make supervisor-test")

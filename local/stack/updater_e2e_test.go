@@ -38,6 +38,7 @@ import (
 //	                   SIGKILLed halfway through the download, restarted
 //	rollout rollback   0.150.0 installed, the rollout rolled back: 0.149.0
 func TestSupervisor_Updater(t *testing.T) {
+	t.Parallel() // its own stack and fleet; it mostly waits on rollouts
 	bins := map[string]string{}
 	for _, k := range []string{"MYRIARCH_SUPERVISOR_BIN", "MYRIARCH_OTELCOL_BIN", "MYRIARCH_OTELCOL_NEXT_BIN", "MYRIARCH_UPDATER_BIN"} {
 		if bins[k] = os.Getenv(k); bins[k] == "" {
