@@ -59,19 +59,32 @@ type functionSpec struct {
 	ExecutorSecrets bool
 }
 
+// wholeRolloutMB is the memory of the functions that may hold a whole
+// rollout or fleet at once (every target and agent of it): one evaluation
+// over 100,000 targets peaked at about 380 MB of heap and 450 MB resident
+// (docs/scale.md), too close to 512 MB. 1,024 MB also gives a function
+// twice the CPU of 512, and most of such an evaluation is CPU.
+const wholeRolloutMB = 1024
+
+// memoryLimitPercent is the share of a function's memory that Go's
+// collector keeps the heap under (GOMEMLIMIT): near the limit it collects
+// more often rather than let the function be killed for memory. The rest
+// is the runtime's own and the binary's.
+const memoryLimitPercent = 90
+
 var functionSpecs = []functionSpec{
-	{Name: fnEngine, MemoryMB: 512, TimeoutSeconds: 120,
+	{Name: fnEngine, MemoryMB: wholeRolloutMB, TimeoutSeconds: 120,
 		StartExecution: true, SendTaskResponse: true, // continue as a new execution; park wakes itself when the status moved on
 		ServerTimezone: true, Gates: true, Liveness: true, // the read-gates task; its passes judge liveness
 		ExecutorSecrets: true}, // Start, Cancel, the AWX job polling
-	{Name: fnPlanner, MemoryMB: 512, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts (Config.PlannerReservedConcurrency may lift it)
+	{Name: fnPlanner, MemoryMB: wholeRolloutMB, TimeoutSeconds: 300, ReservedConcurrency: 1, // the single writer of rollouts (Config.PlannerReservedConcurrency may lift it)
 		StartExecution: true, SendTaskResponse: true, // one execution per rollout; wakes a parked rollout it ends
 		Liveness:        true,  // gone agents get no targets
 		ExecutorSecrets: true}, // Cancel of a superseded rollout's targets
-	{Name: fnAgentEvent, MemoryMB: 256, TimeoutSeconds: 60,
+	{Name: fnAgentEvent, MemoryMB: wholeRolloutMB, TimeoutSeconds: 60, // a batch whose targets do not decide alone evaluates the whole rollout
 		InvokesPlanner: true,                                         // has the planner plan the fleets that agents joined or left
 		ServerTimezone: true, ExecutorSecrets: true, Liveness: true}, // its passes start targets
-	{Name: fnAPI, MemoryMB: 512, TimeoutSeconds: 29, // API Gateway gives up after 29 s
+	{Name: fnAPI, MemoryMB: wholeRolloutMB, TimeoutSeconds: 29, // API Gateway gives up after 29 s; an action evaluates the whole rollout
 		SendTaskResponse: true, InvokesPlanner: true, // approve and resume wake the execution; select-version and revisions run the planner
 		APITokens: true, Catalog: true, // display names of actors; version options
 		ServerTimezone: true, ExecutorSecrets: true, Liveness: true}, // its actions run evaluation passes, as the engine does; the inventory's gone
@@ -180,7 +193,8 @@ func functionRole(scope constructs.Construct, c Config, f functionSpec, logs aws
 // functionEnvironment is what a function reads besides the ARNs granted
 // later (the state machine, the planner).
 func functionEnvironment(c Config, f functionSpec) map[string]string {
-	env := map[string]string{envStage: c.Stage, envTablePrefix: tablePrefix(c)}
+	env := map[string]string{envStage: c.Stage, envTablePrefix: tablePrefix(c),
+		envGoMemLimit: fmt.Sprintf("%dMiB", f.MemoryMB*memoryLimitPercent/100)}
 	set := func(name, value string) {
 		if value != "" {
 			env[name] = value
@@ -226,6 +240,7 @@ const (
 	envStateMachineArn = "MYRIARCH_STATE_MACHINE_ARN" // the rollout state machine
 	envPlannerFunction = "MYRIARCH_PLANNER_FUNCTION"  // name of the planner Lambda (the api invokes it)
 	envTokens          = "MYRIARCH_TOKENS"            // the operators' token table, hashes only (adapters/api.LoadTokens)
+	envGoMemLimit      = "GOMEMLIMIT"                 // Go's soft memory limit, a share of the function's memory
 	// The release refresh's (functions/releases): what to refresh and where GitHub's API is.
 	envReleaseRefresh   = "MYRIARCH_RELEASE_REFRESH"
 	envReleaseSourceURL = "MYRIARCH_RELEASE_SOURCE_URL"

@@ -39,6 +39,7 @@ func TestFunctions_GoOnGraviton(t *testing.T) {
 				{field: "Timeout", got: p["Timeout"], want: float64(f.TimeoutSeconds)},
 				{field: "table prefix", got: env(p)[envTablePrefix], want: "myriarch-test-"},
 				{field: "stage", got: env(p)[envStage], want: testStage},
+				{field: "GOMEMLIMIT", got: env(p)[envGoMemLimit], want: fmt.Sprintf("%dMiB", int(p["MemorySize"].(float64))*9/10)},
 			}
 			for _, c := range checks {
 				if !reflect.DeepEqual(c.got, c.want) {
@@ -55,6 +56,23 @@ func TestFunctions_GoOnGraviton(t *testing.T) {
 				t.Errorf("code asset %s does not hold %s's bootstrap: %q %v", key, f.Name, src, err)
 			}
 		})
+	}
+}
+
+// The functions that may hold a whole rollout or fleet in memory have the
+// 1,024 MB that one evaluation over 100,000 targets needs (about 450 MB
+// resident): the engine's tasks, the agent events' evaluations that fall
+// back to the whole rollout, the API's actions and the planner's plans.
+func TestFunctions_WholeRolloutsFit(t *testing.T) {
+	s := synthesized(t, nil)
+	for _, name := range []string{fnEngine, fnAgentEvent, fnAPI, fnPlanner} {
+		_, r := s.function(t, name)
+		if got := r.Properties["MemorySize"]; got != float64(1024) {
+			t.Errorf("%s: MemorySize %v, want 1024", name, got)
+		}
+		if got := env(r.Properties)[envGoMemLimit]; got != "921MiB" {
+			t.Errorf("%s: GOMEMLIMIT %v, want 921MiB", name, got)
+		}
 	}
 }
 
