@@ -194,7 +194,9 @@ mkdir -p "$logs"
 [ -f "$root/build/.gitignore" ] || printf '*\n' >"$root/build/.gitignore"
 : >"$logs/phases"
 
-if ! phase -tee check "${MAKE:-make}" --no-print-directory check; then
+# The checks are independent of each other: gofmt, go vet, go mod tidy and
+# asl-validator (with its npm ci) side by side.
+if ! phase -tee check "${MAKE:-make}" --no-print-directory -j4 --output-sync=target check; then
 	summary "$start"
 	exit 1
 fi

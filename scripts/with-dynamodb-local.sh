@@ -42,6 +42,11 @@ stop() {
 		tail -n 20 "$workdir/server.log" >&2 2>/dev/null || true
 	fi
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		# The emulator's own CPU time (user + system, in clock ticks after
+		# the command and state fields): what make test's phases spend in it.
+		local ticks
+		ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true)
+		[ -z "$ticks" ] || echo "with-dynamodb-local: DynamoDB Local used $((ticks / $(getconf CLK_TCK))) s of CPU" >&2
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 	fi
