@@ -84,3 +84,20 @@ func slowStartingCollector(tb testing.TB) (evaluations, transitions int) {
 	states, _ := r.history("r-slow")
 	return int(r.evaluations.Load()), len(states)
 }
+
+// Only the evaluations read a rollout's targets: the prepare, continue and
+// finish tasks, and the record of a gate's reading, read the rollout item
+// alone. Each of them used to read every target too (380 KB a task at
+// 1,000 targets).
+func TestStateMachine_OnlyEvaluationsReadTheTargets(t *testing.T) {
+	r := newRig(t)
+	ids := r.agents(20, nil)
+	r.st.ResetUsage()
+	r.start("r-reads", policy.KindConfig, policy.Spec{HealthWait: time.Minute}, ids, nil)
+	r.run(nil)
+	queries := r.st.UsageByKind()["Query targets"].Requests
+	r.wantStatus("r-reads", rollout.Completed)
+	if evaluations := r.evaluations.Load(); evaluations == 0 || queries != evaluations {
+		t.Errorf("%d queries of the targets in %d evaluations, want one each (20 targets are one page)", queries, evaluations)
+	}
+}

@@ -26,6 +26,11 @@ import (
 // and stores none of it.
 type Store interface {
 	LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
+	// GetRollout reads the rollout item alone, for the tasks that do not
+	// decide on its targets (prepare, continue, finish, a gate reading's
+	// record): reading every target there cost a rollout of 1,000 targets
+	// 380 KB a task.
+	GetRollout(ctx context.Context, id string) (rollout.Rollout, error)
 	AgentsByID(ctx context.Context, ids []string) (map[string]agent.Agent, error)
 	SaveEvaluation(ctx context.Context, r rollout.Rollout, changed []rollout.Target, events ...notify.Event) error
 	SetDesiredHash(ctx context.Context, agentIDs []string, hash string) error

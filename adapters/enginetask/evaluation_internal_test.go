@@ -26,6 +26,8 @@ func (s *savesOf) LoadRollout(context.Context, string) (rollout.Rollout, []rollo
 	return s.r, s.ts, nil
 }
 
+func (s *savesOf) GetRollout(context.Context, string) (rollout.Rollout, error) { return s.r, nil }
+
 func (s *savesOf) AgentsByID(context.Context, []string) (map[string]agent.Agent, error) {
 	return s.agents, nil
 }

@@ -61,7 +61,7 @@ func (p Evaluator) ReadGates(ctx context.Context, rolloutID string) ([]GateReadi
 	}
 	at := p.Clock().UTC()
 	for attempt := 0; attempt < passAttempts; attempt++ {
-		r, _, err := p.Store.LoadRollout(ctx, rolloutID)
+		r, err := p.Store.GetRollout(ctx, rolloutID)
 		if err != nil {
 			return nil, fmt.Errorf("load rollout %s: %w", rolloutID, err)
 		}

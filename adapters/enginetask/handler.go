@@ -59,7 +59,7 @@ func (h Handler) Handle(ctx context.Context, in Input) (Output, error) {
 }
 
 func (h Handler) prepare(ctx context.Context, in Input) (Output, error) {
-	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	r, err := h.Store.GetRollout(ctx, in.RolloutID)
 	if err != nil {
 		return Output{}, classify("prepare rollout "+in.RolloutID, err)
 	}
@@ -111,7 +111,7 @@ func (h Handler) park(ctx context.Context, in Input) (Output, error) {
 // it only once; a retry that finds the execution of that name started with
 // another input (the stage moved on in between) has nothing left to do.
 func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
-	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	r, err := h.Store.GetRollout(ctx, in.RolloutID)
 	if err != nil {
 		return Output{}, classify("continue rollout "+in.RolloutID, err)
 	}
@@ -128,7 +128,7 @@ func (h Handler) continueAsNew(ctx context.Context, in Input) (Output, error) {
 }
 
 func (h Handler) finish(ctx context.Context, in Input) (Output, error) {
-	r, _, err := h.Store.LoadRollout(ctx, in.RolloutID)
+	r, err := h.Store.GetRollout(ctx, in.RolloutID)
 	if err != nil {
 		return Output{}, classify("finish rollout "+in.RolloutID, err)
 	}
