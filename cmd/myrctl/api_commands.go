@@ -104,6 +104,10 @@ func (g *globals) failed(err error) error {
 		g.unauthenticated(p)
 		return exitError{code: 1}
 	}
+	if len(p.Candidates) > 0 {
+		g.ambiguous(p)
+		return exitError{code: 1}
+	}
 	fmt.Fprintln(g.stderr, "myrctl:", p.Error())
 	if p.Permission != "" {
 		fmt.Fprintln(g.stderr, "  missing permission:", p.Permission)
