@@ -133,3 +133,26 @@ func TestDocument_RequiredFieldsOfTheSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestDocument_RolloutTimesAreDescribed: every moment a rollout, its waves,
+// stages and targets carry says which moment it is, and the wave's
+// startedAt says how it relates to a plan's wave start (the first target's
+// start), which it is not.
+func TestDocument_RolloutTimesAreDescribed(t *testing.T) {
+	doc := load(t)
+	for _, name := range []string{"Rollout", "RolloutWave", "RolloutStage", "RolloutTarget"} {
+		s := doc.Components.Schemas[name]
+		if s == nil || s.Value == nil {
+			t.Fatalf("no schema %s", name)
+		}
+		for prop, p := range s.Value.Properties {
+			if p.Value != nil && p.Value.Format == "date-time" && strings.TrimSpace(p.Value.Description) == "" {
+				t.Errorf("%s.%s is a moment without a description", name, prop)
+			}
+		}
+	}
+	d := strings.Join(strings.Fields(doc.Components.Schemas["RolloutWave"].Value.Properties["startedAt"].Value.Description), " ")
+	if !strings.Contains(d, "wave `start` is when its first target") || !strings.Contains(d, "at or after `startedAt`") {
+		t.Errorf("RolloutWave.startedAt does not relate itself to a plan's wave start:\n%s", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -304,16 +305,93 @@ func (s *server) findAgent(ctx context.Context, ref string) (agent.Agent, error)
 	case len(named) == 1:
 		return named[0], nil
 	}
-	ids := make([]string, 0, maxNamesShown)
-	for _, n := range named[:min(len(named), maxNamesShown)] {
-		ids = append(ids, n.ID)
+	live, err := s.liveness(ctx)
+	if err != nil {
+		return agent.Agent{}, err
+	}
+	return agent.Agent{}, ambiguous(ref, named, live, s.Clock())
+}
+
+// ambiguous is the 409 of a display name that several agents share: the
+// detail lists their ids (the first maxNamesShown) with what tells them
+// apart (fleet, state, the attributes whose values differ among them), and
+// Candidates carries the same as data. Example detail:
+//
+//	the display name "vm" names 2 agents: 0192…0d (fleet edge, online,
+//	host.id=i-1), 0192…11 (no fleet, offline, host.id=i-2); ask for one of
+//	them by its id
+func ambiguous(ref string, named []agent.Agent, live agent.Liveness, now time.Time) *Problem {
+	more := len(named) > maxNamesShown
+	named = named[:min(len(named), maxNamesShown)]
+	keys := differingKeys(named)
+	cands := make([]schema.AgentCandidate, 0, len(named))
+	texts := make([]string, 0, len(named))
+	for _, a := range named {
+		v := agentView(a, live, now)
+		c := schema.AgentCandidate{ID: a.ID, DisplayName: v.DisplayName, Fleet: a.Fleet, Online: v.Online, Gone: v.Gone, LastSeen: v.LastSeen}
+		facts := []string{"no fleet"}
+		if a.Fleet != "" {
+			facts[0] = "fleet " + a.Fleet
+		}
+		facts = append(facts, candidateState(c))
+		for _, k := range keys {
+			if c.DifferingAttributes == nil {
+				c.DifferingAttributes = map[string]string{}
+			}
+			c.DifferingAttributes[k] = a.Attributes[k]
+			if v := a.Attributes[k]; v != "" {
+				facts = append(facts, k+"="+clip(v, 64))
+			} else {
+				facts = append(facts, "no "+k)
+			}
+		}
+		cands = append(cands, c)
+		texts = append(texts, a.ID+" ("+strings.Join(facts, ", ")+")")
 	}
 	count := fmt.Sprintf("%d agents", len(named))
-	if len(named) > maxNamesShown {
+	if more {
 		count = fmt.Sprintf("more than %d agents, among them", maxNamesShown)
 	}
-	return agent.Agent{}, problem(http.StatusConflict, CodeAgentAmbiguous, fmt.Sprintf(
-		"the display name %s names %s: %s; ask for one of them by its id", shorten(ref), count, strings.Join(ids, ", ")))
+	p := problem(http.StatusConflict, CodeAgentAmbiguous, fmt.Sprintf(
+		"the display name %s names %s: %s; ask for one of them by its id", shorten(ref), count, strings.Join(texts, ", ")))
+	p.Candidates = cands
+	return p
+}
+
+// candidateState is online, offline or gone, as the inventory shows it.
+func candidateState(c schema.AgentCandidate) string {
+	switch {
+	case c.Gone:
+		return "gone"
+	case c.Online:
+		return "online"
+	}
+	return "offline"
+}
+
+// differingKeys are the attributes whose values are not the same on every
+// agent (a missing one counts as ""), by name, at most
+// schema.MaxDifferingAttributes.
+func differingKeys(as []agent.Agent) []string {
+	seen := map[string]bool{}
+	for _, a := range as {
+		for k := range a.Attributes {
+			seen[k] = true
+		}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
+		for _, a := range as[1:] {
+			if a.Attributes[k] != as[0].Attributes[k] {
+				out = append(out, k)
+				break
+			}
+		}
+		if len(out) == schema.MaxDifferingAttributes {
+			break
+		}
+	}
+	return out
 }
 
 // agentTargets is the agent's last target of each kind, configuration

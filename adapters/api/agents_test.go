@@ -203,8 +203,14 @@ func TestGetAgent_ByIDOrDisplayName(t *testing.T) {
 		}
 	}
 	p := wantProblem(t, h.do(get("/api/v1/agents/localhost", RoleViewer)), http.StatusConflict, CodeAgentAmbiguous)
-	if !strings.Contains(p.Detail, `"localhost" names 2 agents: a07, a08`) {
-		t.Errorf("detail %q, want both ids", p.Detail)
+	// The candidates with what tells them apart: fleet, state and the
+	// attributes whose values differ.
+	if want := `the display name "localhost" names 2 agents: a07 (fleet core, online, labels.env=prod), a08 (no fleet, online, no labels.env); ask for one of them by its id`; p.Detail != want {
+		t.Errorf("detail %q, want %q", p.Detail, want)
+	}
+	if len(p.Candidates) != 2 || p.Candidates[0].ID != "a07" || p.Candidates[0].Fleet != "core" || !p.Candidates[0].Online ||
+		p.Candidates[0].DifferingAttributes["labels.env"] != "prod" || p.Candidates[1].ID != "a08" || p.Candidates[1].Fleet != "" {
+		t.Errorf("candidates %+v, want a07 (core, labels.env prod) and a08", p.Candidates)
 	}
 	wantProblem(t, h.do(get("/api/v1/agents/web-9", RoleViewer)), http.StatusNotFound, CodeAgentNotFound)
 
@@ -213,8 +219,8 @@ func TestGetAgent_ByIDOrDisplayName(t *testing.T) {
 		h.store.Agents[id] = agent.Agent{ID: id, Attributes: map[string]string{"host.name": "edge"}}
 	}
 	p = wantProblem(t, h.do(get("/api/v1/agents/edge", RoleViewer)), http.StatusConflict, CodeAgentAmbiguous)
-	if !strings.Contains(p.Detail, "more than 10 agents, among them: b01, b02") || strings.Contains(p.Detail, "b11") {
-		t.Errorf("detail %q, want the first ten", p.Detail)
+	if !strings.Contains(p.Detail, "more than 10 agents, among them: b01 (no fleet, offline), b02 (no fleet, offline)") || strings.Contains(p.Detail, "b11") || len(p.Candidates) != 10 {
+		t.Errorf("detail %q, %d candidates, want the first ten", p.Detail, len(p.Candidates))
 	}
 }
 

@@ -21,6 +21,7 @@ type planResult struct {
 	Created        bool        `json:"created,omitempty"`
 	EndedRolloutID string      `json:"endedRolloutId,omitempty"`
 	Stragglers     int         `json:"stragglers"`
+	Bootstrapped   int         `json:"bootstrapped,omitempty"`
 	Note           string      `json:"note,omitempty"`
 	Error          string      `json:"error,omitempty"`
 	targets        int         // of the created rollout
@@ -72,7 +73,7 @@ func (s *server) plan(ctx, budget context.Context, fleetName string, k policy.Ki
 // or extended, else the fleet's active rollout if it heads for the run's
 // target (a rollout that already runs toward it).
 func (s *server) planned(ctx context.Context, fleetName string, k policy.Kind, r plannertask.Reply) planResult {
-	res := planResult{Kind: k, Planned: true, Stragglers: r.Stragglers, Note: r.Note, EndedRolloutID: r.EndedRolloutID}
+	res := planResult{Kind: k, Planned: true, Stragglers: r.Stragglers, Bootstrapped: r.Bootstrapped, Note: r.Note, EndedRolloutID: r.EndedRolloutID}
 	switch {
 	case r.CreatedRolloutID != "":
 		res.RolloutID, res.Created, res.targets = r.CreatedRolloutID, true, r.CreatedTargets

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/myriarch/myriarch/adapters/api/schema"
+
 	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/issue"
 	"github.com/myriarch/myriarch/core/selection"
@@ -103,6 +105,9 @@ type Problem struct {
 	// named a stage the rollout does not have (request_invalid); none when
 	// the rollout has no stages.
 	Stages []string `json:"stages,omitempty"`
+	// Candidates are the agents that share the display name of an
+	// agent_ambiguous (the first maxNamesShown), with what tells them apart.
+	Candidates []schema.AgentCandidate `json:"candidates,omitempty"`
 }
 
 // Error makes a Problem an error that handlers return.

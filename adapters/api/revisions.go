@@ -108,9 +108,9 @@ func (s *server) applyRevision(_ http.ResponseWriter, r *http.Request, p Princip
 		}
 		return 0, nil, err
 	}
-	agents, moved := s.assign(ctx)
+	agents, moved, bootstrapped := s.assign(ctx)
 	out := schema.ApplyResult{Commit: commit, AppliedAt: now, Agents: agents, Issues: nonNil(issues)}
-	out.Fleets = s.planAll(ctx, affected(rev, before, moved), rev)
+	out.Fleets = s.planAll(ctx, affected(rev, before, moved), rev, bootstrapped)
 	s.audit(ctx, revisionEntry(now, p, commit, audit.ResultSuccess, map[string]any{
 		"fleets": fleetNames(rev), "policies": policyNames(rev.Policies), "moved": agents.Moved, "assignmentComplete": agents.Complete, "warnings": len(issues)}))
 	return http.StatusOK, out, nil
@@ -130,8 +130,8 @@ func revisionEntry(now time.Time, p Principal, commit, result string, details ma
 // written over this one. The sweep runs within AssignTimeout; what is left
 // (or what an error stopped) the planner's minute continues, and the
 // summary says it is partial (complete false). It returns the fleets
-// agents left or joined.
-func (s *server) assign(ctx context.Context) (schema.AgentAssignment, map[string]bool) {
+// agents left or joined, and the agents bootstrapped by fleet.
+func (s *server) assign(ctx context.Context) (schema.AgentAssignment, map[string]bool, map[string]int) {
 	runner := assignment.Runner{Store: s.Store, Log: s.Log, Clock: s.Clock}
 	res, err := runner.Sweep(ctx, s.Clock().Add(s.AssignTimeout))
 	if err != nil {
@@ -147,7 +147,7 @@ func (s *server) assign(ctx context.Context) (schema.AgentAssignment, map[string
 	for _, f := range res.Touched {
 		moved[f] = true
 	}
-	return out, moved
+	return out, moved, res.Bootstrapped
 }
 
 // affected are the fleets to plan: those of the revision, those it
@@ -172,8 +172,11 @@ func affected(rev revision.Revision, before []fleet.Fleet, moved map[string]bool
 }
 
 // planAll plans the fleets for both kinds within one PlanTimeout; fleets
-// left when it is spent are planned by the scheduled planner run.
-func (s *server) planAll(ctx context.Context, names []string, rev revision.Revision) []schema.FleetPlan {
+// left when it is spent are planned by the scheduled planner run. The
+// agents the assignment bootstrapped count with the configuration plan of
+// their fleet, beside those its planner run bootstrapped: either way they
+// got the configuration without a rollout.
+func (s *server) planAll(ctx context.Context, names []string, rev revision.Revision, bootstrapped map[string]int) []schema.FleetPlan {
 	budget, cancel := context.WithTimeout(ctx, s.PlanTimeout)
 	defer cancel()
 	out := make([]schema.FleetPlan, 0, len(names))
@@ -182,10 +185,18 @@ func (s *server) planAll(ctx context.Context, names []string, rev revision.Revis
 		fp := schema.FleetPlan{Fleet: name, Removed: !kept}
 		for _, k := range []policy.Kind{policy.KindConfig, policy.KindVersion} {
 			if budget.Err() != nil {
-				fp.Plans = append(fp.Plans, schema.PlanResult{Kind: k, Note: "not planned now: the scheduled planner run plans it"})
+				res := schema.PlanResult{Kind: k, Note: "not planned now: the scheduled planner run plans it"}
+				if k == policy.KindConfig {
+					res.Bootstrapped = bootstrapped[name]
+				}
+				fp.Plans = append(fp.Plans, res)
 				continue
 			}
-			fp.Plans = append(fp.Plans, s.plan(ctx, budget, name, k).wire())
+			res := s.plan(ctx, budget, name, k)
+			if k == policy.KindConfig {
+				res.Bootstrapped += bootstrapped[name]
+			}
+			fp.Plans = append(fp.Plans, res.wire())
 		}
 		out = append(out, fp)
 	}
@@ -196,7 +207,7 @@ func (s *server) planAll(ctx context.Context, names []string, rev revision.Revis
 // needs (the number of targets of a created rollout).
 func (p planResult) wire() schema.PlanResult {
 	return schema.PlanResult{Kind: p.Kind, Planned: p.Planned, RolloutID: p.RolloutID, Created: p.Created,
-		EndedRolloutID: p.EndedRolloutID, Stragglers: p.Stragglers, Note: p.Note, Error: p.Error}
+		EndedRolloutID: p.EndedRolloutID, Stragglers: p.Stragglers, Bootstrapped: p.Bootstrapped, Note: p.Note, Error: p.Error}
 }
 
 // applyResult is named by the tests.

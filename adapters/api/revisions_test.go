@@ -38,8 +38,14 @@ func TestApplyRevision_StoresAssignsBootstrapsAndPlans(t *testing.T) {
 	if p := plans["edge/version"]; !p.Planned || p.RolloutID != "" {
 		t.Errorf("edge version %+v, want planned and no rollout (every agent runs 0.161.0)", p)
 	}
-	if p := plans["core/config"]; !p.Planned || p.Created {
-		t.Errorf("core config %+v, want planned without a rollout (bootstrap)", p)
+	if p := plans["core/config"]; !p.Planned || p.Created || p.Bootstrapped != 1 || p.Note != "no rollout: no agent is relevant" {
+		t.Errorf("core config %+v, want planned without a rollout, c1 bootstrapped", p)
+	}
+	if p := plans["edge/config"]; p.Bootstrapped != 0 {
+		t.Errorf("edge config %+v, want nobody bootstrapped (every agent had a configuration)", p)
+	}
+	if p := plans["core/version"]; p.Bootstrapped != 0 {
+		t.Errorf("core version %+v: bootstrapping is a configuration's", p)
 	}
 	coreHash := revision.Hash([]byte(fixtureFiles()["configs/core.yaml"]))
 	if got := h.store.Agents["c1"].DesiredHash; got != coreHash {

@@ -228,8 +228,11 @@ func TestAgents(t *testing.T) {
 	if err != nil || a.DisplayName != "e01" || len(a.Targets) != 1 || a.Targets[0].RolloutID != id || !a.Targets[0].Active {
 		t.Fatalf("e01: %+v, %v", a, err)
 	}
-	if _, err := c.GetAgent(ctx, "edge-gw-02"); !client.IsCode(err, "agent_ambiguous") || !strings.Contains(err.Error(), "e02, u1") {
-		t.Errorf("a shared name: %v, want agent_ambiguous naming both", err)
+	_, err = c.GetAgent(ctx, "edge-gw-02")
+	var p *client.Problem
+	if !errors.As(err, &p) || p.Code != "agent_ambiguous" || !strings.Contains(err.Error(), "e02 (fleet edge, online, labels.fleet=edge), u1 (no fleet") ||
+		len(p.Candidates) != 2 || p.Candidates[0].ID != "e02" || p.Candidates[1].ID != "u1" {
+		t.Errorf("a shared name: %v, want agent_ambiguous naming both, with their candidates", err)
 	}
 	if _, err := c.GetAgent(ctx, "nobody"); !client.IsCode(err, "agent_not_found") {
 		t.Errorf("an unknown agent: %v", err)

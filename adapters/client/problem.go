@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/myriarch/myriarch/adapters/api/schema"
 	"github.com/myriarch/myriarch/core/issue"
 )
 
@@ -29,6 +30,9 @@ type Problem struct {
 	// Stages are the rollout's stage names, in order, of a request_invalid
 	// for a stage it does not have.
 	Stages []string `json:"stages,omitempty"`
+	// Candidates are the agents that share the display name of an
+	// agent_ambiguous (the first 10), with what tells them apart.
+	Candidates []schema.AgentCandidate `json:"candidates,omitempty"`
 }
 
 // Error is "<status> <code>: <detail>".

@@ -28,13 +28,16 @@ type Reply struct {
 	UpdatedRolloutID string `json:"updatedRolloutId,omitempty"`
 	EndedRolloutID   string `json:"endedRolloutId,omitempty"`
 	// Stragglers counts the agents left out of the rollout.
-	Stragglers int    `json:"stragglers,omitempty"`
-	Note       string `json:"note,omitempty"`
+	Stragglers int `json:"stragglers,omitempty"`
+	// Bootstrapped counts the agents without a desired hash that the run
+	// gave the fleet's configuration directly (configuration runs).
+	Bootstrapped int    `json:"bootstrapped,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 // ReplyOf is the reply of a decision.
 func ReplyOf(d planner.Decision) Reply {
-	r := Reply{Target: d.Target, Stragglers: len(d.Stragglers), Note: d.Note}
+	r := Reply{Target: d.Target, Stragglers: len(d.Stragglers), Bootstrapped: len(d.Bootstrap), Note: d.Note}
 	if d.Created != nil {
 		r.CreatedRolloutID, r.CreatedTargets = d.Created.Rollout.ID, len(d.Created.Targets)
 	}

@@ -22,6 +22,7 @@ func TestWire_GoldenRoundTrip(t *testing.T) {
 		{file: "plan-request.json", into: &Request{}},
 		{file: "plan-reply.json", into: &Reply{}},
 		{file: "plan-reply-updated.json", into: &Reply{}},
+		{file: "plan-reply-bootstrapped.json", into: &Reply{}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -53,6 +54,8 @@ func TestReplyOf_IsTheGoldenReply(t *testing.T) {
 			Stragglers: make([]rollout.Target, 2)}},
 		{file: "plan-reply-updated.json", d: planner.Decision{Target: "h2",
 			Updated: &rollout.Rollout{ID: "r-20260302t120000-0123456789ab"}}},
+		{file: "plan-reply-bootstrapped.json", d: planner.Decision{Target: "h1", Bootstrap: []string{"a1", "a2", "a3"},
+			Note: planner.NoteNoneRelevant}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

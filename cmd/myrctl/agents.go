@@ -157,6 +157,45 @@ else service.instance.id). A name that several agents share is refused
 	}
 }
 
+// ambiguous reports an agent_ambiguous as a table of the agents that share
+// the name, with what tells them apart, instead of the detail's one line:
+//
+//	myrctl: 409 agent_ambiguous: 2 agents are named "vm"; ask again by one of these ids:
+//	  ID   FLEET  STATE    LAST SEEN             host.id
+//	  a07  edge   online   2026-11-30T09:00:00Z  i-1
+//	  a08  -      offline  2026-11-29T17:42:10Z  i-2
+func (g *globals) ambiguous(p *client.Problem) {
+	cs := p.Candidates
+	count := fmt.Sprintf("%d agents are", len(cs))
+	if len(cs) >= maxCandidates {
+		count = fmt.Sprintf("%d agents (or more) are", len(cs))
+	}
+	fmt.Fprintf(g.stderr, "myrctl: %d %s: %s named %q; ask again by one of these ids:\n", p.Status, p.Code, count, cs[0].DisplayName)
+	keys := map[string]bool{}
+	for _, c := range cs {
+		for k := range c.DifferingAttributes {
+			keys[k] = true
+		}
+	}
+	attrs := slices.Sorted(maps.Keys(keys))
+	w := table(g.stderr)
+	row(w, append([]string{"  ID", "FLEET", "STATE", "LAST SEEN"}, attrs...)...)
+	for _, c := range cs {
+		cells := []string{"  " + c.ID, orDash(c.Fleet), stateText(client.Agent{Online: c.Online, Gone: c.Gone}), stamp(c.LastSeen)}
+		for _, k := range attrs {
+			cells = append(cells, orDash(c.DifferingAttributes[k]))
+		}
+		row(w, cells...)
+	}
+	_ = w.Flush()
+	if g.json() {
+		_ = g.printJSON(p)
+	}
+}
+
+// maxCandidates is the most agents an agent_ambiguous lists.
+const maxCandidates = 10
+
 func printAgent(g *globals, a client.AgentDetail) {
 	w := table(g.stdout)
 	fmt.Fprintf(w, "Agent\t%s\n", a.DisplayName)

@@ -113,8 +113,21 @@ func TestAgentsGet(t *testing.T) {
 		"State       gone · last seen 2026-11-20T09:00:00Z", "Targets: none\n")
 	c.run(clienttest.ViewerToken, "agents", "get", "x01").ok(t).has(t, "Fleet       - (selected by fleets core and edge)\n")
 	c.sameAsAPI(c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-03", "-o", "json").ok(t), "/api/v1/agents/e03")
-	c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-01").refused(t,
-		`409 agent_ambiguous: the display name "edge-gw-01" names 2 agents: e01, x01; ask for one of them by its id`)
+	// A shared name: the candidates, with what tells them apart.
+	r := c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-01")
+	want := `myrctl: 409 agent_ambiguous: 2 agents are named "edge-gw-01"; ask again by one of these ids:
+  ID   FLEET  STATE   LAST SEEN             labels.fleet  labels.wave
+  e01  edge   online  2026-11-30T09:00:00Z  edge          canary
+  x01  -      online  2026-11-30T09:00:00Z  -             -
+`
+	if r.code != 1 || r.stderr != want {
+		t.Fatalf("a shared name: exit %d stderr:\n%s\nwant 1 and:\n%s", r.code, r.stderr, want)
+	}
+	p := decodeOut[client.Problem](t, c.run(clienttest.ViewerToken, "agents", "get", "edge-gw-01", "-o", "json"))
+	if !strings.Contains(p.Detail, "e01 (fleet edge, online, labels.fleet=edge, labels.wave=canary), x01 (no fleet, online, no labels.fleet, no labels.wave)") ||
+		len(p.Candidates) != 2 {
+		t.Fatalf("-o json: problem %+v, want the API's with both candidates", p)
+	}
 	c.run(clienttest.ViewerToken, "agents", "get", "nobody").refused(t, `404 agent_not_found: no agent has the id or display name "nobody"`)
 	// a collector without AcceptsPackages and the myriarch-updater beside it
 	const col = "018f3a10-2233-7444-8555-000000000001"
@@ -148,4 +161,20 @@ func TestRolloutTargetsAndWatch_ShowNames(t *testing.T) {
 	if len(rec.Targets) != 3 || rec.Targets[0].AgentID != "e01" || rec.Targets[0].DisplayName != "edge-gw-01" {
 		t.Fatalf("watch record targets %+v", rec.Targets)
 	}
+}
+
+// TestNamesCollide_IDsTellThemApart: agents list always shows the whole id
+// (what agents get takes), so two agents of one name are two rows that
+// differ; a rollout's targets, listed by name, add the id to a name that
+// several of them share, and only then.
+func TestNamesCollide_IDsTellThemApart(t *testing.T) {
+	c, id := inventory(t)
+	c.srv.UpdateAgent("e02", func(a *agent.Agent) { a.Attributes["host.name"] = "edge-gw-01" })
+	c.run(clienttest.ViewerToken, "agents", "list", "--fleet", "edge").ok(t).has(t,
+		"edge-gw-01  e01  edge", "edge-gw-01  e02  edge", "edge-gw-03  e03  edge")
+	c.run(clienttest.ViewerToken, "rollouts", "targets", id).ok(t).has(t,
+		"AGENT             WAVE  STATUS",
+		"edge-gw-01 (e01)  0     in_progress",
+		"edge-gw-01 (e02)  1     pending",
+		"edge-gw-03        1     pending")
 }

@@ -100,6 +100,14 @@ func (g *globals) failed(err error) error {
 		fmt.Fprintln(g.stderr, "myrctl:", err)
 		return exitError{code: 1}
 	}
+	if p.Status == http.StatusUnauthorized {
+		g.unauthenticated(p)
+		return exitError{code: 1}
+	}
+	if len(p.Candidates) > 0 {
+		g.ambiguous(p)
+		return exitError{code: 1}
+	}
 	fmt.Fprintln(g.stderr, "myrctl:", p.Error())
 	if p.Permission != "" {
 		fmt.Fprintln(g.stderr, "  missing permission:", p.Permission)
@@ -116,17 +124,48 @@ func (g *globals) failed(err error) error {
 	return exitError{code: 1}
 }
 
+// unauthenticated reports a 401 in myrctl's terms: the API's detail speaks
+// of the Authorization header, which a user of myrctl sets with --token or
+// MYRIARCH_TOKEN. Without a token the line says so; with one, that this API
+// does not know it.
+func (g *globals) unauthenticated(p *client.Problem) {
+	local := ""
+	if isLocal(g.apiURL()) {
+		local = " (make run prints the local stack's tokens)"
+	}
+	if g.bearer() == "" {
+		q := *p
+		q.Detail = "myrctl sent no token: set MYRIARCH_TOKEN or pass --token" + local
+		fmt.Fprintln(g.stderr, "myrctl:", q.Error())
+	} else {
+		fmt.Fprintln(g.stderr, "myrctl:", p.Error())
+		fmt.Fprintf(g.stderr, "  %s does not know the token of --token / MYRIARCH_TOKEN: check it%s\n", client.Base(g.apiURL()), local)
+	}
+	if g.json() {
+		_ = g.printJSON(p)
+	}
+}
+
 // reachHint says what to do about an API that cannot be reached: start the
 // local stack when the URL is this machine's, and in any case how to point
 // myrctl at another API.
 func reachHint(base string) string {
-	if u, err := url.Parse(base); err == nil {
-		host := u.Hostname()
-		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-			return "start it with make run, or set --api / MYRIARCH_API"
-		}
+	if isLocal(base) {
+		return "start it with make run, or set --api / MYRIARCH_API"
 	}
 	return "check the URL and the network, or set --api / MYRIARCH_API"
+}
+
+// isLocal reports whether the URL is this machine's (localhost or a
+// loopback address): the local stack's, most likely.
+func isLocal(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // noSuchPath reports whether the answer says the path does not exist: the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/myriarch/myriarch/adapters/client"
 	"github.com/myriarch/myriarch/core/issue"
+	"github.com/myriarch/myriarch/core/planner"
 	"github.com/myriarch/myriarch/core/revision"
 )
 
@@ -159,6 +160,13 @@ func planLine(p client.PlanResult) string {
 	if p.Stragglers > 0 {
 		parts = append(parts, fmt.Sprintf("%d stragglers added", p.Stragglers))
 	}
+	note := p.Note
+	if p.Bootstrapped > 0 {
+		parts = append(parts, bootstrappedText(p.Bootstrapped, p.Created || p.RolloutID != ""))
+		if note == planner.NoteNoneRelevant {
+			note = "" // the bootstrapped agents are why: said above
+		}
+	}
 	if p.EndedRolloutID != "" {
 		parts = append(parts, "rollout "+p.EndedRolloutID+" ended")
 	}
@@ -168,13 +176,31 @@ func planLine(p client.PlanResult) string {
 	if p.Error != "" {
 		parts = append(parts, "error: "+p.Error)
 	}
-	if p.Note != "" {
-		parts = append(parts, p.Note)
+	if note != "" {
+		parts = append(parts, note)
 	}
 	if len(parts) == 0 {
 		return "no rollout"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// bootstrappedText says that n agents got the fleet's configuration
+// directly: "20 agents bootstrapped with the fleet's configuration (they
+// had none), no rollout needed".
+func bootstrappedText(n int, rollout bool) string {
+	agents := fmt.Sprintf("%d agents", n)
+	if n == 1 {
+		agents = "1 agent"
+	}
+	s := agents + " bootstrapped with the fleet's configuration (they had none)"
+	if n == 1 {
+		s = agents + " bootstrapped with the fleet's configuration (it had none)"
+	}
+	if !rollout {
+		s += ", no rollout needed"
+	}
+	return s
 }
 
 func printIssueList(g *globals, l issue.List) {

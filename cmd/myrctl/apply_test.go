@@ -23,6 +23,31 @@ func TestApply_PlansTheFleets(t *testing.T) {
 	}
 }
 
+// TestApply_SaysWhoWasBootstrapped: agents that had no configuration get
+// the fleet's directly; apply says so rather than that no agent is
+// relevant. With one more agent on another configuration, the rollout
+// comes beside them.
+func TestApply_SaysWhoWasBootstrapped(t *testing.T) {
+	c := newCLI(t)
+	for _, id := range []string{"n1", "n2", "n3"} {
+		c.srv.PutAgent(clienttest.HealthyAgent(id, map[string]string{"labels.fleet": "edge"}, "", t0))
+	}
+	dir := writeDir(t, clienttest.Files("receivers: {otlp: {}}\n"))
+	c.run(clienttest.AdminToken, "apply", dir, "--commit", "c1").ok(t).has(t,
+		"3 agents, 3 assigned, 3 moved, 0 unassigned\n",
+		"  edge  config   3 agents bootstrapped with the fleet's configuration (they had none), no rollout needed\n",
+		"  edge  version  no rollout")
+	res := decodeOut[client.ApplyResult](t, c.run(clienttest.AdminToken, "apply", dir, "--commit", "c1", "-o", "json").ok(t))
+	if p := res.Fleets[0].Plans[0]; p.Bootstrapped != 0 || p.Note != "no rollout: no agent is relevant" {
+		t.Fatalf("applied again: %+v, want nobody bootstrapped", p)
+	}
+
+	c.srv.PutAgent(clienttest.HealthyAgent("n4", map[string]string{"labels.fleet": "edge"}, "", t0))
+	c.srv.AddEdgeAgents(1)
+	c.run(clienttest.AdminToken, "apply", dir, "--commit", "c2").ok(t).has(t,
+		"  edge  config   rollout r-", " created; 1 agent bootstrapped with the fleet's configuration (it had none)\n")
+}
+
 func TestApply_JSON(t *testing.T) {
 	c := newCLI(t)
 	c.srv.AddEdgeAgents(2)

@@ -26,6 +26,9 @@ func auditCmd(g *globals) *cobra.Command {
 			if limit < 0 {
 				return fmt.Errorf("--limit must be 0 (every entry) or more, not %d", limit)
 			}
+			if strings.TrimSpace(typ) == "" || strings.TrimSpace(id) == "" {
+				return fmt.Errorf("--target-type and --target-id must not be empty: give fleet, rollout, revision or release, and its name, id or commit")
+			}
 			es, err := c.AllAudit(cmd.Context(), typ, id, limit)
 			if err != nil {
 				return g.failed(err)

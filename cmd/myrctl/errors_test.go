@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/adapters/client"
 	"github.com/myriarch/myriarch/local/client/clienttest"
 )
 
@@ -156,5 +157,39 @@ func TestValidate_Unchanged(t *testing.T) {
 	}
 	if r := c.run("", "validate", "testdata/broken"); r.code != 1 {
 		t.Fatalf("exit %d, want 1", r.code)
+	}
+}
+
+// TestUnauthenticated_NamesTheToken: a 401 without a token tells a user of
+// myrctl how to give one (MYRIARCH_TOKEN, --token) instead of the API's
+// header; with a token the API does not know, that this API does not know
+// it. Both exit 1; -o json still prints the API's problem.
+func TestUnauthenticated_NamesTheToken(t *testing.T) {
+	t.Setenv("MYRIARCH_TOKEN", "")
+	c := newCLI(t) // on 127.0.0.1: the local stack's hint
+	r := c.run("", "rollouts", "list")
+	want := "myrctl: 401 unauthenticated: myrctl sent no token: set MYRIARCH_TOKEN or pass --token (make run prints the local stack's tokens)\n"
+	if r.code != 1 || r.stderr != want || r.stdout != "" {
+		t.Fatalf("no token: exit %d stdout %q stderr %q, want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	r = c.run("not-a-known-token", "me")
+	want = "myrctl: 401 unauthenticated: the token is not known\n  " + c.srv.URL + " does not know the token of --token / MYRIARCH_TOKEN: check it (make run prints the local stack's tokens)\n"
+	if r.code != 1 || r.stderr != want {
+		t.Fatalf("unknown token: exit %d stderr %q, want 1 and %q", r.code, r.stderr, want)
+	}
+	if p := decodeOut[client.Problem](t, c.run("", "me", "-o", "json")); p.Status != 401 || p.Code != "unauthenticated" {
+		t.Fatalf("-o json: problem %+v, want the API's 401", p)
+	}
+	// API Gateway's authorizer answers {"message": "Unauthorized"}.
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"Unauthorized"}`))
+	}))
+	defer gw.Close()
+	c.srv.URL = gw.URL
+	r = c.run("", "me")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "myrctl: 401 unauthorized: myrctl sent no token: set MYRIARCH_TOKEN or pass --token") {
+		t.Fatalf("API Gateway's 401: exit %d stderr %q", r.code, r.stderr)
 	}
 }

@@ -97,6 +97,7 @@ func newRoot(g *globals) *cobra.Command {
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	root.AddCommand(validateCmd(g))
 	addAPICommands(root, g)
+	refuseEmptyArgs(root)
 	return root
 }
 

@@ -209,6 +209,29 @@ func agentName(t client.Target) string {
 	return t.AgentID
 }
 
+// distinctNames are the names of the targets' agents, with the agent's id
+// added to a name that several agents of the list share: "vm (0192…0d)".
+// The whole id, since it is what agents get takes (a prefix of a UUIDv7
+// is its time, the same for agents created together).
+func distinctNames(ts []client.Target) []string {
+	ids := map[string]map[string]bool{}
+	for _, t := range ts {
+		n := agentName(t)
+		if ids[n] == nil {
+			ids[n] = map[string]bool{}
+		}
+		ids[n][t.AgentID] = true
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = agentName(t)
+		if len(ids[out[i]]) > 1 {
+			out[i] += " (" + t.AgentID + ")"
+		}
+	}
+	return out
+}
+
 func printTargets(g *globals, r client.Rollout, ts []client.Target) {
 	if len(ts) == 0 {
 		fmt.Fprintln(g.stdout, "no targets")
@@ -223,8 +246,9 @@ func printTargets(g *globals, r client.Rollout, ts []client.Target) {
 	} else {
 		fmt.Fprintln(w, "AGENT\tWAVE\tSTATUS\tFROM\tTO\tDETAIL")
 	}
-	for _, t := range ts {
-		cells := []string{agentName(t), strconv.Itoa(t.Wave)}
+	names := distinctNames(ts)
+	for i, t := range ts {
+		cells := []string{names[i], strconv.Itoa(t.Wave)}
 		if staged {
 			cells = append(cells, orDash(t.Stage), orDash(batchName(t)))
 		}

@@ -58,6 +58,10 @@ type SweepResult struct {
 	// Touched are the fleets agents joined or left (or were bootstrapped
 	// in), sorted: the fleets to plan.
 	Touched []string
+	// Bootstrapped counts, by fleet, the agents this call gave their
+	// fleet's configuration as their first desired hash (the bootstrap
+	// rule): they need no rollout.
+	Bootstrapped map[string]int
 	// Done: the sweep of the applied revision is finished (also when none
 	// is recorded). Whole: this call swept every agent of it itself, so the
 	// counts are the whole fleet's.
@@ -169,6 +173,12 @@ func (out *SweepResult) count(page []Swept) {
 		}
 		if Moved(s.Before, s.After) {
 			out.Moved++
+		}
+		if s.Changed && s.Before.DesiredHash == "" && s.After.DesiredHash != "" && s.After.Fleet != "" {
+			if out.Bootstrapped == nil {
+				out.Bootstrapped = map[string]int{}
+			}
+			out.Bootstrapped[s.After.Fleet]++
 		}
 	}
 }

@@ -78,3 +78,22 @@ func TestSweep_CursorTakenByAnother_TheFleetsOfOurWritesAreTouched(t *testing.T)
 		t.Fatalf("result %+v: want edge and lab touched, nothing counted, done", out)
 	}
 }
+
+// Agents that got their first desired hash are counted as bootstrapped, by
+// fleet; one that had a desired hash (a moved agent keeps it), one in no
+// fleet and one whose write lost its race are not.
+func TestSweep_CountsTheBootstrappedByFleet(t *testing.T) {
+	st := &sweepStore{sweeps: []Sweep{{Rev: 5}}, rev: 5, advance: true,
+		page: []Swept{
+			{Before: agent.Agent{ID: "a"}, After: agent.Agent{ID: "a", Fleet: "edge", DesiredHash: "h1"}, Changed: true},
+			{Before: agent.Agent{ID: "b"}, After: agent.Agent{ID: "b", Fleet: "edge", DesiredHash: "h1"}, Changed: true},
+			{Before: agent.Agent{ID: "c"}, After: agent.Agent{ID: "c", Fleet: "lab", DesiredHash: "h2"}, Changed: true},
+			{Before: agent.Agent{ID: "d", Fleet: "lab", DesiredHash: "h2"}, After: agent.Agent{ID: "d", Fleet: "edge", DesiredHash: "h2"}, Changed: true},
+			{Before: agent.Agent{ID: "e"}, After: agent.Agent{ID: "e"}},
+			{Before: agent.Agent{ID: "f"}, After: agent.Agent{ID: "f", Fleet: "edge", DesiredHash: "h1"}},
+		}}
+	out := runSweep(t, st)
+	if out.Bootstrapped["edge"] != 2 || out.Bootstrapped["lab"] != 1 || len(out.Bootstrapped) != 2 {
+		t.Fatalf("bootstrapped %v, want edge 2 and lab 1", out.Bootstrapped)
+	}
+}

@@ -134,6 +134,27 @@ func TestApply_ResumeAcknowledgesFailures_RetryFailedCountsAgain(t *testing.T) {
 	f.wantTarget("a", rollout.TargetFailed)
 }
 
+// An abort cancels a target in its health wait too, but sends it no
+// executor Cancel: its collector already runs the new version, and there
+// is no update left to withdraw (docs/executors.md). Only the target in
+// progress gets one.
+func TestApply_Abort_NoExecutorCancelInTheHealthWait(t *testing.T) {
+	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.MaxConcurrent = intp(2) }), []string{"a", "b"})
+	f.tick()
+	f.apply("a")
+	f.tick()
+	f.wantTarget("a", rollout.TargetVerifying)
+	f.wantTarget("b", rollout.TargetInProgress)
+	if err := f.act(Request{Action: ActionAbort, Actor: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	f.wantTarget("a", rollout.TargetCancelled)
+	f.wantTarget("b", rollout.TargetCancelled)
+	if len(f.last.Orders) != 1 || f.last.Orders[0].Kind != OrderCancel || f.last.Orders[0].AgentID != "b" {
+		t.Fatalf("orders %+v, want one executor cancel, for b in progress", f.last.Orders)
+	}
+}
+
 func TestApply_Abort_CancelsOpenTargets(t *testing.T) {
 	f := newFixture(t, policy.KindVersion, snap(policy.KindVersion, func(s *policy.Spec) { s.MaxConcurrent = intp(1) }), []string{"a", "b"}, []string{"c"})
 	f.tick()

@@ -15,6 +15,11 @@ import (
 	"github.com/myriarch/myriarch/core/selection"
 )
 
+// NoteNoneRelevant is the note of a run that found no agent of the fleet
+// whose configuration or version differs from the target: every agent has
+// it already (the bootstrapped ones included), or the fleet has none.
+const NoteNoneRelevant = "no rollout: no agent is relevant"
+
 // Reasons the planner writes on rollouts it ends.
 const (
 	ReasonFleetRemoved = "the fleet no longer exists in Git"
@@ -57,7 +62,7 @@ func Decide(in Input) Decision {
 	case active != nil:
 		d.addStragglers(*active, cands)
 	case len(cands) == 0:
-		d.Note = "no rollout: no agent is relevant"
+		d.Note = NoteNoneRelevant
 	default:
 		if !d.create(in, sel, cands) {
 			return d // blocked: the selection stays unplanned

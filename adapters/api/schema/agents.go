@@ -100,3 +100,22 @@ type AgentTarget struct {
 	RolloutStatus rollout.Status       `json:"rolloutStatus"`
 	Active        bool                 `json:"active"` // the rollout has not reached a final status
 }
+
+// AgentCandidate is one of the agents that share a display name, in an
+// agent_ambiguous problem: its id, to ask again by, and what tells it from
+// the others.
+type AgentCandidate struct {
+	ID          string     `json:"id"`
+	DisplayName string     `json:"displayName"`
+	Fleet       string     `json:"fleet,omitempty"`
+	Online      bool       `json:"online"`
+	Gone        bool       `json:"gone"`
+	LastSeen    *time.Time `json:"lastSeen,omitempty"`
+	// DifferingAttributes are its values of the attributes whose values
+	// differ among the candidates ("" for one it lacks), at most
+	// MaxDifferingAttributes, by name.
+	DifferingAttributes map[string]string `json:"differingAttributes,omitempty"`
+}
+
+// MaxDifferingAttributes bounds the attributes a candidate shows.
+const MaxDifferingAttributes = 5

@@ -31,8 +31,12 @@ type PlanResult struct {
 	Created        bool        `json:"created,omitempty"`
 	EndedRolloutID string      `json:"endedRolloutId,omitempty"`
 	Stragglers     int         `json:"stragglers"`
-	Note           string      `json:"note,omitempty"`
-	Error          string      `json:"error,omitempty"`
+	// Bootstrapped counts the agents of the fleet that had no
+	// configuration and got the fleet's directly, without a rollout (kind
+	// config): in the apply request's assignment or in this run.
+	Bootstrapped int    `json:"bootstrapped,omitempty"`
+	Note         string `json:"note,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // AgentAssignment is the schema AgentAssignment.

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/adapters/executor/secrets"
+	"github.com/myriarch/myriarch/adapters/gateway"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/executor"
 	"github.com/myriarch/myriarch/core/executorobject"
@@ -138,10 +139,21 @@ func hookObject(url string) *executorobject.Object {
 	return &o
 }
 
+// agentID is an agent id as the gateway makes it of an OpAMP instance UID:
+// the body carries it as the inventory has it (a dashed UUID), and the
+// documentation's examples show that one.
+var agentID = func() string {
+	id, err := gateway.InstanceID([]byte{0x01, 0x94, 0xf0, 0xc2, 0xa1, 0xb2, 0x7c, 0x3d, 0x8e, 0x9f, 0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f})
+	if err != nil {
+		panic(err)
+	}
+	return id
+}()
+
 func call(url string, attempt int, op string) executor.Call {
 	r := rollout.Rollout{ID: "r-20260302t100000-1a2b3c4d", Fleet: "edge", Kind: policy.KindVersion, ToRef: "0.162.0",
 		Policy: policy.Snapshot{Name: "demo-version"}, Executor: executorobject.TypeWebhook, ExecutorObject: hookObject(url)}
-	t := rollout.Target{RolloutID: r.ID, AgentID: "0194f0c2a1b27c3d8e9f0a1b2c3d4e5f", Attempt: attempt, FromRef: "0.161.0", ToRef: "0.162.0",
+	t := rollout.Target{RolloutID: r.ID, AgentID: agentID, Attempt: attempt, FromRef: "0.161.0", ToRef: "0.162.0",
 		Status: rollout.TargetInProgress}
 	a := agent.Agent{ID: t.AgentID, Fleet: "edge", Attributes: map[string]string{
 		"host.name": "web-01", "service.name": "otelcol-contrib", "service.version": "0.161.0", "cloud.region": "eu-west-1"}}
@@ -175,7 +187,7 @@ func TestStart_SignedDelivery(t *testing.T) {
 	if wj, hj := mustJSON(t, want), mustJSON(t, have); wj != hj {
 		t.Errorf("body\n%s\nwant (testdata/start.json)\n%s", req.body, golden)
 	}
-	id := executor.DeliveryID("r-20260302t100000-1a2b3c4d", "0194f0c2a1b27c3d8e9f0a1b2c3d4e5f", 1, "start")
+	id := executor.DeliveryID("r-20260302t100000-1a2b3c4d", agentID, 1, "start")
 	for h, v := range map[string]string{
 		"Content-Type": "application/json", "User-Agent": UserAgent, HeaderDelivery: id, HeaderEvent: "start",
 		HeaderSignature: Sign(secret, t0, req.body), "X-Team": "observability",
@@ -419,6 +431,44 @@ func TestExternalRef(t *testing.T) {
 	} {
 		if got := externalRef([]byte(body), id); got != want {
 			t.Errorf("externalRef(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+// TestDocs_BodyExamplesAreTheWire: the bodies docs/executors.md shows, a
+// start and the cancel of a superseded rollout (which knows no agent), are
+// what the executor sends, ids included (a dashed agent id, the delivery
+// id made of it), but for the cancel's sentAt.
+func TestDocs_BodyExamplesAreTheWire(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/executors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := map[string]any{}
+	for _, block := range strings.Split(string(doc), "```json\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		var v map[string]any
+		if json.Unmarshal([]byte(block), &v) == nil && v["operation"] != nil {
+			examples[v["operation"].(string)] = v
+		}
+	}
+	e, rc, clk := setup(t)
+	if _, err := e.Start(context.Background(), call(rc.url, 1, executor.OpStart)); err != nil {
+		t.Fatal(err)
+	}
+	clk.now = time.Date(2026, 3, 2, 10, 4, 12, 0, time.UTC)
+	cancel := call(rc.url, 1, executor.OpCancel)
+	cancel.Agent = agent.Agent{}
+	if err := e.Cancel(context.Background(), cancel); err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range []string{"start", "cancel"} {
+		var sent any
+		if err := json.Unmarshal(rc.requests()[i].body, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if want, got := mustJSON(t, examples[op]), mustJSON(t, sent); want != got {
+			t.Errorf("docs/executors.md's %s body is not the wire:\ndoc:  %s\nwire: %s", op, want, got)
 		}
 	}
 }
