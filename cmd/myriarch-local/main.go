@@ -107,7 +107,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer stop() // after the shutdown: a second Ctrl-C does not cut it short
+	var sd shutdown
+	defer func() { sd.run(stdout, ctx.Err() != nil) }()
 	target := *metricsTarget
 	var metrics net.Listener // the demo fleet's, open before Prometheus is told its address
 	if mode == "demo" {
@@ -115,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if metrics, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return fail(err)
 		}
-		defer metrics.Close()
+		sd.add(func(reporter) { _ = metrics.Close() })
 		target = metrics.Addr().String()
 	}
 	phase := func(string) {}
@@ -130,14 +132,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer gates.stop()
+	sd.add(gates.stop)
 	phase("Prometheus and Alertmanager are up")
 	o.PrometheusURL, o.AlertmanagerURL = gates.prometheus.url, gates.alertmanager.url
 	s, err := stack.Start(ctx, o)
 	if err != nil {
 		return fail(err)
 	}
-	defer s.Stop()
+	sd.add(func(say reporter) { s.StopReporting(stackPart(say)) })
 	phase("the stack is up: tables, Step Functions, Lambdas, API, gateway, stream delivery")
 	if mode == "run" && *tokensFile != "" {
 		if err := saveTokens(*tokensFile, s.Tokens()); err != nil {
@@ -149,10 +151,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	printGateSources(stdout, gates.prometheus, gates.alertmanager, target)
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
-		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
+		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, &sd, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
 		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout, Since: t0})
+	if err != nil && ctx.Err() != nil {
+		// Demo has stopped its fleet on its way out.
+		fmt.Fprintln(stdout, "Stopping: the demo was interrupted.")
+		fmt.Fprintln(stdout, stoppedLine(partFleet, nil, fmt.Sprintf("%d collectors", *agents)))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "demo failed:", err)
 		return 1

@@ -26,7 +26,7 @@ type runOptions struct {
 
 // serve keeps the stack running, with a simulated fleet unless agents is
 // 0, until ctx ends (Ctrl-C, SIGTERM).
-func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, s *stack.Stack, o runOptions, sd *shutdown, stdout, stderr io.Writer) int {
 	if o.agents > 0 {
 		cfg := simfleet.DefaultConfig()
 		cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.agents, s.GatewayURL, s.AgentToken, o.speed
@@ -47,7 +47,7 @@ func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.
 			fmt.Fprintln(stderr, "myriarch-local: start the simulated fleet:", err)
 			return 1
 		}
-		defer func() { _ = fleet.Stop() }()
+		sd.add(func(say reporter) { say(partFleet, fleet.Stop(), fmt.Sprintf("%d collectors", o.agents)) })
 		fmt.Fprintf(stdout, "  Simulated fleet   %d collectors (otelcol-contrib %s, fleet label %q) in %v; metrics on %s\n",
 			o.agents, cfg.StartVersion, cfg.Fleet, cfg.Zones, o.metricsAddr)
 	} else {

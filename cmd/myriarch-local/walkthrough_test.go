@@ -33,10 +33,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := walkthrough(t, filepath.Join(root, "README.md"))
-	bin := filepath.Join(t.TempDir(), "myriarch-local")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildLocal(t)
 	data := t.TempDir()
 	metrics := freePort(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)

@@ -162,12 +162,15 @@ type Stack struct {
 	// Gateway is the gateway process with Options.GatewayBinary, else nil.
 	Gateway *GatewayProcess
 
-	sfnSrv  *sfnlocal.Server
-	mu      sync.Mutex // guards servers
-	servers []*http.Server
-	runCtx  context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	sfnSrv *sfnlocal.Server
+	// The HTTP servers, by the part of the stack they belong to (Stop
+	// stops the parts in order).
+	sfnHTTP, apiHTTP *http.Server
+	mu               sync.Mutex // guards gateways
+	gateways         []*gatewayTask
+	runCtx           context.Context
+	cancel           context.CancelFunc
+	wg               sync.WaitGroup
 	log     *slog.Logger
 	wsPing  time.Duration
 	pkgs    PackageSource
@@ -300,7 +303,9 @@ func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string, keep bo
 // engine's ARN as the CDK app's DefinitionSubstitutions do.
 func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) error {
 	s.sfnSrv = sfnlocal.New(sfnlocal.Options{Logger: o.Log})
-	url, err := s.serve("sfn", o.SFNAddr, s.sfnSrv)
+	var url string
+	var err error
+	s.sfnHTTP, url, err = s.serve("sfn", o.SFNAddr, s.sfnSrv)
 	if err != nil {
 		return err
 	}
@@ -367,7 +372,7 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.APIURL, err = s.serve("api", o.APIAddr, h)
+	s.apiHTTP, s.APIURL, err = s.serve("api", o.APIAddr, h)
 	return err
 }
 
@@ -417,6 +422,15 @@ func (s *Stack) AddGateway(addr string) (string, error) {
 	return s.startGateway(s.runCtx, s.Deps, addr, s.log)
 }
 
+// gatewayTask is an in-process gateway: its server and its push loop,
+// which run until it is stopped.
+type gatewayTask struct {
+	srv    *http.Server
+	g      *gateway.Gateway
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
 func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, log *slog.Logger) (string, error) {
 	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond,
 		WSPing: s.wsPing, DownloadURL: s.pkgs.DownloadURL, PackageChecksumsURL: s.pkgs.ChecksumsURL,
@@ -434,13 +448,27 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(runCtx)
+	task := &gatewayTask{srv: &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}, g: g, cancel: cancel}
 	s.mu.Lock()
-	s.servers = append(s.servers, srv)
+	s.gateways = append(s.gateways, task)
 	s.mu.Unlock()
-	s.goRun(func() { _ = srv.Serve(ln) })
-	s.goRun(func() { g.Run(runCtx) })
+	task.wg.Add(2)
+	go func() { defer task.wg.Done(); _ = task.srv.Serve(ln) }()
+	go func() { defer task.wg.Done(); g.Run(ctx) }()
 	return "ws://" + ln.Addr().String() + "/v1/opamp", nil
+}
+
+// stop drains the gateway as a task that is replaced does (its agents'
+// disconnects are stored, its lease ends) within wait, then ends it.
+func (t *gatewayTask) stop(wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := t.g.Drain(ctx)
+	_ = t.srv.Close() // the WebSockets are hijacked: Drain closed them
+	t.cancel()
+	t.wg.Wait()
+	return err
 }
 
 // agentStreamLanes is how many batches of the agents' stream are handled
@@ -544,10 +572,10 @@ func (s *Stack) repeat(runCtx context.Context, every time.Duration, now bool, f 
 	})
 }
 
-func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
+func (s *Stack) serve(service, addr string, h http.Handler) (*http.Server, string, error) {
 	ln, err := listen(service, addr)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	if service == "api" {
@@ -555,11 +583,8 @@ func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
 		// with its problem instead of net/http's text/plain 431.
 		srv.MaxHeaderBytes = api.ServerMaxHeaderBytes
 	}
-	s.mu.Lock()
-	s.servers = append(s.servers, srv)
-	s.mu.Unlock()
 	s.goRun(func() { _ = srv.Serve(ln) })
-	return "http://" + ln.Addr().String(), nil
+	return srv, "http://" + ln.Addr().String(), nil
 }
 
 func (s *Stack) goRun(f func()) {
@@ -570,24 +595,80 @@ func (s *Stack) goRun(f func()) {
 	}()
 }
 
-// Stop shuts everything down and waits for it.
-func (s *Stack) Stop() {
-	if s.Gateway != nil {
-		_ = s.Gateway.Stop(4 * time.Second)
+// The parts of a stack, as Stop names them in its reports.
+const (
+	PartGateway   = "OpAMP gateway"
+	PartAPI       = "REST API"
+	PartFunctions = "Step Functions" // with the engine Lambda, the planner schedule, the watchdog, the stream delivery
+)
+
+// Stop shuts everything down and waits for it (StopReporting).
+func (s *Stack) Stop() { s.StopReporting(nil) }
+
+// How long each part may take to stop: the whole stack, DynamoDB Local
+// and the gate servers included, stops within 2 s of a Ctrl-C. A drain
+// takes longer only when agents of the user's are still connected; a
+// request that has not ended within apiStopWait is cut.
+const (
+	gatewayStopWait = time.Second
+	apiStopWait     = 500 * time.Millisecond
+)
+
+// StopReporting stops the stack in order and waits for it, calling report
+// (unless nil) once each part has stopped, with what went wrong: first
+// the OpAMP gateways, drained, so that their agents' disconnects are
+// stored; then the REST API; last the functions: the planner schedule, the
+// watchdog, the stream delivery and the Step Functions endpoint with the
+// engine. The store outlives it (DynamoDB Local is stopped after the
+// command), so that nothing writes to a store that is gone and retries.
+// A part that never started is not reported.
+func (s *Stack) StopReporting(report func(part string, err error)) {
+	done := func(part string, err error) {
+		if report != nil {
+			report(part, err)
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s.mu.Lock()
-	servers := s.servers
-	s.mu.Unlock()
-	for _, srv := range servers {
-		_ = srv.Shutdown(ctx)
+	if err, ok := s.stopGateways(); ok {
+		done(PartGateway, err)
+	}
+	if s.apiHTTP != nil {
+		done(PartAPI, shutdown(s.apiHTTP, apiStopWait))
 	}
 	s.cancel()
 	if s.sfnSrv != nil {
+		err := shutdown(s.sfnHTTP, apiStopWait)
 		s.sfnSrv.Close()
+		s.wg.Wait()
+		done(PartFunctions, err)
 	}
 	s.wg.Wait()
+}
+
+// stopGateways stops the gateway process or the in-process gateways; ok
+// is false when none was started.
+func (s *Stack) stopGateways() (err error, ok bool) {
+	if s.Gateway != nil {
+		return s.Gateway.Stop(gatewayStopWait), true
+	}
+	s.mu.Lock()
+	tasks := s.gateways
+	s.gateways = nil
+	s.mu.Unlock()
+	for _, t := range tasks {
+		err = errors.Join(err, t.stop(gatewayStopWait))
+	}
+	return err, len(tasks) > 0
+}
+
+// shutdown ends a server's requests within wait, and then cuts those left.
+func shutdown(srv *http.Server, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("requests still running after %s were cut", wait)
+	}
+	return nil
 }
 
 // localToken is the given token of a principal, or a minted one.
