@@ -171,9 +171,9 @@ type Stack struct {
 	runCtx           context.Context
 	cancel           context.CancelFunc
 	wg               sync.WaitGroup
-	log     *slog.Logger
-	wsPing  time.Duration
-	pkgs    PackageSource
+	log              *slog.Logger
+	wsPing           time.Duration
+	pkgs             PackageSource
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
