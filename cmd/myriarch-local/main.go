@@ -91,6 +91,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "myriarch-local: %v: choose another address with %s\n", err, flagOf[le.Service])
 			return 1
 		}
+		var me *metricsError
+		if errors.As(err, &me) {
+			fmt.Fprintf(stderr, "myriarch-local: %v: choose another address with -metrics-target ADDR (make run METRICS=ADDR), or start no fleet with -agents 0 (make run AGENTS=0)\n", err)
+			return 1
+		}
 		fmt.Fprintln(stderr, "myriarch-local:", err)
 		return 1
 	}
@@ -110,13 +115,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop() // after the shutdown: a second Ctrl-C does not cut it short
 	var sd shutdown
 	defer func() { sd.run(stdout, ctx.Err() != nil) }()
+	// Every address is checked before anything is printed or started: a
+	// busy one is refused with no half banner above the error.
+	if err := stack.CheckAddresses(o); err != nil {
+		return fail(err)
+	}
+	metrics, err := fleetMetrics(mode, *agents, *metricsTarget)
+	if err != nil {
+		return fail(err)
+	}
 	target := *metricsTarget
-	var metrics net.Listener // the demo fleet's, open before Prometheus is told its address
-	if mode == "demo" {
-		var err error
-		if metrics, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fail(err)
-		}
+	if metrics != nil {
 		sd.add(func(reporter) { _ = metrics.Close() })
 		target = metrics.Addr().String()
 	}
@@ -151,7 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	printGateSources(stdout, gates.prometheus, gates.alertmanager, target)
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
-		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, &sd, stdout, stderr)
+		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metrics: metrics, data: *data, tokensFile: *tokensFile}, &sd, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
 		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout, Since: t0})
@@ -170,6 +179,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Time: first rollout completed at %s, the demo ended at %s (%s)\n",
 		sum.FirstCompleted.Round(time.Second), sum.Wall.Round(time.Second), origin(*since))
 	return 0
+}
+
+// metricsError is an address the simulated fleet's metrics cannot be
+// served on.
+type metricsError struct {
+	addr string
+	err  error
+}
+
+func (e *metricsError) Error() string {
+	return fmt.Sprintf("the simulated fleet's metrics cannot listen on %s: %v", e.addr, errors.Unwrap(e.err))
+}
+
+func (e *metricsError) Unwrap() error { return e.err }
+
+// fleetMetrics opens the listener of the simulated fleet's metrics before
+// Prometheus is told its address: the demo's on a free port, run's on
+// -metrics-target; none for a run without simulated agents.
+func fleetMetrics(mode string, agents int, target string) (net.Listener, error) {
+	switch {
+	case mode == "demo":
+		target = "127.0.0.1:0"
+	case agents == 0:
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", target)
+	if err != nil {
+		return nil, &metricsError{addr: target, err: err}
+	}
+	return ln, nil
 }
 
 // startedAt is the moment the demo's times count from: since, a Unix time

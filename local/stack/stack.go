@@ -131,6 +131,26 @@ func (e *ListenError) Unwrap() error { return e.Err }
 
 var serviceNames = map[string]string{"api": "the REST API", "gateway": "the OpAMP gateway", "sfn": "the Step Functions endpoint"}
 
+// CheckAddresses tries each address the stack would listen on, so that a
+// command can refuse a busy one before it prints or starts anything (a
+// ListenError). Start checks them again as it listens: another process may
+// take one between the two.
+func CheckAddresses(o Options) error {
+	o = withDefaults(o)
+	addrs := []struct{ service, addr string }{{"api", o.APIAddr}, {"gateway", o.GatewayAddr}, {"sfn", o.SFNAddr}}
+	if o.GatewayBinary != "" && o.GatewayHealthAddr != "" {
+		addrs = append(addrs, struct{ service, addr string }{"gateway", o.GatewayHealthAddr})
+	}
+	for _, a := range addrs {
+		ln, err := listen(a.service, a.addr)
+		if err != nil {
+			return err
+		}
+		_ = ln.Close()
+	}
+	return nil
+}
+
 func listen(service, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
