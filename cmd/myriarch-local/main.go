@@ -4,6 +4,7 @@
 //
 //	myriarch-local run    start the stack and a simulated fleet, keep them running (Ctrl-C or SIGTERM stops them)
 //	myriarch-local demo   start the stack, run the demo scenario, print a summary
+//	myriarch-local token  add a person with a new token to a token table file (make run reads it from MYRIARCH_TOKENS_FILE)
 package main
 
 import (
@@ -34,8 +35,11 @@ func main() {
 var flagOf = map[string]string{"api": "-api ADDR (make run API=ADDR)", "gateway": "-gateway ADDR (make run GATEWAY=ADDR)", "sfn": "-sfn ADDR (make run SFN=ADDR)"}
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "token" {
+		return addPerson(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "run" && args[0] != "demo") {
-		fmt.Fprintln(stderr, "usage: myriarch-local run|demo [flags]")
+		fmt.Fprintln(stderr, "usage: myriarch-local run|demo|token [flags]")
 		return 2
 	}
 	mode := args[0]
@@ -100,6 +104,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	people, peopleFrom, err := loadPeople(os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	o.People = people
 	if mode == "run" {
 		if err := keepState(&o, *data); err != nil {
 			return fail(err)
@@ -156,6 +165,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printEndpoints(stdout, s)
+	if len(people) > 0 {
+		fmt.Fprintln(stdout, peopleLine(people, peopleFrom))
+	}
 	printGatewayProcess(stdout, s)
 	printGateSources(stdout, gates.prometheus, gates.alertmanager, target)
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))

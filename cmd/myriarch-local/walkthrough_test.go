@@ -119,7 +119,8 @@ func walkthrough(t *testing.T, readme string) []string {
 // local is a running `make run`: the script and the stack under it.
 type local struct {
 	cmd     *exec.Cmd
-	export  string // the export line it printed
+	export  string   // the export line it printed
+	banner  []string // what it printed until it ran
 	done    chan error
 	stopped bool
 }
@@ -146,6 +147,7 @@ func startLocal(t *testing.T, ctx context.Context, root, bin, data string, args 
 	for lines.Scan() {
 		line := lines.Text()
 		t.Log("stack:", line)
+		l.banner = append(l.banner, line)
 		if strings.HasPrefix(line, "export ") {
 			l.export = line
 		}

@@ -73,6 +73,10 @@ type Options struct {
 	// those left empty are minted. A stack that keeps its state passes the
 	// tokens of its last run, so that they keep working.
 	Tokens Tokens
+	// People are more API tokens besides those of the three roles: entries
+	// of the API's token table (the cloud's MYRIARCH_TOKENS), so that, for
+	// one, a wave that needs two approvers can be approved locally.
+	People []api.TokenEntry
 	// KeepState keeps the tables of an earlier run (DynamoDB Local started
 	// on disk) instead of starting empty; the watchdog then resumes the
 	// rollouts that were running, whose executions the new Step Functions
@@ -378,9 +382,9 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := api.NewTokenTable([]api.TokenEntry{entry, opEntry, viewEntry})
+	tokens, err := api.NewTokenTable(append([]api.TokenEntry{entry, opEntry, viewEntry}, o.People...))
 	if err != nil {
-		return err
+		return fmt.Errorf("the people's tokens with the stack's own: %w", err)
 	}
 	s.AdminToken, s.OperatorToken, s.ViewerToken = token, opToken, viewToken
 	h, err := api.New(api.Deps{
