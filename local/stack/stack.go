@@ -668,11 +668,12 @@ func (s *Stack) StopReporting(report func(part string, err error)) {
 	s.wg.Wait()
 }
 
-// stopGateways stops the gateway process or the in-process gateways; ok
-// is false when none was started.
+// stopGateways stops the gateway process and the in-process gateways (a
+// test adds some beside the process: AddGateway); ok is false when none
+// was started.
 func (s *Stack) stopGateways() (err error, ok bool) {
 	if s.Gateway != nil {
-		return s.Gateway.Stop(gatewayStopWait), true
+		err = s.Gateway.Stop(gatewayStopWait)
 	}
 	s.mu.Lock()
 	tasks := s.gateways
@@ -681,7 +682,7 @@ func (s *Stack) stopGateways() (err error, ok bool) {
 	for _, t := range tasks {
 		err = errors.Join(err, t.stop(gatewayStopWait))
 	}
-	return err, len(tasks) > 0
+	return err, s.Gateway != nil || len(tasks) > 0
 }
 
 // shutdown ends a server's requests within wait, and then cuts those left.
