@@ -652,14 +652,14 @@ func (s *Stack) StopReporting(report func(part string, err error)) {
 			report(part, err)
 		}
 	}
-	if err, ok := s.stopGateways(); ok {
+	if ok, err := s.stopGateways(); ok {
 		done(PartGateway, err)
 	}
 	if s.apiHTTP != nil {
 		done(PartAPI, shutdown(s.apiHTTP, apiStopWait))
 	}
 	s.cancel()
-	if s.sfnSrv != nil {
+	if s.sfnHTTP != nil {
 		err := shutdown(s.sfnHTTP, apiStopWait)
 		s.sfnSrv.Close()
 		s.wg.Wait()
@@ -671,7 +671,7 @@ func (s *Stack) StopReporting(report func(part string, err error)) {
 // stopGateways stops the gateway process and the in-process gateways (a
 // test adds some beside the process: AddGateway); ok is false when none
 // was started.
-func (s *Stack) stopGateways() (err error, ok bool) {
+func (s *Stack) stopGateways() (ok bool, err error) {
 	if s.Gateway != nil {
 		err = s.Gateway.Stop(gatewayStopWait)
 	}
@@ -682,7 +682,7 @@ func (s *Stack) stopGateways() (err error, ok bool) {
 	for _, t := range tasks {
 		err = errors.Join(err, t.stop(gatewayStopWait))
 	}
-	return err, s.Gateway != nil || len(tasks) > 0
+	return s.Gateway != nil || len(tasks) > 0, err
 }
 
 // shutdown ends a server's requests within wait, and then cuts those left.
