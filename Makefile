@@ -128,7 +128,9 @@ demo: bin/myriarch-local
 	$(WITH_GATES) $(WITH_DYNAMODB) bin/myriarch-local demo -since $(DEMO_SINCE) $(LOCAL_ADDRS)
 
 # run: the same stack with 20 simulated collectors, kept running for myrctl,
-# curl and the web page; Ctrl-C or SIGTERM stops the stack and DynamoDB Local.
+# curl and the web page; Ctrl-C or SIGTERM stops the stack and DynamoDB Local,
+# a line for each part. MYRIARCH_TOKENS_FILE names a token table of more
+# people (bin/myriarch-local token adds one; README: More people).
 # DATA=dir keeps the state (DynamoDB Local on disk, the tokens) for the next
 # run; AGENTS=0 starts no simulated fleet. GATEWAY_PROCESS=1 runs the OpAMP
 # gateway as its own process (bin/opamp-gateway), to be killed and started

@@ -8,7 +8,9 @@
 # emulator through the same SDK calls and endpoint variable as in the cloud.
 # The server is stopped when CMD ends, however it ends; the exit status is
 # CMD's. SIGINT and SIGTERM are passed on to CMD, which stops first (make
-# run's stack shuts down cleanly), then the server. Missing Java or a
+# run's stack shuts down cleanly), then the server; the server ignores
+# SIGINT, so that a Ctrl-C, which the terminal sends to every process of
+# the group, does not take it away under the stopping command. Missing Java or a
 # missing jar is an error, never a skip. Without CMD it only installs the
 # jar when it is missing (make test does, before phases that each start
 # one run side by side).
@@ -36,6 +38,7 @@ command -v java >/dev/null || fail "java is missing: install a Java runtime, 11 
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/dynamodb-local.XXXXXX")
 pid=""
+signalled=""
 stop() {
 	if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
 		echo "with-dynamodb-local: DynamoDB Local ended before the command; its log:" >&2
@@ -49,6 +52,9 @@ stop() {
 		[ -z "$ticks" ] || echo "with-dynamodb-local: DynamoDB Local used $((ticks / $(getconf CLK_TCK))) s of CPU" >&2
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
+		# After a Ctrl-C or SIGTERM, the last of the stopping stack's lines,
+		# in its format (cmd/myriarch-local).
+		[ -z "$signalled" ] || echo "  DynamoDB Local    stopped"
 	fi
 	rm -rf "$workdir"
 }
@@ -74,8 +80,12 @@ answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # when the process dies first (for example, the port was taken meanwhile).
 start() {
 	local port=$1
+	# SIGINT ignored (the JVM keeps an ignored SIGINT ignored): Ctrl-C in
+	# the terminal reaches every process of make's group, and the store must
+	# outlive the command, which still writes to it as it stops; stop()
+	# ends the server once the command has.
 	# shellcheck disable=SC2086 # the options are words
-	(cd "$workdir" && exec java ${DYNAMODB_LOCAL_JAVA_OPTS:--Xms32m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1} \
+	(trap '' INT && cd "$workdir" && exec java ${DYNAMODB_LOCAL_JAVA_OPTS:--Xms32m -Xmx768m -XX:+UseSerialGC -XX:TieredStopAtLevel=1} \
 		-Djava.library.path="$jar_dir/DynamoDBLocal_lib" -jar "$jar_dir/DynamoDBLocal.jar" \
 		"${storage[@]}" -disableTelemetry -port "$port") >"$workdir/server.log" 2>&1 &
 	pid=$!
@@ -121,7 +131,10 @@ echo "with-dynamodb-local: DynamoDB Local on $AWS_ENDPOINT_URL_DYNAMODB" >&2
 # background job starts with ignored once it asks for it (signal.Notify).
 "$@" &
 child=$!
-forward() { kill "-$1" "$child" 2>/dev/null || true; }
+forward() {
+	signalled=$1
+	kill "-$1" "$child" 2>/dev/null || true
+}
 trap 'forward INT' INT
 trap 'forward TERM' TERM
 status=0

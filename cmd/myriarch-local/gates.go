@@ -63,8 +63,14 @@ const gatesDirPrefix = "myriarch-gates-"
 // second.
 type gateServers struct {
 	prometheus, alertmanager gateSource
-	processes                []*gateserver.Process
+	processes                []gateProcess
 	dir                      string
+}
+
+// gateProcess is a server the stack started, with the name the banner gives it.
+type gateProcess struct {
+	name string
+	*gateserver.Process
 }
 
 // startGateServers starts the servers chooseGateSources gave to the
@@ -93,7 +99,7 @@ func startGateServers(prometheus, alertmanager gateSource, metricsTarget string,
 		}
 		sub := dir + "/" + start.sub
 		if err := os.MkdirAll(sub, 0o700); err != nil {
-			g.stop()
+			g.stop(quietly)
 			return nil, err
 		}
 		p, err := start.run(sub)
@@ -103,19 +109,21 @@ func startGateServers(prometheus, alertmanager gateSource, metricsTarget string,
 			fmt.Fprintf(stderr, "myriarch-local: %v; gates that read it are red until it runs (or point %s at your own)\n", err, start.src.env)
 			start.src.missing = err
 		case err != nil:
-			g.stop()
+			g.stop(quietly)
 			return nil, err
 		default:
 			start.src.url = p.URL
-			g.processes = append(g.processes, p)
+			g.processes = append(g.processes, gateProcess{start.src.name, p})
 		}
 	}
 	return g, nil
 }
 
-func (g *gateServers) stop() {
+// stop stops the servers the stack started, Prometheus first, and removes
+// their folder.
+func (g *gateServers) stop(say reporter) {
 	for _, p := range g.processes {
-		_ = p.Stop()
+		say(p.name, p.Stop())
 	}
 	_ = os.RemoveAll(g.dir)
 }

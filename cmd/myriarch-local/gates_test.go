@@ -59,7 +59,7 @@ func TestStartGateServers_VariablesStartNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.stop()
+	defer g.stop(quietly)
 	if len(g.processes) != 0 || g.prometheus.url != "http://127.0.0.1:1" || g.alertmanager.url != "http://127.0.0.1:2" || stderr.Len() != 0 {
 		t.Errorf("started %d servers; gates read %q and %q; stderr %q", len(g.processes), g.prometheus.url, g.alertmanager.url, stderr.String())
 	}

@@ -4,6 +4,7 @@
 //
 //	myriarch-local run    start the stack and a simulated fleet, keep them running (Ctrl-C or SIGTERM stops them)
 //	myriarch-local demo   start the stack, run the demo scenario, print a summary
+//	myriarch-local token  add a person with a new token to a token table file (make run reads it from MYRIARCH_TOKENS_FILE)
 package main
 
 import (
@@ -34,8 +35,11 @@ func main() {
 var flagOf = map[string]string{"api": "-api ADDR (make run API=ADDR)", "gateway": "-gateway ADDR (make run GATEWAY=ADDR)", "sfn": "-sfn ADDR (make run SFN=ADDR)"}
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "token" {
+		return addPerson(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "run" && args[0] != "demo") {
-		fmt.Fprintln(stderr, "usage: myriarch-local run|demo [flags]")
+		fmt.Fprintln(stderr, "usage: myriarch-local run|demo|token [flags]")
 		return 2
 	}
 	mode := args[0]
@@ -91,10 +95,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "myriarch-local: %v: choose another address with %s\n", err, flagOf[le.Service])
 			return 1
 		}
+		var me *metricsError
+		if errors.As(err, &me) {
+			fmt.Fprintf(stderr, "myriarch-local: %v: choose another address with -metrics-target ADDR (make run METRICS=ADDR), or start no fleet with -agents 0 (make run AGENTS=0)\n", err)
+			return 1
+		}
 		fmt.Fprintln(stderr, "myriarch-local:", err)
 		return 1
 	}
 
+	people, peopleFrom, err := loadPeople(os.Getenv)
+	if err != nil {
+		return fail(err)
+	}
+	o.People = people
 	if mode == "run" {
 		if err := keepState(&o, *data); err != nil {
 			return fail(err)
@@ -107,15 +121,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer stop() // after the shutdown: a second Ctrl-C does not cut it short
+	var sd shutdown
+	defer func() { sd.run(stdout, ctx.Err() != nil) }()
+	// Every address is checked before anything is printed or started: a
+	// busy one is refused with no half banner above the error.
+	if err := stack.CheckAddresses(o); err != nil {
+		return fail(err)
+	}
+	metrics, err := fleetMetrics(mode, *agents, *metricsTarget)
+	if err != nil {
+		return fail(err)
+	}
 	target := *metricsTarget
-	var metrics net.Listener // the demo fleet's, open before Prometheus is told its address
-	if mode == "demo" {
-		var err error
-		if metrics, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fail(err)
-		}
-		defer metrics.Close()
+	if metrics != nil {
+		sd.add(func(reporter) { _ = metrics.Close() })
 		target = metrics.Addr().String()
 	}
 	phase := func(string) {}
@@ -130,14 +150,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	defer gates.stop()
+	sd.add(gates.stop)
 	phase("Prometheus and Alertmanager are up")
 	o.PrometheusURL, o.AlertmanagerURL = gates.prometheus.url, gates.alertmanager.url
 	s, err := stack.Start(ctx, o)
 	if err != nil {
 		return fail(err)
 	}
-	defer s.Stop()
+	sd.add(func(say reporter) { s.StopReporting(stackPart(say)) })
 	phase("the stack is up: tables, Step Functions, Lambdas, API, gateway, stream delivery")
 	if mode == "run" && *tokensFile != "" {
 		if err := saveTokens(*tokensFile, s.Tokens()); err != nil {
@@ -145,14 +165,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	printEndpoints(stdout, s)
+	if len(people) > 0 {
+		fmt.Fprintln(stdout, peopleLine(people, peopleFrom))
+	}
 	printGatewayProcess(stdout, s)
 	printGateSources(stdout, gates.prometheus, gates.alertmanager, target)
 	fmt.Fprintf(stdout, "  Notifications     myrctl events --follow   (webhook %s)\n", or(o.EventsWebhook, "none: set MYRIARCH_EVENTS_WEBHOOK"))
 	if mode == "run" {
-		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metricsAddr: target, data: *data, tokensFile: *tokensFile}, stdout, stderr)
+		return serve(ctx, s, runOptions{agents: *agents, speed: *speed, metrics: metrics, data: *data, tokensFile: *tokensFile}, &sd, stdout, stderr)
 	}
 	sum, err := s.Demo(ctx, stack.DemoOptions{Revision: "examples/quickstart", Agents: *agents, Speed: *speed,
 		HealthWait: *healthWait, NewVersion: *version, MetricsAddr: target, MetricsListener: metrics, Timeout: *timeout, Out: stdout, Since: t0})
+	if err != nil && ctx.Err() != nil {
+		// Demo has stopped its fleet on its way out.
+		fmt.Fprintln(stdout, "Stopping: the demo was interrupted.")
+		fmt.Fprintln(stdout, stoppedLine(partFleet, nil, fmt.Sprintf("%d collectors", *agents)))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "demo failed:", err)
 		return 1
@@ -162,6 +191,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Time: first rollout completed at %s, the demo ended at %s (%s)\n",
 		sum.FirstCompleted.Round(time.Second), sum.Wall.Round(time.Second), origin(*since))
 	return 0
+}
+
+// metricsError is an address the simulated fleet's metrics cannot be
+// served on.
+type metricsError struct {
+	addr string
+	err  error
+}
+
+func (e *metricsError) Error() string {
+	return fmt.Sprintf("the simulated fleet's metrics cannot listen on %s: %v", e.addr, errors.Unwrap(e.err))
+}
+
+func (e *metricsError) Unwrap() error { return e.err }
+
+// fleetMetrics opens the listener of the simulated fleet's metrics before
+// Prometheus is told its address: the demo's on a free port, run's on
+// -metrics-target; none for a run without simulated agents.
+func fleetMetrics(mode string, agents int, target string) (net.Listener, error) {
+	switch {
+	case mode == "demo":
+		target = "127.0.0.1:0"
+	case agents == 0:
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", target)
+	if err != nil {
+		return nil, &metricsError{addr: target, err: err}
+	}
+	return ln, nil
 }
 
 // startedAt is the moment the demo's times count from: since, a Unix time

@@ -17,39 +17,34 @@ import (
 
 // runOptions are the settings of `run` besides the stack's.
 type runOptions struct {
-	agents      int
-	speed       float64
-	metricsAddr string
-	data        string
-	tokensFile  string
+	agents     int
+	speed      float64
+	metrics    net.Listener // the fleet's metrics, which Prometheus scrapes
+	data       string
+	tokensFile string
 }
 
 // serve keeps the stack running, with a simulated fleet unless agents is
 // 0, until ctx ends (Ctrl-C, SIGTERM).
-func serve(ctx context.Context, s *stack.Stack, o runOptions, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, s *stack.Stack, o runOptions, sd *shutdown, stdout, stderr io.Writer) int {
 	if o.agents > 0 {
 		cfg := simfleet.DefaultConfig()
 		cfg.N, cfg.Endpoint, cfg.Token, cfg.Speed = o.agents, s.GatewayURL, s.AgentToken, o.speed
 		cfg.Zones = stack.DemoZones
-		cfg.MetricsAddr = o.metricsAddr
+		cfg.MetricsListener = o.metrics
 		if o.data != "" {
 			// The collectors keep their configuration and version as the
 			// OpAMP supervisor does, so that a restart finds them as they were.
 			cfg.StateDir = filepath.Join(o.data, "fleet")
 		}
 		fleet, err := simfleet.Start(ctx, cfg)
-		var listen *net.OpError
-		if errors.As(err, &listen) && listen.Op == "listen" {
-			fmt.Fprintf(stderr, "myriarch-local: start the simulated fleet: %v: choose another address with -metrics-target ADDR (make run METRICS=ADDR), or start no fleet with -agents 0 (make run AGENTS=0)\n", err)
-			return 1
-		}
 		if err != nil {
 			fmt.Fprintln(stderr, "myriarch-local: start the simulated fleet:", err)
 			return 1
 		}
-		defer func() { _ = fleet.Stop() }()
+		sd.add(func(say reporter) { say(partFleet, fleet.Stop(), fmt.Sprintf("%d collectors", o.agents)) })
 		fmt.Fprintf(stdout, "  Simulated fleet   %d collectors (otelcol-contrib %s, fleet label %q) in %v; metrics on %s\n",
-			o.agents, cfg.StartVersion, cfg.Fleet, cfg.Zones, o.metricsAddr)
+			o.agents, cfg.StartVersion, cfg.Fleet, cfg.Zones, o.metrics.Addr())
 	} else {
 		fmt.Fprintln(stdout, "  Simulated fleet   none (-agents 0): connect your own OpAMP agents to the gateway")
 	}

@@ -46,7 +46,7 @@ func TestStartGateServers_RemovesStaleFolders_KeepsLiveOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.stop()
+	defer g.stop(quietly)
 
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the folder of a run that is gone is still there (%v)", err)

@@ -33,10 +33,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := walkthrough(t, filepath.Join(root, "README.md"))
-	bin := filepath.Join(t.TempDir(), "myriarch-local")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildLocal(t)
 	data := t.TempDir()
 	metrics := freePort(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 12*time.Minute)
@@ -122,7 +119,8 @@ func walkthrough(t *testing.T, readme string) []string {
 // local is a running `make run`: the script and the stack under it.
 type local struct {
 	cmd     *exec.Cmd
-	export  string // the export line it printed
+	export  string   // the export line it printed
+	banner  []string // what it printed until it ran
 	done    chan error
 	stopped bool
 }
@@ -149,6 +147,7 @@ func startLocal(t *testing.T, ctx context.Context, root, bin, data string, args 
 	for lines.Scan() {
 		line := lines.Text()
 		t.Log("stack:", line)
+		l.banner = append(l.banner, line)
 		if strings.HasPrefix(line, "export ") {
 			l.export = line
 		}

@@ -73,6 +73,10 @@ type Options struct {
 	// those left empty are minted. A stack that keeps its state passes the
 	// tokens of its last run, so that they keep working.
 	Tokens Tokens
+	// People are more API tokens besides those of the three roles: entries
+	// of the API's token table (the cloud's MYRIARCH_TOKENS), so that, for
+	// one, a wave that needs two approvers can be approved locally.
+	People []api.TokenEntry
 	// KeepState keeps the tables of an earlier run (DynamoDB Local started
 	// on disk) instead of starting empty; the watchdog then resumes the
 	// rollouts that were running, whose executions the new Step Functions
@@ -131,6 +135,26 @@ func (e *ListenError) Unwrap() error { return e.Err }
 
 var serviceNames = map[string]string{"api": "the REST API", "gateway": "the OpAMP gateway", "sfn": "the Step Functions endpoint"}
 
+// CheckAddresses tries each address the stack would listen on, so that a
+// command can refuse a busy one before it prints or starts anything (a
+// ListenError). Start checks them again as it listens: another process may
+// take one between the two.
+func CheckAddresses(o Options) error {
+	o = withDefaults(o)
+	addrs := []struct{ service, addr string }{{"api", o.APIAddr}, {"gateway", o.GatewayAddr}, {"sfn", o.SFNAddr}}
+	if o.GatewayBinary != "" && o.GatewayHealthAddr != "" {
+		addrs = append(addrs, struct{ service, addr string }{"gateway", o.GatewayHealthAddr})
+	}
+	for _, a := range addrs {
+		ln, err := listen(a.service, a.addr)
+		if err != nil {
+			return err
+		}
+		_ = ln.Close()
+	}
+	return nil
+}
+
 func listen(service, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -162,15 +186,18 @@ type Stack struct {
 	// Gateway is the gateway process with Options.GatewayBinary, else nil.
 	Gateway *GatewayProcess
 
-	sfnSrv  *sfnlocal.Server
-	mu      sync.Mutex // guards servers
-	servers []*http.Server
-	runCtx  context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	log     *slog.Logger
-	wsPing  time.Duration
-	pkgs    PackageSource
+	sfnSrv *sfnlocal.Server
+	// The HTTP servers, by the part of the stack they belong to (Stop
+	// stops the parts in order).
+	sfnHTTP, apiHTTP *http.Server
+	mu               sync.Mutex // guards gateways
+	gateways         []*gatewayTask
+	runCtx           context.Context
+	cancel           context.CancelFunc
+	wg               sync.WaitGroup
+	log              *slog.Logger
+	wsPing           time.Duration
+	pkgs             PackageSource
 	// agentBatch is when the agent stream's last batch was handled (Unix
 	// nanoseconds of clock): a benchmark waits for the stream to go quiet.
 	agentBatch atomic.Int64
@@ -300,7 +327,9 @@ func (s *Stack) tables(ctx context.Context, d setup.Deps, prefix string, keep bo
 // engine's ARN as the CDK app's DefinitionSubstitutions do.
 func (s *Stack) stepFunctions(ctx context.Context, d *setup.Deps, o Options) error {
 	s.sfnSrv = sfnlocal.New(sfnlocal.Options{Logger: o.Log})
-	url, err := s.serve("sfn", o.SFNAddr, s.sfnSrv)
+	var url string
+	var err error
+	s.sfnHTTP, url, err = s.serve("sfn", o.SFNAddr, s.sfnSrv)
 	if err != nil {
 		return err
 	}
@@ -353,9 +382,9 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := api.NewTokenTable([]api.TokenEntry{entry, opEntry, viewEntry})
+	tokens, err := api.NewTokenTable(append([]api.TokenEntry{entry, opEntry, viewEntry}, o.People...))
 	if err != nil {
-		return err
+		return fmt.Errorf("the people's tokens with the stack's own: %w", err)
 	}
 	s.AdminToken, s.OperatorToken, s.ViewerToken = token, opToken, viewToken
 	h, err := api.New(api.Deps{
@@ -367,7 +396,7 @@ func (s *Stack) api(d setup.Deps, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.APIURL, err = s.serve("api", o.APIAddr, h)
+	s.apiHTTP, s.APIURL, err = s.serve("api", o.APIAddr, h)
 	return err
 }
 
@@ -417,6 +446,15 @@ func (s *Stack) AddGateway(addr string) (string, error) {
 	return s.startGateway(s.runCtx, s.Deps, addr, s.log)
 }
 
+// gatewayTask is an in-process gateway: its server and its push loop,
+// which run until it is stopped.
+type gatewayTask struct {
+	srv    *http.Server
+	g      *gateway.Gateway
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
 func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, log *slog.Logger) (string, error) {
 	g, err := gateway.New(gateway.Config{Now: d.Clock, Logger: log, Tokens: []string{s.AgentToken}, PollInterval: 500 * time.Millisecond,
 		WSPing: s.wsPing, DownloadURL: s.pkgs.DownloadURL, PackageChecksumsURL: s.pkgs.ChecksumsURL,
@@ -434,13 +472,27 @@ func (s *Stack) startGateway(runCtx context.Context, d setup.Deps, addr string, 
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(runCtx)
+	task := &gatewayTask{srv: &http.Server{Handler: mux, ConnContext: connCtx, ReadHeaderTimeout: 10 * time.Second}, g: g, cancel: cancel}
 	s.mu.Lock()
-	s.servers = append(s.servers, srv)
+	s.gateways = append(s.gateways, task)
 	s.mu.Unlock()
-	s.goRun(func() { _ = srv.Serve(ln) })
-	s.goRun(func() { g.Run(runCtx) })
+	task.wg.Add(2)
+	go func() { defer task.wg.Done(); _ = task.srv.Serve(ln) }()
+	go func() { defer task.wg.Done(); g.Run(ctx) }()
 	return "ws://" + ln.Addr().String() + "/v1/opamp", nil
+}
+
+// stop drains the gateway as a task that is replaced does (its agents'
+// disconnects are stored, its lease ends) within wait, then ends it.
+func (t *gatewayTask) stop(wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := t.g.Drain(ctx)
+	_ = t.srv.Close() // the WebSockets are hijacked: Drain closed them
+	t.cancel()
+	t.wg.Wait()
+	return err
 }
 
 // agentStreamLanes is how many batches of the agents' stream are handled
@@ -544,10 +596,10 @@ func (s *Stack) repeat(runCtx context.Context, every time.Duration, now bool, f 
 	})
 }
 
-func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
+func (s *Stack) serve(service, addr string, h http.Handler) (*http.Server, string, error) {
 	ln, err := listen(service, addr)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	if service == "api" {
@@ -555,11 +607,8 @@ func (s *Stack) serve(service, addr string, h http.Handler) (string, error) {
 		// with its problem instead of net/http's text/plain 431.
 		srv.MaxHeaderBytes = api.ServerMaxHeaderBytes
 	}
-	s.mu.Lock()
-	s.servers = append(s.servers, srv)
-	s.mu.Unlock()
 	s.goRun(func() { _ = srv.Serve(ln) })
-	return "http://" + ln.Addr().String(), nil
+	return srv, "http://" + ln.Addr().String(), nil
 }
 
 func (s *Stack) goRun(f func()) {
@@ -570,24 +619,81 @@ func (s *Stack) goRun(f func()) {
 	}()
 }
 
-// Stop shuts everything down and waits for it.
-func (s *Stack) Stop() {
-	if s.Gateway != nil {
-		_ = s.Gateway.Stop(4 * time.Second)
+// The parts of a stack, as Stop names them in its reports.
+const (
+	PartGateway   = "OpAMP gateway"
+	PartAPI       = "REST API"
+	PartFunctions = "Step Functions" // with the engine Lambda, the planner schedule, the watchdog, the stream delivery
+)
+
+// Stop shuts everything down and waits for it (StopReporting).
+func (s *Stack) Stop() { s.StopReporting(nil) }
+
+// How long each part may take to stop: the whole stack, DynamoDB Local
+// and the gate servers included, stops within 2 s of a Ctrl-C. A drain
+// takes longer only when agents of the user's are still connected; a
+// request that has not ended within apiStopWait is cut.
+const (
+	gatewayStopWait = time.Second
+	apiStopWait     = 500 * time.Millisecond
+)
+
+// StopReporting stops the stack in order and waits for it, calling report
+// (unless nil) once each part has stopped, with what went wrong: first
+// the OpAMP gateways, drained, so that their agents' disconnects are
+// stored; then the REST API; last the functions: the planner schedule, the
+// watchdog, the stream delivery and the Step Functions endpoint with the
+// engine. The store outlives it (DynamoDB Local is stopped after the
+// command), so that nothing writes to a store that is gone and retries.
+// A part that never started is not reported.
+func (s *Stack) StopReporting(report func(part string, err error)) {
+	done := func(part string, err error) {
+		if report != nil {
+			report(part, err)
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s.mu.Lock()
-	servers := s.servers
-	s.mu.Unlock()
-	for _, srv := range servers {
-		_ = srv.Shutdown(ctx)
+	if ok, err := s.stopGateways(); ok {
+		done(PartGateway, err)
+	}
+	if s.apiHTTP != nil {
+		done(PartAPI, shutdown(s.apiHTTP, apiStopWait))
 	}
 	s.cancel()
-	if s.sfnSrv != nil {
+	if s.sfnHTTP != nil {
+		err := shutdown(s.sfnHTTP, apiStopWait)
 		s.sfnSrv.Close()
+		s.wg.Wait()
+		done(PartFunctions, err)
 	}
 	s.wg.Wait()
+}
+
+// stopGateways stops the gateway process and the in-process gateways (a
+// test adds some beside the process: AddGateway); ok is false when none
+// was started.
+func (s *Stack) stopGateways() (ok bool, err error) {
+	if s.Gateway != nil {
+		err = s.Gateway.Stop(gatewayStopWait)
+	}
+	s.mu.Lock()
+	tasks := s.gateways
+	s.gateways = nil
+	s.mu.Unlock()
+	for _, t := range tasks {
+		err = errors.Join(err, t.stop(gatewayStopWait))
+	}
+	return s.Gateway != nil || len(tasks) > 0, err
+}
+
+// shutdown ends a server's requests within wait, and then cuts those left.
+func shutdown(srv *http.Server, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+		_ = srv.Close()
+		return fmt.Errorf("requests still running after %s were cut", wait)
+	}
+	return nil // a listener closed already is no matter
 }
 
 // localToken is the given token of a principal, or a minted one.

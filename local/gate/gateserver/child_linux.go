@@ -14,11 +14,17 @@ import (
 // thread, which keeps that thread until the child has exited: the thread
 // then ends only with the process. One thread per child: the stack runs
 // three at most.
+//
+// The child runs in a process group of its own, so that a Ctrl-C, which
+// the terminal sends to the whole foreground group, reaches only the
+// parent: the parent stops its children in its own order (the local stack
+// stops its Prometheus and Alertmanager after what reads them).
 func startTied(cmd *exec.Cmd) (<-chan error, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Setpgid = true
 	started := make(chan error, 1)
 	exited := make(chan error, 1)
 	go func() {
