@@ -45,8 +45,10 @@ logs=$root/build/test
 # rollout ran 2 to 4 s behind for load no operator's engine shares.
 TIMED=TestPrediction_AgainstTheStack
 
-# ddb runs a command against a DynamoDB Local of its own.
+# ddb runs a command against a DynamoDB Local of its own, which says at
+# the end how much CPU it used: in most phases, more than the tests.
 ddb=scripts/with-dynamodb-local.sh
+export DYNAMODB_LOCAL_REPORT_CPU=1
 
 # The packages that take longest, given to go test first: it starts them in
 # the order it is given, and one of these started last would be the last

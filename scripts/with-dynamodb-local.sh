@@ -16,6 +16,7 @@
 # one run side by side).
 #
 # Environment: DYNAMODB_LOCAL_JAVA_OPTS (default: a small heap, serial GC);
+# DYNAMODB_LOCAL_REPORT_CPU=1: say at the end how much CPU the server used;
 # MYRIARCH_DATA: keep the database on disk in $MYRIARCH_DATA/dynamodb
 # instead of in memory (make run DATA=dir), exported to CMD as
 # DYNAMODB_LOCAL_DB_PATH.
@@ -47,8 +48,9 @@ stop() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		# The emulator's own CPU time (user + system, in clock ticks after
 		# the command and state fields): what make test's phases spend in it.
-		local ticks
-		ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true)
+		local ticks=""
+		[ -z "${DYNAMODB_LOCAL_REPORT_CPU:-}" ] ||
+			ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true)
 		[ -z "$ticks" ] || echo "with-dynamodb-local: DynamoDB Local used $((ticks / $(getconf CLK_TCK))) s of CPU" >&2
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
