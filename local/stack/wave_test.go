@@ -155,10 +155,11 @@ func runWave(tb testing.TB, n, warm int, prefix string) waveRun {
 	}
 	defer func() { _ = fleet.Stop() }()
 	settle := func(hash string) {
-		if err := fleet.Wait(ctx, allOn(func(a simfleet.AgentState) bool {
+		on := func(a simfleet.AgentState) bool {
 			return a.ConfigHash == hash && a.ConfigStatus == "APPLIED" && a.Healthy && !a.Busy
-		})); err != nil {
-			tb.Fatalf("the agents never settled on configuration %s: %v", hash, err)
+		}
+		if err := fleet.Wait(ctx, allOn(on)); err != nil {
+			tb.Fatalf("the agents never settled on configuration %s: %v\n%s", hash, err, unsettled(s, fleet, on))
 		}
 		// The stack too: the agents' first connections and reports
 		// (assigned, planned, evaluated) must be through the stream before
@@ -364,4 +365,32 @@ func pollVerifying(ctx context.Context, tb testing.TB, prefix, id string) func()
 		stop()
 		return seen
 	}
+}
+
+// unsettled describes the agents that are not yet as on wants them, as
+// they see themselves and as the store has them (ten at most): what a
+// wave that never settles is waiting for.
+func unsettled(s *Stack, fleet *simfleet.Fleet, on func(simfleet.AgentState) bool) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	n := 0
+	for _, a := range fleet.Snapshot() {
+		if on(a) {
+			continue
+		}
+		if n++; n > 10 {
+			continue
+		}
+		fmt.Fprintf(&b, "  agent %d %s: connected %t, config %.12s %s, healthy %t, busy %t", a.Number, a.InstanceUID,
+			a.Connected, a.ConfigHash, a.ConfigStatus, a.Healthy, a.Busy)
+		if st, err := s.Deps.Store.GetAgentRecord(ctx, a.InstanceUID); err != nil || st == nil {
+			fmt.Fprintf(&b, "; stored: none, %v\n", err)
+		} else {
+			fmt.Fprintf(&b, "; stored: fleet %q (assignment pending %t), desired %.12s, pushed %.12s, reported %.12s %s, online %t, lagging %t\n",
+				st.Fleet, st.AssignPending, st.DesiredHash, st.Push.AckedHash, st.RemoteConfig.Hash, st.RemoteConfig.Status, st.Online, st.Lagging())
+		}
+	}
+	fmt.Fprintf(&b, "%d agents unsettled", n)
+	return b.String()
 }
