@@ -100,6 +100,29 @@ func (v view) writeHeader(w io.Writer) {
 	if line := predictionLine(r.Prediction, v.now); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	if line := windowLine(r, v.now); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+}
+
+// windowLine says why nothing works now in a rollout whose targets left
+// all wait for a maintenance window, and when the first starts by the
+// prediction: "nothing progresses before 22:00 (in 7h): 17 targets wait
+// for a maintenance window"; "" while a target works or for a rollout the
+// engine does not evaluate.
+func windowLine(r client.Rollout, now time.Time) string {
+	c := r.TargetCounts
+	if c == nil || c.WaitingWindow == 0 || c.InProgress+c.Verifying > 0 || !evaluated(r.Status) || r.Status == rollout.Paused {
+		return ""
+	}
+	why := plural(c.WaitingWindow, "target") + " wait for a maintenance window"
+	if c.WaitingWindow == 1 {
+		why = "1 target waits for a maintenance window"
+	}
+	if pr := r.Prediction; pr != nil && pr.Start != nil && pr.Start.At != nil && pr.Start.At.After(now) {
+		return "nothing progresses before " + clockText(*pr.Start.At, now) + ": " + why
+	}
+	return "nothing progresses now: " + why
 }
 
 // predictionLine is the predicted finish of a rollout the engine
@@ -153,7 +176,7 @@ func (v view) writeWaves(w io.Writer) {
 			total = *wave.Total
 		}
 		done := total - c.Pending - c.WaitingWindow - c.InProgress - c.Verifying
-		row(tw, fmt.Sprintf("  %d %s", wave.Index, wave.Name), string(wave.Status), fmt.Sprintf("%s %d/%d", bar(done, total), done, total),
+		row(tw, fmt.Sprintf("  %d %s", wave.Index, wave.Name), string(wave.Status), fmt.Sprintf("%s %d/%d", bar(done, failedOf(c), total), done, total),
 			countsLine(c)+v.waveWait(wave, c, waits))
 		if wave.Status == rollout.WaveWaitingApproval {
 			approve = append(approve, wave.Index)
@@ -414,13 +437,25 @@ func (v view) waveWait(wave client.Wave, c client.TargetCounts, waits map[string
 	return s
 }
 
-// bar is [#####---------------]: the share of done in total.
-func bar(done, total int) string {
-	filled := 0
+// bar is [###xx---------------]: the share of done in total, the failed
+// among them as x, so that a failed wave's bar does not read as done. A
+// failed target takes at least one x: 1 failed of 40 done of 40 is
+// [###################x].
+func bar(done, failed, total int) string {
+	filled, bad := 0, 0
 	if total > 0 {
 		filled = done * barWidth / total
+		bad = min(failed*barWidth/total, filled)
+		if failed > 0 && bad == 0 && filled > 0 {
+			bad = 1
+		}
 	}
-	return "[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "]"
+	return "[" + strings.Repeat("#", filled-bad) + strings.Repeat("x", bad) + strings.Repeat("-", barWidth-filled) + "]"
+}
+
+// failedOf counts the targets that ended badly: failed and rolled back.
+func failedOf(c client.TargetCounts) int {
+	return c.Failed + c.RolledBack
 }
 
 // writeTargets writes the targets grouped by status in the page's order,

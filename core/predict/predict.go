@@ -196,8 +196,8 @@ type LiveInput struct {
 }
 
 // Evaluated reports whether the engine evaluates rollouts in status s, so
-// that a prediction of them means something: pending, running,
-// waiting_approval, paused and frozen.
+// that their health waits count down: pending, running, waiting_approval,
+// paused and frozen.
 func Evaluated(s rollout.Status) bool {
 	switch s {
 	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
@@ -207,10 +207,14 @@ func Evaluated(s rollout.Status) bool {
 }
 
 // Live predicts the rest of a rollout from its live state; nil when the
-// engine does not evaluate the rollout. A paused rollout is assumed to be
-// resumed now. Only what remains is simulated: the targets of waves that
-// completed are left out of every pass.
+// rollout ended or rolls back. A paused or a failed rollout gets no finish
+// (stalled): nothing progresses until a person acts, and Reason says so.
+// Only what remains is simulated: the targets of waves that completed are
+// left out of every pass.
 func Live(in LiveInput) *Prediction {
+	if why := stalled(in.Rollout.Status); why != "" {
+		return stalledPrediction(in, why)
+	}
 	if !Evaluated(in.Rollout.Status) {
 		return nil
 	}
@@ -224,15 +228,40 @@ func Live(in LiveInput) *Prediction {
 	return &pred
 }
 
+// Predicted reports whether a rollout in status s has a prediction (Live
+// is not nil): those the engine evaluates, and failed, whose prediction
+// says why it has no finish.
+func Predicted(s rollout.Status) bool {
+	return Evaluated(s) || s == rollout.Failed
+}
+
+// stalled is why nothing of a rollout in status s progresses until a
+// person acts; empty when it progresses on its own.
+func stalled(s rollout.Status) string {
+	switch s {
+	case rollout.Paused:
+		return "the rollout is paused: no target starts until it is resumed"
+	case rollout.Failed:
+		return "the rollout failed: no target starts until a person retries its failed targets, rolls it back or aborts it"
+	}
+	return ""
+}
+
+// stalledPrediction is the prediction of a stalled rollout: its start, the
+// apply times it would assume, and why there is no finish.
+func stalledPrediction(in LiveInput, why string) *Prediction {
+	begin := in.Now
+	if in.Rollout.StartedAt != nil {
+		begin = *in.Rollout.StartedAt
+	}
+	a := in.Apply
+	return &Prediction{Start: ptr(At(begin)), Approvals: []Approval{}, Assumptions: []string{}, Reason: why,
+		ApplySeconds: ApplySeconds{Median: seconds(a.Median), P90: seconds(a.P90), Source: a.Source, Samples: a.Samples}}
+}
+
 // predict runs the simulation with the median apply time and, for the
 // pessimistic finish, with the 90th percentile.
 func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent, now time.Time, tz string, apply ApplyTime, notes []string) (Prediction, []WavePlan, []Stage) {
-	if r.Status == rollout.Paused {
-		var resumed bool
-		if r, ts, resumed = resume(r, ts, agents, now, tz); resumed {
-			notes = append(notes, "the rollout is paused: the prediction assumes it is resumed now")
-		}
-	}
 	median := newRun(r, ts, agents, now, tz, apply.Median).simulate()
 	pessimistic := median
 	if apply.P90 != apply.Median {

@@ -351,19 +351,34 @@ func TestLive_HalfwayThrough(t *testing.T) {
 	}
 }
 
-// A paused rollout is assumed to be resumed now.
-func TestLive_PausedIsResumedNow(t *testing.T) {
+// Nothing of a paused or a failed rollout progresses until a person acts:
+// no finish, and the reason says why.
+func TestLive_StalledHasNoFinish(t *testing.T) {
 	as := edgeAgents(2, nil)
 	d := plannerDecision(t, "  waves: [{name: all, percent: 100}]\n  healthWait: 60s\n", as)
-	r := d.Created.Rollout
-	r.Status = rollout.Paused
 	agents := map[string]agent.Agent{as[0].ID: as[0], as[1].ID: as[1]}
-	pred := Live(LiveInput{Rollout: r, Targets: d.Created.Targets, Agents: agents, Now: t0.Add(time.Hour), Apply: fixed(20 * time.Second)})
-	if pred == nil || !pred.Complete || whenString(pred.Finish) != whenString(at(time.Hour+80*time.Second)) {
-		t.Fatalf("prediction %+v", pred)
+	for status, why := range map[rollout.Status]string{
+		rollout.Paused: "the rollout is paused: no target starts until it is resumed",
+		rollout.Failed: "the rollout failed: no target starts until a person retries its failed targets, rolls it back or aborts it",
+	} {
+		r := d.Created.Rollout
+		r.Status = status
+		pred := Live(LiveInput{Rollout: r, Targets: d.Created.Targets, Agents: agents, Now: t0.Add(time.Hour), Apply: fixed(20 * time.Second)})
+		switch {
+		case pred == nil:
+			t.Errorf("%s: no prediction, want one that says why it has no finish", status)
+		case pred.Complete || pred.Finish != nil || pred.FinishPessimistic != nil:
+			t.Errorf("%s: prediction %+v has a finish", status, pred)
+		case pred.Reason != why:
+			t.Errorf("%s: reason %q, want %q", status, pred.Reason, why)
+		case pred.Start == nil || pred.ApplySeconds.Median != 20:
+			t.Errorf("%s: start %v, applySeconds %+v", status, pred.Start, pred.ApplySeconds)
+		}
 	}
-	if !strings.Contains(strings.Join(pred.Assumptions, "\n"), "resumed now") {
-		t.Errorf("assumptions %q", pred.Assumptions)
+	for _, status := range []rollout.Status{rollout.Completed, rollout.RollingBack, rollout.Aborted} {
+		if pred := Live(LiveInput{Rollout: rollout.Rollout{Status: status}}); pred != nil {
+			t.Errorf("%s: prediction %+v, want none", status, pred)
+		}
 	}
 }
 
