@@ -147,3 +147,41 @@ func TestPage_SignIn_ErrorIsStyledAndAnnounced(t *testing.T) {
 	uitest.SignIn(t, ctx, viewerToken)
 	waitFor(t, ctx, "signed in", `!document.getElementById('nav').hidden`)
 }
+
+// appliedRollout is r-applied: a GitOps rollout whose revision the
+// operator of the tests applied, its second wave waiting for approval.
+func appliedRollout(s *stub) {
+	id := "r-applied"
+	s.rollouts[id] = func(time.Time) map[string]any {
+		return map[string]any{"id": id, "fleet": "edge", "kind": "config", "status": "waiting_approval", "statusReason": `wave 1 "rest" waits for approval`,
+			"origin": "gitops", "createdBy": "gitops", "createdByActor": "gitops",
+			"appliedBy": []any{map[string]any{"by": "Dana Operator", "byActor": operatorActor, "at": ts(s.start)}},
+			"toRef":     "5b0e2f6c", "createdAt": ts(s.start), "policy": policy(60),
+			"waves": []any{map[string]any{"index": 0, "name": "canary", "status": "completed", "total": 1, "counts": counts("succeeded", 1)},
+				map[string]any{"index": 1, "name": "rest", "status": "waiting_approval", "requireApproval": true, "approvalsRequired": 1, "total": 1,
+					"counts": counts("pending", 1), "waitingSince": ts(s.start), "approvalExpiresAt": ts(s.start.Add(72 * time.Hour))}},
+			"targetCounts": counts("succeeded", 1, "pending", 1), "ackedFailures": []any{}}
+	}
+	s.targets[id] = func(time.Time) []map[string]any {
+		return []map[string]any{
+			{"rolloutId": id, "agentId": "a-0", "displayName": "edge-a-0", "wave": 0, "status": "succeeded", "attempt": 1, "toRef": "5b0e2f6c"},
+			{"rolloutId": id, "agentId": "a-1", "displayName": "edge-a-1", "wave": 1, "status": "pending", "attempt": 1, "toRef": "5b0e2f6c"},
+		}
+	}
+}
+
+// The page names whom the rule of no self-approval counts as the creator
+// of a GitOps rollout (who applied its revision), says who may approve a
+// waiting wave, and tells the applier that another operator must.
+func TestPage_Approval_NamesTheApplierTheRuleCounts(t *testing.T) {
+	_, ctx := openPage(t, appliedRollout, operatorToken, "#/rollouts/r-applied", `document.querySelector('form[data-action=approve]') !== null`)
+	if head := eval[string](t, ctx, `document.querySelector('.head').textContent`); !strings.Contains(head, "Created bygitops (revision applied by Dana Operator)") {
+		t.Errorf("the header does not name the applier: %s", head)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('[data-wave="1"] .who-approves').textContent`); got != "Who may approve: an operator or admin other than Dana Operator (applied its revision)." {
+		t.Errorf("who may approve: %q", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('form[data-action=approve] .hint').textContent`); got != "You applied the revision that created this rollout: another operator must approve it." {
+		t.Errorf("the applier's hint: %q", got)
+	}
+}
