@@ -172,7 +172,9 @@ func (s *stub) write(w http.ResponseWriter, path string, now time.Time, body map
 				map[string]any{"index": 1, "name": "rest", "targets": 48, "start": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 0},
 					"end": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720}},
 			},
-			"prediction": map[string]any{"finish": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720}}})
+			"prediction": map[string]any{"finish": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720},
+				"finishPessimistic": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 735},
+				"tolerance":         map[string]any{"laterSeconds": 15, "evaluationSeconds": 0.25, "evaluations": 28}}})
 	case len(parts) == 4 && parts[0] == "rollouts" && parts[2] == "actions" && s.rollouts[parts[1]] != nil:
 		writeJSON(w, s.rollouts[parts[1]](now))
 	case path == "fleets/edge/actions/select-version":
