@@ -185,3 +185,32 @@ func TestPage_Approval_NamesTheApplierTheRuleCounts(t *testing.T) {
 		t.Errorf("the applier's hint: %q", got)
 	}
 }
+
+// windowRollout is r-window: a running rollout whose targets left all wait
+// for a maintenance window that opens in 7 hours.
+func windowRollout(s *stub) {
+	id := "r-window"
+	s.rollouts[id] = func(now time.Time) map[string]any {
+		opens := ts(s.start.Add(7 * time.Hour))
+		return map[string]any{"id": id, "fleet": "edge", "kind": "config", "status": "running", "origin": "gitops", "createdBy": "gitops",
+			"createdByActor": "gitops", "toRef": "5b0e2f6c", "createdAt": ts(s.start), "policy": policy(60),
+			"prediction": map[string]any{"start": map[string]any{"at": opens}, "finish": map[string]any{"at": ts(s.start.Add(8 * time.Hour))},
+				"approvals": []any{}, "assumptions": []any{}, "complete": true,
+				"applySeconds": map[string]any{"median": 20, "p90": 40, "source": "default", "samples": 0}},
+			"waves":        []any{map[string]any{"index": 0, "name": "all", "status": "running", "total": 20, "counts": counts("succeeded", 3, "waiting_window", 17)}},
+			"targetCounts": counts("succeeded", 3, "waiting_window", 17), "ackedFailures": []any{}}
+	}
+	s.targets[id] = func(time.Time) []map[string]any {
+		return []map[string]any{{"rolloutId": id, "agentId": "a-0", "displayName": "edge-a-0", "wave": 0, "status": "waiting_window", "attempt": 1, "toRef": "5b0e2f6c"}}
+	}
+}
+
+// When every target left waits for a maintenance window, the header says
+// that nothing progresses before the first start, and why.
+func TestPage_WindowClosed_SaysNothingProgressesBeforeItOpens(t *testing.T) {
+	_, ctx := openPage(t, windowRollout, viewerToken, "#/rollouts/r-window", `document.querySelector('table.targets') !== null`)
+	got := eval[string](t, ctx, `(document.querySelector('.head .window') || {}).textContent || ''`)
+	if !strings.HasPrefix(got, "Nothing progresses before ") || !(strings.Contains(got, "(in 6h5") || strings.Contains(got, "(in 7h)")) || !strings.HasSuffix(got, ": 17 targets wait for a maintenance window.") {
+		t.Errorf("window line %q", got)
+	}
+}

@@ -514,9 +514,10 @@ func bar(done, failed, total int) string {
 	return "[" + strings.Repeat("#", filled-bad) + strings.Repeat("x", bad) + strings.Repeat("-", barWidth-filled) + "]"
 }
 
-// failedOf counts the targets that ended badly: failed and rolled back.
+// failedOf counts the targets that failed (a rolled back one was taken
+// back on purpose: it is done, not failed).
 func failedOf(c client.TargetCounts) int {
-	return c.Failed + c.RolledBack
+	return c.Failed
 }
 
 // writeTargets writes the targets grouped by status in the page's order,

@@ -100,7 +100,7 @@ func TestFrame_CompactForManyTargets(t *testing.T) {
 	if lines := strings.Count(b.String(), "\n"); lines > 50 {
 		t.Fatalf("%d lines for 1,008 targets:\n%s", lines, b.String())
 	}
-	(result{stdout: b.String()}).has(t, "[#######xxxx---------] 560/1008", "Targets (1008)", "… and 110 more")
+	(result{stdout: b.String()}).has(t, "[#########xx---------] 560/1008", "Targets (1008)", "… and 110 more")
 }
 
 func TestFrame_WaveBar(t *testing.T) {

@@ -212,7 +212,7 @@ function waveCard(app, r, w, waits, now) {
   const c = w.counts || {};
   const total = w.total || 0;
   const done = Math.max(total - (c.pending || 0) - (c.waiting_window || 0) - (c.in_progress || 0) - (c.verifying || 0), 0);
-  const bad = (c.failed || 0) + (c.rolled_back || 0);
+  const bad = c.failed || 0; // rolled back targets were taken back on purpose: done, not failed
   const failed = w.status === 'failed';
   // A failed wave's bar is red and says it failed, never a blue "done".
   let text = ` ${done}/${total} done` + (bad ? `, ${bad} failed` : '');
@@ -220,7 +220,7 @@ function waveCard(app, r, w, waits, now) {
   return h('li', { class: 'card wave s-' + w.status, 'data-key': 'wave-' + w.index, 'data-wave': w.index },
     h('h3', {}, `Wave ${w.index} · ${w.name}`, ' ', badge(w.status)),
     h('p', { class: 'progress' },
-      h('progress', { class: failed ? 'failed' : (bad ? 'failures' : null), max: Math.max(total, 1), value: failed ? Math.max(total, 1) : done,
+      h('progress', { class: failed ? 'failed' : null, max: Math.max(total, 1), value: failed ? Math.max(total, 1) : done,
         'aria-label': failed ? `wave ${w.index} failed` : `wave ${w.index} done` }),
       text),
     h('p', { class: 'counts' }, countsLine(c)),
