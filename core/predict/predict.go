@@ -319,8 +319,10 @@ func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Age
 		}
 		pred.Start = ptr(At(begin))
 	}
-	if median.complete && pessimistic.complete {
+	if median.complete {
 		pred.Finish = median.finish
+	}
+	if median.complete && pessimistic.complete {
 		pred.FinishPessimistic = pessimistic.finish
 		pred.Tolerance = &Tolerance{LaterSeconds: later(*median.finish, *pessimistic.finish), EvaluationSeconds: seconds(eval),
 			Evaluations: pessimistic.passes}

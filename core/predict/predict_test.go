@@ -158,6 +158,26 @@ func TestPlan_PessimisticCountsEvaluations(t *testing.T) {
 	}
 }
 
+// The pessimistic run completes whenever the median one does: a pass that
+// takes its time sees the reports due meanwhile, so that none is left
+// behind the clock (which ended the run as if nothing more would happen:
+// 9 agents at once, a health wait of 1s, the default apply time).
+func TestPlan_PessimisticCompletesAsTheMedianDoes(t *testing.T) {
+	for _, wait := range []string{"1s", "2s", "10s", "90s"} {
+		for _, n := range []int{1, 9} {
+			spec := "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 0\n  healthWait: " + wait + "\n"
+			p := Planned(PlanInput{Apply: ApplyTimes(policy.KindConfig, nil), Planner: edgeInput(t, spec, edgeAgents(n, nil))})
+			pr := p.Prediction
+			if pr == nil || !pr.Complete || pr.Finish == nil || pr.FinishPessimistic == nil || pr.Tolerance == nil {
+				t.Fatalf("healthWait %s, %d agents: prediction %+v, want a finish, a pessimistic one and the tolerance", wait, n, pr)
+			}
+			if !pr.FinishPessimistic.At.After(*pr.Finish.At) {
+				t.Errorf("healthWait %s, %d agents: pessimistic %s not after the finish %s", wait, n, whenString(pr.FinishPessimistic), whenString(pr.Finish))
+			}
+		}
+	}
+}
+
 // After an approval the pessimistic offsets round up, so that the bound
 // does not come before the moment by a fraction of a second.
 func TestPlan_PessimisticOffsetsRoundUp(t *testing.T) {

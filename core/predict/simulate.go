@@ -225,6 +225,9 @@ func (s *run) simulate() trace {
 		if s.out.steps >= MaxSteps {
 			return s.stop(fmt.Sprintf("the simulation stopped after %d steps", MaxSteps))
 		}
+		// The pass due now evaluates once its own time is over (the
+		// pessimistic run's), with the reports that came in meanwhile.
+		s.clock.now = s.clock.now.Add(s.evaluation)
 		s.deliver()
 		res := s.pass()
 		if len(res.GatesDue) > 0 {
@@ -266,7 +269,6 @@ func (s *run) simulate() trace {
 // pass evaluates the rollout now and keeps the result. A pass over the
 // feed that fails a target is evaluated again over every target (feed.go).
 func (s *run) pass() engine.Result {
-	s.clock.now = s.clock.now.Add(s.evaluation)
 	s.out.passes++
 	res := engine.Evaluate(s.input())
 	if s.feed.on && failedAny(res.Changed) {
