@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/myriarch/myriarch/adapters/api/schema"
 	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/execution"
 	"github.com/myriarch/myriarch/core/audit"
@@ -150,10 +151,30 @@ func (s *server) orLate(ctx context.Context, id string, req engine.Request, pr *
 // re-applying a commit does not make its first applier an approver.
 func (s *server) creatorsOf(ctx context.Context, id string) []string {
 	ro, err := s.Store.GetRollout(ctx, id)
-	if err != nil || ro.Origin != rollout.OriginGitOps || ro.Policy.Commit == "" {
+	if err != nil || !appliedThroughAPI(ro) {
 		return nil
 	}
 	return s.appliers(ctx, ro.Policy.Commit)
+}
+
+// appliedThroughAPI reports whether the appliers of a rollout's revision
+// count as its creators: a GitOps rollout whose policy names a commit.
+func appliedThroughAPI(r rollout.Rollout) bool {
+	return r.Origin == rollout.OriginGitOps && r.Policy.Commit != ""
+}
+
+// rolloutAppliers are those the rule of no self-approval counts as the creators
+// of a rollout beside its createdBy (creatorsOf), as the rollout's detail
+// names them: who applied its revision, newest first, when.
+func (s *server) rolloutAppliers(ctx context.Context, r rollout.Rollout) []schema.Decision {
+	if !appliedThroughAPI(r) {
+		return nil
+	}
+	var out []schema.Decision
+	for _, e := range s.applications(ctx, r.Policy.Commit) {
+		out = append(out, schema.Decision{By: s.Names.DisplayName(e.Actor), ByActor: e.Actor, At: e.At.UTC()})
+	}
+	return out
 }
 
 // actionProblem maps the refusals of an action to problems; nil means the

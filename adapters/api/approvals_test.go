@@ -83,7 +83,7 @@ func TestApprove_ApplierOfTheRevisionIsRefusedSelfApproval(t *testing.T) {
 	id := h.waitingApproval()
 	before, audits := h.store.snapshot(), h.store.auditLen()
 	p := wantProblem(t, h.do(post(actionPath(id, "approve"), RoleAdmin, `{"wave": 1}`)), http.StatusConflict, CodeSelfApproval)
-	if !strings.Contains(p.Detail, `CI pipeline created this rollout and cannot approve it; another operator must approve wave 1 "rest"`) {
+	if !strings.Contains(p.Detail, `CI pipeline applied the revision that created this rollout and cannot approve it; another operator must approve wave 1 "rest"`) {
 		t.Errorf("detail %q", p.Detail)
 	}
 	if h.store.snapshot() != before || h.store.auditLen() != audits+1 {
@@ -91,6 +91,11 @@ func TestApprove_ApplierOfTheRevisionIsRefusedSelfApproval(t *testing.T) {
 	}
 	if e := h.store.lastAudit(); e.Action != "rollout.approve" || e.Actor != admin.Actor || e.Result != audit.ResultFailure || e.Details["code"] != CodeSelfApproval {
 		t.Errorf("audit %+v, want the failed approval with code self_approval", e)
+	}
+	// the rollout names the applier the rule counts, beside createdBy gitops
+	v := decode[rolloutView](t, h.do(get("/api/v1/rollouts/"+id, RoleViewer)))
+	if v.CreatedBy != "gitops" || len(v.AppliedBy) != 1 || v.AppliedBy[0].ByActor != admin.Actor || v.AppliedBy[0].By != admin.DisplayName || v.AppliedBy[0].At.IsZero() {
+		t.Errorf("createdBy %q appliedBy %+v, want gitops and the admin who applied the revision", v.CreatedBy, v.AppliedBy)
 	}
 	// rejecting is not approving: the applier may stop the wave
 	if v := decode[rolloutView](t, h.do(post(actionPath(id, "approve"), RoleOperator, `{"wave": 1}`))); v.Status != rollout.Running || !v.Waves[1].Approved {

@@ -266,12 +266,12 @@ func (s *server) applyTimes(ctx context.Context, fleetName string, k policy.Kind
 }
 
 // livePrediction is the predicted rest of a rollout the engine evaluates,
-// from agents, which holds at least those of its open targets
+// or why a paused or failed one has no finish, from agents, which holds at least those of its open targets
 // (detailAgents); nil for the others, when the agents could not be read
 // (agents nil) or the stored state is one the engine cannot evaluate
 // (logged: the rollout is shown without it).
 func (s *server) livePrediction(ctx context.Context, r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) (pred *predict.Prediction) {
-	if !predict.Evaluated(r.Status) || agents == nil {
+	if !predict.Predicted(r.Status) || agents == nil {
 		return nil
 	}
 	defer func() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/myriarch/myriarch/core/executorobject"
 	"net/http"
-	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -300,15 +299,28 @@ func (s *server) appliedBy(ctx context.Context, commit string) string {
 // appliers are the actors of the successful revision.apply entries of a
 // commit, newest first (the audit log's last page of them).
 func (s *server) appliers(ctx context.Context, commit string) []string {
+	var out []string
+	for _, e := range s.applications(ctx, commit) {
+		out = append(out, e.Actor)
+	}
+	return out
+}
+
+// applications are the newest successful revision.apply entry of each
+// actor who applied the commit, newest first (from the audit log's last
+// page of them; none when it cannot be read, logged).
+func (s *server) applications(ctx context.Context, commit string) []audit.Entry {
 	pg, err := s.Store.AuditOf(ctx, TargetRevision, commit, "", 50)
 	if err != nil {
 		s.Log.WarnContext(ctx, "read who applied the revision", "commit", commit, "error", err.Error())
 		return nil
 	}
-	var out []string
+	var out []audit.Entry
+	seen := map[string]bool{}
 	for _, e := range pg.Items {
-		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess && !slices.Contains(out, e.Actor) {
-			out = append(out, e.Actor)
+		if e.Action == ActionRevisionApply && e.Result == audit.ResultSuccess && !seen[e.Actor] {
+			seen[e.Actor] = true
+			out = append(out, e)
 		}
 	}
 	return out

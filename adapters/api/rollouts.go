@@ -76,6 +76,7 @@ func (s *server) getRollout(_ http.ResponseWriter, r *http.Request, _ Principal)
 	agents := s.detailAgents(r.Context(), ro, ts)
 	withPassScopes(&v, engine.PassScopes(ro, ts, agents, nil))
 	v.Prediction = s.livePrediction(r.Context(), ro, ts, agents)
+	v.AppliedBy = s.rolloutAppliers(r.Context(), ro)
 	return http.StatusOK, v, nil
 }
 

@@ -13,6 +13,7 @@ type (
 	Plan         = schema.Plan
 	Prediction   = schema.Prediction
 	When         = schema.When
+	Tolerance    = schema.Tolerance
 	WavePlan     = schema.WavePlan
 	StagePlan    = schema.StagePlan
 	PlanExcluded = schema.Excluded

@@ -313,6 +313,9 @@ func TestPage_Fleet_SelectRefusal_Preview(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector('.plan .finish').textContent`); got != "Predicted finish: 12m after wave 1 is approved" {
 		t.Errorf("finish %q", got)
 	}
+	if got := eval[string](t, ctx, `document.querySelector('.plan .tolerance').textContent`); got != "At the latest: 12m15s after wave 1 is approved, up to 15s later (apply times at their 90th percentile and 250ms for each of 28 evaluations); sooner when agents apply faster." {
+		t.Errorf("the plan's tolerance %q", got)
+	}
 	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('.plan tbody tr')].map((r) => r.textContent)`)
 	if len(rows) != 2 || !strings.Contains(rows[0], "(in 7m") || !strings.Contains(rows[1], "when wave 1 is approved12m after wave 1 is approved") {
 		t.Errorf("plan rows %q", rows)

@@ -97,11 +97,17 @@ func TestPage_Stages_WhereTargetsSit(t *testing.T) {
 	uitest.Click(t, ctx, `[data-key="stage-canary"] button[data-action=stage]`)
 	waitFor(t, ctx, "every target", `document.getElementById('targets-title').textContent === 'Targets (16)'`)
 
-	// A rollout without stages keeps its columns.
+	// A rollout without stages has a stage column too: a wave that is not
+	// split is one stage, named after the wave; no batch column.
 	uitest.GoTo(t, ctx, "#/rollouts/r-live")
 	waitFor(t, ctx, "r-live's targets", `document.querySelector('tr[data-agent="a-1"]') !== null`)
 	heads = eval[[]string](t, ctx, `[...document.querySelectorAll('table.targets thead th')].map((th) => th.textContent)`)
-	if got := strings.Join(heads, "|"); got != "Agent|Wave|Status|Detail|Progress" {
+	if got := strings.Join(heads, "|"); got != "Agent|Wave|Stage|Status|Detail|Progress" {
 		t.Errorf("columns of a rollout without stages %s", got)
+	}
+	for agent, want := range map[string]string{"a-0": "canary", "a-1": "early", "a-5": "rest"} {
+		if got := eval[string](t, ctx, `document.querySelector('tr[data-agent="`+agent+`"] td.stage').textContent`); got != want {
+			t.Errorf("stage of %s %q, want its wave's name %q", agent, got, want)
+		}
 	}
 }

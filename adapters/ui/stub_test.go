@@ -35,6 +35,9 @@ type stub struct {
 	refuse   map[string]problem // POST path → the problem it answers
 	// overrides change a target's status (liveRollout's a-3).
 	overrides map[string]string
+	// agents replaces the agents listAgents answers (nil: the three of
+	// the inventory below).
+	agents []any
 }
 
 type posted struct {
@@ -139,6 +142,8 @@ func (s *stub) api(w http.ResponseWriter, r *http.Request) {
 				map[string]any{"version": "0.162.0", "selectable": true, "isGitTarget": false, "isSelected": false, "prerelease": false},
 				map[string]any{"version": "0.161.0", "selectable": false, "reasonCode": "current_target", "isGitTarget": true, "isSelected": false, "prerelease": false},
 			}})
+	case path == "agents" && s.agents != nil:
+		writeJSON(w, map[string]any{"items": s.agents})
 	case path == "agents":
 		writeJSON(w, map[string]any{"items": []any{map[string]any{"id": "0192f1c4-7a3b-7c2e-9d41-5e6f7a8b9c0d", "displayName": "edge-gw-01", "fleet": "edge",
 			"attributes": map[string]string{}, "version": "0.161.0", "config": map[string]any{"drifted": false, "status": "APPLIED"},
@@ -167,7 +172,9 @@ func (s *stub) write(w http.ResponseWriter, path string, now time.Time, body map
 				map[string]any{"index": 1, "name": "rest", "targets": 48, "start": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 0},
 					"end": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720}},
 			},
-			"prediction": map[string]any{"finish": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720}}})
+			"prediction": map[string]any{"finish": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 720},
+				"finishPessimistic": map[string]any{"afterApprovalOf": 1, "offsetSeconds": 735},
+				"tolerance":         map[string]any{"laterSeconds": 15, "evaluationSeconds": 0.25, "evaluations": 28}}})
 	case len(parts) == 4 && parts[0] == "rollouts" && parts[2] == "actions" && s.rollouts[parts[1]] != nil:
 		writeJSON(w, s.rollouts[parts[1]](now))
 	case path == "fleets/edge/actions/select-version":

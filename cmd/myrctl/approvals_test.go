@@ -41,10 +41,10 @@ func TestApprovals(t *testing.T) {
 		{token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1", "--reason", "canary green"}, code: 0, out: []string{
 			"approve wave 1 \"rest\": rollout " + id + " is waiting_approval", `wave 1 "rest" waits for approval (1 of 2)`,
 			"wave 1 approvals 1/2 (Dana Operator) · expires in 24h", "targets: pending 2 · succeeded 1"}}, // one of two
-		{token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 wave_already_approved: "}},                      // nobody counts twice
-		{token: clienttest.AdminToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 self_approval: CI pipeline created this rollout"}}, // the applier of the revision
-		{token: clienttest.ReviewerToken, args: []string{"reject", id}, code: 2, out: []string{`required flag(s) "wave" not set`}},                                          // the wave is required
-		{token: clienttest.ReviewerToken, args: []string{"reject", id, "--wave", "1", "--freeze-override"}, code: 2, out: []string{"unknown flag: --freeze-override"}},      // reject bypasses nothing
+		{token: clienttest.OperatorToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 wave_already_approved: "}},                                                // nobody counts twice
+		{token: clienttest.AdminToken, args: []string{"approve", id, "--wave", "1"}, code: 1, out: []string{"myrctl: 409 self_approval: CI pipeline applied the revision that created this rollout"}}, // the applier of the revision
+		{token: clienttest.ReviewerToken, args: []string{"reject", id}, code: 2, out: []string{`required flag(s) "wave" not set`}},                                                                    // the wave is required
+		{token: clienttest.ReviewerToken, args: []string{"reject", id, "--wave", "1", "--freeze-override"}, code: 2, out: []string{"unknown flag: --freeze-override"}},                                // reject bypasses nothing
 		{token: clienttest.ReviewerToken, args: []string{"reject", id, "--wave", "rest", "--reason", "not during the sale"}, code: 0, out: []string{
 			"reject wave 1 \"rest\": rollout " + id + " is paused", `wave 1 "rest" rejected by Sam Reviewer: not during the sale`}}, // stopped, onFailure pause
 		{token: clienttest.ViewerToken, args: []string{"get", id}, code: 0, out: []string{

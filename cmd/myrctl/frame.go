@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,6 +22,10 @@ type view struct {
 	targets  []client.Target
 	now      time.Time
 	perGroup int // targets shown per status group; the rest is "… and K more"
+	// operatorToken: the environment holds the local stack's operator
+	// token (MYRIARCH_OPERATOR_TOKEN, from make run's export line) and
+	// myrctl runs with another; the approval hint then shows how to use it.
+	operatorToken bool
 }
 
 // healthWait is the remaining health wait of one verifying target.
@@ -82,8 +88,8 @@ func (v view) writeHeader(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n", r.StatusReason)
 	}
 	line := fmt.Sprintf("  origin %s", r.Origin)
-	if r.CreatedBy != "" {
-		line += " · created by " + r.CreatedBy
+	if by := createdByText(r); by != "" {
+		line += " · created by " + by
 	}
 	line += " at " + stamp(&r.CreatedAt) + " · to " + shortRef(r.ToRef)
 	if r.Executor != "" {
@@ -100,6 +106,80 @@ func (v view) writeHeader(w io.Writer) {
 	if line := predictionLine(r.Prediction, v.now); line != "" {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	if line := windowLine(r, v.now); line != "" {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+}
+
+// windowLine says why nothing works now in a rollout whose targets left
+// all wait for a maintenance window, and when the first starts by the
+// prediction: "nothing progresses before 22:00 (in 7h): 17 targets wait
+// for a maintenance window"; "" while a target works or for a rollout the
+// engine does not evaluate.
+func windowLine(r client.Rollout, now time.Time) string {
+	c := r.TargetCounts
+	if c == nil || c.WaitingWindow == 0 || c.InProgress+c.Verifying > 0 || !evaluated(r.Status) || r.Status == rollout.Paused {
+		return ""
+	}
+	why := plural(c.WaitingWindow, "target") + " wait for a maintenance window"
+	if c.WaitingWindow == 1 {
+		why = "1 target waits for a maintenance window"
+	}
+	if pr := r.Prediction; pr != nil && pr.Start != nil && pr.Start.At != nil && pr.Start.At.After(now) {
+		return "nothing progresses before " + clockText(*pr.Start.At, now) + ": " + why
+	}
+	return "nothing progresses now: " + why
+}
+
+// createdByText is who created the rollout, with those who applied the
+// revision of a GitOps rollout, whom the rule of no self-approval counts
+// as its creators too: "gitops (revision applied by local admin)".
+func createdByText(r client.Rollout) string {
+	if len(r.AppliedBy) == 0 {
+		return r.CreatedBy
+	}
+	names := make([]string, len(r.AppliedBy))
+	for i, d := range r.AppliedBy {
+		names[i] = d.By
+	}
+	return cmp.Or(r.CreatedBy, "gitops") + " (revision applied by " + strings.Join(names, ", ") + ")"
+}
+
+// creator is one who may not approve a rollout, and why.
+type creator struct{ name, actor, why string }
+
+// creators are those the rule of no self-approval refuses: the rollout's
+// creator when a person is (not gitops or system), and who applied its
+// revision.
+func creators(r client.Rollout) []creator {
+	var out []creator
+	if a := r.CreatedByActor; a != "" && a != "gitops" && a != string(rollout.OriginSystem) {
+		out = append(out, creator{name: r.CreatedBy, actor: a, why: "created it"})
+	}
+	for _, d := range r.AppliedBy {
+		if !slices.ContainsFunc(out, func(c creator) bool { return c.actor == d.ByActor }) {
+			out = append(out, creator{name: d.By, actor: d.ByActor, why: "applied its revision"})
+		}
+	}
+	return out
+}
+
+// whoMayApprove says who may approve wave w: "an operator or admin
+// (rollouts:operate) other than local admin (applied its revision), Dana
+// Operator (approved already)".
+func whoMayApprove(r client.Rollout, w client.Wave) string {
+	var not []string
+	for _, c := range creators(r) {
+		not = append(not, c.name+" ("+c.why+")")
+	}
+	for _, a := range w.Approvals {
+		not = append(not, a.By+" (approved already)")
+	}
+	s := "who may approve: an operator or admin (rollouts:operate)"
+	if len(not) > 0 {
+		s += " other than " + strings.Join(not, ", ")
+	}
+	return s
 }
 
 // predictionLine is the predicted finish of a rollout the engine
@@ -153,7 +233,7 @@ func (v view) writeWaves(w io.Writer) {
 			total = *wave.Total
 		}
 		done := total - c.Pending - c.WaitingWindow - c.InProgress - c.Verifying
-		row(tw, fmt.Sprintf("  %d %s", wave.Index, wave.Name), string(wave.Status), fmt.Sprintf("%s %d/%d", bar(done, total), done, total),
+		row(tw, fmt.Sprintf("  %d %s", wave.Index, wave.Name), string(wave.Status), fmt.Sprintf("%s %d/%d", bar(done, failedOf(c), total), done, total),
 			countsLine(c)+v.waveWait(wave, c, waits))
 		if wave.Status == rollout.WaveWaitingApproval {
 			approve = append(approve, wave.Index)
@@ -164,6 +244,10 @@ func (v view) writeWaves(w io.Writer) {
 		fmt.Fprintf(w, "  wave %d waits for approval: myrctl rollouts approve %s --wave %d\n", n, v.r.ID, n)
 		if line := approvalsLine(v.r.Waves[n], v.now); line != "" {
 			fmt.Fprintf(w, "    %s\n", line)
+		}
+		fmt.Fprintf(w, "    %s\n", whoMayApprove(v.r, v.r.Waves[n]))
+		if v.operatorToken {
+			fmt.Fprintf(w, "    with the local stack's operator token: MYRIARCH_TOKEN=$MYRIARCH_OPERATOR_TOKEN myrctl rollouts approve %s --wave %d\n", v.r.ID, n)
 		}
 	}
 	for _, wave := range v.r.Waves {
@@ -414,13 +498,26 @@ func (v view) waveWait(wave client.Wave, c client.TargetCounts, waits map[string
 	return s
 }
 
-// bar is [#####---------------]: the share of done in total.
-func bar(done, total int) string {
-	filled := 0
+// bar is [###xx---------------]: the share of done in total, the failed
+// among them as x, so that a failed wave's bar does not read as done. A
+// failed target takes at least one x: 1 failed of 40 done of 40 is
+// [###################x].
+func bar(done, failed, total int) string {
+	filled, bad := 0, 0
 	if total > 0 {
 		filled = done * barWidth / total
+		bad = min(failed*barWidth/total, filled)
+		if failed > 0 && bad == 0 && filled > 0 {
+			bad = 1
+		}
 	}
-	return "[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "]"
+	return "[" + strings.Repeat("#", filled-bad) + strings.Repeat("x", bad) + strings.Repeat("-", barWidth-filled) + "]"
+}
+
+// failedOf counts the targets that failed (a rolled back one was taken
+// back on purpose: it is done, not failed).
+func failedOf(c client.TargetCounts) int {
+	return c.Failed
 }
 
 // writeTargets writes the targets grouped by status in the page's order,

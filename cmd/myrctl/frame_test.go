@@ -100,23 +100,26 @@ func TestFrame_CompactForManyTargets(t *testing.T) {
 	if lines := strings.Count(b.String(), "\n"); lines > 50 {
 		t.Fatalf("%d lines for 1,008 targets:\n%s", lines, b.String())
 	}
-	(result{stdout: b.String()}).has(t, "[###########---------] 560/1008", "Targets (1008)", "… and 110 more")
+	(result{stdout: b.String()}).has(t, "[#########xx---------] 560/1008", "Targets (1008)", "… and 110 more")
 }
 
 func TestFrame_WaveBar(t *testing.T) {
 	cases := []struct {
-		done, total int
-		want        string
+		done, failed, total int
+		want                string
 	}{
-		{done: 0, total: 0, want: "[--------------------]"},   // a wave without targets
-		{done: 0, total: 48, want: "[--------------------]"},  // nothing done
-		{done: 1, total: 2, want: "[##########----------]"},   // half
-		{done: 47, total: 48, want: "[###################-]"}, // rounded down: full only when all are done
-		{done: 48, total: 48, want: "[####################]"}, // done
+		{done: 0, total: 0, want: "[--------------------]"},              // a wave without targets
+		{done: 0, total: 48, want: "[--------------------]"},             // nothing done
+		{done: 1, total: 2, want: "[##########----------]"},              // half
+		{done: 47, total: 48, want: "[###################-]"},            // rounded down: full only when all are done
+		{done: 48, total: 48, want: "[####################]"},            // done
+		{done: 1, failed: 1, total: 1, want: "[xxxxxxxxxxxxxxxxxxxx]"},   // the one target failed: no "#" at all
+		{done: 2, failed: 1, total: 4, want: "[#####xxxxx----------]"},   // one succeeded, one failed
+		{done: 48, failed: 1, total: 48, want: "[###################x]"}, // one failure shows, however small its share
 	}
 	for _, c := range cases {
-		if got := bar(c.done, c.total); got != c.want {
-			t.Errorf("bar(%d, %d) = %s, want %s", c.done, c.total, got, c.want)
+		if got := bar(c.done, c.failed, c.total); got != c.want {
+			t.Errorf("bar(%d, %d, %d) = %s, want %s", c.done, c.failed, c.total, got, c.want)
 		}
 	}
 }

@@ -121,6 +121,15 @@ func (g *globals) bearer() string {
 	return os.Getenv("MYRIARCH_TOKEN")
 }
 
+// otherOperatorToken reports whether the environment holds the local
+// stack's operator token (make run's export line sets
+// MYRIARCH_OPERATOR_TOKEN) and myrctl runs with another one: the approval
+// hints then show how to approve with it.
+func (g *globals) otherOperatorToken() bool {
+	op := os.Getenv("MYRIARCH_OPERATOR_TOKEN")
+	return op != "" && op != g.bearer()
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v

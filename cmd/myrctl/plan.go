@@ -121,6 +121,9 @@ func writePrediction(w io.Writer, pr client.Prediction, now time.Time) {
 	}
 	if pr.Complete {
 		fmt.Fprintf(w, "Finish %s · pessimistic %s\n", whenText(pr.Finish, now), whenText(pr.FinishPessimistic, now))
+		if line := toleranceLine(pr.Tolerance); line != "" {
+			fmt.Fprintln(w, line)
+		}
 	} else {
 		fmt.Fprintf(w, "No finish: %s\n", pr.Reason)
 	}
@@ -130,6 +133,18 @@ func writePrediction(w io.Writer, pr client.Prediction, now time.Time) {
 	for _, s := range pr.Assumptions {
 		fmt.Fprintf(w, "  - %s\n", s)
 	}
+}
+
+// toleranceLine says how far off the finish may be: "Tolerance: up to
+// 21s later than the finish (the pessimistic finish: apply times at their
+// 90th percentile, 250ms for each of 28 evaluations); sooner when agents
+// apply faster". "" without a tolerance.
+func toleranceLine(t *client.Tolerance) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("Tolerance: up to %s later than the finish (the pessimistic finish: apply times at their 90th percentile, %s for each of %d evaluations); sooner when agents apply faster",
+		secondsText(t.LaterSeconds), shortDuration(time.Duration(t.EvaluationSeconds*float64(time.Second)).Round(time.Millisecond)), t.Evaluations)
 }
 
 func writeExcluded(w io.Writer, p client.Plan) {

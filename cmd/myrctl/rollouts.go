@@ -143,7 +143,7 @@ func rolloutsGetCmd(g *globals) *cobra.Command {
 // printRollout is the header, the waves and the stages of the rollout
 // page.
 func printRollout(g *globals, r client.Rollout) {
-	v := view{r: r, now: g.now()}
+	v := view{r: r, now: g.now(), operatorToken: g.otherOperatorToken()}
 	v.writeHeader(g.stdout)
 	v.writeWaves(g.stdout)
 	if len(r.Stages) > 0 {

@@ -77,7 +77,7 @@ func TestRolloutsGet(t *testing.T) {
 	id := c.waitingApproval(3)
 	c.run(clienttest.ViewerToken, "rollouts", "get", id).ok(t).has(t,
 		"Rollout "+id+" · fleet edge · config · waiting_approval",
-		"origin gitops · created by gitops at 2026-11-30T09:00:00Z · to 0bbfc5ca6bc6",
+		"origin gitops · created by gitops (revision applied by CI pipeline) at 2026-11-30T09:00:00Z · to 0bbfc5ca6bc6",
 		"Policy canary-then-all · healthWait 5m · policies/canary-then-all.yaml@9f3c2a17",
 		"0 canary  completed         [####################] 1/1  succeeded 1",
 		"1 rest    waiting_approval  [--------------------] 0/2  pending 2",

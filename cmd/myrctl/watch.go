@@ -177,7 +177,7 @@ func (w watcher) show(r client.Rollout, ts []client.Target) {
 	if w.g.terminal {
 		b.WriteString(clearScreen)
 	}
-	writeFrame(&b, view{r: r, targets: ts, now: now, perGroup: w.perGroup})
+	writeFrame(&b, view{r: r, targets: ts, now: now, perGroup: w.perGroup, operatorToken: w.g.otherOperatorToken()})
 	fmt.Fprintf(&b, "updated %s · every %s · Ctrl-C to stop\n\n", stamp(&now), shortDuration(w.interval))
 	_, _ = io.WriteString(w.g.stdout, b.String())
 }

@@ -248,8 +248,12 @@ func (e *evaluation) approve(req Request) error {
 		return err
 	}
 	id := req.identity()
-	if id != "" && (id == e.r.CreatedBy || slices.Contains(req.Creators, id)) {
+	switch {
+	case id == "":
+	case id == e.r.CreatedBy:
 		return refuse(CodeSelfApproval, "%s created this rollout and cannot approve it; another operator must approve wave %d %q", actorOr(req.Actor), req.Wave, wave.Name)
+	case slices.Contains(req.Creators, id):
+		return refuse(CodeSelfApproval, "%s applied the revision that created this rollout and cannot approve it; another operator must approve wave %d %q", actorOr(req.Actor), req.Wave, wave.Name)
 	}
 	for _, a := range wave.Approvals {
 		if a.ActorID == id {

@@ -5,20 +5,9 @@ import (
 	"time"
 
 	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/core/engine"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/core/rollout"
 )
-
-// resume applies a resume, as an operator would, to a paused rollout.
-func resume(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent, now time.Time, tz string) (rollout.Rollout, []rollout.Target, bool) {
-	in := engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: now, ServerTimezone: tz}
-	res, err := engine.Apply(in, engine.Request{Action: engine.ActionResume, Actor: "the prediction"})
-	if err != nil {
-		return r, ts, false
-	}
-	return res.Rollout, rollout.Overlay(ts, res.Changed), true
-}
 
 // assumptions are what the prediction took for granted, in the words the
 // plan shows.

@@ -106,10 +106,33 @@ type Prediction struct {
 	Assumptions       []string     `json:"assumptions"`
 	Complete          bool         `json:"complete"`
 	Reason            string       `json:"reason,omitempty"`
+	// Tolerance is how far off the finish may be; absent without one.
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
 	// Waves and Stages are the course of a running rollout (a plan has
 	// them beside the prediction).
 	Waves  []WavePlan `json:"waves,omitempty"`
 	Stages []Stage    `json:"stages,omitempty"`
+}
+
+// Tolerance is how far off the predicted finish may be while the
+// assumptions hold. The actual finish is expected between Finish and
+// FinishPessimistic: LaterSeconds after Finish at most, with the apply
+// times at their 90th percentile and every evaluation of the rollout
+// taking EvaluationSeconds (Evaluations of them, on the way to the
+// pessimistic finish). It comes sooner than Finish when agents apply
+// faster than the median; a red gate, a failure, an agent that joins or a
+// late approval move it out of the range (the assumptions say which apply).
+//
+// Worked example: 20 agents 5 at a time, an apply time of 30s (median and
+// 90th percentile), a health wait of 60s: 4 rounds of 90s finish at
+// 12:06:00; with 0.25s for each of the 29 evaluations the pessimistic
+// finish is 12:06:04.25, LaterSeconds 4.25 (the delays add up along the
+// rounds, unevenly: a report pushed past a wake-up of the state machine
+// costs a wake-up more).
+type Tolerance struct {
+	LaterSeconds      float64 `json:"laterSeconds"`
+	EvaluationSeconds float64 `json:"evaluationSeconds"`
+	Evaluations       int     `json:"evaluations"`
 }
 
 // Approval is an approval the rollout will wait for, and when it will ask.
@@ -137,7 +160,19 @@ type PlanInput struct {
 	// PolicySource writes where a policy comes from, for PolicyRef.Source
 	// (nil leaves it empty).
 	PolicySource func(policy.Snapshot) string
+	// Evaluation is how long one evaluation of the rollout takes at most,
+	// for the pessimistic finish (0: DefaultEvaluation; negative: none, the
+	// pessimistic finish counts the apply times alone).
+	Evaluation time.Duration
 }
+
+// DefaultEvaluation is how long the pessimistic finish gives each
+// evaluation of a rollout: the state machine's wake-up, the engine's
+// reads, decision and writes, and the orders it sends, before what it
+// decided takes effect. On the local stack a pass takes tens of
+// milliseconds; a Lambda function and DynamoDB in AWS take some more,
+// a cold start far more, once.
+const DefaultEvaluation = 250 * time.Millisecond
 
 // Planned decides, with the planner, what rollout the fleet would get now,
 // and predicts its course.
@@ -177,7 +212,7 @@ func Planned(in PlanInput) Plan {
 	if hasPercentWave(r) && len(r.Policy.MaintenanceWindows) > 0 {
 		notes = append(notes, "which agents fall into a percent wave is drawn from the rollout's id: the real rollout puts others into it (as many), whose time zones may differ")
 	}
-	pred, waves, stages := predict(r, ts, agents, pi.Now, in.ServerTimezone, in.Apply, notes)
+	pred, waves, stages := predict(r, ts, agents, pi.Now, in.ServerTimezone, in.Apply, in.Evaluation, notes)
 	p.Prediction, p.Waves, p.Stages = &pred, waves, stages
 	return p
 }
@@ -193,11 +228,12 @@ type LiveInput struct {
 	ServerTimezone string
 	Liveness       agent.Liveness
 	Apply          ApplyTime
+	Evaluation     time.Duration // as PlanInput's
 }
 
 // Evaluated reports whether the engine evaluates rollouts in status s, so
-// that a prediction of them means something: pending, running,
-// waiting_approval, paused and frozen.
+// that their health waits count down: pending, running, waiting_approval,
+// paused and frozen.
 func Evaluated(s rollout.Status) bool {
 	switch s {
 	case rollout.Pending, rollout.Running, rollout.WaitingApproval, rollout.Paused, rollout.Frozen:
@@ -207,10 +243,14 @@ func Evaluated(s rollout.Status) bool {
 }
 
 // Live predicts the rest of a rollout from its live state; nil when the
-// engine does not evaluate the rollout. A paused rollout is assumed to be
-// resumed now. Only what remains is simulated: the targets of waves that
-// completed are left out of every pass.
+// rollout ended or rolls back. A paused or a failed rollout gets no finish
+// (stalled): nothing progresses until a person acts, and Reason says so.
+// Only what remains is simulated: the targets of waves that completed are
+// left out of every pass.
 func Live(in LiveInput) *Prediction {
+	if why := stalled(in.Rollout.Status); why != "" {
+		return stalledPrediction(in, why)
+	}
 	if !Evaluated(in.Rollout.Status) {
 		return nil
 	}
@@ -219,25 +259,57 @@ func Live(in LiveInput) *Prediction {
 		a.Online, _ = in.Liveness.Online(a, in.Now)
 		agents[id] = a
 	}
-	pred, waves, stages := predict(in.Rollout, in.Targets, agents, in.Now, in.ServerTimezone, in.Apply, nil)
+	pred, waves, stages := predict(in.Rollout, in.Targets, agents, in.Now, in.ServerTimezone, in.Apply, in.Evaluation, nil)
 	pred.Waves, pred.Stages = waves, stages
 	return &pred
 }
 
+// Predicted reports whether a rollout in status s has a prediction (Live
+// is not nil): those the engine evaluates, and failed, whose prediction
+// says why it has no finish.
+func Predicted(s rollout.Status) bool {
+	return Evaluated(s) || s == rollout.Failed
+}
+
+// stalled is why nothing of a rollout in status s progresses until a
+// person acts; empty when it progresses on its own.
+func stalled(s rollout.Status) string {
+	switch s {
+	case rollout.Paused:
+		return "the rollout is paused: no target starts until it is resumed"
+	case rollout.Failed:
+		return "the rollout failed: no target starts until a person retries its failed targets, rolls it back or aborts it"
+	}
+	return ""
+}
+
+// stalledPrediction is the prediction of a stalled rollout: its start, the
+// apply times it would assume, and why there is no finish.
+func stalledPrediction(in LiveInput, why string) *Prediction {
+	begin := in.Now
+	if in.Rollout.StartedAt != nil {
+		begin = *in.Rollout.StartedAt
+	}
+	a := in.Apply
+	return &Prediction{Start: ptr(At(begin)), Approvals: []Approval{}, Assumptions: []string{}, Reason: why,
+		ApplySeconds: ApplySeconds{Median: seconds(a.Median), P90: seconds(a.P90), Source: a.Source, Samples: a.Samples}}
+}
+
 // predict runs the simulation with the median apply time and, for the
-// pessimistic finish, with the 90th percentile.
-func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent, now time.Time, tz string, apply ApplyTime, notes []string) (Prediction, []WavePlan, []Stage) {
-	if r.Status == rollout.Paused {
-		var resumed bool
-		if r, ts, resumed = resume(r, ts, agents, now, tz); resumed {
-			notes = append(notes, "the rollout is paused: the prediction assumes it is resumed now")
-		}
+// pessimistic finish, with the 90th percentile and every evaluation taking
+// eval (DefaultEvaluation when 0, none when negative): what the engine
+// decides takes effect that much after the moment it evaluates.
+func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent, now time.Time, tz string, apply ApplyTime, eval time.Duration, notes []string) (Prediction, []WavePlan, []Stage) {
+	switch {
+	case eval == 0:
+		eval = DefaultEvaluation
+	case eval < 0:
+		eval = 0
 	}
 	median := newRun(r, ts, agents, now, tz, apply.Median).simulate()
-	pessimistic := median
-	if apply.P90 != apply.Median {
-		pessimistic = newRun(r, ts, agents, now, tz, apply.P90).simulate()
-	}
+	slow := newRun(r, ts, agents, now, tz, apply.P90)
+	slow.evaluation, slow.clock.bound = eval, true
+	pessimistic := slow.simulate()
 	pred := Prediction{Start: median.start, Approvals: append([]Approval{}, median.approvals...), Complete: median.complete,
 		Reason: median.reason, ApplySeconds: ApplySeconds{Median: seconds(apply.Median), P90: seconds(apply.P90), Source: apply.Source, Samples: apply.Samples}}
 	if pred.Start == nil { // no target starts (all offline, say): the rollout's own start
@@ -249,10 +321,28 @@ func predict(r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Age
 	}
 	if median.complete {
 		pred.Finish = median.finish
+	}
+	if median.complete && pessimistic.complete {
 		pred.FinishPessimistic = pessimistic.finish
+		pred.Tolerance = &Tolerance{LaterSeconds: later(*median.finish, *pessimistic.finish), EvaluationSeconds: seconds(eval),
+			Evaluations: pessimistic.passes}
 	}
 	pred.Assumptions = append(assumptions(r, ts, agents, apply, median), notes...)
 	return pred, wavePlans(r, ts, median), stagePlans(r, ts, median)
+}
+
+// later is how much later the pessimistic finish p is than the finish f,
+// in seconds: instants, or offsets from the same approval (0 when they
+// count from different approvals, which the run of the median and the
+// pessimistic one ask for in the same order).
+func later(f, p When) float64 {
+	switch {
+	case f.At != nil && p.At != nil:
+		return max(p.At.Sub(*f.At), 0).Seconds()
+	case f.AfterApprovalOf != nil && p.AfterApprovalOf != nil && *f.AfterApprovalOf == *p.AfterApprovalOf:
+		return float64(max(*p.OffsetSeconds-*f.OffsetSeconds, 0))
+	}
+	return 0
 }
 
 func wavePlans(r rollout.Rollout, ts []rollout.Target, tr trace) []WavePlan {

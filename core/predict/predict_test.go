@@ -58,10 +58,13 @@ func edgeInput(t testing.TB, spec string, as []agent.Agent) planner.Input {
 		Policies: map[string]policy.Policy{"p": parsePolicy(t, spec)}, Agents: as, NewRolloutID: "plan", Now: t0}
 }
 
-// planOf plans the change of edgeInput.
+// planOf plans the change of edgeInput. Its pessimistic finish counts the
+// apply times alone, without the time evaluations take, so that the tests
+// pin the course the engine and the state machine's cadence give
+// (TestPlan_PessimisticCountsEvaluations pins that time).
 func planOf(t testing.TB, spec string, as []agent.Agent, apply ApplyTime) Plan {
 	t.Helper()
-	return Planned(PlanInput{Apply: apply, Planner: edgeInput(t, spec, as)})
+	return Planned(PlanInput{Apply: apply, Planner: edgeInput(t, spec, as), Evaluation: -1})
 }
 
 // plannerDecision is the rollout the planner creates for edgeInput.
@@ -110,6 +113,79 @@ func wantFinish(t *testing.T, p Plan, finish, pessimistic *When) {
 	if !pr.Complete || whenString(pr.Finish) != whenString(finish) || whenString(pr.FinishPessimistic) != whenString(pessimistic) {
 		t.Fatalf("finish %s, pessimistic %s (complete %v: %s); want %s, %s", whenString(pr.Finish), whenString(pr.FinishPessimistic),
 			pr.Complete, pr.Reason, whenString(finish), whenString(pessimistic))
+	}
+}
+
+// The pessimistic finish gives every evaluation of the rollout its time:
+// what a pass decides takes effect that long after the pass is due, so
+// that the delays add up along the rollout as the real ones do (unevenly:
+// a delay that pushes a report past the state machine's wake-up costs a
+// wake-up more), and the tolerance says how much later than the finish it
+// is. 4 rounds of 90s.
+func TestPlan_PessimisticCountsEvaluations(t *testing.T) {
+	spec := "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 5\n  healthWait: 60s\n"
+	plan := func(eval time.Duration) Plan {
+		return Planned(PlanInput{Apply: fixed(30 * time.Second), Planner: edgeInput(t, spec, edgeAgents(20, nil)), Evaluation: eval})
+	}
+	cases := []struct {
+		name        string
+		eval        time.Duration
+		pessimistic time.Duration // after t0
+		later       float64
+		evaluations int
+	}{
+		{name: "none", eval: -1, pessimistic: 6 * time.Minute, later: 0, evaluations: 25},
+		{name: "the default, 0.25s", eval: 0, pessimistic: 6*time.Minute + 4250*time.Millisecond, later: 4.25, evaluations: 29}, // reports after the wake-ups: 4 passes more
+		{name: "1s", eval: time.Second, pessimistic: 6*time.Minute + 9*time.Second, later: 9, evaluations: 29},
+	}
+	for _, c := range cases {
+		p := plan(c.eval)
+		wantFinish(t, p, at(6*time.Minute), at(c.pessimistic))
+		if tol := p.Prediction.Tolerance; tol == nil || tol.LaterSeconds != c.later || tol.Evaluations != c.evaluations {
+			t.Errorf("%s: tolerance %+v, want %gs later over %d evaluations", c.name, tol, c.later, c.evaluations)
+		}
+	}
+	// More time per evaluation never moves the bound earlier, and it is
+	// at least one evaluation later than the finish.
+	prev := time.Duration(0)
+	for eval := 10 * time.Millisecond; eval <= 3*time.Second; eval += 170 * time.Millisecond {
+		p := plan(eval)
+		got := p.Prediction.FinishPessimistic.At.Sub(*p.Prediction.Finish.At)
+		if got < prev || got < eval {
+			t.Errorf("evaluation %s: pessimistic %s after the finish, want at least %s and %s", eval, got, eval, prev)
+		}
+		prev = got
+	}
+}
+
+// The pessimistic run completes whenever the median one does: a pass that
+// takes its time sees the reports due meanwhile, so that none is left
+// behind the clock (which ended the run as if nothing more would happen:
+// 9 agents at once, a health wait of 1s, the default apply time).
+func TestPlan_PessimisticCompletesAsTheMedianDoes(t *testing.T) {
+	for _, wait := range []string{"1s", "2s", "10s", "90s"} {
+		for _, n := range []int{1, 9} {
+			spec := "  waves: [{name: all, percent: 100}]\n  maxConcurrent: 0\n  healthWait: " + wait + "\n"
+			p := Planned(PlanInput{Apply: ApplyTimes(policy.KindConfig, nil), Planner: edgeInput(t, spec, edgeAgents(n, nil))})
+			pr := p.Prediction
+			if pr == nil || !pr.Complete || pr.Finish == nil || pr.FinishPessimistic == nil || pr.Tolerance == nil {
+				t.Fatalf("healthWait %s, %d agents: prediction %+v, want a finish, a pessimistic one and the tolerance", wait, n, pr)
+			}
+			if !pr.FinishPessimistic.At.After(*pr.Finish.At) {
+				t.Errorf("healthWait %s, %d agents: pessimistic %s not after the finish %s", wait, n, whenString(pr.FinishPessimistic), whenString(pr.Finish))
+			}
+		}
+	}
+}
+
+// After an approval the pessimistic offsets round up, so that the bound
+// does not come before the moment by a fraction of a second.
+func TestPlan_PessimisticOffsetsRoundUp(t *testing.T) {
+	if w := atLatest(1, 360250*time.Millisecond); *w.OffsetSeconds != 361 {
+		t.Errorf("atLatest(360.25s) = %ds, want 361", *w.OffsetSeconds)
+	}
+	if w := AfterApproval(1, 360250*time.Millisecond); *w.OffsetSeconds != 360 {
+		t.Errorf("AfterApproval(360.25s) = %ds, want 360 (rounded)", *w.OffsetSeconds)
 	}
 }
 
@@ -302,7 +378,7 @@ func TestPlan_ExcludedAndOffline(t *testing.T) {
 	in := edgeInput(t, "  waves: [{name: all, percent: 100}]\n  offlineGracePeriod: 15m\n", as)
 	failed := rollout.Target{RolloutID: "r-old", AgentID: "a001", Status: rollout.TargetFailed, ToRef: "h2"}
 	in.LastTargets = map[string]planner.LastTarget{"a001": {Target: failed, RolloutStatus: rollout.Paused}}
-	p := Planned(PlanInput{Apply: fixed(20 * time.Second), Planner: in})
+	p := Planned(PlanInput{Apply: fixed(20 * time.Second), Planner: in, Evaluation: -1})
 	if p.Relevant != 3 || p.Targets != 2 || p.ExcludedCount != 1 || len(p.Excluded) != 1 {
 		t.Fatalf("plan %+v, want 3 relevant, 1 excluded", p)
 	}
@@ -351,19 +427,34 @@ func TestLive_HalfwayThrough(t *testing.T) {
 	}
 }
 
-// A paused rollout is assumed to be resumed now.
-func TestLive_PausedIsResumedNow(t *testing.T) {
+// Nothing of a paused or a failed rollout progresses until a person acts:
+// no finish, and the reason says why.
+func TestLive_StalledHasNoFinish(t *testing.T) {
 	as := edgeAgents(2, nil)
 	d := plannerDecision(t, "  waves: [{name: all, percent: 100}]\n  healthWait: 60s\n", as)
-	r := d.Created.Rollout
-	r.Status = rollout.Paused
 	agents := map[string]agent.Agent{as[0].ID: as[0], as[1].ID: as[1]}
-	pred := Live(LiveInput{Rollout: r, Targets: d.Created.Targets, Agents: agents, Now: t0.Add(time.Hour), Apply: fixed(20 * time.Second)})
-	if pred == nil || !pred.Complete || whenString(pred.Finish) != whenString(at(time.Hour+80*time.Second)) {
-		t.Fatalf("prediction %+v", pred)
+	for status, why := range map[rollout.Status]string{
+		rollout.Paused: "the rollout is paused: no target starts until it is resumed",
+		rollout.Failed: "the rollout failed: no target starts until a person retries its failed targets, rolls it back or aborts it",
+	} {
+		r := d.Created.Rollout
+		r.Status = status
+		pred := Live(LiveInput{Rollout: r, Targets: d.Created.Targets, Agents: agents, Now: t0.Add(time.Hour), Apply: fixed(20 * time.Second)})
+		switch {
+		case pred == nil:
+			t.Errorf("%s: no prediction, want one that says why it has no finish", status)
+		case pred.Complete || pred.Finish != nil || pred.FinishPessimistic != nil:
+			t.Errorf("%s: prediction %+v has a finish", status, pred)
+		case pred.Reason != why:
+			t.Errorf("%s: reason %q, want %q", status, pred.Reason, why)
+		case pred.Start == nil || pred.ApplySeconds.Median != 20:
+			t.Errorf("%s: start %v, applySeconds %+v", status, pred.Start, pred.ApplySeconds)
+		}
 	}
-	if !strings.Contains(strings.Join(pred.Assumptions, "\n"), "resumed now") {
-		t.Errorf("assumptions %q", pred.Assumptions)
+	for _, status := range []rollout.Status{rollout.Completed, rollout.RollingBack, rollout.Aborted} {
+		if pred := Live(LiveInput{Rollout: rollout.Rollout{Status: status}}); pred != nil {
+			t.Errorf("%s: prediction %+v, want none", status, pred)
+		}
 	}
 }
 

@@ -50,6 +50,11 @@ type run struct {
 	apply  time.Duration
 	clock  clock
 	begin  time.Time
+	// evaluation is how long each pass takes before what it decides takes
+	// effect (0 for the median run): the pass due at t evaluates at
+	// t + evaluation, so that the delays add up along the rollout as the
+	// real passes' do.
+	evaluation time.Duration
 
 	queue []report // due in nondecreasing order: every start waits the same apply time
 	head  int
@@ -76,6 +81,7 @@ type trace struct {
 	complete  bool
 	reason    string // why the run did not complete
 	steps     int
+	passes    int // evaluations of the rollout (engine.Evaluate)
 }
 
 // span is when a wave or stage began (the engine opened it), when its
@@ -219,6 +225,9 @@ func (s *run) simulate() trace {
 		if s.out.steps >= MaxSteps {
 			return s.stop(fmt.Sprintf("the simulation stopped after %d steps", MaxSteps))
 		}
+		// The pass due now evaluates once its own time is over (the
+		// pessimistic run's), with the reports that came in meanwhile.
+		s.clock.now = s.clock.now.Add(s.evaluation)
 		s.deliver()
 		res := s.pass()
 		if len(res.GatesDue) > 0 {
@@ -260,6 +269,7 @@ func (s *run) simulate() trace {
 // pass evaluates the rollout now and keeps the result. A pass over the
 // feed that fails a target is evaluated again over every target (feed.go).
 func (s *run) pass() engine.Result {
+	s.out.passes++
 	res := engine.Evaluate(s.input())
 	if s.feed.on && failedAny(res.Changed) {
 		s.feed.on = false // the threshold counts every target of the wave from now on

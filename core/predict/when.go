@@ -29,6 +29,13 @@ func AfterApproval(w int, d time.Duration) When {
 	return When{AfterApprovalOf: &w, OffsetSeconds: &s}
 }
 
+// atLatest is d after the approval of wave w in whole seconds rounded up
+// (89.2s is 90), for a bound that must not come before the moment.
+func atLatest(w int, d time.Duration) When {
+	s := int64(math.Ceil(d.Seconds()))
+	return When{AfterApprovalOf: &w, OffsetSeconds: &s}
+}
+
 // Resolve is the instant of w given the moments of the approvals it may
 // count from (by wave index); ok is false for an offset from an approval
 // approvedAt lacks.
@@ -50,14 +57,18 @@ type clock struct {
 	now      time.Time
 	anchor   int // the wave of the latest approval; -1 before any
 	anchorAt time.Time
+	bound    bool // offsets round up: the pessimistic run's moments are bounds
 }
 
 func newClock(now time.Time) clock { return clock{now: now, anchor: -1} }
 
 // when is the moment t (at or after the latest approval).
 func (c clock) when(t time.Time) When {
-	if c.anchor < 0 {
+	switch {
+	case c.anchor < 0:
 		return At(t)
+	case c.bound:
+		return atLatest(c.anchor, t.Sub(c.anchorAt))
 	}
 	return AfterApproval(c.anchor, t.Sub(c.anchorAt))
 }

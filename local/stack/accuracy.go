@@ -96,8 +96,9 @@ func (s *Stack) MeasurePredictions(ctx context.Context, o AccuracyOptions) ([]Me
 		if err != nil {
 			return out, fmt.Errorf("case %s: %w", pc.Name, err)
 		}
-		say("%s: predicted %s (pessimistic %s), actual %s: error %+.1fs (%+.1f%% of %s)", meas.Name, meas.Predicted.Format(time.TimeOnly),
-			meas.Pessimistic.Format(time.TimeOnly), meas.Actual.Format(time.TimeOnly), meas.Error.Seconds(), meas.Percent, meas.Modelled.Round(100*time.Millisecond))
+		say("%s: predicted %s (pessimistic %s), actual %s: error %+.1fs (%+.1f%% of %s), %.1fs before the pessimistic finish", meas.Name,
+			meas.Predicted.Format(time.TimeOnly+".0"), meas.Pessimistic.Format(time.TimeOnly+".0"), meas.Actual.Format(time.TimeOnly+".0"),
+			meas.Error.Seconds(), meas.Percent, meas.Modelled.Round(100*time.Millisecond), meas.Pessimistic.Sub(meas.Actual).Seconds())
 		out = append(out, meas)
 	}
 	return out, nil

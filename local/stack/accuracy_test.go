@@ -15,7 +15,9 @@ import (
 // through the API just before its revision is applied, with the apply
 // times of a first rollout (9 targets of history).
 //
-// Tolerance 2s. The prediction schedules its passes with
+// The actual finish comes no later than the pessimistic one, which gives
+// each evaluation its time (predict.DefaultEvaluation). Tolerance 2s. The
+// prediction schedules its passes with
 // route.Decide, as the state machine does: while targets apply it
 // sleeps no longer than the health wait, so each round ends at its last
 // health wait's end; the spread of the apply times (simfleet's 0.1–0.3s
@@ -57,6 +59,12 @@ func TestPrediction_AgainstTheStack(t *testing.T) {
 	for _, m := range ms {
 		if m.Error > tolerance || m.Error < -tolerance || m.Apply.Source != "history" {
 			t.Errorf("%s: error %s (apply times %+v), want within %s\n%s", m.Name, m.Error, m.Apply, tolerance, out.String())
+		}
+		// The pessimistic finish is a bound: the 90th percentile of the
+		// apply times, and the time each evaluation takes.
+		if m.Actual.After(m.Pessimistic) || m.Pessimistic.IsZero() {
+			t.Errorf("%s: actual finish %s, %s after the pessimistic one %s, which should bound it\n%s", m.Name, m.Actual.Format(time.TimeOnly+".000"),
+				m.Actual.Sub(m.Pessimistic), m.Pessimistic.Format(time.TimeOnly+".000"), out.String())
 		}
 	}
 	t.Logf("\n%s", out.String())

@@ -103,6 +103,14 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	if n := uitest.Eval[int](t, browser, `document.querySelectorAll('form[data-action=approve], [data-action=pause], [data-action=abort]').length`); n != 0 {
 		t.Errorf("a viewer sees %d action controls", n)
 	}
+	// The admin applied the revision: the page names the admin as the rule
+	// of no self-approval counts it, and says who may approve.
+	if head := uitest.Eval[string](t, browser, `document.querySelector('.head').textContent`); !strings.Contains(head, "gitops (revision applied by local admin)") {
+		t.Errorf("the header does not name the admin who applied the revision: %s", head)
+	}
+	if who := uitest.Eval[string](t, browser, `document.querySelector('[data-wave="1"] .who-approves').textContent`); who != "Who may approve: an operator or admin other than local admin (applied its revision)." {
+		t.Errorf("who may approve: %q", who)
+	}
 	if src := uitest.Eval[string](t, browser, `document.querySelector('.source').textContent`); src != "Policy demo-config · healthWait 15s · policies/demo-config.yaml@ui-2" {
 		t.Errorf("source line %q", src)
 	}

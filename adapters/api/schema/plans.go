@@ -26,6 +26,7 @@ type RevisionRequest struct {
 type (
 	Plan          = predict.Plan
 	Prediction    = predict.Prediction
+	Tolerance     = predict.Tolerance
 	When          = predict.When
 	WavePlan      = predict.WavePlan
 	StagePlan     = predict.Stage

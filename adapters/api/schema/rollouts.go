@@ -18,23 +18,27 @@ import (
 // Rollout is the schema Rollout. Waves carry counts and TargetCounts is set
 // when the rollout was read alone (getRollout) or after an action.
 type Rollout struct {
-	ID             string            `json:"id"`
-	Fleet          string            `json:"fleet"`
-	Kind           policy.Kind       `json:"kind"`
-	Status         rollout.Status    `json:"status"`
-	StatusReason   string            `json:"statusReason,omitempty"`
-	Origin         rollout.Origin    `json:"origin"`
-	CreatedBy      string            `json:"createdBy,omitempty"`
-	CreatedByActor string            `json:"createdByActor,omitempty"`
-	RequestReason  string            `json:"requestReason,omitempty"`
-	ToRef          string            `json:"toRef"`
-	Executor       string            `json:"executor,omitempty"`
-	Annotations    map[string]string `json:"annotations,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	StartedAt      *time.Time        `json:"startedAt,omitempty"`
-	FinishedAt     *time.Time        `json:"finishedAt,omitempty"`
-	Policy         PolicySnapshot    `json:"policy"`
-	Waves          []Wave            `json:"waves"`
+	ID             string         `json:"id"`
+	Fleet          string         `json:"fleet"`
+	Kind           policy.Kind    `json:"kind"`
+	Status         rollout.Status `json:"status"`
+	StatusReason   string         `json:"statusReason,omitempty"`
+	Origin         rollout.Origin `json:"origin"`
+	CreatedBy      string         `json:"createdBy,omitempty"`
+	CreatedByActor string         `json:"createdByActor,omitempty"`
+	// AppliedBy is who applied the revision of a GitOps rollout through the
+	// API (getRollout only): the rule of no self-approval counts them as
+	// its creators beside CreatedBy.
+	AppliedBy     []Decision        `json:"appliedBy,omitempty"`
+	RequestReason string            `json:"requestReason,omitempty"`
+	ToRef         string            `json:"toRef"`
+	Executor      string            `json:"executor,omitempty"`
+	Annotations   map[string]string `json:"annotations,omitempty"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	StartedAt     *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt    *time.Time        `json:"finishedAt,omitempty"`
+	Policy        PolicySnapshot    `json:"policy"`
+	Waves         []Wave            `json:"waves"`
 	// Stages and Progress ("passed/total" stages) are there when the
 	// policy splits waves by region or zone.
 	Stages        []Stage         `json:"stages,omitempty"`

@@ -151,3 +151,44 @@ export function alertText(msg, key) {
   return h('p', { class: msg.ok ? 'ok' : 'error', role: msg.ok ? 'status' : 'alert', 'data-msg-for': key }, msg.text,
     msg.link ? [' ', h('a', { href: msg.link.href }, msg.link.label)] : null);
 }
+
+// SHORT_ID is the fewest characters of an id shown to tell agents apart.
+const SHORT_ID = 8;
+
+// idHints tells apart the items whose names collide (two collectors on
+// hosts called vm): for each of them the shortest prefix of its id, at
+// least SHORT_ID characters, that no other item of the same name shares
+// ("0192f1c4"; ids drawn at the same moment share a longer one). Items
+// whose name is their own get none. It returns a Map id → prefix.
+export function idHints(items, nameOf, idOf) {
+  const byName = new Map();
+  for (const it of items) {
+    const n = nameOf(it);
+    if (!byName.has(n)) byName.set(n, new Set());
+    byName.get(n).add(idOf(it));
+  }
+  const out = new Map();
+  for (const ids of byName.values()) {
+    if (ids.size < 2) continue;
+    for (const id of ids) {
+      let n = SHORT_ID;
+      for (const other of ids) {
+        if (other !== id) n = Math.max(n, commonPrefix(id, other) + 1);
+      }
+      out.set(id, id.length > n ? id.slice(0, n) + '…' : id);
+    }
+  }
+  return out;
+}
+
+function commonPrefix(a, b) {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+// nameWithHint is an agent's name and, when it collides with another's,
+// the prefix of its id that tells it apart, in a span of its own.
+export function nameWithHint(name, hint) {
+  return hint ? [name, ' ', h('span', { class: 'id-hint' }, hint)] : name;
+}

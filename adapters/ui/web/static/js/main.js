@@ -239,17 +239,35 @@ async function start(token) {
 
 async function signIn(form) {
   const token = String(new FormData(form).get('token') || '').trim();
-  const msg = form.querySelector('[data-msg]');
   if (!token) {
-    msg.textContent = 'Enter a token.';
+    say(form, 'Enter a token.', true);
     return;
   }
-  msg.textContent = 'Signing in…';
+  say(form, 'Signing in…', false);
   try {
     await start(token);
   } catch (e) {
-    msg.textContent = e instanceof Problem ? e.text() : String(e);
+    say(form, e instanceof Problem ? e.text() : String(e), true);
     form.querySelector('input').focus();
+  }
+}
+
+// say shows the sign-in form's message: an error (a token the API does
+// not know, a token missing) as an alert, styled as the page's other
+// errors and tied to the token field; progress as a quiet status.
+function say(form, text, error) {
+  const msg = form.querySelector('[data-msg]');
+  const input = form.querySelector('input');
+  msg.textContent = text;
+  msg.hidden = !text;
+  msg.className = error ? 'error' : 'note';
+  msg.setAttribute('role', error ? 'alert' : 'status');
+  if (error) {
+    input.setAttribute('aria-invalid', 'true');
+    input.setAttribute('aria-describedby', msg.id);
+  } else {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
   }
 }
 
@@ -275,9 +293,10 @@ function showSignIn(why) {
       h('label', { for: 'token' }, 'API token'),
       h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true }),
       h('button', { type: 'submit' }, 'Sign in'),
-      h('p', { 'data-msg': '', role: 'alert' }, why || ''))));
-  const input = main.querySelector('input');
-  if (input) input.focus();
+      h('p', { id: 'signin-msg', 'data-msg': '' }))));
+  const form = main.querySelector('form');
+  say(form, why || '', Boolean(why));
+  form.querySelector('input').focus();
 }
 
 const saved = storage()?.getItem(TOKEN_KEY);

@@ -1,5 +1,5 @@
 // The inventory: every agent the gateway has heard from.
-import { badge, h, shortRef, timeEl } from '../dom.js';
+import { badge, h, idHints, nameWithHint, shortRef, timeEl } from '../dom.js';
 import { filterForm, fleetFilter, fleetNames, listHandlers, moreButton, query } from './lists.js';
 
 const FILTERS = ['fleet', 'online', 'configStatus'];
@@ -22,8 +22,9 @@ function view(app) {
     ], query(app, FILTERS)),
     list.items.length === 0 ? h('p', {}, 'No agent matches.') : h('table', { class: 'list agents' },
       h('caption', { class: 'visually-hidden' }, 'Agents'),
-      h('thead', {}, h('tr', {}, ['Agent', 'Fleet', 'Version', 'Configuration', 'Health', 'Connection', 'Last seen'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, list.items.map((a) => row(a, links(list.items))))),
+      h('thead', {}, h('tr', {}, ['Agent', 'Fleet', 'Region', 'Zone', 'Version', 'Configuration', 'Health', 'Connection', 'Last seen']
+        .map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, rows(list.items))),
     moreButton(list));
 }
 
@@ -54,10 +55,25 @@ function linkLine(a, { byID, updaterOf }) {
   return u ? h('div', { class: 'link' }, 'updated by ', u.displayName) : '';
 }
 
-function row(a, l) {
-  return h('tr', { 'data-key': a.id },
-    h('th', { scope: 'row', title: a.id }, a.displayName, linkLine(a, l)),
+// REGION and ZONE are the attributes that place an agent, the defaults of
+// a policy's topology (docs/policy.md); a policy may read others.
+const REGION = 'cloud.region';
+const ZONE = 'cloud.availability_zone';
+
+// rows are the agents, those with the same name told apart by their ids.
+function rows(items) {
+  const l = links(items);
+  const hints = idHints(items, (a) => a.displayName, (a) => a.id);
+  return items.map((a) => row(a, l, hints.get(a.id)));
+}
+
+function row(a, l, hint) {
+  const attrs = a.attributes || {};
+  return h('tr', { 'data-key': a.id, 'data-agent': a.id },
+    h('th', { scope: 'row', title: a.id }, nameWithHint(a.displayName, hint), linkLine(a, l)),
     h('td', {}, a.fleet ? h('a', { href: '#/fleets/' + encodeURIComponent(a.fleet) }, a.fleet) : (a.assignmentError ? 'none: ' + a.assignmentError : 'none')),
+    h('td', { class: 'region' }, attrs[REGION] || '–'),
+    h('td', { class: 'zone' }, attrs[ZONE] || '–'),
     h('td', {}, a.version || '?', a.targetVersion && a.targetVersion !== a.version ? ` → ${a.targetVersion}` : ''),
     h('td', {}, configText(a.config)),
     h('td', {}, healthText(a.health)),

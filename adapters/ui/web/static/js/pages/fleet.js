@@ -3,7 +3,7 @@
 // rollout a change would start.
 import { Problem, seg } from '../api.js';
 import { alertText, badge, facts, formatInstant, h, shortRef, timeEl } from '../dom.js';
-import { describeWhen } from '../time.js';
+import { describeWhen, shortDuration } from '../time.js';
 import { targetText } from './fleets.js';
 
 const SET_VERSION = 'fleets:set_version';
@@ -142,7 +142,18 @@ function planView(kind, plan, now) {
         h('td', {}, String(Array.isArray(w.targets) ? w.targets.length : (w.targets ?? w.total ?? ''))),
         h('td', {}, when(w.start)),
         h('td', {}, when(w.end)))))) : null,
-    finish ? h('p', { class: 'finish' }, 'Predicted finish: ', h('strong', {}, when(finish))) : null);
+    finish ? h('p', { class: 'finish' }, 'Predicted finish: ', h('strong', {}, when(finish))) : null,
+    finish ? toleranceLine(plan.prediction, when) : null);
+}
+
+// toleranceLine says how far off the finish may be: the pessimistic
+// finish, a bound while the assumptions hold, and what it allows for.
+function toleranceLine(p, when) {
+  const t = p.tolerance;
+  if (!t || !p.finishPessimistic) return null;
+  return h('p', { class: 'tolerance' }, `At the latest: ${when(p.finishPessimistic)}, up to ${shortDuration(Math.ceil(t.laterSeconds))} later `
+    + `(apply times at their 90th percentile and ${Math.round(t.evaluationSeconds * 1000)}ms for each of ${t.evaluations} evaluations); `
+    + 'sooner when agents apply faster.');
 }
 
 // --- what the actions send -----------------------------------------------------

@@ -5,9 +5,9 @@
 // stages with their stage and batch, or only those of one stage); the
 // operator actions for those who may.
 import { seg } from '../api.js';
-import { alertText, badge, facts, formatInstant, h, shortRef, timeEl } from '../dom.js';
+import { alertText, badge, facts, formatInstant, h, idHints, nameWithHint, shortRef, timeEl } from '../dom.js';
 import { byRunningWork, byWave, countsLine } from '../targets.js';
-import { countdownText, describeWhen, healthWaits, lastWait, roughDuration, shortDuration } from '../time.js';
+import { countdownText, describeWhen, evaluated, healthWaits, lastWait, roughDuration, shortDuration } from '../time.js';
 
 const OPERATE = 'rollouts:operate';
 
@@ -64,8 +64,32 @@ function view(app) {
 
 // --- header ------------------------------------------------------------------
 
+// predictionText is the predicted finish, or why there is none: a paused
+// or failed rollout starts no target until a person acts
+// (prediction.reason); '' without a prediction.
+function predictionText(r, now) {
+  const p = r.prediction;
+  if (!p) return '';
+  if (p.finish) return describeWhen(p.finish, now, formatInstant);
+  return p.reason ? 'none: ' + p.reason : '';
+}
+
+// windowText says why nothing works now in a rollout whose targets left
+// all wait for a maintenance window, and when the first starts by the
+// prediction (as myrctl watch does); '' while a target works.
+function windowText(r, now) {
+  const c = r.targetCounts;
+  if (!c || !c.waiting_window || (c.in_progress || 0) + (c.verifying || 0) > 0 || !evaluated(r.status) || r.status === 'paused') return '';
+  const why = c.waiting_window === 1 ? '1 target waits for a maintenance window' : `${c.waiting_window} targets wait for a maintenance window`;
+  const start = r.prediction && r.prediction.start && r.prediction.start.at ? Date.parse(r.prediction.start.at) : NaN;
+  if (start > now) return `Nothing progresses before ${describeWhen(r.prediction.start, now, formatInstant)}: ${why}.`;
+  return `Nothing progresses now: ${why}.`;
+}
+
 function header(app, r, now) {
-  const prediction = r.prediction && r.prediction.finish ? describeWhen(r.prediction.finish, now, formatInstant) : '';
+  const prediction = predictionText(r, now);
+  const stalled = r.prediction && !r.prediction.finish;
+  const window = windowText(r, now);
   const link = consoleURL(r.executionArn);
   return h('section', { class: 'head', 'aria-labelledby': 'rollout-title' },
     h('p', { class: 'crumbs' }, h('a', { href: '#/rollouts' }, 'Rollouts'), ' › fleet ',
@@ -76,18 +100,51 @@ function header(app, r, now) {
     facts([
       ['Change', [r.kind === 'version' ? 'collector version ' : 'configuration ', h('code', { title: r.toRef }, shortRef(r.toRef))]],
       ['Origin', r.origin],
-      ['Created by', r.createdBy],
+      ['Created by', createdByText(r)],
       ['Created', timeEl(r.createdAt)],
       ['Reason', r.requestReason],
       ['Executor', r.executor],
       ['Started', timeEl(r.startedAt)],
       ['Finished', timeEl(r.finishedAt)],
-      ['Predicted finish', prediction ? h('span', { class: 'prediction' }, prediction) : null],
+      ['Predicted finish', prediction ? h('span', { class: stalled ? 'prediction none' : 'prediction' }, prediction) : null],
       ['Execution', link ? h('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Step Functions console',
         h('span', { class: 'visually-hidden' }, ' (opens a new tab)')) : null],
     ]),
+    window ? h('p', { class: 'window' }, window) : null,
     h('p', { class: 'source' }, r.policy.source),
     r.freezeOverride ? h('p', { class: 'override' }, 'Freezes bypassed by ' + decided(r.freezeOverride)) : null);
+}
+
+// createdByText is who created the rollout, with those who applied the
+// revision of a GitOps rollout: the rule of no self-approval counts them
+// all ("gitops (revision applied by local admin)").
+function createdByText(r) {
+  const appliers = (r.appliedBy || []).map((d) => d.by);
+  if (!appliers.length) return r.createdBy;
+  return `${r.createdBy || 'gitops'} (revision applied by ${appliers.join(', ')})`;
+}
+
+// creators are those who may not approve the rollout: its creator when
+// a person is (not gitops or system) and who applied its revision, each
+// with why.
+function creators(r) {
+  const out = [];
+  if (r.createdByActor && r.createdByActor !== 'gitops' && r.createdByActor !== 'system') {
+    out.push({ actor: r.createdByActor, name: r.createdBy, why: 'created it' });
+  }
+  for (const d of r.appliedBy || []) {
+    if (!out.some((c) => c.actor === d.byActor)) out.push({ actor: d.byActor, name: d.by, why: 'applied its revision' });
+  }
+  return out;
+}
+
+// whoMayApprove says who may approve a wave: an operator or admin
+// (rollouts:operate) who did not create the rollout and has not approved
+// the wave yet.
+function whoMayApprove(r, w) {
+  const not = creators(r).map((c) => `${c.name} (${c.why})`);
+  for (const a of w.approvals || []) not.push(`${a.by} (approved already)`);
+  return 'Who may approve: an operator or admin' + (not.length ? ' other than ' + not.join(', ') : '') + '.';
 }
 
 // decided is "Dana Operator at <time>: the reason".
@@ -154,12 +211,18 @@ function waveSection(app, r, waits, now) {
 function waveCard(app, r, w, waits, now) {
   const c = w.counts || {};
   const total = w.total || 0;
-  const done = total - (c.pending || 0) - (c.waiting_window || 0) - (c.in_progress || 0) - (c.verifying || 0);
+  const done = Math.max(total - (c.pending || 0) - (c.waiting_window || 0) - (c.in_progress || 0) - (c.verifying || 0), 0);
+  const bad = c.failed || 0; // rolled back targets were taken back on purpose: done, not failed
+  const failed = w.status === 'failed';
+  // A failed wave's bar is red and says it failed, never a blue "done".
+  let text = ` ${done}/${total} done` + (bad ? `, ${bad} failed` : '');
+  if (failed) text = ` failed: ${bad} of ${total} failed` + (done > bad ? `, ${done - bad} done` : '');
   return h('li', { class: 'card wave s-' + w.status, 'data-key': 'wave-' + w.index, 'data-wave': w.index },
     h('h3', {}, `Wave ${w.index} · ${w.name}`, ' ', badge(w.status)),
     h('p', { class: 'progress' },
-      h('progress', { max: Math.max(total, 1), value: Math.max(done, 0), 'aria-label': `wave ${w.index} done` }),
-      ` ${Math.max(done, 0)}/${total} done`),
+      h('progress', { class: failed ? 'failed' : null, max: Math.max(total, 1), value: failed ? Math.max(total, 1) : done,
+        'aria-label': failed ? `wave ${w.index} failed` : `wave ${w.index} done` }),
+      text),
     h('p', { class: 'counts' }, countsLine(c)),
     healthWaitLine(w, c, waits),
     approvalBlock(app, r, w, now));
@@ -189,6 +252,7 @@ function approvalBlock(app, r, w, now) {
       line += left > 0 ? ` · expires in ${roughDuration(left)}` : ' · expired';
     }
     lines.push(h('p', { class: 'approval' }, line));
+    lines.push(h('p', { class: 'who-approves' }, whoMayApprove(r, w)));
   } else if (w.approved) {
     lines.push(h('p', { class: 'approval' }, `Approved (${approvals.length} of ${required})`));
   } else if (w.requireApproval && !w.rejected) {
@@ -212,10 +276,10 @@ function approvalBlock(app, r, w, now) {
 function approvalForm(app, r, w) {
   const key = 'approval-' + w.index;
   const busy = Boolean(app.ui.busy);
-  const own = app.me && r.createdByActor && app.me.actor === r.createdByActor;
+  const own = app.me && creators(r).find((c) => c.actor === app.me.actor);
   const id = `reason-${w.index}`;
   return h('form', { class: 'approval-form', 'data-action': 'approve', 'data-key': key, 'data-wave': w.index },
-    own ? h('p', { class: 'hint' }, 'You created this rollout: another operator must approve it.') : null,
+    own ? h('p', { class: 'hint' }, `You ${own.why === 'created it' ? 'created this rollout' : 'applied the revision that created this rollout'}: another operator must approve it.`) : null,
     h('label', { for: id }, `Reason for wave ${w.index}`),
     h('textarea', { id, name: 'reason', rows: 2, maxlength: 500 }),
     (r.policy.freezes || []).length && !r.freezeOverride
@@ -234,7 +298,8 @@ const PASS_AGENTS_SHOWN = 10;
 
 function stageSection(app, r, targets, now) {
   const fts = Math.max((r.policy.health && r.policy.health.failuresToStop) || 1, 1);
-  const names = new Map(targets.map((t) => [t.agentId, t.displayName || t.agentId]));
+  const hints = idHints(targets, agentName, (t) => t.agentId);
+  const names = new Map(targets.map((t) => [t.agentId, agentName(t) + (hints.has(t.agentId) ? ' ' + hints.get(t.agentId) : '')]));
   const staged = new Set(targets.map((t) => t.stage).filter(Boolean));
   return h('section', { 'aria-labelledby': 'stages-title' },
     h('h2', { id: 'stages-title' }, 'Stages', r.progress ? ` ${r.progress} passed` : ''),
@@ -341,7 +406,8 @@ function targetSection(app, r, all, waits, now) {
   const targets = stage ? all.filter((t) => t.stage === stage) : all;
   const groups = wave ? byWave(targets, r.waves) : byRunningWork(targets);
   const version = r.kind === 'version';
-  const cols = 4 + (version ? 1 : 0) + (staged ? 2 : 0);
+  const cols = 5 + (version ? 1 : 0) + (staged ? 1 : 0);
+  const hints = idHints(all, agentName, (t) => t.agentId);
   let empty = 'This rollout has no targets.';
   if (stage) empty = 'This stage has no targets.';
   return h('section', { 'aria-labelledby': 'targets-title' },
@@ -352,12 +418,26 @@ function targetSection(app, r, all, waits, now) {
     targets.length === 0 ? h('p', {}, empty) : h('table', { class: 'targets' },
       h('caption', { class: 'visually-hidden' }, (wave ? 'Targets in wave order' : 'Targets, running work first') + (stage ? `, of stage ${stage}` : '')),
       h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col' }, 'Wave'),
-        staged ? [h('th', { scope: 'col' }, 'Stage'), h('th', { scope: 'col' }, 'Batch')] : null,
+        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col' }, 'Wave'), h('th', { scope: 'col' }, 'Stage'),
+        staged ? h('th', { scope: 'col' }, 'Batch') : null,
         h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Detail'), version ? h('th', { scope: 'col' }, 'Progress') : null)),
       groups.map((g) => h('tbody', { 'data-key': g.key },
         h('tr', { class: 'group' }, h('th', { scope: 'colgroup', colspan: cols }, `${g.title} (${g.targets.length})`)),
-        g.targets.map((t) => targetRow(r, t, waits, now, version, staged))))));
+        g.targets.map((t) => targetRow(r, t, waits, now, version, staged, hints.get(t.agentId)))))));
+}
+
+// agentName is the name a target's agent is known by.
+function agentName(t) {
+  return t.displayName || t.agentId;
+}
+
+// stageOf is where a target sits: its stage in a rollout in stages, else
+// its wave's name, since a wave that is not split by region or zone is one
+// stage (the canary of a rollout in stages is a stage of that name).
+function stageOf(r, t) {
+  if (t.stage) return t.stage;
+  const w = (r.waves || []).find((x) => x.index === t.wave);
+  return w ? w.name : '';
 }
 
 // batchName names a target's batch as logs do: <pass>#<batch>.
@@ -365,7 +445,7 @@ function batchName(t) {
   return t.batch === undefined || t.batch === null ? '' : `${t.pass}#${t.batch}`;
 }
 
-function targetRow(r, t, waits, now, version, staged) {
+function targetRow(r, t, waits, now, version, staged, hint) {
   const wait = waits.get(t.agentId);
   const parts = [];
   if (t.status === 'verifying' && wait) {
@@ -379,9 +459,10 @@ function targetRow(r, t, waits, now, version, staged) {
   if (t.progress && t.progress.error && t.progress.error !== t.reason) parts.push(h('span', { class: 'reason' }, t.progress.error));
   if (t.attempt > 1) parts.push(h('span', {}, `attempt ${t.attempt}`));
   return h('tr', { 'data-key': 't-' + t.agentId, 'data-agent': t.agentId },
-    h('th', { scope: 'row', title: t.agentId }, t.displayName || t.agentId),
+    h('th', { scope: 'row', title: t.agentId }, nameWithHint(agentName(t), hint)),
     h('td', {}, String(t.wave)),
-    staged ? [h('td', {}, t.stage || ''), h('td', {}, batchName(t))] : null,
+    h('td', { class: 'stage' }, stageOf(r, t)),
+    staged ? h('td', {}, batchName(t)) : null,
     h('td', {}, badge(t.status)),
     h('td', { class: 'detail' }, interleave(parts, ' · ')),
     version ? h('td', {}, t.progress ? steps(t.progress, wait) : null) : null);
