@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/myriarch/myriarch/core/rollout"
 )
 
 // RenewEvery is how often the lease is renewed: a third of the liveness
@@ -19,7 +22,13 @@ func (g *Gateway) RenewLease(ctx context.Context) {
 	}
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
-	if err := g.agents.RenewLease(sctx, g.cfg.Task, g.started, g.now().Add(g.timeout)); err != nil {
+	err := g.agents.RenewLease(sctx, g.cfg.Task, g.started, g.now().Add(g.timeout))
+	switch {
+	case err == nil:
+	case errors.Is(err, rollout.ErrConflict) && (g.ended.Load() || g.draining.Load()):
+		// The drain ended the lease while this renewal was on its way,
+		// and the store kept it ended: as it should, nothing to report.
+	default:
 		g.log.Error("renew gateway lease", "task", g.cfg.Task, "error", err)
 	}
 }

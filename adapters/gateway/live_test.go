@@ -98,6 +98,46 @@ func TestGateway_DrainEndsLease(t *testing.T) {
 	}
 }
 
+// drainingAgents runs beforeRenew ahead of each lease renewal's write, so
+// that a test can end the lease while a renewal is on its way.
+type drainingAgents struct {
+	*memAgents
+	beforeRenew func()
+}
+
+func (d *drainingAgents) RenewLease(ctx context.Context, task string, started, until time.Time) error {
+	if d.beforeRenew != nil {
+		d.beforeRenew()
+	}
+	return d.memAgents.RenewLease(ctx, task, started, until)
+}
+
+// A renewal that reaches the store after the drain ended the lease is
+// refused by the store (the lease stays ended) and is no error to log: a
+// stack stopped under load logged one at its every shutdown.
+func TestGateway_RenewalOvertakenByTheDrainIsQuiet(t *testing.T) {
+	logs := &syncBuffer{}
+	c := &clock{now: t0}
+	agents := &drainingAgents{memAgents: newMemAgents()}
+	g, err := New(Config{Now: c.Now, Tokens: []string{token},
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}, agents, memConfigs{})
+	must(t, err)
+	g.RenewLease(context.Background())
+	agents.beforeRenew = func() {
+		agents.beforeRenew = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		must(t, g.Drain(ctx))
+	}
+	g.RenewLease(context.Background())
+	if l := agents.lease(g.Task()); !l.Ended {
+		t.Errorf("the late renewal revived the ended lease: %+v", l)
+	}
+	if strings.Contains(logs.String(), "renew gateway lease") {
+		t.Errorf("a renewal overtaken by the drain was logged:\n%s", logs.String())
+	}
+}
+
 // A WebSocket agent not heard from for the timeout is closed and written
 // offline by the task (silence is judged in memory).
 func TestGateway_SilentWebSocketAgentGoesOffline(t *testing.T) {
