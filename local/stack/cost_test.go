@@ -42,8 +42,14 @@ func TestWave_ReadsPerTarget(t *testing.T) {
 		// agents and targets packed.
 		{what: "bytes read per target (store and stream)", got: per(total.BytesRead), limit: 10_000},
 		{what: "bytes read by the store per target", got: per(total.BytesRead - stream.BytesRead), limit: 6_500},
-		{what: "requests that read or wrote something, per target", got: per(total.Requests - total.EmptyReads), limit: 1.5},
-		{what: "requests per target", got: per(total.Requests), limit: 3},
+		// Requests that did work: about 1.1 when the machine is busy, 1.75
+		// when it is quiet, where the gateway writes each report as it
+		// comes rather than several queued together.
+		{what: "requests that read or wrote something, per target", got: per(total.Requests - total.EmptyReads), limit: 2},
+		// Reads that found nothing are the idle polls of the two streams,
+		// the lagging index and the rollout: they follow the seconds the
+		// wave lasts, not its targets (about 10 a second measured).
+		{what: "reads that found nothing, per second", got: float64(total.EmptyReads) / w.counted.Seconds(), limit: 30},
 		// A targeted evaluation reads its own targets, not its wave (that
 		// was 8 targets per target).
 		{what: "targets read by key per target", got: per(kinds("BatchGetItem targets").ItemsRead), limit: 2},

@@ -89,6 +89,7 @@ type waveRun struct {
 	// the latencies, per target
 	push, decided, received, engineSide, stored []time.Duration
 	allReceived, completed                      time.Duration
+	counted                                     time.Duration // from the usage's reset until the rollout completed
 }
 
 func (w waveRun) report(b *testing.B) {
@@ -196,6 +197,7 @@ func runWave(tb testing.TB, n, warm int, prefix string) waveRun {
 	}
 	s.Deps.Store.ResetUsage()
 	s.StreamUsage.Reset()
+	counting := time.Now()
 	id, err := s.applyForRollout(ctx, c, files, "wave-2")
 	if err != nil {
 		tb.Fatal(err)
@@ -213,7 +215,7 @@ func runWave(tb testing.TB, n, warm int, prefix string) waveRun {
 		tb.Fatal(err)
 	}
 	completed := time.Now()
-	w := waveRun{n: n, created: created, usage: subKinds(s.usage(), created)}
+	w := waveRun{n: n, created: created, usage: subKinds(s.usage(), created), counted: completed.Sub(counting)}
 	if b, ok := tb.(*testing.B); ok {
 		b.StopTimer()
 	}
