@@ -40,11 +40,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 logs=$root/build/test
 
-# Builds without the clone's path: Go's build cache keys a package on its
-# directory otherwise, and every fresh clone (CI's) compiled the whole
-# module again in each phase, 185 CPU-seconds for go-test's binaries
-# alone against 70 with the cache of an earlier clone anywhere.
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 # TIMED is the test that compares a prediction with the stack's own timing:
 # it runs alone, after the others, since beside them on two cores the
