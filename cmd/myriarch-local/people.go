@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/myriarch/myriarch/adapters/api"
 )
@@ -117,7 +118,7 @@ func mintPerson(file, name string, role api.Role) (string, error) {
 			return "", fmt.Errorf("%s already has %s (%s): choose another name", file, e.DisplayName, e.Role)
 		}
 	}
-	token, entry, err := api.MintToken(api.Principal{Actor: "user:" + newUUID(), DisplayName: name, Role: role})
+	token, entry, err := api.MintToken(api.Principal{Actor: "user:" + uuid.NewString(), DisplayName: name, Role: role})
 	if err != nil {
 		return "", err
 	}
@@ -126,13 +127,4 @@ func mintPerson(file, name string, role api.Role) (string, error) {
 		return "", err
 	}
 	return token, os.WriteFile(file, append(out, '\n'), 0o600)
-}
-
-// newUUID is a random (version 4) UUID, lower-case, as actors spell it.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
