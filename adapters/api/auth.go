@@ -131,7 +131,7 @@ func ParseTokens(b []byte) (*TokenTable, error) {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&entries); err != nil {
-		return nil, fmt.Errorf("token configuration: %w", err)
+		return nil, fmt.Errorf("token configuration: not a JSON list of tokenSha256, actor, displayName and role: %w", err)
 	}
 	return NewTokenTable(entries)
 }
@@ -158,6 +158,9 @@ var ErrNoTokens = errors.New("token configuration: set MYRIARCH_TOKENS or MYRIAR
 // Authenticate finds the principal of a token. Every entry is compared in
 // constant time, and all of them, so that the time taken says nothing about
 // which entry (if any) matched.
+// Entries are the table's entries, in the order it was given them.
+func (t *TokenTable) Entries() []TokenEntry { return slices.Clone(t.entries) }
+
 func (t *TokenTable) Authenticate(token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, ErrUnauthenticated

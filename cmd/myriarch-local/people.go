@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,39 +25,30 @@ const (
 	envTokensFile = "MYRIARCH_TOKENS_FILE"
 )
 
-// loadPeople is the token table the environment names, with where it came from
-// for the banner; none without either variable.
+// loadPeople is the token table the environment names (api.LoadTokens),
+// with where it came from for the banner; none without either variable.
 func loadPeople(getenv func(string) string) (entries []api.TokenEntry, from string, err error) {
-	b, from := []byte(getenv(envTokens)), envTokens
-	if len(b) == 0 {
-		file := getenv(envTokensFile)
-		if file == "" {
-			return nil, "", nil
-		}
-		from = envTokensFile + " " + file
-		if b, err = os.ReadFile(file); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", envTokensFile, err)
-		}
+	t, err := api.LoadTokens(getenv)
+	if errors.Is(err, api.ErrNoTokens) {
+		return nil, "", nil
 	}
-	if entries, err = parsePeople(b); err != nil {
+	from = envTokens
+	if getenv(envTokens) == "" {
+		from = envTokensFile + " " + getenv(envTokensFile)
+	}
+	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", from, err)
 	}
-	return entries, from, nil
+	return t.Entries(), from, nil
 }
 
-// parsePeople reads a token table as the API does (api.ParseTokens): a
-// JSON list of entries, every field known, each entry valid.
+// parsePeople reads a token table as the API does (api.ParseTokens).
 func parsePeople(b []byte) ([]api.TokenEntry, error) {
-	var entries []api.TokenEntry
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&entries); err != nil {
-		return nil, fmt.Errorf("not a JSON list of tokenSha256, actor, displayName and role: %w", err)
-	}
-	if _, err := api.NewTokenTable(entries); err != nil {
+	t, err := api.ParseTokens(b)
+	if err != nil {
 		return nil, err
 	}
-	return entries, nil
+	return t.Entries(), nil
 }
 
 // peopleLine is the banner's line of the people the environment added.
