@@ -80,6 +80,10 @@ func (g *Gateway) pushFor(ctx context.Context, u *session, c agent.Agent) bool {
 			return
 		}
 		if acker, ok := g.agents.(PushAcker); ok {
+			if cs := g.sessions.get(c.ID); cs != nil { // the collector's own writes wait (session.writeMu)
+				cs.writeMu.Lock()
+				defer cs.writeMu.Unlock()
+			}
 			sctx, cancel := g.storeCtx(context.WithoutCancel(ctx))
 			defer cancel()
 			if err := acker.AckPush(sctx, c.ID, "", offer); err != nil {

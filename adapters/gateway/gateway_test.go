@@ -141,6 +141,54 @@ func TestGateway_PushedConfigNotReported_AcknowledgedAfterTheGrace(t *testing.T)
 	}
 }
 
+// The acknowledgement and the session's own writes of an agent that reports
+// all the time (a collector starting up) take turns. Overlapping, in
+// DynamoDB the acknowledgement's read-modify-write lost its conditional put
+// to every report and gave up after 8 attempts ("acknowledge push ... 8
+// attempts lost"), and the agent stayed in the lagging index.
+func TestGateway_AcknowledgementTakesTurnsWithTheSessionsWrites(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			release := make(chan time.Time)
+			agents := newMemAgents()
+			agents.writeTime = 2 * time.Millisecond
+			h := newHarness(t, agents, ackGraceAfter(release))
+			a := h.startAgent(transport, token)
+			h.eventually("the agent recorded", func() bool { return h.agents.get(id1).Online })
+
+			h.agents.setDesired(id1, "abcd01", "")
+			receive(t, a.configs, "the remote configuration")
+			stop := make(chan struct{})
+			chatter := make(chan struct{})
+			go func() { // health flips: each report is a write at once
+				defer close(chatter)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := a.c.SetHealth(hl(i%2 == 0, agent.StatusOK, "", 1, nil)); err != nil {
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}()
+			h.eventually("the agent's reports being written", func() bool { return agents.writesSoFar() > 3 })
+			close(release)
+			h.eventually("the push acknowledged", func() bool { return len(h.agents.ackList()) > 0 })
+			time.Sleep(20 * time.Millisecond) // writes after the acknowledgement
+			close(stop)
+			<-chatter
+			agents.mu.Lock()
+			defer agents.mu.Unlock()
+			if len(agents.overlaps) > 0 {
+				t.Errorf("writes of the agent overlapped: %q", agents.overlaps)
+			}
+		})
+	}
+}
+
 // A configuration pushed within the grace of an earlier one supersedes it:
 // the earlier push is not acknowledged when its grace ends, although the
 // agent reports another hash by then. Acknowledged, it would stay the

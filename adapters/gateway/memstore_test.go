@@ -26,6 +26,32 @@ type memAgents struct {
 	loads      int      // LoadAgent calls (LoadAgents' own not counted)
 	pages      int      // LaggingAgents calls
 	panicOn    string   // SaveAgent panics for this agent id
+	// writeTime makes each SaveAgent and AckPush take that long; inFlight
+	// counts the calls under way per agent, and overlaps lists the calls
+	// that began while another write of the same agent was under way.
+	writeTime time.Duration
+	inFlight  map[string]int
+	overlaps  []string
+}
+
+// writing marks a write of agent id under way until the returned func.
+func (m *memAgents) writing(id, call string) func() {
+	m.mu.Lock()
+	if m.inFlight == nil {
+		m.inFlight = map[string]int{}
+	}
+	if m.inFlight[id] > 0 {
+		m.overlaps = append(m.overlaps, call+" "+id)
+	}
+	m.inFlight[id]++
+	d := m.writeTime
+	m.mu.Unlock()
+	time.Sleep(d)
+	return func() {
+		m.mu.Lock()
+		m.inFlight[id]--
+		m.mu.Unlock()
+	}
 }
 
 // gatewayStore is what the gateway finds in a store without identity.
@@ -94,6 +120,7 @@ func (m *memAgents) SaveAgent(ctx context.Context, a agent.Agent, v any) (any, e
 	if boom {
 		panic("store exploded")
 	}
+	defer m.writing(a.ID, "SaveAgent")()
 	next, err := m.store.SaveAgent(ctx, a, v)
 	if err == nil && next != v {
 		m.count(&m.writes)
@@ -113,7 +140,14 @@ func (m *memAgents) AckPush(ctx context.Context, id, hash, offer string) error {
 	m.mu.Lock()
 	m.acks = append(m.acks, fmt.Sprintf("%s %s %s", id, hash, offer))
 	m.mu.Unlock()
+	defer m.writing(id, "AckPush")()
 	return m.store.AckPush(ctx, id, hash, offer)
+}
+
+func (m *memAgents) writesSoFar() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writes
 }
 
 func (m *memAgents) count(counters ...*int) {

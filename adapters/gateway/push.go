@@ -358,6 +358,8 @@ func (g *Gateway) ackUnlessReported(ctx context.Context, acker PushAcker, s *ses
 }
 
 func (g *Gateway) writeAck(ctx context.Context, acker PushAcker, s *session, hash, offer string) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	sctx, cancel := g.storeCtx(ctx)
 	defer cancel()
 	if err := acker.AckPush(sctx, s.id, hash, offer); err != nil {

@@ -26,6 +26,13 @@ type session struct {
 	heardNanos atomic.Int64
 	slot       atomic.Pointer[beatSlot] // the registry's copy of heardNanos, while registered
 
+	// writeMu is held by every store write of the agent from this task:
+	// the session's writer and an acknowledgement of a push. Overlapping,
+	// the acknowledgement's read-modify-write loses its conditional put to
+	// each report of an agent that reports often (a collector starting up)
+	// and gives up; one at a time, the two never race.
+	writeMu sync.Mutex
+
 	mu            sync.Mutex
 	view          agent.Agent   // reported facts as last translated, desired state as last read
 	gen           uint64        // changes of view that are to be stored

@@ -68,7 +68,9 @@ func (g *Gateway) writeLoop(s *session) {
 		s.urgent = false
 		s.mu.Unlock()
 
+		s.writeMu.Lock()
 		next, err := g.storeAgent(a, version)
+		s.writeMu.Unlock()
 		s.mu.Lock()
 		switch {
 		case err == nil:
