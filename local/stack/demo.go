@@ -137,20 +137,12 @@ func (s Endpoints) Demo(ctx context.Context, o DemoOptions) (Summary, error) {
 	sum.TargetsSucceeded += r.TargetCounts["succeeded"]
 	sum.FirstCompleted = s.clock().Sub(start)
 
-	var sel struct {
-		Planned   bool   `json:"planned"`
-		RolloutID string `json:"rolloutId"`
-		Message   string `json:"message"`
-	}
-	err = c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": o.NewVersion, "reason": "make demo: upgrade the collectors"}, &sel)
+	selected, err := selectFleetVersion(ctx, c, "edge", o.NewVersion, "make demo: upgrade the collectors")
 	if err != nil {
 		return sum, err
 	}
-	if sel.RolloutID == "" {
-		return sum, fmt.Errorf("selecting %s created no rollout (planned %v): %s", o.NewVersion, sel.Planned, sel.Message)
-	}
-	say("an operator selected collector version %s: rollout %s through the updater executor", o.NewVersion, sel.RolloutID)
-	if r, err = s.watch(ctx, c, sel.RolloutID, say, "completed"); err != nil {
+	say("an operator selected collector version %s: rollout %s through the updater executor", o.NewVersion, selected)
+	if r, err = s.watch(ctx, c, selected, say, "completed"); err != nil {
 		return sum, err
 	}
 	sum.RolloutsCompleted++
@@ -273,6 +265,7 @@ type applied struct {
 		Fleet string `json:"fleet"`
 		Plans []struct {
 			Kind      string `json:"kind"`
+			Planned   bool   `json:"planned"`
 			RolloutID string `json:"rolloutId"`
 			Created   bool   `json:"created"`
 		} `json:"plans"`
@@ -292,20 +285,28 @@ func (s Endpoints) applyResult(ctx context.Context, c client, files map[string][
 }
 
 // applyForRollout applies a revision and returns the configuration rollout
-// it created for fleet edge.
+// it created for fleet edge (plannedRollout).
 func (s Endpoints) applyForRollout(ctx context.Context, c client, files map[string][]byte, commit string) (string, error) {
+	before, err := latestRollout(ctx, c, "edge", "config")
+	if err != nil {
+		return "", err
+	}
 	out, err := s.applyResult(ctx, c, files, commit)
 	if err != nil {
 		return "", err
 	}
 	for _, f := range out.Fleets {
 		for _, p := range f.Plans {
-			if f.Fleet == "edge" && p.Kind == "config" && p.RolloutID != "" {
-				return p.RolloutID, nil
+			if f.Fleet == "edge" && p.Kind == "config" {
+				id, err := plannedRollout(ctx, c, "edge", "config", before, p.Planned, p.RolloutID)
+				if err != nil {
+					return "", fmt.Errorf("revision %s: %w", commit, err)
+				}
+				return id, nil
 			}
 		}
 	}
-	return "", fmt.Errorf("revision %s created no configuration rollout for fleet edge", commit)
+	return "", fmt.Errorf("revision %s planned nothing for fleet edge", commit)
 }
 
 func textFiles(files map[string][]byte) map[string]string {
@@ -394,18 +395,28 @@ func (s Endpoints) Apply(ctx context.Context, files map[string][]byte, commit st
 // SelectVersion selects a collector version for a fleet as the admin and
 // returns the rollout it created.
 func (s Endpoints) SelectVersion(ctx context.Context, fleet, version string) (string, error) {
-	var sel struct {
-		RolloutID string `json:"rolloutId"`
-		Message   string `json:"message"`
-	}
-	c := client{base: s.APIURL, token: s.AdminToken}
-	if err := c.do(ctx, "POST", "/api/v1/fleets/"+fleet+"/actions/select-version", map[string]string{"version": version, "reason": "test"}, &sel); err != nil {
+	return selectFleetVersion(ctx, client{base: s.APIURL, token: s.AdminToken}, fleet, version, "test")
+}
+
+// selectFleetVersion selects a collector version for a fleet and returns
+// the rollout it created (plannedRollout).
+func selectFleetVersion(ctx context.Context, c client, fleet, version, reason string) (string, error) {
+	before, err := latestRollout(ctx, c, fleet, "version")
+	if err != nil {
 		return "", err
 	}
-	if sel.RolloutID == "" {
-		return "", fmt.Errorf("selecting %s created no rollout: %s", version, sel.Message)
+	var sel struct {
+		Planned   bool   `json:"planned"`
+		RolloutID string `json:"rolloutId"`
 	}
-	return sel.RolloutID, nil
+	if err := c.do(ctx, "POST", "/api/v1/fleets/"+fleet+"/actions/select-version", map[string]string{"version": version, "reason": reason}, &sel); err != nil {
+		return "", err
+	}
+	id, err := plannedRollout(ctx, c, fleet, "version", before, sel.Planned, sel.RolloutID)
+	if err != nil {
+		return "", fmt.Errorf("selecting %s: %w", version, err)
+	}
+	return id, nil
 }
 
 // WaitRollout waits until the rollout is in status want (an error if it

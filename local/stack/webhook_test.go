@@ -284,17 +284,11 @@ func TestWebhookRollout_StartsEachTargetOnceWhileAnotherPassEvaluates(t *testing
 // does and returns the rollout it created.
 func selectVersion(ctx context.Context, t *testing.T, c client, version string) string {
 	t.Helper()
-	var sel struct {
-		RolloutID string `json:"rolloutId"`
-		Message   string `json:"message"`
-	}
-	if err := c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": version, "reason": "webhook e2e"}, &sel); err != nil {
+	id, err := selectFleetVersion(ctx, c, "edge", version, "webhook e2e")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.RolloutID == "" {
-		t.Fatalf("selecting %s created no rollout: %s", version, sel.Message)
-	}
-	return sel.RolloutID
+	return id
 }
 
 // waitRollout polls the store until the rollout is final; another final
