@@ -9,12 +9,12 @@
 #                    Emulator, the OpAMP supervisor and its collectors
 #   go-test          the tests of every package but local/stack, the
 #                    longest first
-#   stack-test       local/stack's end-to-end tests, 4 at a time, TIMED
-#                    skipped
+#   stack-test       local/stack's end-to-end tests, 4 at a time, the TIMED
+#                    ones skipped
 #   supervisor-test  the OpAMP supervisor and the updater on the local stack
 #   cloud-test       the local cloud's end-to-end tests (scripts/cloud.sh test)
 #   synth            cdk synth and the infra module's tests (scripts/synth.sh)
-#   timed            TIMED, alone, after the others
+#   timed            the TIMED tests, alone, after the others
 #
 # go-test, stack-test, supervisor-test, cloud-test and synth run side by
 # side: most of their time is spent waiting (on rollouts' health waits and
@@ -41,10 +41,16 @@ cd "$root"
 logs=$root/build/test
 
 
-# TIMED is the test that compares a prediction with the stack's own timing:
-# it runs alone, after the others, since beside them on two cores the
-# rollout ran 2 to 4 s behind for load no operator's engine shares.
-TIMED=TestPrediction_AgainstTheStack
+# TIMED are the tests whose figures depend on a quiet machine; they run
+# alone, after the others. The prediction test compares a prediction with
+# the stack's own timing: beside the others on two cores the rollout ran 2
+# to 4 s behind for load no operator's engine shares. The counted wave
+# asserts reads and requests per target: starved of CPU, the gateway's
+# quick polls of the lagging index meet each pushed agent more often before
+# its report is written (9.8 entries a target against 2.0 to 2.4 under
+# lighter load), and its 100 agents took minutes to settle.
+TIMED='TestPrediction_AgainstTheStack|TestWave_ReadsPerTarget'
+
 
 # ddb runs a command against a DynamoDB Local of its own, which says at
 # the end how much CPU it used: in most phases, more than the tests.
@@ -163,7 +169,7 @@ phases() {
 	phase go-test "$ddb" go test -count=1 -p "${GO_TEST_P:-4}" ${GO_TEST_FLAGS:-} "${pkgs[@]}" &
 	pids+=($!)
 	# shellcheck disable=SC2086
-	phase stack-test "$ddb" go test -count=1 -parallel "${STACK_TEST_PARALLEL:-4}" ${GO_TEST_FLAGS:-} -skip "^$TIMED\$" ./local/stack/ &
+	phase stack-test "$ddb" go test -count=1 -parallel "${STACK_TEST_PARALLEL:-4}" ${GO_TEST_FLAGS:-} -skip "^($TIMED)\$" ./local/stack/ &
 	pids+=($!)
 	# shellcheck disable=SC2086
 	phase supervisor-test "$ddb" go test -count=1 -timeout 20m -tags supervisor ${GO_TEST_FLAGS:-} \
@@ -181,7 +187,7 @@ phases() {
 	done
 
 	# shellcheck disable=SC2086
-	phase -tee timed "$ddb" go test -count=1 ${GO_TEST_FLAGS:-} -run "^$TIMED\$" ./local/stack/ || status=1
+	phase -tee timed "$ddb" go test -count=1 ${GO_TEST_FLAGS:-} -run "^($TIMED)\$" ./local/stack/ || status=1
 	return "$status"
 }
 
