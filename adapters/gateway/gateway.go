@@ -291,7 +291,7 @@ type Gateway struct {
 	timeout time.Duration // of silence: Heartbeat × OfflineAfterHeartbeats
 	started time.Time     // names this process in its lease
 	slots   chan struct{} // one per agent store call in flight
-	writes  sync.WaitGroup
+	writes  writers
 	ended   atomic.Bool // the lease was ended: renewals stop
 
 	tokens   atomic.Pointer[tokenSet]

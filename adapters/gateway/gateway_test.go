@@ -359,7 +359,7 @@ func TestGateway_WritesOnlyChanges(t *testing.T) {
 		// A change no decision waits for (the effective configuration) is
 		// answered before it is stored; its writer was started before the
 		// answer.
-		h.g.writes.Wait()
+		<-h.g.writes.idle()
 		if got := h.agents.writeCount(); got != s.writes {
 			t.Errorf("%s: %d writes, want %d", s.name, got, s.writes)
 		}

@@ -47,13 +47,8 @@ func (g *Gateway) endLease() {
 
 // waitWrites waits for the queued writes until ctx ends.
 func (g *Gateway) waitWrites(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		g.writes.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-g.writes.idle():
 	case <-ctx.Done():
 	}
 }

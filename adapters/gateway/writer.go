@@ -47,12 +47,12 @@ func (g *Gateway) queueLocked(s *session, urgent bool) {
 		return
 	}
 	s.writing, s.idle = true, make(chan struct{})
-	g.writes.Add(1)
+	g.writes.add()
 	go g.writeLoop(s)
 }
 
 func (g *Gateway) writeLoop(s *session) {
-	defer g.writes.Done()
+	defer g.writes.done()
 	for failures := 0; ; {
 		s.mu.Lock()
 		if s.storedGen == s.gen || s.abandoned {
