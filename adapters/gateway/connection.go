@@ -64,6 +64,7 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // connections. An idle heartbeat (answerIdle), most messages of a fleet,
 // needs neither: it is answered here.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
+	l.arrived()
 	defer l.heard()
 	defer l.handled()
 	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {

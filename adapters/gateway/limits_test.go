@@ -262,7 +262,7 @@ func TestGateway_QuietConnections(t *testing.T) {
 		must(t, err)
 		w.send(&protobufs.AgentToServer{InstanceUid: []byte("short")})
 		q := quietTimers(ft)[0]
-		if got := q.intervals(); len(got) != 2 || got[1] != h.g.timeout {
+		if got := q.intervals(); len(got) < 2 || got[len(got)-1] != h.g.timeout {
 			t.Errorf("quiet timer armed for %v, want %v then the liveness timeout %v", got, DefaultFirstMessageWait, h.g.timeout)
 		}
 		if !q.fire() {
@@ -272,6 +272,42 @@ func TestGateway_QuietConnections(t *testing.T) {
 			t.Fatal("a message on a connection that should be closed")
 		}
 	})
+}
+
+// A first message that arrived within the first-message bound is not cut
+// off by it while it is handled: its store reads may wait for a slot longer
+// than the bound (a connect storm). Closed, the agent would send it again on
+// a new connection, and under load no session would ever open.
+func TestGateway_FirstMessageHandledPastTheBound_ConnectionKept(t *testing.T) {
+	ft := &fakeTimers{}
+	agents := newMemAgents()
+	gate := make(chan struct{})
+	agents.loadGate = gate
+	h := newHarness(t, agents, withPings(-1, ft))
+	w, _, err := h.dialWS(token)
+	must(t, err)
+	h.eventually("the quiet timer", func() bool { return len(quietTimers(ft)) == 1 })
+	q := quietTimers(ft)[0]
+	answered := make(chan *protobufs.ServerToAgent, 1)
+	go func() { answered <- w.send(msg(withVersion("1.0"))) }()
+	h.eventually("the first message's agent read under way", func() bool {
+		agents.mu.Lock()
+		defer agents.mu.Unlock()
+		return agents.loads > 0
+	})
+	if got := q.intervals(); len(got) != 2 || got[1] != h.g.timeout {
+		t.Errorf("while the first message is handled the quiet timer is armed for %v, want %v then the liveness timeout %v", got, DefaultFirstMessageWait, h.g.timeout)
+	}
+	close(gate)
+	if resp := <-answered; resp.ErrorResponse != nil {
+		t.Fatalf("first message answered %v", resp.ErrorResponse)
+	}
+	if q.fire() {
+		t.Error("the quiet timer still armed after the session opened")
+	}
+	if s := h.g.Stats(); s.Quiet != 0 {
+		t.Errorf("stats %+v, want no quiet connection closed", s)
+	}
 }
 
 // The (N+1)th WebSocket connection of one source is refused with 429 and

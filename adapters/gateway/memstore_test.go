@@ -29,6 +29,7 @@ type memAgents struct {
 	// writeTime makes each SaveAgent and AckPush take that long; inFlight
 	// counts the calls under way per agent, and overlaps lists the calls
 	// that began while another write of the same agent was under way.
+	loadGate  chan struct{} // LoadAgent waits for it when set
 	writeTime time.Duration
 	inFlight  map[string]int
 	overlaps  []string
@@ -104,6 +105,12 @@ func (m *memAgents) LoadAgents(ctx context.Context, ids []string) (map[string]ag
 
 func (m *memAgents) LoadAgent(ctx context.Context, id string) (agent.Agent, bool, any, error) {
 	m.count(&m.loads)
+	m.mu.Lock()
+	gate := m.loadGate
+	m.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	return m.store.LoadAgent(ctx, id)
 }
 

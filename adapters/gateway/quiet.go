@@ -7,7 +7,8 @@ import (
 
 // A WebSocket connection that authenticated but opened no agent session is
 // closed when it stays quiet: FirstMessageWait after the upgrade without a
-// complete message, or the liveness timeout (Heartbeat × OfflineAfterHeartbeats)
+// complete message (one that arrived in time is not cut off while it is
+// handled), or the liveness timeout (Heartbeat × OfflineAfterHeartbeats)
 // after a message that opened no session (one refused as malformed, or one
 // answered "unavailable, retry" while the store was busy; the agent sends
 // again at its next heartbeat). Once a session is open, the sweep's
@@ -32,6 +33,26 @@ func (l *link) startQuietTimer() {
 	q.mu.Lock() // a short bound may fire before the timer is stored
 	defer q.mu.Unlock()
 	q.timer = l.g.cfg.AfterFunc(l.g.cfg.FirstMessageWait, func() { l.quietFired(q) })
+}
+
+// arrived follows the read of a complete message, before it is handled:
+// the first-message bound is met, and the link gets the liveness timeout
+// while the message is handled. A first message can take longer to handle
+// than the bound: its identity and agent reads wait for a store slot, each
+// up to StoreTimeout, while a connect storm fills them. Closed meanwhile,
+// the agent reconnected and sent it again, adding reads for every one that
+// timed out, until at 1,000 agents connecting together no connection opened
+// a session for minutes and the gateway only answered identity reads.
+func (l *link) arrived() {
+	q := l.quiet
+	if q == nil || l.s != nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.stopped {
+		q.timer.Reset(l.g.timeout)
+	}
 }
 
 // heard follows a complete message: a link with a session is left to the
