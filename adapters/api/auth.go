@@ -155,12 +155,12 @@ func LoadTokens(getenv func(string) string) (*TokenTable, error) {
 // ErrNoTokens is LoadTokens's error when no token configuration is set.
 var ErrNoTokens = errors.New("token configuration: set MYRIARCH_TOKENS or MYRIARCH_TOKENS_FILE")
 
-// Authenticate finds the principal of a token. Every entry is compared in
-// constant time, and all of them, so that the time taken says nothing about
-// which entry (if any) matched.
 // Entries are the table's entries, in the order it was given them.
 func (t *TokenTable) Entries() []TokenEntry { return slices.Clone(t.entries) }
 
+// Authenticate finds the principal of a token. Every entry is compared in
+// constant time, and all of them, so that the time taken says nothing about
+// which entry (if any) matched.
 func (t *TokenTable) Authenticate(token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, ErrUnauthenticated
