@@ -31,9 +31,6 @@ const ConfigDrifted = "drifted"
 
 var configStatuses = []string{agent.ConfigApplied, agent.ConfigApplying, agent.ConfigFailed, ConfigDrifted}
 
-// maxNamesShown bounds the ids that an agent_ambiguous problem lists.
-const maxNamesShown = 10
-
 // agentFilter is what listAgents keeps of a page of its source: every
 // condition that is set must hold. nil booleans do not filter.
 type agentFilter struct {
@@ -290,13 +287,13 @@ func agentRef(r *http.Request) (string, *Problem) {
 // findAgent reads the agent that ref names: the agent with that instance
 // UID (one strongly consistent read), else the one agent with that display
 // name. Several agents with the name are a 409 listing their ids (the
-// first maxNamesShown); none is a 404.
+// first schema.MaxCandidates); none is a 404.
 func (s *server) findAgent(ctx context.Context, ref string) (agent.Agent, error) {
 	a, found, err := s.Store.GetAgent(ctx, ref)
 	if err != nil || found {
 		return a, err
 	}
-	named, err := s.Store.AgentsByName(ctx, ref, maxNamesShown+1)
+	named, err := s.Store.AgentsByName(ctx, ref, schema.MaxCandidates+1)
 	switch {
 	case err != nil:
 		return agent.Agent{}, err
@@ -313,7 +310,7 @@ func (s *server) findAgent(ctx context.Context, ref string) (agent.Agent, error)
 }
 
 // ambiguous is the 409 of a display name that several agents share: the
-// detail lists their ids (the first maxNamesShown) with what tells them
+// detail lists their ids (the first schema.MaxCandidates) with what tells them
 // apart (fleet, state, the attributes whose values differ among them), and
 // Candidates carries the same as data. Example detail:
 //
@@ -321,8 +318,8 @@ func (s *server) findAgent(ctx context.Context, ref string) (agent.Agent, error)
 //	host.id=i-1), 0192…11 (no fleet, offline, host.id=i-2); ask for one of
 //	them by its id
 func ambiguous(ref string, named []agent.Agent, live agent.Liveness, now time.Time) *Problem {
-	more := len(named) > maxNamesShown
-	named = named[:min(len(named), maxNamesShown)]
+	more := len(named) > schema.MaxCandidates
+	named = named[:min(len(named), schema.MaxCandidates)]
 	keys := differingKeys(named)
 	cands := make([]schema.AgentCandidate, 0, len(named))
 	texts := make([]string, 0, len(named))
@@ -333,7 +330,7 @@ func ambiguous(ref string, named []agent.Agent, live agent.Liveness, now time.Ti
 		if a.Fleet != "" {
 			facts[0] = "fleet " + a.Fleet
 		}
-		facts = append(facts, candidateState(c))
+		facts = append(facts, c.State())
 		for _, k := range keys {
 			if c.DifferingAttributes == nil {
 				c.DifferingAttributes = map[string]string{}
@@ -350,23 +347,12 @@ func ambiguous(ref string, named []agent.Agent, live agent.Liveness, now time.Ti
 	}
 	count := fmt.Sprintf("%d agents", len(named))
 	if more {
-		count = fmt.Sprintf("more than %d agents, among them", maxNamesShown)
+		count = fmt.Sprintf("more than %d agents, among them", schema.MaxCandidates)
 	}
 	p := problem(http.StatusConflict, CodeAgentAmbiguous, fmt.Sprintf(
 		"the display name %s names %s: %s; ask for one of them by its id", shorten(ref), count, strings.Join(texts, ", ")))
 	p.Candidates = cands
 	return p
-}
-
-// candidateState is online, offline or gone, as the inventory shows it.
-func candidateState(c schema.AgentCandidate) string {
-	switch {
-	case c.Gone:
-		return "gone"
-	case c.Online:
-		return "online"
-	}
-	return "offline"
 }
 
 // differingKeys are the attributes whose values are not the same on every

@@ -106,7 +106,7 @@ type Problem struct {
 	// the rollout has no stages.
 	Stages []string `json:"stages,omitempty"`
 	// Candidates are the agents that share the display name of an
-	// agent_ambiguous (the first maxNamesShown), with what tells them apart.
+	// agent_ambiguous (the first schema.MaxCandidates), with what tells them apart.
 	Candidates []schema.AgentCandidate `json:"candidates,omitempty"`
 }
 

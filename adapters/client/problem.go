@@ -31,7 +31,7 @@ type Problem struct {
 	// for a stage it does not have.
 	Stages []string `json:"stages,omitempty"`
 	// Candidates are the agents that share the display name of an
-	// agent_ambiguous (the first 10), with what tells them apart.
+	// agent_ambiguous (the first schema.MaxCandidates), with what tells them apart.
 	Candidates []schema.AgentCandidate `json:"candidates,omitempty"`
 }
 

@@ -167,7 +167,7 @@ else service.instance.id). A name that several agents share is refused
 func (g *globals) ambiguous(p *client.Problem) {
 	cs := p.Candidates
 	count := fmt.Sprintf("%d agents are", len(cs))
-	if len(cs) >= maxCandidates {
+	if len(cs) >= schema.MaxCandidates {
 		count = fmt.Sprintf("%d agents (or more) are", len(cs))
 	}
 	fmt.Fprintf(g.stderr, "myrctl: %d %s: %s named %q; ask again by one of these ids:\n", p.Status, p.Code, count, cs[0].DisplayName)
@@ -181,7 +181,7 @@ func (g *globals) ambiguous(p *client.Problem) {
 	w := table(g.stderr)
 	row(w, append([]string{"  ID", "FLEET", "STATE", "LAST SEEN"}, attrs...)...)
 	for _, c := range cs {
-		cells := []string{"  " + c.ID, orDash(c.Fleet), stateText(client.Agent{Online: c.Online, Gone: c.Gone}), stamp(c.LastSeen)}
+		cells := []string{"  " + c.ID, orDash(c.Fleet), c.State(), stamp(c.LastSeen)}
 		for _, k := range attrs {
 			cells = append(cells, orDash(c.DifferingAttributes[k]))
 		}
@@ -192,9 +192,6 @@ func (g *globals) ambiguous(p *client.Problem) {
 		_ = g.printJSON(p)
 	}
 }
-
-// maxCandidates is the most agents an agent_ambiguous lists.
-const maxCandidates = 10
 
 func printAgent(g *globals, a client.AgentDetail) {
 	w := table(g.stdout)

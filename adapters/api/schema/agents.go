@@ -117,5 +117,19 @@ type AgentCandidate struct {
 	DifferingAttributes map[string]string `json:"differingAttributes,omitempty"`
 }
 
+// State is online, offline or gone, as the inventory shows it.
+func (c AgentCandidate) State() string {
+	switch {
+	case c.Gone:
+		return "gone"
+	case c.Online:
+		return "online"
+	}
+	return "offline"
+}
+
+// MaxCandidates bounds the agents an agent_ambiguous lists.
+const MaxCandidates = 10
+
 // MaxDifferingAttributes bounds the attributes a candidate shows.
 const MaxDifferingAttributes = 5
