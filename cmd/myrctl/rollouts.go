@@ -211,8 +211,8 @@ func agentName(t client.Target) string {
 
 // distinctNames are the names of the targets' agents, with the agent's id
 // added to a name that several agents of the list share: "vm (0192…0d)".
-// The whole id, since it is what agents get takes (a prefix of a UUIDv7
-// is its time, the same for agents created together).
+// The whole id: a prefix of a UUIDv7 is its time, the same for agents
+// created together, so a short one would not tell them apart.
 func distinctNames(ts []client.Target) []string {
 	ids := map[string]map[string]bool{}
 	for _, t := range ts {

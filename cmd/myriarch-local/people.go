@@ -42,15 +42,6 @@ func loadPeople(getenv func(string) string) (entries []api.TokenEntry, from stri
 	return t.Entries(), from, nil
 }
 
-// parsePeople reads a token table as the API does (api.ParseTokens).
-func parsePeople(b []byte) ([]api.TokenEntry, error) {
-	t, err := api.ParseTokens(b)
-	if err != nil {
-		return nil, err
-	}
-	return t.Entries(), nil
-}
-
 // peopleLine is the banner's line of the people the environment added.
 func peopleLine(entries []api.TokenEntry, from string) string {
 	names := make([]string, len(entries))
@@ -99,9 +90,11 @@ func mintPerson(file, name string, role api.Role) (string, error) {
 	case err != nil:
 		return "", err
 	default:
-		if entries, err = parsePeople(b); err != nil {
+		t, err := api.ParseTokens(b) // as the API reads it
+		if err != nil {
 			return "", fmt.Errorf("%s: %w", file, err)
 		}
+		entries = t.Entries()
 	}
 	for _, e := range entries {
 		if strings.EqualFold(e.DisplayName, name) {
