@@ -40,7 +40,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 logs=$root/build/test
 
-
 # TIMED are the tests whose figures depend on a quiet machine; they run
 # alone, after the others. The prediction test compares a prediction with
 # the stack's own timing: beside the others on two cores the rollout ran 2
@@ -50,7 +49,6 @@ logs=$root/build/test
 # its report is written (9.8 entries a target against 2.0 to 2.4 under
 # lighter load), and its 100 agents took minutes to settle.
 TIMED='TestPrediction_AgainstTheStack|TestWave_ReadsPerTarget'
-
 
 # ddb runs a command against a DynamoDB Local of its own, which says at
 # the end how much CPU it used: in most phases, more than the tests.
