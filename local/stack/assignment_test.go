@@ -116,10 +116,7 @@ func TestAssignmentFollowsTheAgent(t *testing.T) {
 	}
 
 	// A version rollout of edge; an agent that connects while it runs joins its last wave.
-	var sel struct{ RolloutID string }
-	if err := c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": "0.162.0"}, &sel); err != nil || sel.RolloutID == "" {
-		t.Fatalf("select-version: %v (rollout %q)", err, sel.RolloutID)
-	}
+	selected := selectVersion(ctx, t, c, "0.162.0")
 	late := cfg
 	late.N, late.Seed = 1, 99
 	joiner, err := simfleet.Start(ctx, late)
@@ -127,14 +124,14 @@ func TestAssignmentFollowsTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = joiner.Stop() }()
-	r, err := s.watch(ctx, c, sel.RolloutID, func(string, ...any) {}, "completed")
+	r, err := s.watch(ctx, c, selected, func(string, ...any) {}, "completed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.TargetCounts["succeeded"] != 5 {
 		t.Fatalf("rollout targets %v, want 5 succeeded: the 4 edge agents and the one that joined", r.TargetCounts)
 	}
-	_, ts, err := s.Deps.Store.LoadRollout(ctx, sel.RolloutID)
+	_, ts, err := s.Deps.Store.LoadRollout(ctx, selected)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,11 +40,8 @@ func TestAgentsWithoutHealthReports_RolloutsComplete(t *testing.T) {
 	id := quickstartChange(ctx, t, s, c, "nohealth")
 	waitCompleted(ctx, t, c, id, n)
 
-	var sel struct{ RolloutID string }
-	if err := c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": "0.162.0"}, &sel); err != nil || sel.RolloutID == "" {
-		t.Fatalf("select-version: %v (rollout %q)", err, sel.RolloutID)
-	}
-	waitCompleted(ctx, t, c, sel.RolloutID, n)
+	selected := selectVersion(ctx, t, c, "0.162.0")
+	waitCompleted(ctx, t, c, selected, n)
 }
 
 // quickstartChange applies examples/quickstart (health wait 3s, no

@@ -78,18 +78,15 @@ func healthWaitSurvives(t *testing.T, ctx context.Context, s *Stack, lb *forward
 	if err := s.apply(ctx, c, files, commit); err != nil {
 		t.Fatal(err)
 	}
-	var sel struct{ RolloutID string }
-	if err := c.do(ctx, "POST", "/api/v1/fleets/edge/actions/select-version", map[string]string{"version": "0.162.0"}, &sel); err != nil || sel.RolloutID == "" {
-		t.Fatalf("select-version: %v (rollout %q)", err, sel.RolloutID)
-	}
+	selected := selectVersion(ctx, t, c, "0.162.0")
 	waitFor(ctx, t, "a target in its health wait", func() bool {
 		var r rolloutView
-		return c.do(ctx, "GET", "/api/v1/rollouts/"+sel.RolloutID, nil, &r) == nil && r.TargetCounts["verifying"] > 0
+		return c.do(ctx, "GET", "/api/v1/rollouts/"+selected, nil, &r) == nil && r.TargetCounts["verifying"] > 0
 	})
 	disrupt()
 	var r rolloutView
 	waitFor(ctx, t, "the rollout to end", func() bool {
-		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+sel.RolloutID, nil, &r); err != nil {
+		if err := c.do(ctx, "GET", "/api/v1/rollouts/"+selected, nil, &r); err != nil {
 			return false
 		}
 		switch r.Status {

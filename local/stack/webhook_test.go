@@ -284,7 +284,7 @@ func TestWebhookRollout_StartsEachTargetOnceWhileAnotherPassEvaluates(t *testing
 // does and returns the rollout it created.
 func selectVersion(ctx context.Context, t *testing.T, c client, version string) string {
 	t.Helper()
-	id, err := selectFleetVersion(ctx, c, "edge", version, "webhook e2e")
+	id, err := selectFleetVersion(ctx, c, "edge", version, "local/stack e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
