@@ -17,8 +17,10 @@ import (
 )
 
 // uiHealthWait is the health wait of the rollout the page shows: long
-// enough to watch it count down.
-const uiHealthWait = 15 * time.Second
+// enough to watch it count down, also when the browser, beside the other
+// tests on two cores, takes ten seconds to show the page (at 15 s it once
+// showed the countdown at its last second).
+const uiHealthWait = 25 * time.Second
 
 // uiSkew puts the browser's clock ahead of the stack's. The page then
 // reaches 0 that long before the engine ends the wait, and shows
@@ -111,7 +113,7 @@ func TestUI_RolloutPage_LiveStack(t *testing.T) {
 	if who := uitest.Eval[string](t, browser, `document.querySelector('[data-wave="1"] .who-approves').textContent`); who != "Who may approve: an operator or admin other than local admin (applied its revision)." {
 		t.Errorf("who may approve: %q", who)
 	}
-	if src := uitest.Eval[string](t, browser, `document.querySelector('.source').textContent`); src != "Policy demo-config · healthWait 15s · policies/demo-config.yaml@ui-2" {
+	if src := uitest.Eval[string](t, browser, `document.querySelector('.source').textContent`); src != fmt.Sprintf("Policy demo-config · healthWait %s · policies/demo-config.yaml@ui-2", uiHealthWait) {
 		t.Errorf("source line %q", src)
 	}
 	if href := uitest.Eval[string](t, browser, `(document.querySelector('a[href*="states/home"]') || {}).href || ''`); !strings.Contains(href, "#/v2/executions/details/arn:aws:states:") {
