@@ -37,10 +37,13 @@ type TargetStore interface {
 //
 // images are agents as the caller knows them (the newest image of each in
 // a batch of the agents' stream), which may be older than the stored ones;
-// nil reads them all. An image only moves a target that is in progress to
-// its health wait (what the APPLIED report of the image says): every other
-// change is decided on the agent as stored, read for it. A stale image then
-// at worst leaves a target for a later record, and a wave's APPLIED reports
+// nil reads them all. An image decides two things only: a target in
+// progress moves to its health wait (what the APPLIED report of the image
+// says), and a target in its health wait stays there (a health report that
+// fails nothing, or the start-up reports of the new process). Every other
+// change, a failure or a success, is decided on the agent as stored, read
+// for it. A stale image then at worst leaves a target for a later record,
+// which carries the newer report, and a wave's APPLIED and health reports
 // are decided without reading their agents again (docs/engine.md).
 func (p Evaluator) EvaluateAgents(ctx context.Context, rolloutID string, agentIDs []string, images map[string]agent.Agent) error {
 	_, err := p.passAgents(ctx, rolloutID, agentIDs, images)
@@ -76,7 +79,7 @@ func (p Evaluator) passAgents(ctx context.Context, rolloutID string, agentIDs []
 }
 
 // passTargets runs one targeted evaluation; decided is false when the whole
-// rollout must decide instead. The targets in progress whose agents have an
+// rollout must decide instead. The targets in flight whose agents have an
 // image are evaluated on the images first; what those do not decide is
 // evaluated on the agents as stored.
 func (p Evaluator) passTargets(ctx context.Context, st TargetStore, id string, agentIDs []string, images map[string]agent.Agent) (out targeted, decided bool, err error) {
@@ -145,11 +148,11 @@ func (p Evaluator) saveTargets(ctx context.Context, st TargetStore, r rollout.Ro
 	return nil
 }
 
-// byImage splits targets into those in progress whose agent has an image
-// and the rest.
+// byImage splits targets into those in flight (in progress or in their
+// health wait) whose agent has an image and the rest.
 func byImage(ts []rollout.Target, images map[string]agent.Agent) (known, rest []rollout.Target) {
 	for _, t := range ts {
-		if _, ok := images[t.AgentID]; ok && t.Status == rollout.TargetInProgress {
+		if _, ok := images[t.AgentID]; ok && (t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying) {
 			known = append(known, t)
 		} else {
 			rest = append(rest, t)
@@ -166,8 +169,10 @@ func imagesOf(ts []rollout.Target, images map[string]agent.Agent) map[string]age
 	return out
 }
 
-// toHealthWait reports whether every change moves a target to its health
-// wait: the only change an image decides.
+// toHealthWait reports whether every changed target is in its health wait,
+// entered now or kept (its progress moved): the only outcome an image
+// decides. A target the image would fail or let succeed is decided on its
+// agent as stored.
 func toHealthWait(changed []rollout.Target) bool {
 	for _, t := range changed {
 		if t.Status != rollout.TargetVerifying {

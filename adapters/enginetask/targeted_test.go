@@ -151,6 +151,66 @@ func TestEvaluateAgents_AnImageMovesItsTargetToTheHealthWait(t *testing.T) {
 	}
 }
 
+// A health report of a target in its health wait is decided on its image
+// too: the target stays in the wait without a read of its agent (a wave's
+// restart reports, three a target, cost no agent read).
+func TestEvaluateAgents_AHealthReportKeepsItsTargetInTheWaitOnItsImage(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 5)
+	report(t, st, ctx, ids[2], agent.ConfigApplied, t0)
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[2]}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[2]: rollout.TargetVerifying})
+	stored, err := st.AgentsByID(ctx, []string{ids[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := stored[ids[2]]
+	img.Health = agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0.Add(2 * time.Second)}
+	st.ResetUsage()
+	if err := p.EvaluateAgents(ctx, "r1", []string{ids[2]}, map[string]agent.Agent{ids[2]: img}); err != nil {
+		t.Fatal(err)
+	}
+	u := st.Usage()
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[2]: rollout.TargetVerifying})
+	if u.ItemsRead != 2 {
+		t.Fatalf("usage %s, want 2 items read (the rollout, its target; no agent)", u)
+	}
+}
+
+// An image that would fail a target in its health wait does not: the agent
+// as stored decides, here healthy (the image is older than what is stored),
+// so the target stays in the wait; stored unhealthy, it fails.
+func TestEvaluateAgents_AnUnhealthyImageInTheWaitIsJudgedOnTheStoredAgent(t *testing.T) {
+	st, p, ids, _, ctx := targetedRollout(t, 3)
+	for _, id := range ids[:2] {
+		report(t, st, ctx, id, agent.ConfigApplied, t0)
+	}
+	if err := p.EvaluateAgents(ctx, "r1", ids[:2], nil); err != nil {
+		t.Fatal(err)
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[0]: rollout.TargetVerifying, ids[1]: rollout.TargetVerifying})
+	stored, err := st.AgentsByID(ctx, ids[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := agent.Health{Healthy: false, Status: "StatusRecoverableError", LastError: "exporter failed", ReportedAt: t0.Add(3 * time.Second)}
+	stale := stored[ids[0]]
+	stale.Health = broken
+	now := stored[ids[1]]
+	now.Health = broken
+	if err := st.RecordAgent(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]agent.Agent{ids[0]: stale, ids[1]: now}
+	for _, id := range ids[:2] {
+		if err := p.EvaluateAgents(ctx, "r1", []string{id}, images); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantStatuses(t, ctx, st, map[string]rollout.TargetStatus{ids[0]: rollout.TargetVerifying, ids[1]: rollout.TargetFailed})
+}
+
 // An image may be older than the stored agent: it decides nothing but a
 // target's move to its health wait. A target in its health wait is judged
 // on its agent as stored: here the agent moved on to another configuration
