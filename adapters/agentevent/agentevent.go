@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/plannertask"
@@ -23,34 +21,40 @@ import (
 	"github.com/myriarch/myriarch/core/policy"
 )
 
-// Change is one change of an agent item; Old is nil for a new agent, New is
-// nil for a deleted one.
+// Change is one change of an agent item: the agent as written (New, nil for
+// a deleted one) and what the write changed (agent.Written: the writer's
+// stamp, or the comparison of both images where the stream carries them).
 type Change struct {
-	Old, New *agent.Agent
+	ID  string
+	New *agent.Agent
+	agent.Written
 }
 
-// Matters reports whether a change can move a target. Heartbeats move only
-// lastSeen, which the engine does not read to decide, nor the hash of the
-// effective configuration (informational: the reported hash decides). Nor
-// does it read what the agent is asked to run (desiredHash, targetVersion,
-// packageOffer):
-// those are written by the evaluations' own orders and the planner, and an evaluation
-// for them would only reread the rollout (a wave of 1,000 targets writes
-// 1,000 desired hashes, ten stream batches, ten evaluations of 2,000 items that
-// change nothing). Everything else (a report, a connection, a new fleet)
-// may move a target.
-func Matters(c Change) bool {
-	if c.Old == nil || c.New == nil {
-		return true
+// Between is the change from old to new (nil old: a new agent; nil new: a
+// deleted one), as both images tell it.
+func Between(old, new *agent.Agent) Change {
+	c := Change{New: new, Written: agent.WrittenBetween(old, new)}
+	if new != nil {
+		c.ID = new.ID
+	} else if old != nil {
+		c.ID = old.ID
 	}
-	return !reflect.DeepEqual(decisive(*c.Old), decisive(*c.New))
+	return c
 }
 
-// decisive is the agent without the fields no engine decision reads.
-func decisive(a agent.Agent) agent.Agent {
-	a.LastSeen, a.EffectiveHash = time.Time{}, ""
-	a.DesiredHash, a.TargetVersion, a.PackageOffer = "", "", ""
-	return a
+// Matters reports whether a change can move a target: it changed a
+// decisive fact (agent.Agent.Decisive), or the agent is new or deleted.
+// Heartbeats move only lastSeen, which the engine does not read to decide,
+// nor the hash of the effective configuration (informational: the reported
+// hash decides). Nor does it read what the agent is asked to run
+// (desiredHash, targetVersion, packageOffer): those are written by the
+// evaluations' own orders and the planner, and an evaluation for them would
+// only reread the rollout (a wave of 1,000 targets writes 1,000 desired
+// hashes, ten stream batches, ten evaluations of 2,000 items that change
+// nothing). Everything else (a report, a connection, a new fleet) may move
+// a target.
+func Matters(c Change) bool {
+	return c.New == nil || c.Decisive
 }
 
 // Rollouts names the active rollout of a fleet and kind ("" for none).
@@ -103,7 +107,7 @@ type Collectors interface {
 // NeedsAssignment reports whether a change may change the agent's fleet: a
 // new agent, or one whose attributes changed.
 func NeedsAssignment(c Change) bool {
-	return c.New != nil && (c.Old == nil || !maps.Equal(c.Old.Attributes, c.New.Attributes))
+	return c.New != nil && c.Attributes
 }
 
 // Handle assigns the agents that need it and plans the fleets that changed,
@@ -125,15 +129,27 @@ func (h Handler) Handle(ctx context.Context, changes []Change) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	add := func(fleet, id string) {
+		if fleet != "" && !seen[[2]string{fleet, id}] {
+			seen[[2]string{fleet, id}] = true
+			fleets[fleet] = append(fleets[fleet], id)
+		}
+	}
 	for _, c := range changes {
 		if !Matters(c) {
 			continue
 		}
-		for _, a := range append([]*agent.Agent{c.Old, c.New}, collectors[c]...) {
-			if a != nil && a.Fleet != "" && !seen[[2]string{a.Fleet, a.ID}] {
-				seen[[2]string{a.Fleet, a.ID}] = true
-				fleets[a.Fleet] = append(fleets[a.Fleet], a.ID)
-			}
+		if c.New == nil && c.PrevFleet == "" {
+			// Deleted, and the stream says no more than its key: the rollouts
+			// that hold it find it gone at their next whole evaluation.
+			h.logger().Info("agent deleted: its targets are judged by their rollouts' next evaluation", "agent", c.ID)
+		}
+		add(c.PrevFleet, c.ID)
+		if c.New != nil {
+			add(c.New.Fleet, c.ID)
+		}
+		for _, col := range collectors[c] {
+			add(col.Fleet, col.ID)
 		}
 	}
 	for _, f := range slices.Sorted(maps.Keys(fleets)) {
@@ -189,11 +205,10 @@ func (h Handler) active(ctx context.Context, f string) ([]string, []error) {
 func newest(changes []Change) map[string]agent.Agent {
 	out := map[string]agent.Agent{}
 	for _, c := range changes {
-		switch {
-		case c.New != nil:
-			out[c.New.ID] = *c.New
-		case c.Old != nil:
-			delete(out, c.Old.ID)
+		if c.New != nil {
+			out[c.ID] = *c.New
+		} else {
+			delete(out, c.ID)
 		}
 	}
 	return out
@@ -249,11 +264,11 @@ func (h Handler) collectorsOf(ctx context.Context, changes []Change) (map[Change
 		if !Matters(c) {
 			continue
 		}
-		for _, u := range []*agent.Agent{c.Old, c.New} {
-			id := ""
-			if u != nil {
-				id = u.LinkedCollector()
-			}
+		links := []string{c.PrevCollector}
+		if c.New != nil {
+			links = append(links, c.New.LinkedCollector())
+		}
+		for _, id := range links {
 			if id == "" {
 				continue
 			}
@@ -261,7 +276,7 @@ func (h Handler) collectorsOf(ctx context.Context, changes []Change) (map[Change
 			if !done {
 				a, found, err := h.Collectors.GetAgent(ctx, id)
 				if err != nil {
-					errs = append(errs, fmt.Errorf("read collector %s of updater %s: %w", id, u.ID, err))
+					errs = append(errs, fmt.Errorf("read collector %s of updater %s: %w", id, c.ID, err))
 				}
 				if found && err == nil {
 					col = &a

@@ -42,12 +42,12 @@ func TestMatters(t *testing.T) {
 	for _, c := range cases {
 		old, nw := base(), base()
 		c.mut(&nw)
-		if got := Matters(Change{Old: &old, New: &nw}); got != c.want {
+		if got := Matters(Between(&old, &nw)); got != c.want {
 			t.Errorf("%s: Matters = %v, want %v", c.name, got, c.want)
 		}
 	}
 	a := base()
-	if !Matters(Change{New: &a}) || !Matters(Change{Old: &a}) {
+	if !Matters(Between(nil, &a)) || !Matters(Between(&a, nil)) {
 		t.Error("a new or a deleted agent always matters")
 	}
 }
@@ -82,7 +82,7 @@ func TestHandle_EvaluatesEachActiveRolloutOnce(t *testing.T) {
 	o3.Fleet, n3.Fleet = "idle", "idle"
 	o4, n4 := base(), base()
 	n4.Fleet = "core" // moved: both fleets
-	err := h.Handle(context.Background(), []Change{{&o1, &n1}, {&o2, &n2}, {&o3, &n3}, {&o4, &n4}})
+	err := h.Handle(context.Background(), []Change{Between(&o1, &n1), Between(&o2, &n2), Between(&o3, &n3), Between(&o4, &n4)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestHandle_PassesTheNewestImageOfEachAgent(t *testing.T) {
 	o2.ID, n2.ID = "a2", "a2"
 	n2.Health.Healthy = false
 	gone := n2
-	err := h.Handle(context.Background(), []Change{{&o1, &report}, {&o2, &n2}, {&report, &beat}, {&gone, nil}})
+	err := h.Handle(context.Background(), []Change{Between(&o1, &report), Between(&o2, &n2), Between(&report, &beat), Between(&gone, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestHandle_ErrorsRedeliverTheBatch(t *testing.T) {
 	h := Handler{Rollouts: fakeRollouts{}, Evaluator: countingEvaluator{}}
 	a, b := base(), base()
 	a.Fleet, b.Fleet, b.Online = "broken", "broken", false
-	if err := h.Handle(context.Background(), []Change{{&a, &b}}); err == nil {
+	if err := h.Handle(context.Background(), []Change{Between(&a, &b)}); err == nil {
 		t.Fatal("a failed lookup must fail the batch so that the stream delivers it again")
 	}
 }
@@ -172,7 +172,7 @@ func TestHandle_AssignsNewAndRelabelledAgentsAndPlansTheirFleets(t *testing.T) {
 	oldH, newH := base(), base()
 	oldH.ID, newH.ID = "health", "health"
 	newH.Health.Healthy = false
-	if err := h.Handle(context.Background(), []Change{{nil, &fresh}, {&oldL, &newL}, {&oldH, &newH}}); err != nil {
+	if err := h.Handle(context.Background(), []Change{Between(nil, &fresh), Between(&oldL, &newL), Between(&oldH, &newH)}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(as.ids, ",") != "new,moved" {
@@ -210,7 +210,7 @@ func TestHandle_UpdaterReportsPassTheirCollector(t *testing.T) {
 	lostNew.Update = &agent.UpdateComponent{Status: "downloading"}
 	beat, beatNew := updater("u3", col), updater("u3", col)
 	beatNew.LastSeen = t0.Add(time.Minute)
-	if err := h.Handle(context.Background(), []Change{{&o, &n}, {&lost, &lostNew}, {&beat, &beatNew}}); err != nil {
+	if err := h.Handle(context.Background(), []Change{Between(&o, &n), Between(&lost, &lostNew), Between(&beat, &beatNew)}); err != nil {
 		t.Fatal(err)
 	}
 	if want := (countingEvaluator{"r-ver": {{col}}}); !reflect.DeepEqual(evaluations, want) {

@@ -7,38 +7,58 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/adapters/streams"
 	"github.com/myriarch/myriarch/core/agent"
 )
 
-// Decoder decodes an agent item image (the store's strict decoding).
-type Decoder func(map[string]types.AttributeValue) (agent.Agent, error)
+// Decoder decodes an agent item image (the store's strict decoding) and
+// what its write changed, as the writer stamped it (store.DecodeAgentImage).
+type Decoder func(map[string]types.AttributeValue) (agent.Agent, agent.Written, error)
 
-// FromImages builds a Change from the old and new images of a stream record;
-// an absent image is nil.
-func FromImages(decode Decoder, oldImg, newImg map[string]types.AttributeValue) (Change, error) {
-	var c Change
-	for _, side := range []struct {
-		img map[string]types.AttributeValue
-		to  **agent.Agent
-	}{{oldImg, &c.Old}, {newImg, &c.New}} {
-		if len(side.img) == 0 {
-			continue
-		}
-		a, err := decode(side.img)
+// FromRecord builds a Change from a stream record. The agents table's
+// stream carries new images, stamped by their writers with what they
+// changed. Where a record has an old image too, both images tell it. A new
+// image without a stamp (written by an older build) counts as changing
+// everything; a delete without an image (nobody deletes agents but a person
+// at the console) is named by its key.
+func FromRecord(decode Decoder, r streams.Record) (Change, error) {
+	var old, nw *agent.Agent
+	var w agent.Written
+	if len(r.Old) > 0 {
+		a, _, err := decode(r.Old)
 		if err != nil {
-			return Change{}, err
+			return Change{}, fmt.Errorf("old image: %w", err)
 		}
-		*side.to = &a
+		old = &a
 	}
-	return c, nil
+	if len(r.New) > 0 {
+		a, written, err := decode(r.New)
+		if err != nil {
+			return Change{}, fmt.Errorf("new image: %w", err)
+		}
+		nw, w = &a, written
+	}
+	switch {
+	case old != nil:
+		return Between(old, nw), nil
+	case nw != nil && w.Stamped:
+		return Change{ID: nw.ID, New: nw, Written: w}, nil
+	case nw != nil:
+		return Between(nil, nw), nil
+	}
+	id, ok := r.Keys[tables.AttrID].(*types.AttributeValueMemberS)
+	if !ok || id.Value == "" {
+		return Change{}, fmt.Errorf("a record without an image names no agent in its key")
+	}
+	return Change{ID: id.Value, Written: agent.Written{Decisive: true}}, nil
 }
 
 // FromRecords decodes the changes of stream records.
 func FromRecords(decode Decoder, recs []streams.Record) ([]Change, error) {
 	out := make([]Change, 0, len(recs))
 	for _, r := range recs {
-		c, err := FromImages(decode, r.Old, r.New)
+		c, err := FromRecord(decode, r)
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", r.SequenceNumber, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/myriarch/myriarch/adapters/store"
 	"github.com/myriarch/myriarch/adapters/streams"
 	"github.com/myriarch/myriarch/core/agent"
+	"github.com/myriarch/myriarch/core/assignment"
 	"github.com/myriarch/myriarch/core/policy"
 	"github.com/myriarch/myriarch/local/storetest"
 )
@@ -104,6 +105,111 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 	}
 }
 
+// TestPoller_NewImagesTellWhatChanged: the agents table's stream carries new
+// images only, and the stamp each write puts on its item tells the
+// agent-event path what the old image did: a desired hash's write does not
+// matter, a report does, and an agent that moved names the fleet it left.
+func TestPoller_NewImagesTellWhatChanged(t *testing.T) {
+	st, names := storetest.NewWithTables(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := desc.Table.StreamSpecification.StreamViewType; v != types.StreamViewTypeNewImage {
+		t.Fatalf("agents stream view %s, want NEW_IMAGE", v)
+	}
+	var mu sync.Mutex
+	var got []agentevent.Change
+	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+		Name: "agent stream", Interval: 20 * time.Millisecond, Handler: func(_ context.Context, recs []streams.Record) error {
+			for _, r := range recs {
+				if r.Old != nil {
+					return fmt.Errorf("record %s has an old image", r.SequenceNumber)
+				}
+			}
+			cs, err := agentevent.FromRecords(store.DecodeAgentImage, recs)
+			mu.Lock()
+			got = append(got, cs...)
+			mu.Unlock()
+			return err
+		}}
+	ready := make(chan struct{})
+	p.Ready = ready
+	go func() { _ = p.Run(ctx) }()
+	<-ready
+	a := agent.Agent{ID: "a1", Fleet: "edge", Online: true, LastSeen: t0, Health: agent.Health{Healthy: true, ReportedAt: t0}}
+	if err := st.RecordAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetDesiredHash(ctx, []string{"a1"}, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	a.Health.Healthy = false
+	if err := st.RecordAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := st.AssignAgent(ctx, "a1", 1, func(agent.Agent) assignment.Outcome { return assignment.Outcome{Fleet: "core"} }); err != nil {
+		t.Fatal(err)
+	}
+	var cs []agentevent.Change
+	for deadline := time.Now().Add(20 * time.Second); len(cs) < 4 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		cs = append([]agentevent.Change(nil), got...)
+		mu.Unlock()
+	}
+	if len(cs) != 4 {
+		t.Fatalf("%d changes, want 4", len(cs))
+	}
+	matters := []bool{true, false, true, true}
+	for i, c := range cs {
+		if agentevent.Matters(c) != matters[i] || c.ID != "a1" || c.New == nil {
+			t.Errorf("change %d %+v: Matters %v, want %v", i, c, agentevent.Matters(c), matters[i])
+		}
+	}
+	if !agentevent.NeedsAssignment(cs[0]) || agentevent.NeedsAssignment(cs[2]) {
+		t.Error("a new agent needs its fleet, a health report does not")
+	}
+	if c := cs[3]; c.PrevFleet != "edge" || c.New.Fleet != "core" {
+		t.Errorf("the move: previous fleet %q, fleet %q; want edge, core", c.PrevFleet, c.New.Fleet)
+	}
+}
+
+// FromRecord: an image without a stamp (an older build's write) counts as
+// changing everything; a delete without an image is named by its key, and
+// matters; with both images, they are compared.
+func TestFromRecord_WithoutStampOrImage(t *testing.T) {
+	st, names := storetest.NewWithTables(t)
+	ctx := context.Background()
+	a := agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0}
+	if err := st.RecordAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	out, err := storetest.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names.Agents),
+		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a7"}}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("get item: %v", err)
+	}
+	delete(out.Item, "wr")
+	c, err := agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "MODIFY", New: out.Item})
+	if err != nil || !c.Decisive || !c.Attributes || c.ID != "a7" {
+		t.Fatalf("unstamped: %+v, %v; want a change of everything", c, err)
+	}
+	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a7"}}
+	c, err = agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "REMOVE", Keys: key})
+	if err != nil || c.ID != "a7" || c.New != nil || !agentevent.Matters(c) {
+		t.Fatalf("delete: %+v, %v; want agent a7 gone, mattering", c, err)
+	}
+	c, err = agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "REMOVE", Keys: key, Old: out.Item})
+	if err != nil || c.PrevFleet != "edge" {
+		t.Fatalf("delete with its old image: %+v, %v; want the fleet it left", c, err)
+	}
+	if _, err := agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "REMOVE"}); err == nil {
+		t.Fatal("a record without image or key names no agent: want an error")
+	}
+}
+
 // TestFromLambdaEvent_DecodesTheStoreItem feeds a real agent item, as the
 // Lambda event source would carry it, through the conversion and the
 // store's strict decoding.
@@ -127,7 +233,7 @@ func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := changes[0].New
-	if changes[0].Old != nil || got == nil || got.ID != "a7" || got.ServiceVersion != "0.161.0" || got.Attributes["site.timezone"] != "Europe/Berlin" || !got.Health.Healthy {
+	if !changes[0].Stamped || !changes[0].Decisive || got == nil || got.ID != "a7" || got.ServiceVersion != "0.161.0" || got.Attributes["site.timezone"] != "Europe/Berlin" || !got.Health.Healthy {
 		t.Fatalf("change %+v, want the agent as stored", changes[0])
 	}
 	bad := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "e2",

@@ -46,6 +46,9 @@ type AgentRecord struct {
 	// Credential is the agent's own credential, as digests (agentcreds.go).
 	Credential Credential
 	Version    int64
+	// was is the item as read for this write (written.go); nil for a new
+	// agent.
+	was *was
 }
 
 // Values of the assignState attribute.
@@ -92,6 +95,7 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	if r.Lagging() {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
+	it.stamp(r.written(a))
 	return it.packed(a, dictAgent1)
 }
 

@@ -49,7 +49,7 @@ func (s *Store) updateAgent(ctx context.Context, id string, cur *AgentRecord, ch
 				return false, err
 			}
 		}
-		next := *cur
+		next := edit(*cur)
 		if !change(&next) {
 			return false, nil
 		}
@@ -76,7 +76,7 @@ func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*Age
 	var items []types.TransactWriteItem
 	var sizes []int
 	for _, r := range recs {
-		n := r
+		n := edit(r)
 		if !change(&n) {
 			continue
 		}

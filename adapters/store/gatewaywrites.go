@@ -22,6 +22,9 @@ type AgentVersion struct {
 	assignPending bool
 	assignedRev   int64
 	credential    Credential // the gateway never changes it: a write keeps it as read
+	// decisive is the fingerprint of the decisive facts as stored, so that a
+	// write over this version stamps what it changed (written.go).
+	decisive uint64
 }
 
 // After reports whether v is an earlier version of the same agent: the
@@ -48,7 +51,7 @@ func (o owned) agent() agent.Agent {
 
 func versionOf(r AgentRecord) *AgentVersion {
 	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, reportedHash: r.RemoteConfig.Hash,
-		assignPending: r.AssignPending, assignedRev: r.AssignedRev, credential: r.Credential,
+		assignPending: r.AssignPending, assignedRev: r.AssignedRev, credential: r.Credential, decisive: fingerprint(r.Agent),
 		owned: owned{fleet: r.Fleet, assignmentError: r.AssignmentError, desiredHash: r.DesiredHash,
 			targetVersion: r.TargetVersion, packageOffer: r.PackageOffer}}
 }
@@ -176,7 +179,8 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, create bool
 // read it.
 func overVersion(a agent.Agent, prev *AgentVersion) AgentRecord {
 	r := AgentRecord{Agent: reported(a, prev.owned.agent()), Push: prev.push, AssignPending: prev.assignPending,
-		AssignedRev: prev.assignedRev, Credential: prev.credential, Version: prev.version}
+		AssignedRev: prev.assignedRev, Credential: prev.credential, Version: prev.version,
+		was: &was{decisive: prev.decisive, attributes: prev.attributes, fleet: prev.owned.fleet}}
 	deliveredByReport(&r, prev.reportedHash)
 	if !maps.Equal(r.Attributes, prev.attributes) {
 		r.AssignPending = true

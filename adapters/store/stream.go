@@ -13,10 +13,17 @@ import (
 )
 
 // DecodeAgentImage decodes an agent item as the agents table's stream
-// carries it (NewImage or OldImage), with the same strict rules as a read.
-func DecodeAgentImage(av map[string]types.AttributeValue) (agent.Agent, error) {
+// carries it (its new image), with the same strict rules as a read, and
+// what the write changed as its writer stamped it (written.go; Stamped
+// false for an item of an older build).
+func DecodeAgentImage(av map[string]types.AttributeValue) (agent.Agent, agent.Written, error) {
 	rec, err := decodeAgent(av)
-	return rec.Agent, err
+	if err != nil {
+		return agent.Agent{}, agent.Written{}, err
+	}
+	d := newDecoder("agent "+rec.ID, av)
+	w := writtenOf(d)
+	return rec.Agent, w, d.err
 }
 
 // ActiveRolloutID names the rollout that holds the lock of a fleet and kind

@@ -97,7 +97,7 @@ func (s *Store) AssignPage(ctx context.Context, rev int64, cursor string, limit 
 		if err != nil {
 			return nil, "", err
 		}
-		next, changed := assignDecision(r, rev, decide)
+		next, changed := assignDecision(edit(r), rev, decide)
 		out[i] = assignment.Swept{Before: r.Agent, After: next.Agent, Changed: changed}
 		if changed {
 			recs[i] = next

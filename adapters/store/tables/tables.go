@@ -110,7 +110,9 @@ func str(name string) Key { return Key{Name: name, Type: String} }
 func sk(name string) *Key { k := str(name); return &k }
 
 // Agents: one item per agent as the gateway reports it. Streams carry every
-// change to the agent-event Lambda, which evaluates that agent's targets.
+// change to the agent-event Lambda, which evaluates that agent's targets:
+// the new image only, since every write stamps what it changed (wr, and the
+// fleet it left, store/written.go).
 //
 // byFleet projects keys only: the index is then written when an agent is
 // created, deleted or moves to another fleet, not on every heartbeat; the
@@ -130,7 +132,7 @@ func sk(name string) *Key { k := str(name); return &k }
 // serves. Keys only: the link is written when an updater first reports,
 // and readers take the updater's reports from the table itself, consistent.
 var Agents = Table{
-	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewAndOldImages,
+	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewImage,
 	Indexes: []Index{
 		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
