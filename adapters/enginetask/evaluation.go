@@ -162,7 +162,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 	var failures map[string]engine.ExecutorFailure
 	starts := p.newClaims()
 	for attempt := 0; attempt < passAttempts; attempt++ {
-		in, err := p.load(ctx, rolloutID)
+		in, read, err := p.load(ctx, rolloutID)
 		if err != nil {
 			return Evaluated{}, err
 		}
@@ -185,7 +185,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 		}
 		savedFirst := in.Rollout.Kind == policy.KindConfig
 		if savedFirst {
-			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents, starts); err != nil {
+			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents, read, starts); err != nil {
 				return Evaluated{}, err
 			}
 		} else if res, err = p.carryOutAndSettle(ctx, in, res, starts); err != nil {
@@ -204,7 +204,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 			WritePassMetrics(p.Metrics, in.Rollout, res.Rollout, in.Now)
 			passed := Evaluated{Result: res, Targets: after}
 			if savedFirst {
-				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents, starts); err != nil {
+				if _, err := p.carryOut(ctx, ordersOf(res, true), in.Agents, read, starts); err != nil {
 					return Evaluated{}, fmt.Errorf("evaluation of rollout %s stored, its orders not carried out (the next evaluation orders them again): %w", rolloutID, err)
 				}
 				return passed, nil
@@ -292,22 +292,48 @@ func startedIDs(res engine.Result) []string {
 	return ids
 }
 
-func (p Evaluator) load(ctx context.Context, id string) (engine.Input, error) {
+// load reads the input of an evaluation of the whole rollout id, and what a
+// store that keeps it read of the agents (ReadOnce).
+func (p Evaluator) load(ctx context.Context, id string) (engine.Input, any, error) {
 	r, ts, err := p.Store.LoadRollout(ctx, id)
 	if err != nil {
-		return engine.Input{}, fmt.Errorf("load rollout %s: %w", id, err)
+		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
 	}
-	return p.input(ctx, r, ts)
+	ids := agentIDs(ts)
+	ro, ok := p.Store.(ReadOnce)
+	if !ok {
+		in, err := p.input(ctx, r, ts)
+		return in, nil, err
+	}
+	agents, read, err := ro.AgentsForEvaluation(ctx, ids)
+	if err != nil {
+		return engine.Input{}, nil, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
+	}
+	in, err := p.inputOf(ctx, r, ts, agents)
+	return in, read, err
+}
+
+// ReadOnce is a Store that sets the desired hashes an evaluation orders on
+// the agents as the evaluation read them, without reading them again
+// (store.Store): AgentsForEvaluation is AgentsByID that also returns what
+// SetDesiredHashOver needs of that read.
+type ReadOnce interface {
+	AgentsForEvaluation(ctx context.Context, ids []string) (map[string]agent.Agent, any, error)
+	SetDesiredHashOver(ctx context.Context, ids []string, hash string, agents map[string]agent.Agent, read any) error
+}
+
+func agentIDs(ts []rollout.Target) []string {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.AgentID
+	}
+	return ids
 }
 
 // input is the input of an evaluation over targets ts of rollout r: their agents,
 // the liveness leases, the clock.
 func (p Evaluator) input(ctx context.Context, r rollout.Rollout, ts []rollout.Target) (engine.Input, error) {
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.AgentID
-	}
-	agents, err := p.Store.AgentsByID(ctx, ids)
+	agents, err := p.Store.AgentsByID(ctx, agentIDs(ts))
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
 	}
@@ -337,11 +363,11 @@ func (p Evaluator) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.
 // threshold was not applied until then). Each round settles at least one
 // target for good, so the rounds are bounded by the targets.
 func (p Evaluator) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result, starts *claims) (engine.Result, error) {
-	settled, err := p.carryOut(ctx, &res, in.Agents, starts)
+	settled, err := p.carryOut(ctx, &res, in.Agents, nil, starts)
 	for round := 0; err == nil && settled > 0 && round < len(in.Targets); round++ {
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
 		next := engine.Evaluate(in)
-		if settled, err = p.carryOut(ctx, &next, in.Agents, starts); err != nil {
+		if settled, err = p.carryOut(ctx, &next, in.Agents, nil, starts); err != nil {
 			break
 		}
 		res = then(res, next)
@@ -350,10 +376,12 @@ func (p Evaluator) carryOutAndSettle(ctx context.Context, in engine.Input, res e
 }
 
 // carryOut performs the orders of an evaluation. For a configuration it sets desired
-// hashes (grouped by hash); for a version it claims the starts and calls the
-// executor (claim.go), and a target whose Start fails is marked failed in
-// the result before it is stored; settled counts those.
-func (p Evaluator) carryOut(ctx context.Context, res *engine.Result, agents map[string]agent.Agent, starts *claims) (settled int, err error) {
+// hashes (grouped by hash), on the agents as the evaluation read them when
+// the store kept that read (ReadOnce; read is nil otherwise); for a version
+// it claims the starts and calls the executor (claim.go), and a target
+// whose Start fails is marked failed in the result before it is stored;
+// settled counts those.
+func (p Evaluator) carryOut(ctx context.Context, res *engine.Result, agents map[string]agent.Agent, read any, starts *claims) (settled int, err error) {
 	if len(res.Orders) == 0 {
 		return 0, nil
 	}
@@ -364,8 +392,15 @@ func (p Evaluator) carryOut(ctx context.Context, res *engine.Result, agents map[
 				byHash[o.Ref] = append(byHash[o.Ref], o.AgentID)
 			}
 		}
+		ro, over := p.Store.(ReadOnce)
 		for h, ids := range byHash {
-			if err := p.Store.SetDesiredHash(ctx, ids, h); err != nil {
+			var err error
+			if over && read != nil {
+				err = ro.SetDesiredHashOver(ctx, ids, h, agents, read)
+			} else {
+				err = p.Store.SetDesiredHash(ctx, ids, h)
+			}
+			if err != nil {
 				return 0, fmt.Errorf("set desired hash %s: %w", h, err)
 			}
 		}

@@ -518,6 +518,12 @@ type applyingStore struct {
 	storedBefore int
 }
 
+// SetDesiredHashOver goes through SetDesiredHash, so that its hooks see
+// every desired-hash write.
+func (s *applyingStore) SetDesiredHashOver(ctx context.Context, ids []string, hash string, _ map[string]agent.Agent, _ any) error {
+	return s.SetDesiredHash(ctx, ids, hash)
+}
+
 func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
 	s.orders++
 	if _, ts, err := s.Store.LoadRollout(ctx, "r1"); err == nil {

@@ -72,6 +72,12 @@ func (s *Store) updateAgents(ctx context.Context, ids []string, change func(*Age
 	if err != nil {
 		return err
 	}
+	return s.writeAgents(ctx, recs, change)
+}
+
+// writeAgents applies change to records read before and writes the changed
+// ones as updateAgents does, each on the counter it was read with.
+func (s *Store) writeAgents(ctx context.Context, recs map[string]AgentRecord, change func(*AgentRecord) bool) error {
 	var cur, next []AgentRecord // as read, as changed
 	var items []types.TransactWriteItem
 	var sizes []int
@@ -193,13 +199,18 @@ func valueBytes(v types.AttributeValue) int {
 // for bootstrap and catch-up, the engine for started targets). Agents that
 // already have it are not written.
 func (s *Store) SetDesiredHash(ctx context.Context, ids []string, hash string) error {
-	return s.updateAgents(ctx, ids, func(r *AgentRecord) bool {
+	return s.updateAgents(ctx, ids, desiredHash(hash))
+}
+
+// desiredHash is the change of an agent's desired hash to hash.
+func desiredHash(hash string) func(*AgentRecord) bool {
+	return func(r *AgentRecord) bool {
 		if r.DesiredHash == hash {
 			return false
 		}
 		r.DesiredHash = hash
 		return true
-	})
+	}
 }
 
 // SetAgentTargetVersions writes the effective target version per agent.

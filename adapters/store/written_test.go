@@ -110,3 +110,40 @@ func TestDecodeAgentImage_UnstampedItemSaysNothing(t *testing.T) {
 		t.Fatalf("stamp %+v of an unstamped item, want Stamped false", w)
 	}
 }
+
+// SetDesiredHashOver writes the desired hashes on the versions an
+// evaluation read, reading no agent again; an agent written since the read
+// loses its condition and is read again, its newer report kept; an agent
+// the read does not hold is read first.
+func TestSetDesiredHashOver_WritesOnTheVersionsRead(t *testing.T) {
+	t.Parallel()
+	s, ctx := newStore(t), ctxT(t)
+	ids := []string{"a1", "a2", "a3"}
+	for _, id := range ids {
+		must(t, s.RecordAgent(ctx, agentOf(id, "edge")))
+	}
+	agents, read, err := s.AgentsForEvaluation(ctx, ids[:2])
+	must(t, err)
+	s.ResetUsage()
+	must(t, s.SetDesiredHashOver(ctx, ids[:2], "h1", agents, read))
+	if u := s.Usage(); u.ItemsRead != 0 || u.ItemsWritten != 2 {
+		t.Fatalf("usage %s, want no item read and 2 written", u)
+	}
+
+	agents, read, err = s.AgentsForEvaluation(ctx, ids[:2])
+	must(t, err)
+	later := agents["a2"]
+	later.Health = agent.Health{Healthy: false, Status: agent.StatusStarting, ReportedAt: t0.Add(time.Minute)}
+	must(t, s.RecordAgent(ctx, later)) // a report after the evaluation's read
+	must(t, s.SetDesiredHashOver(ctx, ids, "h2", agents, read))
+	got, err := s.AgentsByID(ctx, ids)
+	must(t, err)
+	for _, id := range ids {
+		if got[id].DesiredHash != "h2" {
+			t.Errorf("agent %s desired %q, want h2", id, got[id].DesiredHash)
+		}
+	}
+	if got["a2"].Health.Status != agent.StatusStarting {
+		t.Errorf("agent a2 health %+v: the report written after the read was lost", got["a2"].Health)
+	}
+}
