@@ -180,19 +180,9 @@ func TestPoller_NewImagesTellWhatChanged(t *testing.T) {
 // changing everything; a delete without an image is named by its key, and
 // matters; with both images, they are compared.
 func TestFromRecord_WithoutStampOrImage(t *testing.T) {
-	st, names := storetest.NewWithTables(t)
-	ctx := context.Background()
-	a := agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0}
-	if err := st.RecordAgent(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	out, err := storetest.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names.Agents),
-		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a7"}}})
-	if err != nil || out.Item == nil {
-		t.Fatalf("get item: %v", err)
-	}
-	delete(out.Item, "wr")
-	c, err := agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "MODIFY", New: out.Item})
+	item := storedItem(t, agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0})
+	delete(item, "wr")
+	c, err := agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "MODIFY", New: item})
 	if err != nil || !c.Decisive || !c.Attributes || c.ID != "a7" {
 		t.Fatalf("unstamped: %+v, %v; want a change of everything", c, err)
 	}
@@ -201,7 +191,7 @@ func TestFromRecord_WithoutStampOrImage(t *testing.T) {
 	if err != nil || c.ID != "a7" || c.New != nil || !agentevent.Matters(c) {
 		t.Fatalf("delete: %+v, %v; want agent a7 gone, mattering", c, err)
 	}
-	c, err = agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "REMOVE", Keys: key, Old: out.Item})
+	c, err = agentevent.FromRecord(store.DecodeAgentImage, streams.Record{EventName: "REMOVE", Keys: key, Old: item})
 	if err != nil || c.PrevFleet != "edge" {
 		t.Fatalf("delete with its old image: %+v, %v; want the fleet it left", c, err)
 	}
@@ -210,24 +200,31 @@ func TestFromRecord_WithoutStampOrImage(t *testing.T) {
 	}
 }
 
+// storedItem writes agent a through the store and returns its item as
+// DynamoDB holds it.
+func storedItem(t *testing.T, a agent.Agent) map[string]types.AttributeValue {
+	t.Helper()
+	st, names := storetest.NewWithTables(t)
+	ctx := context.Background()
+	if err := st.RecordAgent(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	out, err := storetest.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names.Agents),
+		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: a.ID}}})
+	if err != nil || out.Item == nil {
+		t.Fatalf("get item: %v", err)
+	}
+	return out.Item
+}
+
 // TestFromLambdaEvent_DecodesTheStoreItem feeds a real agent item, as the
 // Lambda event source would carry it, through the conversion and the
 // store's strict decoding.
 func TestFromLambdaEvent_DecodesTheStoreItem(t *testing.T) {
-	st, names := storetest.NewWithTables(t)
-	ctx := context.Background()
-	want := agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.161.0",
-		Attributes: map[string]string{"site.timezone": "Europe/Berlin"}, Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}}
-	if err := st.RecordAgent(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	out, err := storetest.Client(t).GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(names.Agents),
-		Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a7"}}})
-	if err != nil || out.Item == nil {
-		t.Fatalf("get item: %v", err)
-	}
+	item := storedItem(t, agent.Agent{ID: "a7", Fleet: "edge", Online: true, LastSeen: t0, ServiceVersion: "0.161.0",
+		Attributes: map[string]string{"site.timezone": "Europe/Berlin"}, Health: agent.Health{Healthy: true, Status: agent.StatusOK, ReportedAt: t0}})
 	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{EventID: "e1", EventName: "INSERT",
-		Change: events.DynamoDBStreamRecord{NewImage: streams.ToLambda(out.Item)}}}}
+		Change: events.DynamoDBStreamRecord{NewImage: streams.ToLambda(item)}}}}
 	changes, err := agentevent.FromLambdaEvent(store.DecodeAgentImage, ev)
 	if err != nil {
 		t.Fatal(err)
