@@ -55,6 +55,18 @@ func (configRollout) ActiveRolloutID(_ context.Context, fleet string, k policy.K
 	return "", nil
 }
 
+// agentsTable is a store with tables of its own and the description of
+// its agents table (the stream's ARN and view).
+func agentsTable(t *testing.T, ctx context.Context) (*store.Store, *types.TableDescription) {
+	t.Helper()
+	st, names := storetest.NewWithTables(t)
+	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, desc.Table
+}
+
 // TestPoller_DeliversAgentChanges writes agent reports through the store and
 // expects the stream of DynamoDB Local to deliver them to the handler, which
 // evaluates the fleet's active rollout: at once, and again after the stream
@@ -64,16 +76,12 @@ func (configRollout) ActiveRolloutID(_ context.Context, fleet string, k policy.K
 func TestPoller_DeliversAgentChanges(t *testing.T) {
 	for _, idle := range []time.Duration{0, 1500 * time.Millisecond} {
 		t.Run("idle "+idle.String(), func(t *testing.T) {
-			st, names := storetest.NewWithTables(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st, desc := agentsTable(t, ctx)
 			evaluator := &recordingEvaluator{}
 			h := agentevent.Handler{Rollouts: configRollout{}, Evaluator: evaluator}
-			p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+			p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.LatestStreamArn),
 				Name: "agent stream", Interval: 20 * time.Millisecond, Handler: h.Records(store.DecodeAgentImage)}
 			ready := make(chan struct{})
 			p.Ready = ready
@@ -110,19 +118,15 @@ func TestPoller_DeliversAgentChanges(t *testing.T) {
 // agent-event path what the old image did: a desired hash's write does not
 // matter, a report does, and an agent that moved names the fleet it left.
 func TestPoller_NewImagesTellWhatChanged(t *testing.T) {
-	st, names := storetest.NewWithTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := desc.Table.StreamSpecification.StreamViewType; v != types.StreamViewTypeNewImage {
+	st, desc := agentsTable(t, ctx)
+	if v := desc.StreamSpecification.StreamViewType; v != types.StreamViewTypeNewImage {
 		t.Fatalf("agents stream view %s, want NEW_IMAGE", v)
 	}
 	var mu sync.Mutex
 	var got []agentevent.Change
-	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+	p := streams.Poller{Streams: dynamodbstreams.NewFromConfig(storetest.Config(t)), StreamArn: aws.ToString(desc.LatestStreamArn),
 		Name: "agent stream", Interval: 20 * time.Millisecond, Handler: func(_ context.Context, recs []streams.Record) error {
 			for _, r := range recs {
 				if r.Old != nil {
@@ -297,13 +301,9 @@ func TestPoller_ABatchThatFailsHasTheReadDeliveredAgain(t *testing.T) {
 // fail, if set, can fail the handling of a batch (its call number, from 0)
 // after it was counted.
 func backlogBatches(t *testing.T, maxBatch, n int, fail func(call int) error) ([]int, int) {
-	st, names := storetest.NewWithTables(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	desc, err := storetest.Client(t).DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(names.Agents)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, desc := agentsTable(t, ctx)
 	var mu sync.Mutex
 	var sizes []int
 	total, calls := 0, 0
@@ -313,7 +313,7 @@ func backlogBatches(t *testing.T, maxBatch, n int, fail func(call int) error) ([
 	client := dynamodbstreams.NewFromConfig(storetest.Config(t), func(o *dynamodbstreams.Options) {
 		o.APIOptions = append(o.APIOptions, countReads(&reads, &released))
 	})
-	p := streams.Poller{Streams: client, StreamArn: aws.ToString(desc.Table.LatestStreamArn),
+	p := streams.Poller{Streams: client, StreamArn: aws.ToString(desc.LatestStreamArn),
 		Name: "agent stream", Interval: 20 * time.Millisecond, MaxBatch: maxBatch, Handler: func(_ context.Context, recs []streams.Record) error {
 			<-hold // the first batch waits until the backlog is written
 			mu.Lock()
