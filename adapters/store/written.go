@@ -5,8 +5,6 @@ import (
 	"hash/fnv"
 	"maps"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/myriarch/myriarch/core/agent"
 )
 
@@ -70,15 +68,7 @@ func (r AgentRecord) written(a agent.Agent) agent.Written {
 	if r.was == nil {
 		return agent.WrittenBetween(nil, &a)
 	}
-	w := agent.Written{Stamped: true, Decisive: fingerprint(a) != r.was.decisive,
-		Attributes: !maps.Equal(a.Attributes, r.was.attributes)}
-	if a.Fleet != r.was.fleet {
-		w.PrevFleet = r.was.fleet
-	}
-	if c := (agent.Agent{Attributes: r.was.attributes}).LinkedCollector(); c != a.LinkedCollector() {
-		w.PrevCollector = c
-	}
-	return w
+	return agent.WrittenOver(fingerprint(a) != r.was.decisive, r.was.attributes, r.was.fleet, a)
 }
 
 // stamp writes w on the item.
@@ -102,9 +92,4 @@ func writtenOf(d *decoder) agent.Written {
 	bits := d.num(attrWritten)
 	return agent.Written{Stamped: true, Decisive: bits&writtenDecisive != 0, Attributes: bits&writtenAttributes != 0,
 		PrevFleet: d.optStr(attrPrevFleet), PrevCollector: d.optStr(attrPrevCollector)}
-}
-
-// stampOf is the stamp of an item as DynamoDB holds it (tests).
-func stampOf(av map[string]types.AttributeValue) agent.Written {
-	return writtenOf(newDecoder("agent", av))
 }

@@ -47,12 +47,19 @@ func WrittenBetween(old, new *Agent) Written {
 		w.PrevFleet, w.PrevCollector = old.Fleet, old.LinkedCollector()
 		return w
 	}
-	w.Decisive = !reflect.DeepEqual(old.Decisive(), new.Decisive())
-	w.Attributes = !maps.Equal(old.Attributes, new.Attributes)
-	if old.Fleet != new.Fleet {
-		w.PrevFleet = old.Fleet
+	return WrittenOver(!reflect.DeepEqual(old.Decisive(), new.Decisive()), old.Attributes, old.Fleet, *new)
+}
+
+// WrittenOver is what a write of new changed, given what its writer knew of
+// the agent it replaced: whether a decisive fact changed (compared as the
+// writer can: both agents, or a fingerprint of the old one), and the old
+// attributes and fleet.
+func WrittenOver(decisive bool, attributes map[string]string, fleet string, new Agent) Written {
+	w := Written{Stamped: true, Decisive: decisive, Attributes: !maps.Equal(attributes, new.Attributes)}
+	if fleet != new.Fleet {
+		w.PrevFleet = fleet
 	}
-	if c := old.LinkedCollector(); c != new.LinkedCollector() {
+	if c := (Agent{Attributes: attributes}).LinkedCollector(); c != new.LinkedCollector() {
 		w.PrevCollector = c
 	}
 	return w
