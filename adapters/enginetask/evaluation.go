@@ -299,13 +299,12 @@ func (p Evaluator) load(ctx context.Context, id string) (engine.Input, any, erro
 	if err != nil {
 		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
 	}
-	ids := agentIDs(ts)
 	ro, ok := p.Store.(ReadOnce)
 	if !ok {
 		in, err := p.input(ctx, r, ts)
 		return in, nil, err
 	}
-	agents, read, err := ro.AgentsForEvaluation(ctx, ids)
+	agents, read, err := ro.AgentsForEvaluation(ctx, agentIDs(ts))
 	if err != nil {
 		return engine.Input{}, nil, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
 	}

@@ -51,16 +51,16 @@ func (s *Store) AgentsForEvaluation(ctx context.Context, ids []string) (map[stri
 // them (AgentsForEvaluation: the agents and what it kept of their items).
 // An agent the read does not hold is read first, as SetDesiredHash does.
 func (s *Store) SetDesiredHashOver(ctx context.Context, ids []string, hash string, agents map[string]agent.Agent, read any) error {
-	rd, _ := read.(*AgentsRead)
+	rd, ok := read.(*AgentsRead)
+	if !ok || rd == nil {
+		return s.SetDesiredHash(ctx, ids, hash)
+	}
 	recs := make(map[string]AgentRecord, len(ids))
 	var unread []string
 	for _, id := range ids {
 		a, ok := agents[id]
-		var rest recordRest
-		if ok && rd != nil {
-			rest, ok = rd.rest[id]
-		}
-		if !ok || rd == nil {
+		rest, kept := rd.rest[id]
+		if !ok || !kept {
 			unread = append(unread, id)
 			continue
 		}
