@@ -92,20 +92,9 @@ func printAgents(g *globals, as []client.Agent) {
 	w := table(g.stdout)
 	fmt.Fprintln(w, "NAME\tID\tFLEET\tSTATE\tVERSION\tCONFIG\tHEALTH\tLAST SEEN")
 	for _, a := range as {
-		row(w, a.DisplayName, a.ID, orDash(a.Fleet), stateText(a), orDash(a.Version), configText(a.Config), healthText(a.Health), stamp(a.LastSeen))
+		row(w, a.DisplayName, a.ID, orDash(a.Fleet), a.State(), orDash(a.Version), configText(a.Config), healthText(a.Health), stamp(a.LastSeen))
 	}
 	_ = w.Flush()
-}
-
-// stateText is online, offline or gone, by the API's liveness rule.
-func stateText(a client.Agent) string {
-	switch {
-	case a.Gone:
-		return "gone"
-	case a.Online:
-		return "online"
-	}
-	return "offline"
 }
 
 // configText is the reported status, and "drifted" when the agent runs
@@ -205,7 +194,7 @@ func printAgent(g *globals, a client.AgentDetail) {
 		fleet += " (no fleet selects it)"
 	}
 	fmt.Fprintf(w, "Fleet\t%s\n", fleet)
-	fmt.Fprintf(w, "State\t%s · last seen %s · connected %s\n", stateText(a.Agent), stamp(a.LastSeen), stamp(a.ConnectedAt))
+	fmt.Fprintf(w, "State\t%s · last seen %s · connected %s\n", a.Agent.State(), stamp(a.LastSeen), stamp(a.ConnectedAt))
 	version := orDash(a.Version)
 	switch a.TargetVersion {
 	case "":

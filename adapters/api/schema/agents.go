@@ -118,11 +118,16 @@ type AgentCandidate struct {
 }
 
 // State is online, offline or gone, as the inventory shows it.
-func (c AgentCandidate) State() string {
+func (c AgentCandidate) State() string { return agentState(c.Online, c.Gone) }
+
+// State is online, offline or gone, as the inventory shows it.
+func (a Agent) State() string { return agentState(a.Online, a.Gone) }
+
+func agentState(online, gone bool) string {
 	switch {
-	case c.Gone:
+	case gone:
 		return "gone"
-	case c.Online:
+	case online:
 		return "online"
 	}
 	return "offline"
