@@ -65,6 +65,7 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // needs neither: it is answered here.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	l.arrived()
+	l.ping.heardAt(l.g.cfg.Now())
 	defer l.heard()
 	defer l.handled()
 	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {

@@ -38,9 +38,9 @@
 // (URL from Config.DownloadURL, hashes derived from name, version and URL
 // so that every task offers the same bytes) when the agent neither runs nor
 // reports that version; each once per connection, on (re)connect and from
-// the poll of the lagging index. A WebSocket agent is also sent a ping
-// frame every WSPing, so that the load balancer does not drop a connection
-// on which nothing else passes (ping.go).
+// the poll of the lagging index. A WebSocket agent that sent no message for
+// WSPing is also sent a ping frame, so that the load balancer does not drop
+// a connection on which nothing else passes (ping.go).
 //
 // What it writes: a (re)connection, a report that changed a reported fact,
 // and a closed connection (offline, unless the gateway closed it to drain),
@@ -185,9 +185,9 @@ type Config struct {
 	AckGrace time.Duration
 	// After is the timer of backoffs and waits [time.After].
 	After func(time.Duration) <-chan time.Time
-	// WSPing is the interval of the ping frames sent to each WebSocket
-	// agent, so that the load balancer never sees its connection idle
-	// (ping.go) [DefaultWSPing]; negative sends none.
+	// WSPing is how long a WebSocket connection may carry no message
+	// before it is sent a ping frame, so that the load balancer never sees
+	// it idle (ping.go) [DefaultWSPing]; negative sends none.
 	WSPing time.Duration
 	// AfterFunc runs f once after d on a goroutine of its own; the pings
 	// and the quiet connections' bounds are timed with it [time.AfterFunc].

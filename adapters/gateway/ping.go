@@ -18,6 +18,15 @@ import (
 // it is not an OpAMP message and does not count as a heartbeat: a silent
 // agent is still closed by the sweep.
 //
+// Only a connection that carried no message for the whole interval is
+// pinged: an agent's own messages keep the flow alive just as well, and
+// with a heartbeat shorter than the interval (opamp-go's 30 s against the
+// default minute) a ping on every connection would add a write, a pong's
+// read and a thread's wake-up to each agent every minute, a third more than
+// its heartbeats cost (docs/scale.md, the gateway side by side). The timer
+// still fires once per interval; it then waits out what remains of the
+// interval since the last message.
+//
 // opamp-go v0.23.0 neither sends pings nor exposes its gorilla/websocket
 // Conn, whose WriteControl would (open-telemetry/opamp-go#397), so the
 // gateway writes the frame itself, with one Write on the net.Conn under the
@@ -83,7 +92,8 @@ func writesWholeFrames(conn net.Conn) bool {
 	return ok
 }
 
-// pinger writes a ping frame to one WebSocket connection every interval. It
+// pinger writes a ping frame to one WebSocket connection each time a whole
+// interval passed without a message or a ping. It
 // holds no goroutine while it waits: a timer (time.AfterFunc) runs each
 // ping on a goroutine of its own and is armed again once the write
 // returned, so that a connection has at most one ping in flight and an idle
@@ -92,7 +102,9 @@ func writesWholeFrames(conn net.Conn) bool {
 type pinger struct {
 	conn   net.Conn
 	every  time.Duration
-	failed func(error) // a ping could not be written: the connection is to close
+	now    func() time.Time
+	heard  atomic.Int64 // when the last message arrived (or the connection opened), Unix nanoseconds
+	failed func(error)  // a ping could not be written: the connection is to close
 	live   *atomic.Int32
 
 	mu      sync.Mutex
@@ -103,8 +115,9 @@ type pinger struct {
 // startPinger pings conn every interval until stop or a failed write; live
 // counts the pingers that have not ended (no timer armed, no ping being
 // written).
-func startPinger(conn net.Conn, every time.Duration, after func(time.Duration, func()) Timer, failed func(error), live *atomic.Int32) *pinger {
-	p := &pinger{conn: conn, every: every, failed: failed, live: live}
+func startPinger(conn net.Conn, every time.Duration, now func() time.Time, after func(time.Duration, func()) Timer, failed func(error), live *atomic.Int32) *pinger {
+	p := &pinger{conn: conn, every: every, now: now, failed: failed, live: live}
+	p.heard.Store(now().UnixNano())
 	live.Add(1)
 	p.mu.Lock() // a short interval may fire before the timer is stored
 	defer p.mu.Unlock()
@@ -112,17 +125,29 @@ func startPinger(conn net.Conn, every time.Duration, after func(time.Duration, f
 	return p
 }
 
+// heardAt notes that a message arrived at t: the next ping waits a whole
+// interval from then.
+func (p *pinger) heardAt(t time.Time) {
+	if p != nil {
+		p.heard.Store(t.UnixNano())
+	}
+}
+
 func (p *pinger) ping() {
+	if quiet := time.Duration(p.now().UnixNano() - p.heard.Load()); quiet < p.every {
+		p.next(nil, p.every-quiet) // a message passed meanwhile
+		return
+	}
 	_, err := p.conn.Write(pingFrame)
-	if p.next(err) {
+	if p.next(err, p.every) {
 		p.failed(err)
 	}
 }
 
-// next arms the timer again after a ping that was written and ends the
-// pinger otherwise; failed is true when the write failed on a pinger that
-// was not stopped.
-func (p *pinger) next(err error) (failed bool) {
+// next arms the timer again, for wait, after a ping that was written (or
+// not needed) and ends the pinger otherwise; failed is true when the write
+// failed on a pinger that was not stopped.
+func (p *pinger) next(err error, wait time.Duration) (failed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -134,7 +159,7 @@ func (p *pinger) next(err error) (failed bool) {
 		p.live.Add(-1)
 		return true
 	}
-	p.timer.Reset(p.every)
+	p.timer.Reset(wait)
 	return false
 }
 
@@ -170,7 +195,7 @@ func (g *Gateway) startPinger(l *link) *pinger {
 		})
 		return nil
 	}
-	return startPinger(conn, g.cfg.WSPing, g.cfg.AfterFunc, l.pingFailed, &g.pingers)
+	return startPinger(conn, g.cfg.WSPing, g.cfg.Now, g.cfg.AfterFunc, l.pingFailed, &g.pingers)
 }
 
 // pingFailed closes a connection whose ping could not be written: the

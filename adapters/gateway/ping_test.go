@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,11 +109,16 @@ func (t *fakeTimer) intervals() []time.Duration {
 	return append([]time.Duration(nil), t.asked...)
 }
 
+// withPings sets the ping interval; with ft the test fires the timers and
+// moves the harness's clock, without it both are real, since a pinger
+// measures the quiet it waits for on the gateway's clock.
 func withPings(every time.Duration, ft *fakeTimers) func(*Config) {
 	return func(c *Config) {
 		c.WSPing = every
 		if ft != nil {
 			c.AfterFunc = ft.afterFunc
+		} else {
+			c.Now = time.Now
 		}
 	}
 }
@@ -210,9 +216,9 @@ func (c *pingClient) next(what string) *protobufs.ServerToAgent {
 	return nil
 }
 
-// The agent is pinged each time the interval passes: every timer the
-// gateway arms is for the configured interval, and each firing is one ping
-// the agent reads.
+// The agent is pinged each time a whole interval passed without a message
+// from it: a timer that fires sooner after a message pings nothing and is
+// armed again for what remains of the interval since that message.
 func TestGateway_PingsWebSocketAgent(t *testing.T) {
 	ft := &fakeTimers{}
 	h := newHarness(t, newMemAgents(), withPings(45*time.Second, ft))
@@ -223,25 +229,38 @@ func TestGateway_PingsWebSocketAgent(t *testing.T) {
 	if len(timers) != 1 {
 		t.Fatalf("%d ping timers for one connection, want 1", len(timers))
 	}
-	const fires = 5
-	for i := range fires {
-		if !timers[0].fire() {
-			t.Fatalf("the ping timer not armed again after ping %d", i)
+	timer := timers[0]
+	fire := func(what string) {
+		t.Helper()
+		if !timer.fire() {
+			t.Fatalf("the ping timer not armed %s", what)
 		}
 	}
-	h.eventually("five pings", func() bool { return c.pings.Load() == fires })
-	for _, d := range timers[0].intervals() {
-		if d != 45*time.Second {
-			t.Errorf("a ping timer armed for %v, want 45s: %v", d, timers[0].intervals())
-			break
-		}
+	fire("after the connect") // no time passed since the first message
+	for range 3 {
+		h.clock.advance(45 * time.Second)
+		fire("after a ping")
 	}
-	if !timers[0].isArmed() || h.g.pingers.Load() != 1 {
-		t.Errorf("armed %v, %d pingers; want the next ping waiting", timers[0].isArmed(), h.g.pingers.Load())
+	h.eventually("three pings", func() bool { return c.pings.Load() == 3 })
+	h.clock.advance(20 * time.Second)
+	c.send(msg(withVersion("1.0"))) // a heartbeat, 20 s into the interval
+	c.next("the answer to the heartbeat")
+	h.clock.advance(25 * time.Second)
+	fire("after the heartbeat") // 25 s after the heartbeat: no ping
+	h.clock.advance(20 * time.Second)
+	fire("after the wait for the rest") // 45 s after it
+	h.eventually("four pings", func() bool { return c.pings.Load() == 4 })
+
+	want := []time.Duration{45 * time.Second, 45 * time.Second, 45 * time.Second, 45 * time.Second, 45 * time.Second, 20 * time.Second, 45 * time.Second}
+	if got := timer.intervals(); !slices.Equal(got, want) {
+		t.Errorf("the ping timer armed for %v, want %v", got, want)
 	}
-	time.Sleep(20 * time.Millisecond) // no ping but those fired
-	if n := c.pings.Load(); n != fires {
-		t.Errorf("%d pings, want %d", n, fires)
+	if !timer.isArmed() || h.g.pingers.Load() != 1 {
+		t.Errorf("armed %v, %d pingers; want the next ping waiting", timer.isArmed(), h.g.pingers.Load())
+	}
+	time.Sleep(20 * time.Millisecond) // no ping but those counted
+	if n := c.pings.Load(); n != 4 {
+		t.Errorf("%d pings, want 4", n)
 	}
 }
 
@@ -483,15 +502,21 @@ func TestPinger(t *testing.T) {
 		live   *atomic.Int32
 		agent  net.Conn // the other end
 		failed chan error
+		clock  *clock
 	}
 	start := func(t *testing.T) rig {
 		server, agent := net.Pipe()
 		t.Cleanup(func() { server.Close(); agent.Close() })
 		ft := &fakeTimers{}
-		r := rig{live: &atomic.Int32{}, agent: agent, failed: make(chan error, 2)}
-		r.p = startPinger(server, time.Minute, ft.afterFunc, func(err error) { r.failed <- err }, r.live)
+		r := rig{live: &atomic.Int32{}, agent: agent, failed: make(chan error, 2), clock: &clock{now: time.Unix(0, 0)}}
+		r.p = startPinger(server, time.Minute, r.clock.Now, ft.afterFunc, func(err error) { r.failed <- err }, r.live)
 		r.timer = ft.all()[0]
 		return r
+	}
+	// fire fires the timer a minute after the last: a ping is due.
+	fire := func(r rig) bool {
+		r.clock.advance(time.Minute)
+		return r.timer.fire()
 	}
 	readPing := func(t *testing.T, r rig) {
 		b := make([]byte, 2)
@@ -504,7 +529,7 @@ func TestPinger(t *testing.T) {
 		r := start(t)
 		for range 3 {
 			go readPing(t, r)
-			if !r.timer.fire() {
+			if !fire(r) {
 				t.Fatal("not armed again")
 			}
 		}
@@ -514,10 +539,33 @@ func TestPinger(t *testing.T) {
 			t.Errorf("armed %v, %d live after stop", r.timer.isArmed(), r.live.Load())
 		}
 	})
+	t.Run("a message meanwhile puts the ping off", func(t *testing.T) {
+		r := start(t)
+		r.clock.advance(40 * time.Second)
+		r.p.heardAt(r.clock.Now()) // 40 s in: no ping at 60 s, one at 100 s
+		r.clock.advance(20 * time.Second)
+		fired := make(chan struct{})
+		go func() { r.timer.fire(); close(fired) }()
+		select { // nobody reads: a ping written blocks
+		case <-fired:
+		case <-time.After(2 * time.Second):
+			t.Fatal("pinged 20 s after a message")
+		}
+		if got := r.timer.intervals(); !slices.Equal(got, []time.Duration{time.Minute, 40 * time.Second}) {
+			t.Fatalf("armed for %v, want the rest of the interval since the message", got)
+		}
+		go readPing(t, r)
+		r.clock.advance(40 * time.Second)
+		r.timer.fire()
+		if got := r.timer.intervals(); !slices.Equal(got, []time.Duration{time.Minute, 40 * time.Second, time.Minute}) {
+			t.Errorf("armed for %v after the ping, want a whole interval", got)
+		}
+		r.p.stop()
+	})
 	t.Run("stopped while a ping is blocked", func(t *testing.T) {
 		r := start(t)
 		fired := make(chan struct{})
-		go func() { r.timer.fire(); close(fired) }() // nobody reads: the write blocks
+		go func() { fire(r); close(fired) }() // nobody reads: the write blocks
 		time.Sleep(10 * time.Millisecond)
 		r.p.stop() // returns without waiting for the write
 		if r.live.Load() != 1 {
@@ -532,7 +580,7 @@ func TestPinger(t *testing.T) {
 	t.Run("a failed write ends it", func(t *testing.T) {
 		r := start(t)
 		r.agent.Close()
-		r.timer.fire()
+		fire(r)
 		if err := receive(t, r.failed, "the failure"); !errors.Is(err, io.ErrClosedPipe) {
 			t.Errorf("failure %v", err)
 		}
