@@ -20,7 +20,7 @@
 //	-package-checksums-url  MYRIARCH_GATEWAY_PACKAGE_CHECKSUMS_URL  a release's checksums file, {version} [none]
 //	-package-signature-url  MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL  an archive's minisign signature, {version} {os} {arch} [none]
 //	-drain-timeout     MYRIARCH_GATEWAY_DRAIN_TIMEOUT  how long SIGTERM waits for connections to close [20s]
-//	-ws-ping           MYRIARCH_GATEWAY_WS_PING        WebSocket ping interval, under the NLB's 350 s idle timeout [1m]; 0 = off
+//	-ws-ping           MYRIARCH_GATEWAY_WS_PING        quiet before a WebSocket ping, under the NLB's 350 s idle timeout [1m]; 0 = off
 //	-first-message-wait  MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT  close a WebSocket that sends no message this long after connecting [10s]
 //	-max-conns-per-source  MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE  WebSocket connections of one source address [1000]; 0 = no limit
 //	-decode-slots      MYRIARCH_GATEWAY_DECODE_SLOTS   messages over 16 KiB read, decoded and handled at once [4]
@@ -40,9 +40,10 @@
 // with a region and dummy credentials unless the environment sets them
 // (store.AWSConfig).
 //
-// Every WebSocket agent is sent a ping frame each -ws-ping, so that the
-// Network Load Balancer, which drops a flow idle for 350 s, keeps the
-// connection of an agent that says nothing for longer; pings are not sent
+// A WebSocket connection that carried no message and no ping for -ws-ping
+// is sent a ping frame, so that the Network Load Balancer, which drops a
+// flow idle for 350 s, keeps the connection of an agent that says nothing
+// for longer; pings are not sent
 // over the gateway's own TLS (-tls-cert; adapters/gateway, ping.go says why).
 //
 // The debug listener is off unless -debug-listen names a loopback address

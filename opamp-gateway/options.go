@@ -77,7 +77,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.signatureURL, "package-signature-url", env("MYRIARCH_GATEWAY_PACKAGE_SIGNATURE_URL", ""), "minisign signature URL template, offered to updaters")
 	fs.StringVar(&o.packageName, "package-name", env("MYRIARCH_GATEWAY_PACKAGE_NAME", ""), "OpAMP package name of the collector")
 	fs.StringVar(&drainTimeout, "drain-timeout", env("MYRIARCH_GATEWAY_DRAIN_TIMEOUT", "20s"), "how long a shutdown waits for connections to close")
-	fs.StringVar(&wsPing, "ws-ping", env("MYRIARCH_GATEWAY_WS_PING", gateway.DefaultWSPing.String()), "WebSocket ping interval, under the load balancer's 350 s idle timeout (0 = off)")
+	fs.StringVar(&wsPing, "ws-ping", env("MYRIARCH_GATEWAY_WS_PING", gateway.DefaultWSPing.String()), "quiet after which a WebSocket connection is pinged, under the load balancer's 350 s idle timeout (0 = off)")
 	fs.StringVar(&firstMessageWait, "first-message-wait", env("MYRIARCH_GATEWAY_FIRST_MESSAGE_WAIT", "10s"), "close a WebSocket that sends no message this long after connecting")
 	fs.StringVar(&perSource, "max-conns-per-source", env("MYRIARCH_GATEWAY_MAX_CONNS_PER_SOURCE", strconv.Itoa(DefaultMaxConnsPerSource)), "WebSocket connections of one source address (0 = no limit)")
 	fs.StringVar(&slots, "decode-slots", env("MYRIARCH_GATEWAY_DECODE_SLOTS", strconv.Itoa(gateway.DefaultDecodeSlots)), "messages over 16 KiB read and handled at once")

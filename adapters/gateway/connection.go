@@ -48,9 +48,9 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 	defer l.g.recoverIn("OnConnected")
 	l.conn = conn
 	if !l.plainHTTP {
-		l.g.links.add(l)
 		l.guard = guardOf(conn.Connection())
-		l.ping = l.g.startPinger(l)
+		l.ping = l.g.pingerOf(l) // before the link is in the set that pingQuiet reads
+		l.g.links.add(l)
 		l.startQuietTimer()
 	}
 }
@@ -65,7 +65,7 @@ func (l *link) connected(_ context.Context, conn types.Connection) {
 // needs neither: it is answered here.
 func (l *link) message(ctx context.Context, _ types.Connection, msg *protobufs.AgentToServer) *protobufs.ServerToAgent {
 	l.arrived()
-	l.ping.heardAt(l.g.cfg.Now())
+	l.ping.heardAt(l.g.now())
 	defer l.heard()
 	defer l.handled()
 	if s := l.s; s != nil && bytes.Equal(s.uid, msg.GetInstanceUid()) && proto.Size(msg) <= l.g.cfg.MaxMessageBytes {
@@ -339,6 +339,19 @@ func (ls *linkSet) remove(l *link) {
 	case ls.closed <- struct{}{}:
 	default:
 	}
+}
+
+// quiet lists the links whose pinger take (ping.go) marks for a ping at now.
+func (ls *linkSet) quiet(now time.Time, every time.Duration) []*link {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	var out []*link
+	for l := range ls.open {
+		if l.ping != nil && l.ping.take(now, every) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func (ls *linkSet) len() int {

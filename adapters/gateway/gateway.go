@@ -189,8 +189,8 @@ type Config struct {
 	// before it is sent a ping frame, so that the load balancer never sees
 	// it idle (ping.go) [DefaultWSPing]; negative sends none.
 	WSPing time.Duration
-	// AfterFunc runs f once after d on a goroutine of its own; the pings
-	// and the quiet connections' bounds are timed with it [time.AfterFunc].
+	// AfterFunc runs f once after d on a goroutine of its own; the quiet
+	// connections' bounds are timed with it (quiet.go) [time.AfterFunc].
 	AfterFunc func(d time.Duration, f func()) Timer
 	// FirstMessageWait: a WebSocket connection that sends no complete
 	// message within it after the upgrade is closed (quiet.go)
@@ -304,9 +304,10 @@ type Gateway struct {
 	handlers handlers
 	saves    chan *saveJob // to the batch writers, with a BatchSaver
 	// queuedSaves counts the writes waiting for a batch writer.
-	queuedSaves atomic.Int32
-	pingers     atomic.Int32 // pingers not ended (ping.go)
-	noPings     sync.Once    // logs that a connection is not pinged
+	queuedSaves   atomic.Int32
+	pingsInFlight atomic.Int32 // pings being written (ping.go)
+	pingsSent     atomic.Int64 // pings written
+	noPings       sync.Once    // logs that a connection is not pinged
 
 	// What the task refused to hold (Stats).
 	decodeSlots      *decodeSlots

@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,14 +17,17 @@ import (
 // it is not an OpAMP message and does not count as a heartbeat: a silent
 // agent is still closed by the sweep.
 //
-// Only a connection that carried no message for the whole interval is
-// pinged: an agent's own messages keep the flow alive just as well, and
-// with a heartbeat shorter than the interval (opamp-go's 30 s against the
-// default minute) a ping on every connection would add a write, a pong's
-// read and a thread's wake-up to each agent every minute, a third more than
-// its heartbeats cost (docs/scale.md, the gateway side by side). The timer
-// still fires once per interval; it then waits out what remains of the
-// interval since the last message.
+// Only a connection that carried no message and no ping for the whole
+// interval is pinged: an agent's own messages keep the flow alive just as
+// well. One pass over the task's connections finds the quiet ones, a
+// quarter of the interval apart (Run), so a ping goes out between one and
+// one and a quarter intervals of quiet. Before, each connection had a
+// timer that pinged it every interval: with opamp-go's 30 s heartbeat
+// against the default minute, that added a write, a pong's read and two
+// threads' wake-ups (the timer's and the pong's) per agent per minute, a
+// third of the CPU an idle task spends on its heartbeats, and a timer
+// and its state (about 400 bytes) per connection (docs/scale.md, the
+// gateway side by side).
 //
 // opamp-go v0.23.0 neither sends pings nor exposes its gorilla/websocket
 // Conn, whose WriteControl would (open-telemetry/opamp-go#397), so the
@@ -62,23 +64,14 @@ import (
 // net.Conn is gorilla's too (it sets its own, zero, before each frame), so
 // a deadline set for the ping could fall on a frame of a configuration
 // being written, and a write that times out is fatal to gorilla's
-// connection. Instead the write runs on the pinger's timer goroutine: a
-// peer that reads nothing blocks that goroutine only, and the write ends
-// when the connection closes (the silence sweep, a drain, or the read
-// loop's end).
+// connection. Instead the write runs on a goroutine of its own, one per
+// connection at most: a peer that reads nothing blocks that goroutine
+// only, gets no second ping meanwhile, and the write ends when the
+// connection closes (the silence sweep, a drain, or the read loop's end).
 
 // DefaultWSPing is Config.WSPing unless set: well under the load balancer's
-// 350 s, and a few bytes a minute per agent.
+// 350 s, and a few bytes a minute per quiet agent.
 const DefaultWSPing = time.Minute
-
-// Timer is what a pinger needs of the *time.Timer that time.AfterFunc
-// returns.
-type Timer interface {
-	Reset(d time.Duration) bool
-	Stop() bool
-}
-
-func afterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // pingFrame is a WebSocket ping (RFC 6455 §5.5.2): FIN and opcode 0x9, no
 // payload, unmasked as every frame a server sends (§5.1).
@@ -92,36 +85,18 @@ func writesWholeFrames(conn net.Conn) bool {
 	return ok
 }
 
-// pinger writes a ping frame to one WebSocket connection each time a whole
-// interval passed without a message or a ping. It
-// holds no goroutine while it waits: a timer (time.AfterFunc) runs each
-// ping on a goroutine of its own and is armed again once the write
-// returned, so that a connection has at most one ping in flight and an idle
-// one costs a timer, not a goroutine's stack (docs/scale.md counts the
-// memory of 10,000 idle agents).
+// pinger is the ping state of one WebSocket connection: when it last
+// carried a message or a ping, and whether a ping is being written.
 type pinger struct {
-	conn   net.Conn
-	every  time.Duration
-	now    func() time.Time
-	heard  atomic.Int64 // when the last message arrived (or the connection opened), Unix nanoseconds
-	failed func(error)  // a ping could not be written: the connection is to close
-	live   *atomic.Int32
-
-	mu      sync.Mutex
-	timer   Timer
-	stopped bool
+	conn    net.Conn
+	quiet   atomic.Int64 // since when (Unix nanoseconds): the last message, ping or the connect
+	writing atomic.Bool  // a ping is being written
+	ended   atomic.Bool  // the connection closed or a ping failed: no more pings
 }
 
-// startPinger pings conn every interval until stop or a failed write; live
-// counts the pingers that have not ended (no timer armed, no ping being
-// written).
-func startPinger(conn net.Conn, every time.Duration, now func() time.Time, after func(time.Duration, func()) Timer, failed func(error), live *atomic.Int32) *pinger {
-	p := &pinger{conn: conn, every: every, now: now, failed: failed, live: live}
-	p.heard.Store(now().UnixNano())
-	live.Add(1)
-	p.mu.Lock() // a short interval may fire before the timer is stored
-	defer p.mu.Unlock()
-	p.timer = after(every, p.ping)
+func newPinger(conn net.Conn, now time.Time) *pinger {
+	p := &pinger{conn: conn}
+	p.quiet.Store(now.UnixNano())
 	return p
 }
 
@@ -129,62 +104,45 @@ func startPinger(conn net.Conn, every time.Duration, now func() time.Time, after
 // interval from then.
 func (p *pinger) heardAt(t time.Time) {
 	if p != nil {
-		p.heard.Store(t.UnixNano())
+		p.quiet.Store(t.UnixNano())
 	}
 }
 
-func (p *pinger) ping() {
-	if quiet := time.Duration(p.now().UnixNano() - p.heard.Load()); quiet < p.every {
-		p.next(nil, p.every-quiet) // a message passed meanwhile
-		return
-	}
-	_, err := p.conn.Write(pingFrame)
-	if p.next(err, p.every) {
-		p.failed(err)
-	}
-}
-
-// next arms the timer again, for wait, after a ping that was written (or
-// not needed) and ends the pinger otherwise; failed is true when the write
-// failed on a pinger that was not stopped.
-func (p *pinger) next(err error, wait time.Duration) (failed bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		p.live.Add(-1)
+// take reports whether the connection has been quiet for every as of now
+// and no ping is being written, and if so marks one as being written.
+func (p *pinger) take(now time.Time, every time.Duration) bool {
+	if p.ended.Load() || now.UnixNano()-p.quiet.Load() < int64(every) {
 		return false
 	}
+	return p.writing.CompareAndSwap(false, true)
+}
+
+// write writes the ping that take marked, then counts the quiet from now;
+// failed is true when the write failed on a connection still open, which
+// is then pinged no more.
+func (p *pinger) write(now func() time.Time) (err error, failed bool) {
+	_, err = p.conn.Write(pingFrame)
+	p.quiet.Store(now().UnixNano())
 	if err != nil {
-		p.stopped = true
-		p.live.Add(-1)
-		return true
+		failed = p.ended.CompareAndSwap(false, true)
 	}
-	p.timer.Reset(wait)
-	return false
+	p.writing.Store(false)
+	return err, failed
 }
 
-// stop ends the pinger when its connection closes. It does not wait for a
+// stop ends the pings when the connection closes. It does not wait for a
 // ping being written: that write ends when opamp-go closes the connection,
-// just after OnConnectionClose returns, and the ping then ends the pinger.
+// just after OnConnectionClose returns.
 func (p *pinger) stop() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	p.stopped = true
-	if p.timer.Stop() { // no ping runs: none will
-		p.live.Add(-1)
+	if p != nil {
+		p.ended.Store(true)
 	}
 }
 
-// startPinger starts the pings of a WebSocket link, unless they are off or
-// its connection is not one a ping can be written beside
+// pingerOf is the ping state of a new WebSocket link, or nil when pings
+// are off or its connection is not one a ping can be written beside
 // (writesWholeFrames).
-func (g *Gateway) startPinger(l *link) *pinger {
+func (g *Gateway) pingerOf(l *link) *pinger {
 	if g.cfg.WSPing < 0 {
 		return nil
 	}
@@ -195,14 +153,38 @@ func (g *Gateway) startPinger(l *link) *pinger {
 		})
 		return nil
 	}
-	return startPinger(conn, g.cfg.WSPing, g.cfg.Now, g.cfg.AfterFunc, l.pingFailed, &g.pingers)
+	return newPinger(conn, g.now())
 }
 
-// pingFailed closes a connection whose ping could not be written: the
-// transport broke, or a deadline gorilla left from a control frame of its
-// own (1 s) expired, and part of the frame may be on the wire. The agent
-// reconnects. A connection already closed is left to the read loop.
-func (l *link) pingFailed(err error) {
+// PingEvery is how often Run looks for quiet connections to ping: a
+// quarter of WSPing (every 15 s with the default minute).
+func (g *Gateway) PingEvery() time.Duration { return max(g.cfg.WSPing/4, time.Millisecond) }
+
+// pingQuiet pings every WebSocket connection of the task that carried no
+// message and no ping for WSPing, each on a goroutine of its own. It reads
+// each connection's quiet atomically under the link set's lock, without
+// copying the set, and starts the writes after the lock is released.
+func (g *Gateway) pingQuiet() {
+	if g.cfg.WSPing < 0 {
+		return
+	}
+	for _, l := range g.links.quiet(g.now(), g.cfg.WSPing) {
+		g.pingsInFlight.Add(1)
+		go l.writePing()
+	}
+}
+
+func (l *link) writePing() {
+	defer l.g.pingsInFlight.Add(-1)
+	err, failed := l.ping.write(l.g.now)
+	if !failed {
+		l.g.pingsSent.Add(1)
+		return
+	}
+	// The transport broke, or a deadline gorilla left from a control frame
+	// of its own (1 s) expired, and part of the frame may be on the wire:
+	// the connection is closed and the agent reconnects. One closed already
+	// is left to the read loop.
 	if errors.Is(err, net.ErrClosed) {
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,12 +48,6 @@ func (ft *fakeTimers) all() []*fakeTimer {
 	ft.mu.Lock()
 	defer ft.mu.Unlock()
 	return append([]*fakeTimer(nil), ft.timers...)
-}
-
-// pings are the timers but those of the first-message bound (quiet.go),
-// which the gateway arms for every WebSocket connection too.
-func (ft *fakeTimers) pings() []*fakeTimer {
-	return ft.armedFirstFor(func(d time.Duration) bool { return d != DefaultFirstMessageWait })
 }
 
 func (ft *fakeTimers) armedFirstFor(match func(time.Duration) bool) []*fakeTimer {
@@ -109,9 +102,10 @@ func (t *fakeTimer) intervals() []time.Duration {
 	return append([]time.Duration(nil), t.asked...)
 }
 
-// withPings sets the ping interval; with ft the test fires the timers and
-// moves the harness's clock, without it both are real, since a pinger
-// measures the quiet it waits for on the gateway's clock.
+// withPings sets the ping interval; with ft the test fires the quiet
+// connections' timers and moves the harness's clock (and runs pingQuiet
+// itself: Run's passes are a quarter of the interval apart), without it
+// both are real, since the passes measure the quiet on the gateway's clock.
 func withPings(every time.Duration, ft *fakeTimers) func(*Config) {
 	return func(c *Config) {
 		c.WSPing = every
@@ -216,56 +210,42 @@ func (c *pingClient) next(what string) *protobufs.ServerToAgent {
 	return nil
 }
 
-// The agent is pinged each time a whole interval passed without a message
-// from it: a timer that fires sooner after a message pings nothing and is
-// armed again for what remains of the interval since that message.
-func TestGateway_PingsWebSocketAgent(t *testing.T) {
-	ft := &fakeTimers{}
-	h := newHarness(t, newMemAgents(), withPings(45*time.Second, ft))
+// The agent is pinged when a whole interval passed without a message from
+// it or a ping to it: a pass over the connections sooner after either
+// pings nothing.
+func TestGateway_PingsQuietWebSocketAgent(t *testing.T) {
+	h := newHarness(t, newMemAgents(), withPings(45*time.Second, &fakeTimers{}))
 	c := h.dialPings(0)
 	c.send(msg(withVersion("1.0")))
 	c.next("the answer to the first message")
-	timers := ft.pings()
-	if len(timers) != 1 {
-		t.Fatalf("%d ping timers for one connection, want 1", len(timers))
-	}
-	timer := timers[0]
-	fire := func(what string) {
+	pass := func(wantPings int32) {
 		t.Helper()
-		if !timer.fire() {
-			t.Fatalf("the ping timer not armed %s", what)
+		h.g.pingQuiet()
+		h.eventually("the pings written", func() bool { return h.g.pingsInFlight.Load() == 0 })
+		h.eventually(fmt.Sprintf("%d pings read", wantPings), func() bool { return c.pings.Load() >= wantPings })
+		time.Sleep(10 * time.Millisecond) // no ping but those wanted
+		if n := c.pings.Load(); n != wantPings {
+			t.Fatalf("%d pings, want %d", n, wantPings)
 		}
 	}
-	fire("after the connect") // no time passed since the first message
-	for range 3 {
-		h.clock.advance(45 * time.Second)
-		fire("after a ping")
-	}
-	h.eventually("three pings", func() bool { return c.pings.Load() == 3 })
-	h.clock.advance(20 * time.Second)
-	c.send(msg(withVersion("1.0"))) // a heartbeat, 20 s into the interval
+	pass(0) // just heard from
+	h.clock.advance(45 * time.Second)
+	pass(1)
+	h.clock.advance(30 * time.Second)
+	pass(1) // 30 s after the ping
+	c.send(msg(withVersion("1.0")))
 	c.next("the answer to the heartbeat")
-	h.clock.advance(25 * time.Second)
-	fire("after the heartbeat") // 25 s after the heartbeat: no ping
-	h.clock.advance(20 * time.Second)
-	fire("after the wait for the rest") // 45 s after it
-	h.eventually("four pings", func() bool { return c.pings.Load() == 4 })
-
-	want := []time.Duration{45 * time.Second, 45 * time.Second, 45 * time.Second, 45 * time.Second, 45 * time.Second, 20 * time.Second, 45 * time.Second}
-	if got := timer.intervals(); !slices.Equal(got, want) {
-		t.Errorf("the ping timer armed for %v, want %v", got, want)
-	}
-	if !timer.isArmed() || h.g.pingers.Load() != 1 {
-		t.Errorf("armed %v, %d pingers; want the next ping waiting", timer.isArmed(), h.g.pingers.Load())
-	}
-	time.Sleep(20 * time.Millisecond) // no ping but those counted
-	if n := c.pings.Load(); n != 4 {
-		t.Errorf("%d pings, want 4", n)
+	h.clock.advance(40 * time.Second)
+	pass(1) // 40 s after the heartbeat, 70 s after the ping
+	h.clock.advance(5 * time.Second)
+	pass(2)
+	if n := h.g.pingsSent.Load(); n != 2 {
+		t.Errorf("%d pings counted as sent, want 2", n)
 	}
 }
 
-// With the real clock: an agent that says nothing after connecting gets a
-// ping every 50 ms.
+// With the real clock and Run's passes: an agent that says nothing after
+// connecting gets a ping every 50 ms or so.
 func TestGateway_PingsWithTheRealClock(t *testing.T) {
 	h := newHarness(t, newMemAgents(), withPings(50*time.Millisecond, nil))
 	c := h.dialPings(0)
@@ -426,9 +406,6 @@ func TestGateway_PingerStopsWithTheConnection(t *testing.T) {
 			c.send(msg(withVersion("1.0")))
 			c.next("the answer to the first message")
 			h.eventually("pings", func() bool { return c.pings.Load() >= 3 })
-			if n := h.g.pingers.Load(); n != 1 {
-				t.Fatalf("%d pingers for one connection", n)
-			}
 			if closer == "agent" {
 				must(t, c.conn.Close())
 			} else {
@@ -436,7 +413,12 @@ func TestGateway_PingerStopsWithTheConnection(t *testing.T) {
 					_ = l.conn.Disconnect()
 				}
 			}
-			h.eventually("the pinger ended", func() bool { return h.g.pingers.Load() == 0 })
+			h.eventually("the connection gone", func() bool { return h.g.links.len() == 0 })
+			sent := h.g.pingsSent.Load()
+			time.Sleep(20 * time.Millisecond) // twenty passes
+			if n := h.g.pingsSent.Load(); n != sent || h.g.pingsInFlight.Load() != 0 {
+				t.Errorf("%d pings more, %d in flight after the close", n-sent, h.g.pingsInFlight.Load())
+			}
 			h.eventually("the connection's goroutines gone", func() bool { return runtime.NumGoroutine() <= before })
 		})
 	}
@@ -446,23 +428,25 @@ func TestGateway_PingerStopsWithTheConnection(t *testing.T) {
 // has no WebSocket to ping.
 func TestGateway_NoPings(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
-		ft := &fakeTimers{}
-		h := newHarness(t, newMemAgents(), withPings(-1, ft))
+		h := newHarness(t, newMemAgents(), withPings(-1, &fakeTimers{}))
 		c := h.dialPings(0)
 		c.send(msg(withVersion("1.0")))
 		c.next("the answer to the first message")
-		if n := len(ft.pings()); n != 0 || h.g.pingers.Load() != 0 {
-			t.Errorf("%d ping timers, %d pingers with pings off", n, h.g.pingers.Load())
+		h.clock.advance(time.Hour)
+		h.g.pingQuiet()
+		time.Sleep(20 * time.Millisecond)
+		if c.pings.Load() != 0 || h.g.pingsSent.Load() != 0 {
+			t.Errorf("%d pings read, %d sent with pings off", c.pings.Load(), h.g.pingsSent.Load())
 		}
 	})
 	t.Run("plain HTTP", func(t *testing.T) {
-		ft := &fakeTimers{}
-		h := newHarness(t, newMemAgents(), withPings(time.Millisecond, ft))
+		h := newHarness(t, newMemAgents(), withPings(time.Millisecond, nil))
 		if resp, _ := h.postHTTP(token, mustMarshal(t, msg(withVersion("1.0")))); resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		if n := len(ft.pings()); n != 0 || h.g.pingers.Load() != 0 {
-			t.Errorf("%d ping timers, %d pingers for a plain HTTP request", n, h.g.pingers.Load())
+		time.Sleep(20 * time.Millisecond) // twenty passes
+		if n := h.g.links.len(); n != 0 || h.g.pingsSent.Load() != 0 {
+			t.Errorf("%d links, %d pings for a plain HTTP request", n, h.g.pingsSent.Load())
 		}
 	})
 }
@@ -496,97 +480,90 @@ func TestWritesWholeFrames(t *testing.T) {
 // The pinger's life over a connection that can be blocked (net.Pipe writes
 // only when read) and a timer the test fires.
 func TestPinger(t *testing.T) {
-	type rig struct {
-		p      *pinger
-		timer  *fakeTimer
-		live   *atomic.Int32
-		agent  net.Conn // the other end
-		failed chan error
-		clock  *clock
-	}
-	start := func(t *testing.T) rig {
+	t0 := time.Unix(0, 0)
+	start := func(t *testing.T) (p *pinger, agent net.Conn) {
 		server, agent := net.Pipe()
 		t.Cleanup(func() { server.Close(); agent.Close() })
-		ft := &fakeTimers{}
-		r := rig{live: &atomic.Int32{}, agent: agent, failed: make(chan error, 2), clock: &clock{now: time.Unix(0, 0)}}
-		r.p = startPinger(server, time.Minute, r.clock.Now, ft.afterFunc, func(err error) { r.failed <- err }, r.live)
-		r.timer = ft.all()[0]
-		return r
+		return newPinger(server, t0), agent
 	}
-	// fire fires the timer a minute after the last: a ping is due.
-	fire := func(r rig) bool {
-		r.clock.advance(time.Minute)
-		return r.timer.fire()
-	}
-	readPing := func(t *testing.T, r rig) {
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return t0.Add(d) } }
+	readPing := func(t *testing.T, agent net.Conn) {
 		b := make([]byte, 2)
-		if _, err := io.ReadFull(r.agent, b); err != nil || !bytes.Equal(b, []byte{0x89, 0x00}) {
+		if _, err := io.ReadFull(agent, b); err != nil || !bytes.Equal(b, []byte{0x89, 0x00}) {
 			t.Errorf("read %x, %v; want a ping frame", b, err)
 		}
 	}
 
-	t.Run("pings until stopped", func(t *testing.T) {
-		r := start(t)
-		for range 3 {
-			go readPing(t, r)
-			if !fire(r) {
-				t.Fatal("not armed again")
+	t.Run("a ping after each quiet minute", func(t *testing.T) {
+		p, agent := start(t)
+		if p.take(t0.Add(59*time.Second), time.Minute) {
+			t.Fatal("due before a minute of quiet")
+		}
+		for i, now := range []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute} {
+			if !p.take(t0.Add(now), time.Minute) {
+				t.Fatalf("ping %d not due at %v", i, now)
+			}
+			go readPing(t, agent)
+			if err, failed := p.write(at(now)); err != nil || failed {
+				t.Fatalf("ping %d: %v, failed %v", i, err, failed)
+			}
+			if p.take(t0.Add(now+59*time.Second), time.Minute) {
+				t.Fatalf("due 59 s after ping %d", i)
 			}
 		}
-		r.p.stop()
-		r.p.stop() // again: no second end
-		if r.timer.isArmed() || r.live.Load() != 0 {
-			t.Errorf("armed %v, %d live after stop", r.timer.isArmed(), r.live.Load())
+	})
+	t.Run("a message puts the ping off", func(t *testing.T) {
+		p, _ := start(t)
+		p.heardAt(t0.Add(40 * time.Second))
+		if p.take(t0.Add(99*time.Second), time.Minute) {
+			t.Fatal("due 59 s after a message")
+		}
+		if !p.take(t0.Add(100*time.Second), time.Minute) {
+			t.Fatal("not due a minute after a message")
 		}
 	})
-	t.Run("a message meanwhile puts the ping off", func(t *testing.T) {
-		r := start(t)
-		r.clock.advance(40 * time.Second)
-		r.p.heardAt(r.clock.Now()) // 40 s in: no ping at 60 s, one at 100 s
-		r.clock.advance(20 * time.Second)
-		fired := make(chan struct{})
-		go func() { r.timer.fire(); close(fired) }()
-		select { // nobody reads: a ping written blocks
-		case <-fired:
-		case <-time.After(2 * time.Second):
-			t.Fatal("pinged 20 s after a message")
+	t.Run("one ping at a time", func(t *testing.T) {
+		p, agent := start(t)
+		if !p.take(t0.Add(time.Minute), time.Minute) {
+			t.Fatal("not due")
 		}
-		if got := r.timer.intervals(); !slices.Equal(got, []time.Duration{time.Minute, 40 * time.Second}) {
-			t.Fatalf("armed for %v, want the rest of the interval since the message", got)
+		wrote := make(chan struct{})
+		go func() { p.write(at(time.Minute)); close(wrote) }() // nobody reads: the write blocks
+		time.Sleep(10 * time.Millisecond)
+		if p.take(t0.Add(time.Hour), time.Minute) {
+			t.Fatal("a second ping while the first is being written")
 		}
-		go readPing(t, r)
-		r.clock.advance(40 * time.Second)
-		r.timer.fire()
-		if got := r.timer.intervals(); !slices.Equal(got, []time.Duration{time.Minute, 40 * time.Second, time.Minute}) {
-			t.Errorf("armed for %v after the ping, want a whole interval", got)
+		readPing(t, agent)
+		<-wrote
+		if !p.take(t0.Add(2*time.Minute), time.Minute) {
+			t.Error("not due a minute after the ping was written")
 		}
-		r.p.stop()
 	})
 	t.Run("stopped while a ping is blocked", func(t *testing.T) {
-		r := start(t)
-		fired := make(chan struct{})
-		go func() { fire(r); close(fired) }() // nobody reads: the write blocks
+		p, agent := start(t)
+		p.take(t0.Add(time.Minute), time.Minute)
+		result := make(chan bool, 1)
+		go func() { _, failed := p.write(at(time.Minute)); result <- failed }()
 		time.Sleep(10 * time.Millisecond)
-		r.p.stop() // returns without waiting for the write
-		if r.live.Load() != 1 {
-			t.Fatalf("%d live while its ping is being written, want 1", r.live.Load())
+		p.stop() // returns without waiting for the write
+		agent.Close()
+		if failed := <-result; failed {
+			t.Error("a ping cut off by the close counted as failed")
 		}
-		r.agent.Close() // the connection closes: the write fails
-		<-fired
-		if r.live.Load() != 0 || r.timer.isArmed() || len(r.failed) != 0 {
-			t.Errorf("%d live, armed %v, %d failures after the close; want ended quietly", r.live.Load(), r.timer.isArmed(), len(r.failed))
+		if p.take(t0.Add(time.Hour), time.Minute) {
+			t.Error("due after the stop")
 		}
 	})
 	t.Run("a failed write ends it", func(t *testing.T) {
-		r := start(t)
-		r.agent.Close()
-		fire(r)
-		if err := receive(t, r.failed, "the failure"); !errors.Is(err, io.ErrClosedPipe) {
-			t.Errorf("failure %v", err)
+		p, agent := start(t)
+		agent.Close()
+		p.take(t0.Add(time.Minute), time.Minute)
+		if err, failed := p.write(at(time.Minute)); !errors.Is(err, io.ErrClosedPipe) || !failed {
+			t.Errorf("write: %v, failed %v; want the closed pipe, failed", err, failed)
 		}
-		r.p.stop() // the connection's close comes after
-		if r.live.Load() != 0 || r.timer.isArmed() || len(r.failed) != 0 {
-			t.Errorf("%d live, armed %v, %d more failures", r.live.Load(), r.timer.isArmed(), len(r.failed))
+		if p.take(t0.Add(time.Hour), time.Minute) {
+			t.Error("due after a failed ping")
 		}
+		p.stop() // the connection's close comes after
 	})
 }

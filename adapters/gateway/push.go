@@ -13,7 +13,8 @@ import (
 
 // Run renews the task's lease every RenewEvery, polls the lagging index
 // (the agents this task holds get their pending pushes; NextPoll says when)
-// and closes the sessions that fell silent every SweepEvery, until ctx
+// closes the sessions that fell silent every SweepEvery and pings the quiet
+// WebSocket connections every PingEvery (ping.go), until ctx
 // ends. It is how an engine decision reaches an agent within a second or
 // two from whichever task holds it, without scanning the table.
 func (g *Gateway) Run(ctx context.Context) {
@@ -24,6 +25,8 @@ func (g *Gateway) Run(ctx context.Context) {
 	defer renew.Stop()
 	sweep := time.NewTicker(g.SweepEvery())
 	defer sweep.Stop()
+	ping := time.NewTicker(g.PingEvery())
+	defer ping.Stop()
 	g.RenewLease(ctx)
 	for {
 		select {
@@ -36,6 +39,8 @@ func (g *Gateway) Run(ctx context.Context) {
 			poll.Reset(pace.next(pushed))
 		case <-sweep.C:
 			g.sweep()
+		case <-ping.C:
+			g.pingQuiet()
 		}
 	}
 }

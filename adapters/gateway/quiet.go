@@ -19,6 +19,15 @@ import (
 // sends its first status report right after it connects.
 const DefaultFirstMessageWait = 10 * time.Second
 
+// Timer is what a quiet connection's bound needs of the *time.Timer that
+// time.AfterFunc returns.
+type Timer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+func afterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
 // quietTimer closes its link when it fires before a session opened.
 type quietTimer struct {
 	mu      sync.Mutex
