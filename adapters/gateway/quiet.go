@@ -65,7 +65,10 @@ func (l *link) arrived() {
 }
 
 // heard follows a complete message: a link with a session is left to the
-// sweep, one without gets the liveness timeout from now.
+// sweep, one without gets the liveness timeout from now. It runs on the
+// connection's goroutine (opamp-go's handleWSConnection calls every
+// callback of a connection there), as do arrived and closed, the other
+// readers of l.quiet.
 func (l *link) heard() {
 	q := l.quiet
 	if q == nil {
@@ -74,6 +77,7 @@ func (l *link) heard() {
 	if l.s != nil {
 		l.opened.Store(true)
 		q.stop()
+		l.quiet = nil // its timer and state (about 250 bytes) go with it
 		return
 	}
 	q.mu.Lock()
