@@ -5,7 +5,9 @@
 package engine
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/myriarch/myriarch/core/agent"
@@ -17,6 +19,12 @@ type Input struct {
 	Rollout rollout.Rollout
 	Targets []rollout.Target       // every target of the rollout
 	Agents  map[string]agent.Agent // the agents of those targets, by id; a missing agent was deleted
+	// Read, when not nil, says which agents the adapter read: Agents holds
+	// those of them that exist, and an agent of a target that Read does not
+	// name was not read. An evaluation that needed one lists it in
+	// Result.Missing and is to be run again with it read; its result is
+	// otherwise void. Nil: every agent of the targets was read.
+	Read map[string]bool
 	Now     time.Time
 	// ServerTimezone is the deployment's default zone, MYRIARCH_DEFAULT_TIMEZONE ("" = UTC).
 	ServerTimezone string
@@ -89,6 +97,10 @@ type Result struct {
 	// the rest they make the evaluation's log line (Fields).
 	Started int
 	Held    Held
+	// Missing lists, sorted, the agents the evaluation needed and
+	// Input.Read does not name. When it is not empty the rest of the result
+	// is void: the adapter reads them and evaluates again.
+	Missing []string
 }
 
 // Held counts the targets of a running wave that had not started and were
@@ -122,6 +134,8 @@ type evaluation struct {
 	ts     []rollout.Target // the working copy of in.Targets
 	all    targets          // every target of ts
 	agents map[string]agent.Agent
+	read   map[string]bool     // Input.Read
+	missed map[string]struct{} // agents needed and not read
 	orders []Order
 	events []Event
 	dl     deadline
@@ -145,6 +159,7 @@ func newEvaluation(in Input) *evaluation {
 		r:            cloneRollout(in.Rollout),
 		ts:           append([]rollout.Target(nil), in.Targets...),
 		agents:       in.Agents,
+		read:         in.Read,
 		execFailures: in.ExecutorFailures,
 		dl:           deadline{now: in.Now},
 	}
@@ -156,7 +171,7 @@ func (e *evaluation) result() Result {
 	return Result{
 		Rollout: e.r, RolloutChanged: !reflect.DeepEqual(e.inR, e.r), Changed: changedTargets(e.in.Targets, e.ts),
 		Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue,
-		Started: e.started, Held: e.held,
+		Started: e.started, Held: e.held, Missing: slices.Sorted(maps.Keys(e.missed)),
 	}
 }
 
@@ -168,9 +183,27 @@ func (e *evaluation) order(k OrderKind, t rollout.Target, ref string) {
 	e.orders = append(e.orders, Order{Kind: k, AgentID: t.AgentID, Ref: ref, Attempt: t.Attempt})
 }
 
+// agent is the agent id, and whether it exists. One that was not read
+// (Input.Read) counts as missing, and the evaluation's result is void.
 func (e *evaluation) agent(id string) (agent.Agent, bool) {
 	a, ok := e.agents[id]
+	if !ok {
+		e.unread(id)
+	}
 	return a, ok
+}
+
+// unread reports whether agent id was not read (Input.Read), and notes it
+// as missing if so.
+func (e *evaluation) unread(id string) bool {
+	if e.read == nil || e.read[id] {
+		return false
+	}
+	if e.missed == nil {
+		e.missed = map[string]struct{}{}
+	}
+	e.missed[id] = struct{}{}
+	return true
 }
 
 // online applies the liveness rule. An agent that counts as online only by

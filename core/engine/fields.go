@@ -20,8 +20,10 @@ import "time"
 //     (RFC 3339, UTC), or "none";
 //   - changed, events: the targets changed and the events emitted.
 //
-// Example: a wave of 40 with maxConcurrent 5, 3 agents offline and 5 in
-// flight gives started=0 offline=3 heldByMaxConcurrent=32.
+// Example: a wave of 40 with maxConcurrent 5 and 5 in flight gives
+// started=0 heldByMaxConcurrent=35: the targets behind maxConcurrent are
+// not judged before their turn, so an offline agent among them counts
+// there, not under offline (startTargets).
 func (r Result) Fields() []any {
 	next := "none"
 	if !r.NextDeadline.IsZero() {

@@ -43,14 +43,20 @@ func TestResult_Fields(t *testing.T) {
 			f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(1) }), []string{"a1", "a2", "a3"})
 			return f.tick()
 		}, want: map[string]any{"started": 1, "heldByMaxConcurrent": 2}},
-		{name: "offline before maxConcurrent", run: func(t *testing.T) Result {
+		{name: "offline at its turn", run: func(t *testing.T) Result {
+			ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"}
+			f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(2) }), ids)
+			f.update("a2", func(a *agent.Agent) { a.Online = false })
+			return f.tick() // a1 and a3 start
+		}, want: map[string]any{"started": 2, "offline": 1, "heldByMaxConcurrent": 5, "changed": 2, "events": 1, "nextDeadline": "2026-03-02T12:10:00Z"}}, // 8 - 2 started - 1 offline
+		{name: "offline behind maxConcurrent", run: func(t *testing.T) Result {
 			ids := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"}
 			f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(2) }), ids)
 			f.tick() // a1 and a2 in flight
 			f.update("a3", func(a *agent.Agent) { a.Online = false })
 			f.advance(time.Second)
 			return f.tick()
-		}, want: map[string]any{"offline": 1, "heldByMaxConcurrent": 5}}, // 8 - 2 in flight - 1 offline
+		}, want: map[string]any{"heldByMaxConcurrent": 6}}, // a3 is judged when its turn comes
 		{name: "a later batch waits (maxUnavailable)", run: func(t *testing.T) Result {
 			f := stagedFixture(t)
 			f.tick()
@@ -129,7 +135,7 @@ func fieldMap(kv []any) map[string]any {
 // in UTC.
 func TestResult_Fields_OneLogLine(t *testing.T) {
 	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(2) }), []string{"a1", "a2", "a3", "a4"})
-	f.update("a4", func(a *agent.Agent) { a.Online = false })
+	f.update("a1", func(a *agent.Agent) { a.Online = false })
 	res := f.tick()
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {

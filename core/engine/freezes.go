@@ -55,7 +55,8 @@ func (e *evaluation) stageRegions(s int) []string {
 	}
 	attr := e.r.Policy.Topology.RegionAttribute
 	for _, t := range e.all.inStage(s) {
-		if r := e.agents[t.AgentID].Attributes[attr]; r != "" && !slices.Contains(out, r) {
+		a, _ := e.agent(t.AgentID)
+		if r := a.Attributes[attr]; r != "" && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ type fixture struct {
 	execFailures map[string]ExecutorFailure
 	orders       []Order
 	events       []string
+	lazyRead     int // agents read by the passes that read them when asked (sameReadingAsked)
 }
 
 // newFixture builds a rollout of kind k with snapshot s; waves lists the agent
@@ -71,20 +74,63 @@ func snap(k policy.Kind, tweak func(*policy.Spec)) policy.Snapshot {
 func intp(n int) *int { return &n }
 
 // tick runs one pass at the fixture's time and stores what it changed.
+// Every pass is also decided as an adapter that reads agents only when
+// asked decides it (sameReadingAsked), and must come out the same.
 func (f *fixture) tick() Result {
 	f.t.Helper()
-	res := Evaluate(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now, Liveness: f.live, ExecutorFailures: f.execFailures})
+	in := Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now, Liveness: f.live, ExecutorFailures: f.execFailures}
+	res := Evaluate(in)
+	f.sameReadingAsked(in, res, func(in Input) (Result, error) { return Evaluate(in), nil })
 	f.store(res)
 	return res
 }
 
 func (f *fixture) act(req Request) error {
 	f.t.Helper()
-	res, err := Apply(Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}, req)
+	in := Input{Rollout: f.r, Targets: f.ts, Agents: f.agents, Now: f.now}
+	res, err := Apply(in, req)
 	if err == nil {
+		f.sameReadingAsked(in, res, func(in Input) (Result, error) { return Apply(in, req) })
 		f.store(res)
 	}
 	return err
+}
+
+// sameReadingAsked decides in again with no agent read at first (Input.Read),
+// then, round after round, with the agents the last round listed missing
+// read as well, until none is missing: the result must be want, the
+// decision over every agent. A round that lists nothing new, or more rounds
+// than targets, fails the test.
+func (f *fixture) sameReadingAsked(in Input, want Result, decide func(Input) (Result, error)) {
+	f.t.Helper()
+	read := map[string]bool{}
+	for round := 0; round <= len(in.Targets)+1; round++ {
+		part := in
+		part.Read, part.Agents = maps.Clone(read), map[string]agent.Agent{}
+		for id := range read {
+			if a, ok := in.Agents[id]; ok {
+				part.Agents[id] = a
+			}
+		}
+		got, err := decide(part)
+		if err != nil {
+			f.t.Fatalf("round %d reading agents when asked: %v", round, err)
+		}
+		if len(got.Missing) == 0 {
+			if !reflect.DeepEqual(got, want) {
+				f.t.Fatalf("reading %d of %d agents when asked decided otherwise than reading all:\n got %+v\nwant %+v", len(read), len(in.Agents), got, want)
+			}
+			f.lazyRead += len(read)
+			return
+		}
+		for _, id := range got.Missing {
+			if read[id] {
+				f.t.Fatalf("round %d lists agent %s missing, read in an earlier round", round, id)
+			}
+			read[id] = true
+		}
+	}
+	f.t.Fatalf("reading agents when asked took more rounds than there are targets")
 }
 
 // carryOut does to the agents what the evaluator's orders do to a

@@ -15,7 +15,8 @@ func (e *evaluation) deriveProgress() {
 		return
 	}
 	for _, t := range e.all.withStartedAt() {
-		next := progress.Derive(t.Progress, facts(e.r, *t), e.agents[t.AgentID], e.now)
+		a, _ := e.agent(t.AgentID)
+		next := progress.Derive(t.Progress, facts(e.r, *t), a, e.now)
 		t.Progress = next
 		if next.Following() {
 			e.dl.at(*next.FollowUntil)

@@ -295,10 +295,26 @@ func (e *evaluation) failRollout(reason string) {
 // of each pass. Offline targets wait offlineGracePeriod from since: the
 // start of the wave, or of the stage in a rollout with stages (a later
 // stage may begin long after its wave did).
+//
+// The targets are taken in order, and each is judged when its turn comes:
+// once maxConcurrent targets are in flight, the rest wait as they are,
+// without a look at their agents (beyondCapacity). So a target whose agent
+// left the fleet, or stayed offline past the grace period, is skipped when
+// its turn comes, not while maxConcurrent others run ahead of it; and an
+// evaluation of a large wave needs the agents of the targets in flight and
+// of the next few only, not of all of them (Input.Read).
 func (e *evaluation) startTargets(ts targets, since time.Time) {
 	active := len(e.all.inFlight())
 	for _, t := range ts.notStarted() {
-		if e.holdBack(t, since, active) {
+		if limit := e.r.Policy.MaxConcurrent; limit > 0 && active >= limit {
+			e.beyondCapacity(t)
+			continue
+		}
+		if e.unread(t.AgentID) {
+			active++ // read and judged by the next round; assumed to start meanwhile
+			continue
+		}
+		if e.holdBack(t, since) {
 			continue
 		}
 		e.start(t)
@@ -306,14 +322,35 @@ func (e *evaluation) startTargets(ts targets, since time.Time) {
 	}
 }
 
+// beyondCapacity holds a target that waits behind maxConcurrent. It keeps
+// its status, except one waiting for a maintenance window that opened
+// meanwhile, which is pending again: the rollout page should not show a
+// target waiting for a window that is open.
+func (e *evaluation) beyondCapacity(t *rollout.Target) {
+	e.held.MaxConcurrent++
+	if t.Status != rollout.TargetWaitingWindow {
+		return
+	}
+	pol := e.r.Policy
+	a, ok := e.agent(t.AgentID)
+	if !ok || len(pol.MaintenanceWindows) == 0 {
+		return
+	}
+	if open, next := e.window(pol.Zones(e.tz).Resolve(a)); open {
+		t.Status = rollout.TargetPending
+	} else {
+		e.dl.at(next)
+	}
+}
+
 // holdBack applies the rules of a start to target t, which has not
-// started, in order: a target whose agent left the fleet is skipped, one
-// outside its maintenance windows waits for the next, one whose agent is
-// offline waits until since + offlineGracePeriod and is then skipped, and
-// one beyond maxConcurrent waits. It reports whether t stays back, and
-// counts what held it (Held). Example: offlineGracePeriod 15m, the wave
-// began at 12:00 → an offline agent holds its target until 12:15.
-func (e *evaluation) holdBack(t *rollout.Target, since time.Time, active int) bool {
+// started and whose turn came, in order: a target whose agent left the
+// fleet is skipped, one outside its maintenance windows waits for the
+// next, and one whose agent is offline waits until since +
+// offlineGracePeriod and is then skipped. It reports whether t stays back,
+// and counts what held it (Held). Example: offlineGracePeriod 15m, the
+// wave began at 12:00 → an offline agent holds its target until 12:15.
+func (e *evaluation) holdBack(t *rollout.Target, since time.Time) bool {
 	pol := e.r.Policy
 	a, ok := e.agent(t.AgentID)
 	if !ok || a.Fleet != e.r.Fleet {
@@ -337,11 +374,6 @@ func (e *evaluation) holdBack(t *rollout.Target, since time.Time, active int) bo
 		t.Status = rollout.TargetPending
 		e.dl.at(graceEnd)
 		e.held.Offline++
-		return true
-	}
-	if pol.MaxConcurrent > 0 && active >= pol.MaxConcurrent {
-		t.Status = rollout.TargetPending
-		e.held.MaxConcurrent++
 		return true
 	}
 	return false
