@@ -162,7 +162,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 	var failures map[string]engine.ExecutorFailure
 	starts := p.newClaims()
 	for attempt := 0; attempt < passAttempts; attempt++ {
-		in, read, err := p.load(ctx, rolloutID)
+		in, read, err := p.loadAsked(ctx, rolloutID)
 		if err != nil {
 			return Evaluated{}, err
 		}
@@ -172,7 +172,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 		in.ExecutorFailures = failures
 		answered := starts.answered(in.Targets) // of starts made before a save this call lost
 		in.Targets = merge(in.Targets, answered)
-		res, err := decide(in)
+		res, err := p.decideAsked(ctx, &in, &read, decide)
 		if err != nil {
 			p.keepAnswers(ctx, starts, in.Rollout, answered)
 			return Evaluated{}, err
@@ -188,7 +188,7 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 			if _, err := p.carryOut(ctx, ordersOf(res, false), in.Agents, read, starts); err != nil {
 				return Evaluated{}, err
 			}
-		} else if res, err = p.carryOutAndSettle(ctx, in, res, starts); err != nil {
+		} else if res, err = p.carryOutAndSettle(ctx, in, read, res, starts); err != nil {
 			if errors.Is(err, errClaimLost) {
 				lastErr = err
 				continue
@@ -292,32 +292,99 @@ func startedIDs(res engine.Result) []string {
 	return ids
 }
 
-// load reads the input of an evaluation of the whole rollout id, and what a
-// store that keeps it read of the agents (ReadOnce).
+// load reads the input of an evaluation of the whole rollout id with every
+// agent of its targets, and what a store that keeps it read of the agents
+// (ReadOnce).
 func (p Evaluator) load(ctx context.Context, id string) (engine.Input, any, error) {
 	r, ts, err := p.Store.LoadRollout(ctx, id)
 	if err != nil {
 		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
 	}
-	ro, ok := p.Store.(ReadOnce)
-	if !ok {
-		in, err := p.input(ctx, r, ts)
-		return in, nil, err
-	}
-	agents, read, err := ro.AgentsForEvaluation(ctx, agentIDs(ts))
+	in := engine.Input{Rollout: r, Targets: ts, Agents: map[string]agent.Agent{}, Read: map[string]bool{}}
+	read, err := p.readAgents(ctx, &in, nil, agentIDs(ts))
 	if err != nil {
-		return engine.Input{}, nil, fmt.Errorf("load agents of rollout %s: %w", r.ID, err)
+		return engine.Input{}, nil, err
 	}
-	in, err := p.inputOf(ctx, r, ts, agents)
-	return in, read, err
+	in.Read = nil // every agent: none is missing
+	return in, read, p.observe(ctx, &in)
+}
+
+// loadAsked reads the input of an evaluation of the whole rollout id with
+// the agents of its targets in flight, the ones every evaluation judges;
+// decideAsked reads the others the engine asks for (engine.Input.Read). A
+// wave of 100,000 targets under maxConcurrent 1,000 is then decided on the
+// agents of the 1,000 in flight and the next 1,000 at most, not of all
+// 100,000.
+func (p Evaluator) loadAsked(ctx context.Context, id string) (engine.Input, any, error) {
+	r, ts, err := p.Store.LoadRollout(ctx, id)
+	if err != nil {
+		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
+	}
+	var ids []string
+	for _, t := range ts {
+		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+			ids = append(ids, t.AgentID)
+		}
+	}
+	in := engine.Input{Rollout: r, Targets: ts, Agents: map[string]agent.Agent{}, Read: map[string]bool{}}
+	read, err := p.readAgents(ctx, &in, nil, ids)
+	if err != nil {
+		return engine.Input{}, nil, err
+	}
+	return in, read, p.observe(ctx, &in)
+}
+
+// decideAsked runs decide over in, and again after reading the agents each
+// run listed missing, until none is; read gathers what the store kept of
+// the reads (ReadOnce). Each round reads at least one agent more, so the
+// rounds are bounded by the targets; most evaluations need one or two.
+func (p Evaluator) decideAsked(ctx context.Context, in *engine.Input, read *any, decide func(engine.Input) (engine.Result, error)) (engine.Result, error) {
+	for round := 0; ; round++ {
+		res, err := decide(*in)
+		if err != nil || len(res.Missing) == 0 {
+			return res, err
+		}
+		if round > len(in.Targets) {
+			return engine.Result{}, fmt.Errorf("evaluation of rollout %s: still missing %d agents after %d rounds", in.Rollout.ID, len(res.Missing), round)
+		}
+		if *read, err = p.readAgents(ctx, in, *read, res.Missing); err != nil {
+			return engine.Result{}, err
+		}
+	}
+}
+
+// readAgents reads agents ids into in (Agents, and Read for every one
+// asked, found or not: one not found was deleted), with their updaters in
+// a version rollout, and returns into with what a store that keeps it
+// read of them (ReadOnce).
+func (p Evaluator) readAgents(ctx context.Context, in *engine.Input, into any, ids []string) (any, error) {
+	var agents map[string]agent.Agent
+	var err error
+	if ro, ok := p.Store.(ReadOnce); ok {
+		agents, into, err = ro.AgentsForEvaluation(ctx, ids, into)
+	} else {
+		agents, err = p.Store.AgentsByID(ctx, ids)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load agents of rollout %s: %w", in.Rollout.ID, err)
+	}
+	if agents, err = p.withUpdaters(ctx, in.Rollout, agents); err != nil {
+		return nil, fmt.Errorf("evaluation of rollout %s: %w", in.Rollout.ID, err)
+	}
+	for _, id := range ids {
+		in.Read[id] = true
+	}
+	maps.Copy(in.Agents, agents)
+	return into, nil
 }
 
 // ReadOnce is a Store that sets the desired hashes an evaluation orders on
 // the agents as the evaluation read them, without reading them again
 // (store.Store): AgentsForEvaluation is AgentsByID that also returns what
-// SetDesiredHashOver needs of that read.
+// SetDesiredHashOver needs of that read, added to into when into is what an
+// earlier call returned.
 type ReadOnce interface {
-	AgentsForEvaluation(ctx context.Context, ids []string) (map[string]agent.Agent, any, error)
+	AgentsForEvaluation(ctx context.Context, ids []string, into any) (map[string]agent.Agent, any, error)
 	SetDesiredHashOver(ctx context.Context, ids []string, hash string, agents map[string]agent.Agent, read any) error
 }
 
@@ -342,15 +409,22 @@ func (p Evaluator) input(ctx context.Context, r rollout.Rollout, ts []rollout.Ta
 // inputOf is the input of an evaluation over targets ts of rollout r with their
 // agents.
 func (p Evaluator) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.Target, agents map[string]agent.Agent) (engine.Input, error) {
-	live, err := p.Liveness.Snapshot(ctx)
+	agents, err := p.withUpdaters(ctx, r, agents)
 	if err != nil {
 		return engine.Input{}, fmt.Errorf("evaluation of rollout %s: %w", r.ID, err)
 	}
-	if agents, err = p.withUpdaters(ctx, r, agents); err != nil {
-		return engine.Input{}, fmt.Errorf("evaluation of rollout %s: %w", r.ID, err)
+	in := engine.Input{Rollout: r, Targets: ts, Agents: agents}
+	return in, p.observe(ctx, &in)
+}
+
+// observe completes in with the liveness leases and the clock.
+func (p Evaluator) observe(ctx context.Context, in *engine.Input) error {
+	live, err := p.Liveness.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("evaluation of rollout %s: %w", in.Rollout.ID, err)
 	}
-	return engine.Input{Rollout: r, Targets: ts, Agents: agents, Now: p.Clock().UTC(), ServerTimezone: p.ServerTimezone,
-		Liveness: live}, nil
+	in.Liveness, in.Now, in.ServerTimezone = live, p.Clock().UTC(), p.ServerTimezone
+	return nil
 }
 
 // carryOutAndSettle performs the orders of an evaluation. When the adapter itself
@@ -361,11 +435,14 @@ func (p Evaluator) inputOf(ctx context.Context, r rollout.Rollout, ts []rollout.
 // deadline was applyTimeout for a target that had already failed, and the
 // threshold was not applied until then). Each round settles at least one
 // target for good, so the rounds are bounded by the targets.
-func (p Evaluator) carryOutAndSettle(ctx context.Context, in engine.Input, res engine.Result, starts *claims) (engine.Result, error) {
+func (p Evaluator) carryOutAndSettle(ctx context.Context, in engine.Input, read any, res engine.Result, starts *claims) (engine.Result, error) {
 	settled, err := p.carryOut(ctx, &res, in.Agents, nil, starts)
 	for round := 0; err == nil && settled > 0 && round < len(in.Targets); round++ {
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
-		next := engine.Evaluate(in)
+		var next engine.Result
+		if next, err = p.decideAsked(ctx, &in, &read, evaluate); err != nil {
+			break
+		}
 		if settled, err = p.carryOut(ctx, &next, in.Agents, nil, starts); err != nil {
 			break
 		}

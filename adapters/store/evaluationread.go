@@ -6,9 +6,9 @@ import (
 	"github.com/myriarch/myriarch/core/agent"
 )
 
-// An evaluation reads every agent of its rollout, and a configuration
-// evaluation then sets the desired hash of the agents whose targets it
-// started. It used to read those agents again for that write (one
+// An evaluation reads the agents of its rollout that the engine asks for,
+// and a configuration evaluation then sets the desired hash of the agents
+// whose targets it started. It used to read those agents again for that write (one
 // consistent read each): SetDesiredHashOver writes them on the versions the
 // evaluation read instead. Those reads are eventually consistent, so a
 // version may be stale; the write of that agent then loses its condition
@@ -32,10 +32,16 @@ type recordRest struct {
 }
 
 // AgentsForEvaluation is AgentsByID that also returns what a later
-// SetDesiredHashOver needs of the same read.
-func (s *Store) AgentsForEvaluation(ctx context.Context, ids []string) (map[string]agent.Agent, any, error) {
+// SetDesiredHashOver needs of the same read. An evaluation reads its agents
+// in rounds, as the engine asks for them (engine.Input.Read): into, when it
+// is what an earlier call returned, gets this call's agents added and is
+// returned.
+func (s *Store) AgentsForEvaluation(ctx context.Context, ids []string, into any) (map[string]agent.Agent, any, error) {
 	out := make(map[string]agent.Agent, len(ids))
-	read := &AgentsRead{rest: make(map[string]recordRest, len(ids))}
+	read, _ := into.(*AgentsRead)
+	if read == nil {
+		read = &AgentsRead{rest: make(map[string]recordRest, len(ids))}
+	}
 	err := s.eachAgent(ctx, ids, false, func(r AgentRecord) { // one agent at a time
 		out[r.ID] = r.Agent
 		read.rest[r.ID] = recordRest{push: r.Push, assignPending: r.AssignPending, assignedRev: r.AssignedRev,

@@ -122,7 +122,7 @@ func TestSetDesiredHashOver_WritesOnTheVersionsRead(t *testing.T) {
 	for _, id := range ids {
 		must(t, s.RecordAgent(ctx, agentOf(id, "edge")))
 	}
-	agents, read, err := s.AgentsForEvaluation(ctx, ids[:2])
+	agents, read, err := s.AgentsForEvaluation(ctx, ids[:2], nil)
 	must(t, err)
 	s.ResetUsage()
 	must(t, s.SetDesiredHashOver(ctx, ids[:2], "h1", agents, read))
@@ -130,7 +130,7 @@ func TestSetDesiredHashOver_WritesOnTheVersionsRead(t *testing.T) {
 		t.Fatalf("usage %s, want no item read and 2 written", u)
 	}
 
-	agents, read, err = s.AgentsForEvaluation(ctx, ids[:2])
+	agents, read, err = s.AgentsForEvaluation(ctx, ids[:2], nil)
 	must(t, err)
 	later := agents["a2"]
 	later.Health = agent.Health{Healthy: false, Status: agent.StatusStarting, ReportedAt: t0.Add(time.Minute)}
