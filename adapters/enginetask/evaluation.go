@@ -121,8 +121,8 @@ type Evaluated struct {
 func (p Evaluator) Act(ctx context.Context, rolloutID string, req engine.Request) (Evaluated, error) {
 	return p.run(ctx, rolloutID, false, func(in engine.Input) (engine.Result, error) {
 		res, err := engine.Apply(in, req)
-		if err != nil {
-			return engine.Result{}, err
+		if err != nil || len(res.Missing) > 0 { // void until they are read (decideAsked)
+			return res, err
 		}
 		in.Rollout, in.Targets = res.Rollout, merge(in.Targets, res.Changed)
 		return then(res, engine.Evaluate(in)), nil
@@ -141,9 +141,10 @@ func ordersOf(res engine.Result, starts bool) *engine.Result {
 
 // then is a result followed by the evaluation after it: the later rollout,
 // deadline and holds, every change (the later change of a target wins), the
-// orders, events and starts of both in order; the rollout changed if either
-// changed it.
+// orders, events and starts of both in order, the agents either missed
+// (void until read); the rollout changed if either changed it.
 func then(first, next engine.Result) engine.Result {
+	next.Missing = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(first.Missing), next.Missing...))))
 	next.RolloutChanged = first.RolloutChanged || next.RolloutChanged
 	next.Started += first.Started
 	next.Changed = mergeChanged(first.Changed, next.Changed)
