@@ -78,7 +78,7 @@ func TestStartTargets_WindowBehindMaxConcurrent(t *testing.T) {
 	f.wantTarget("berlin", rollout.TargetWaitingWindow)
 	f.wantTarget("tokyo", rollout.TargetInProgress)
 	opensBerlin := time.Date(2026, 3, 2, 20, 0, 0, 0, time.UTC) // 21:00 CET
-	f.advance(time.Hour)                                         // 14:00 in Berlin: still closed
+	f.advance(time.Hour)                                        // 14:00 in Berlin: still closed
 	f.tick()
 	f.wantTarget("berlin", rollout.TargetWaitingWindow)
 	f.wantDeadline(opensBerlin)

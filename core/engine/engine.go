@@ -25,7 +25,7 @@ type Input struct {
 	// Result.Missing and is to be run again with it read; its result is
 	// otherwise void. Nil: every agent of the targets was read.
 	Read map[string]bool
-	Now     time.Time
+	Now  time.Time
 	// ServerTimezone is the deployment's default zone, MYRIARCH_DEFAULT_TIMEZONE ("" = UTC).
 	ServerTimezone string
 	// Liveness says which agents count as online; the zero value trusts
