@@ -18,8 +18,9 @@ import (
 // BenchmarkEvaluate_100kTargets is the evaluation that begins the second
 // wave of a configuration rollout of 10,000 and of 100,000 targets
 // (largeRollout) as the engine Lambda runs it, on DynamoDB Local: load the
-// rollout and every target, read every agent, decide, store the 1,000
-// targets it starts, then set their agents' desired hashes. Per evaluation it reports
+// rollout and every target, read the agents the engine asks for (the
+// 1,000 next in the rest wave: nothing is in flight), decide, store the
+// 1,000 targets it starts, then set their agents' desired hashes. Per evaluation it reports
 // the CPU time of this process (getrusage RUSAGE_SELF, user + system: the
 // store's client, decoding and the engine; DynamoDB Local is a process of
 // its own), the wall time, the peak heap (evaluationFigures.peakHeap), the

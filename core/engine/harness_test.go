@@ -99,8 +99,8 @@ func (f *fixture) act(req Request) error {
 // sameReadingAsked decides in again with no agent read at first (Input.Read),
 // then, round after round, with the agents the last round listed missing
 // read as well, until none is missing: the result must be want, the
-// decision over every agent. A round that lists nothing new, or more rounds
-// than targets, fails the test.
+// decision over every agent. A round that lists an agent read before, or
+// more rounds than targets, fails the test.
 func (f *fixture) sameReadingAsked(in Input, want Result, decide func(Input) (Result, error)) {
 	f.t.Helper()
 	read := map[string]bool{}
