@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,9 +103,9 @@ func TestEvaluate_ReadsTheAgentsItNeeds(t *testing.T) {
 	}
 	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(5) }), ids)
 	f.update(ids[1], func(a *agent.Agent) { a.Online = false })
-	f.tick() // the first 6 read: one of them offline, 5 start
-	if f.lazyRead != 6 || f.last.Started != 5 {
-		t.Fatalf("%d agents read, %d started; want 6 and 5", f.lazyRead, f.last.Started)
+	f.tick() // the first 5 read, one of them offline: 2 more, one read ahead for it; 5 start
+	if f.lazyRead != 7 || f.last.Started != 5 {
+		t.Fatalf("%d agents read, %d started; want 7 and 5", f.lazyRead, f.last.Started)
 	}
 	f.lazyRead = 0
 	f.advance(time.Second)
@@ -116,5 +117,27 @@ func TestEvaluate_ReadsTheAgentsItNeeds(t *testing.T) {
 	in.Rollout.Status = rollout.Paused
 	if res := Evaluate(in); len(res.Missing) != 5 {
 		t.Errorf("paused with 5 in flight: %d agents missing, want those 5", len(res.Missing))
+	}
+}
+
+// A wave whose first agents are mostly offline is read in a few rounds,
+// each reading ahead one more agent for every one held back, not in one
+// round per maxConcurrent agents: 180 offline before 20 online under
+// maxConcurrent 10 take 6 rounds (20 reading only the free slots' worth).
+func TestEvaluate_MostlyOfflineWaveReadsInFewRounds(t *testing.T) {
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("a%03d", i)
+	}
+	f := newFixture(t, policy.KindConfig, snap(policy.KindConfig, func(s *policy.Spec) { s.MaxConcurrent = intp(10) }), ids)
+	for _, id := range ids[:180] {
+		f.update(id, func(a *agent.Agent) { a.Online = false })
+	}
+	f.tick()
+	if f.last.Started != 10 || f.last.Held.Offline != 180 {
+		t.Fatalf("started %d, %d offline; want 10 and 180", f.last.Started, f.last.Held.Offline)
+	}
+	if f.lazyRounds > 6 {
+		t.Errorf("%d rounds of reads, want at most 6", f.lazyRounds)
 	}
 }

@@ -30,6 +30,7 @@ type fixture struct {
 	orders       []Order
 	events       []string
 	lazyRead     int // agents read by the passes that read them when asked (sameReadingAsked)
+	lazyRounds   int // the rounds of the last such pass
 }
 
 // newFixture builds a rollout of kind k with snapshot s; waves lists the agent
@@ -121,6 +122,7 @@ func (f *fixture) sameReadingAsked(in Input, want Result, decide func(Input) (Re
 				f.t.Fatalf("reading %d of %d agents when asked decided otherwise than reading all:\n got %+v\nwant %+v", len(read), len(in.Agents), got, want)
 			}
 			f.lazyRead += len(read)
+			f.lazyRounds = round + 1
 			return
 		}
 		for _, id := range got.Missing {

@@ -303,18 +303,31 @@ func (e *evaluation) failRollout(reason string) {
 // its turn comes, not while maxConcurrent others run ahead of it; and an
 // evaluation of a large wave needs the agents of the targets in flight and
 // of the next few only, not of all of them (Input.Read).
+//
+// An agent not read yet is listed missing and assumed to start, so that a
+// round reads as many candidates as there are free slots. Each candidate
+// that was read and held back (offline, gone, outside its window) lets
+// one more be read ahead without taking a slot: a wave whose agents are
+// mostly offline then reads twice as many each round, and needs a few
+// rounds, not one per slot's worth of offline agents.
 func (e *evaluation) startTargets(ts targets, since time.Time) {
 	active := len(e.all.inFlight())
+	ahead := 0 // candidates to read ahead: one per candidate held back
 	for _, t := range ts.notStarted() {
 		if limit := e.r.Policy.MaxConcurrent; limit > 0 && active >= limit {
 			e.beyondCapacity(t)
 			continue
 		}
 		if e.unread(t.AgentID) {
-			active++ // read and judged by the next round; assumed to start meanwhile
+			if ahead > 0 {
+				ahead--
+			} else {
+				active++ // judged by the next round; assumed to start meanwhile
+			}
 			continue
 		}
 		if e.holdBack(t, since) {
+			ahead++
 			continue
 		}
 		e.start(t)
