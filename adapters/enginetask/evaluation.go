@@ -294,41 +294,40 @@ func startedIDs(res engine.Result) []string {
 }
 
 // load reads the input of an evaluation of the whole rollout id with every
-// agent of its targets, and what a store that keeps it read of the agents
-// (ReadOnce).
-func (p Evaluator) load(ctx context.Context, id string) (engine.Input, any, error) {
-	r, ts, err := p.Store.LoadRollout(ctx, id)
-	if err != nil {
-		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
-	}
-	in := engine.Input{Rollout: r, Targets: ts, Agents: map[string]agent.Agent{}, Read: map[string]bool{}}
-	read, err := p.readAgents(ctx, &in, nil, agentIDs(ts))
-	if err != nil {
-		return engine.Input{}, nil, err
-	}
+// agent of its targets.
+func (p Evaluator) load(ctx context.Context, id string) (engine.Input, error) {
+	in, _, err := p.loadWith(ctx, id, agentIDs)
 	in.Read = nil // every agent: none is missing
-	return in, read, p.observe(ctx, &in)
+	return in, err
 }
 
 // loadAsked reads the input of an evaluation of the whole rollout id with
-// the agents of its targets in flight, the ones every evaluation judges;
-// decideAsked reads the others the engine asks for (engine.Input.Read). A
-// wave of 100,000 targets under maxConcurrent 1,000 is then decided on the
-// agents of the 1,000 in flight and the next 1,000 at most, not of all
-// 100,000.
+// the agents of its targets in flight, the ones every evaluation judges,
+// and what a store that keeps it read of them (ReadOnce); decideAsked
+// reads the others the engine asks for (engine.Input.Read). A wave of
+// 100,000 targets under maxConcurrent 1,000 is then decided on the agents
+// of the 1,000 in flight and the next 1,000 at most, not of all 100,000.
 func (p Evaluator) loadAsked(ctx context.Context, id string) (engine.Input, any, error) {
+	return p.loadWith(ctx, id, func(ts []rollout.Target) []string {
+		var ids []string
+		for _, t := range ts {
+			if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
+				ids = append(ids, t.AgentID)
+			}
+		}
+		return ids
+	})
+}
+
+// loadWith reads rollout id, its targets and the agents that which names
+// of them (Input.Read says which), the liveness leases and the clock.
+func (p Evaluator) loadWith(ctx context.Context, id string, which func([]rollout.Target) []string) (engine.Input, any, error) {
 	r, ts, err := p.Store.LoadRollout(ctx, id)
 	if err != nil {
 		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
 	}
-	var ids []string
-	for _, t := range ts {
-		if t.Status == rollout.TargetInProgress || t.Status == rollout.TargetVerifying {
-			ids = append(ids, t.AgentID)
-		}
-	}
 	in := engine.Input{Rollout: r, Targets: ts, Agents: map[string]agent.Agent{}, Read: map[string]bool{}}
-	read, err := p.readAgents(ctx, &in, nil, ids)
+	read, err := p.readAgents(ctx, &in, nil, which(ts))
 	if err != nil {
 		return engine.Input{}, nil, err
 	}
@@ -383,7 +382,8 @@ func (p Evaluator) readAgents(ctx context.Context, in *engine.Input, into any, i
 // the agents as the evaluation read them, without reading them again
 // (store.Store): AgentsForEvaluation is AgentsByID that also returns what
 // SetDesiredHashOver needs of that read, added to into when into is what an
-// earlier call returned.
+// earlier call returned; SetDesiredHashOver without a read (nil) is
+// SetDesiredHash.
 type ReadOnce interface {
 	AgentsForEvaluation(ctx context.Context, ids []string, into any) (map[string]agent.Agent, any, error)
 	SetDesiredHashOver(ctx context.Context, ids []string, hash string, agents map[string]agent.Agent, read any) error
@@ -472,7 +472,7 @@ func (p Evaluator) carryOut(ctx context.Context, res *engine.Result, agents map[
 		ro, over := p.Store.(ReadOnce)
 		for h, ids := range byHash {
 			var err error
-			if over && read != nil {
+			if over {
 				err = ro.SetDesiredHashOver(ctx, ids, h, agents, read)
 			} else {
 				err = p.Store.SetDesiredHash(ctx, ids, h)

@@ -33,7 +33,7 @@ type GateReading struct {
 // at the same moment, and a retried task finds the gate's next reading
 // moved on and reads nothing twice.
 func (p Evaluator) ReadGates(ctx context.Context, rolloutID string) ([]GateReading, error) {
-	in, _, err := p.load(ctx, rolloutID)
+	in, err := p.load(ctx, rolloutID)
 	if err != nil {
 		return nil, err
 	}

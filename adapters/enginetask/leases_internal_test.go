@@ -33,7 +33,7 @@ func TestEvaluate_ReadsLeases(t *testing.T) {
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 	p := Evaluator{Store: leaseStore{}, Clock: func() time.Time { return t0 },
 		Liveness: agent.Liveness{Silence: 90 * time.Second, Source: leaseSource{"task-1": {Until: t0.Add(-time.Second)}}}}
-	in, _, err := p.load(context.Background(), "r1")
+	in, err := p.load(context.Background(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
