@@ -5,6 +5,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/rollout"
 	"github.com/myriarch/myriarch/core/windows"
 )
@@ -344,15 +345,14 @@ func (e *evaluation) beyondCapacity(t *rollout.Target) {
 	if t.Status != rollout.TargetWaitingWindow {
 		return
 	}
-	pol := e.r.Policy
 	a, ok := e.agent(t.AgentID)
-	if !ok || len(pol.MaintenanceWindows) == 0 {
+	if !ok || len(e.r.Policy.MaintenanceWindows) == 0 {
 		return
 	}
-	if open, next := e.window(pol.Zones(e.tz).Resolve(a)); open {
-		t.Status = rollout.TargetPending
-	} else {
+	if closed, next := e.windowClosed(a); closed {
 		e.dl.at(next)
+	} else {
+		t.Status = rollout.TargetPending
 	}
 }
 
@@ -370,13 +370,11 @@ func (e *evaluation) holdBack(t *rollout.Target, since time.Time) bool {
 		e.skip(t, SkipLeftFleet, "the agent is no longer a member of the fleet")
 		return true
 	}
-	if len(pol.MaintenanceWindows) > 0 {
-		if open, next := e.window(pol.Zones(e.tz).Resolve(a)); !open {
-			t.Status = rollout.TargetWaitingWindow
-			e.dl.at(next)
-			e.held.Window++
-			return true
-		}
+	if closed, next := e.windowClosed(a); closed {
+		t.Status = rollout.TargetWaitingWindow
+		e.dl.at(next)
+		e.held.Window++
+		return true
 	}
 	if !e.online(a) {
 		graceEnd := since.Add(pol.OfflineGracePeriod)
@@ -406,6 +404,17 @@ func (e *evaluation) skip(t *rollout.Target, code, reason string) {
 	t.ReasonCode = code
 	t.Reason = reason
 	t.FinishedAt = timePtr(e.now)
+}
+
+// windowClosed reports whether the policy has maintenance windows and none
+// is open now in agent a's zone, and if so when the next one opens.
+func (e *evaluation) windowClosed(a agent.Agent) (closed bool, next time.Time) {
+	pol := e.r.Policy
+	if len(pol.MaintenanceWindows) == 0 {
+		return false, time.Time{}
+	}
+	open, next := e.window(pol.Zones(e.tz).Resolve(a))
+	return !open, next
 }
 
 // window says whether a maintenance window is open now in zone loc and, if
