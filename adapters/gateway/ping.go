@@ -120,14 +120,14 @@ func (p *pinger) take(now time.Time, every time.Duration) bool {
 // write writes the ping that take marked, then counts the quiet from now;
 // failed is true when the write failed on a connection still open, which
 // is then pinged no more.
-func (p *pinger) write(now func() time.Time) (err error, failed bool) {
+func (p *pinger) write(now func() time.Time) (failed bool, err error) {
 	_, err = p.conn.Write(pingFrame)
 	p.quiet.Store(now().UnixNano())
 	if err != nil {
 		failed = p.ended.CompareAndSwap(false, true)
 	}
 	p.writing.Store(false)
-	return err, failed
+	return failed, err
 }
 
 // stop ends the pings when the connection closes. It does not wait for a
@@ -176,9 +176,11 @@ func (g *Gateway) pingQuiet() {
 
 func (l *link) writePing() {
 	defer l.g.pingsInFlight.Add(-1)
-	err, failed := l.ping.write(l.g.now)
-	if !failed {
+	failed, err := l.ping.write(l.g.now)
+	if err == nil {
 		l.g.pingsSent.Add(1)
+	}
+	if !failed {
 		return
 	}
 	// The transport broke, or a deadline gorilla left from a control frame

@@ -504,7 +504,7 @@ func TestPinger(t *testing.T) {
 				t.Fatalf("ping %d not due at %v", i, now)
 			}
 			go readPing(t, agent)
-			if err, failed := p.write(at(now)); err != nil || failed {
+			if failed, err := p.write(at(now)); err != nil || failed {
 				t.Fatalf("ping %d: %v, failed %v", i, err, failed)
 			}
 			if p.take(t0.Add(now+59*time.Second), time.Minute) {
@@ -543,7 +543,7 @@ func TestPinger(t *testing.T) {
 		p, agent := start(t)
 		p.take(t0.Add(time.Minute), time.Minute)
 		result := make(chan bool, 1)
-		go func() { _, failed := p.write(at(time.Minute)); result <- failed }()
+		go func() { failed, _ := p.write(at(time.Minute)); result <- failed }()
 		time.Sleep(10 * time.Millisecond)
 		p.stop() // returns without waiting for the write
 		agent.Close()
@@ -558,7 +558,7 @@ func TestPinger(t *testing.T) {
 		p, agent := start(t)
 		agent.Close()
 		p.take(t0.Add(time.Minute), time.Minute)
-		if err, failed := p.write(at(time.Minute)); !errors.Is(err, io.ErrClosedPipe) || !failed {
+		if failed, err := p.write(at(time.Minute)); !errors.Is(err, io.ErrClosedPipe) || !failed {
 			t.Errorf("write: %v, failed %v; want the closed pipe, failed", err, failed)
 		}
 		if p.take(t0.Add(time.Hour), time.Minute) {
