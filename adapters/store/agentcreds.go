@@ -38,19 +38,28 @@ type Credential struct {
 // Bound reports whether the agent has a credential.
 func (c Credential) Bound() bool { return c.Digest != "" }
 
-func (c Credential) encode(it item) {
+// into puts the credential into an agent's packed document.
+func (c Credential) into(doc *agentDocument) {
 	if c.Digest == "" {
 		return
 	}
-	it.s(attrCred, c.Digest).sIf(attrCredNext, c.Next)
+	doc.Cred, doc.CredNext, doc.CredRotate = c.Digest, c.Next, c.Rotate
 	if !c.BoundAt.IsZero() {
-		it.s(attrCredAt, sortableTime(c.BoundAt))
-	}
-	if c.Rotate {
-		it.s(attrCredRotate, "1")
+		at := c.BoundAt.UTC()
+		doc.CredAt = &at
 	}
 }
 
+func credentialOf(doc agentDocument) Credential {
+	c := Credential{Digest: doc.Cred, Next: doc.CredNext, Rotate: doc.CredRotate}
+	if doc.CredAt != nil {
+		c.BoundAt = *doc.CredAt
+	}
+	return c
+}
+
+// decodeCredential reads the credential of an item written before schema
+// version 3, which kept it in attributes of its own.
 func decodeCredential(d *decoder) Credential {
 	c := Credential{Digest: d.optStr(attrCred), Next: d.optStr(attrCredNext), Rotate: d.optStr(attrCredRotate) != ""}
 	if at := d.optStr(attrCredAt); at != "" {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,7 +17,8 @@ import (
 	"github.com/myriarch/myriarch/core/page"
 )
 
-// Agent item attributes beyond the keys (id, fleet, lag).
+// Agent item attributes that items written before schema version 3 carry
+// beside their document; since then agentDocument packs them.
 const (
 	attrAckHash  = "ackHash"  // desired hash the gateway delivered and the agent acknowledged
 	attrAckOffer = "ackOffer" // package offer the gateway delivered
@@ -85,18 +87,34 @@ func agentKey(id string) map[string]types.AttributeValue {
 func encodeAgent(r AgentRecord, version int64) (item, error) {
 	a := utcAgent(r.Agent)
 	it := newItem().s(tables.AttrID, a.ID).n(attrV, version).sIf(tables.AttrFleet, a.Fleet).
-		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer).
 		s(tables.AttrName, a.DisplayName()).sIf(tables.AttrAssignState, r.assignState()).
 		sIf(tables.AttrCollector, a.LinkedCollector())
-	if r.AssignedRev > 0 {
-		it.n(attrAssigned, r.AssignedRev)
-	}
-	r.Credential.encode(it)
 	if r.Lagging() {
 		it.s(tables.AttrLag, lagShard(a.ID))
 	}
 	it.stamp(r.written(a))
-	return it.packed(a, dictAgent1)
+	doc := agentDocument{Agent: a, AckHash: r.Push.AckedHash, AckOffer: r.Push.AckedOffer, AssignedRev: r.AssignedRev}
+	r.Credential.into(&doc)
+	return it.packed(doc, dictAgent2)
+}
+
+// agentDocument is what an agent item packs: the agent, and what the store
+// keeps beside it that no index and no condition reads. Each of these was an
+// attribute of its own until schema version 3; packed they cost about 60
+// bytes instead of 190 (random digests and hashes do not shrink, but a hash
+// the document already holds costs a back-reference, and names and times
+// shrink against the dictionary), and an agent item is read, streamed and
+// listed by the lagging index about nine times for every target of a wave
+// (docs/scale.md).
+type agentDocument struct {
+	agent.Agent
+	AckHash     string     `json:"ackHash,omitempty"`
+	AckOffer    string     `json:"ackOffer,omitempty"`
+	AssignedRev int64      `json:"assignedRev,omitempty"`
+	Cred        string     `json:"cred,omitempty"`
+	CredNext    string     `json:"credNext,omitempty"`
+	CredAt      *time.Time `json:"credAt,omitempty"`
+	CredRotate  bool       `json:"credRotate,omitempty"`
 }
 
 func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
@@ -104,12 +122,21 @@ func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
 	d := newDecoder("agent "+id, av)
 	r := AgentRecord{Version: d.num(attrV)}
 	d.str(tables.AttrID)
-	d.doc(&r.Agent)
+	var doc agentDocument
+	d.doc(&doc)
+	r.Agent = doc.Agent
 	r.Agent.ID, r.Agent.Fleet = id, d.optStr(tables.AttrFleet)
-	r.Push = Push{AckedHash: d.optStr(attrAckHash), AckedOffer: d.optStr(attrAckOffer)}
 	r.AssignPending = strings.HasPrefix(d.optStr(tables.AttrAssignState), assignPendingPrefix)
-	r.AssignedRev = d.optNum(attrAssigned)
-	r.Credential = decodeCredential(d)
+	if d.sv < 3 {
+		// written before schema version 3: beside the document
+		r.Push = Push{AckedHash: d.optStr(attrAckHash), AckedOffer: d.optStr(attrAckOffer)}
+		r.AssignedRev = d.optNum(attrAssigned)
+		r.Credential = decodeCredential(d)
+		return r, d.err
+	}
+	r.Push = Push{AckedHash: doc.AckHash, AckedOffer: doc.AckOffer}
+	r.AssignedRev = doc.AssignedRev
+	r.Credential = credentialOf(doc)
 	return r, d.err
 }
 

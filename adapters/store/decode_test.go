@@ -49,7 +49,7 @@ func TestDecode_ErrorsNameTheItem(t *testing.T) {
 	}{
 		{name: "missing status", item: without(good, attrStatus), want: `decode rollout r-123: attribute "status" missing`},
 		{name: "status of a wrong type", item: with(good, attrStatus, num(3)), want: `decode rollout r-123: attribute "status" is N, want S`},
-		{name: "future schema", item: with(good, attrSV, num(SchemaVersion+1)), want: `decode rollout r-123: schema version 3 is newer than this build understands (2)`},
+		{name: "future schema", item: with(good, attrSV, num(SchemaVersion+1)), want: `decode rollout r-123: schema version 4 is newer than this build understands (3)`},
 		{name: "no schema", item: without(good, attrSV), want: `decode rollout r-123: attribute "sv" missing`},
 		{name: "version not a number", item: with(good, attrV, &types.AttributeValueMemberN{Value: "x"}), want: `decode rollout r-123: attribute "v" is "x", want an integer`},
 		{name: "document not JSON", item: with(good, attrDoc, str("{")), want: `decode rollout r-123: attribute "doc": unexpected end of JSON input`},
@@ -97,8 +97,8 @@ func TestDecode_ThroughTheStore(t *testing.T) {
 	}{
 		{name: "rollout", err: func() error { _, err := s.GetRollout(ctx, "r-123"); return err }, want: `decode rollout r-123: attribute "status" missing`},
 		{name: "target", err: func() error { _, _, err := s.LoadRollout(ctx, "r-ok"); return err }, want: `decode target r-ok 00000#a00001: attribute "v" is S, want N`},
-		{name: "agent", err: func() error { _, _, err := s.GetAgent(ctx, "a-bad"); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (2)`},
-		{name: "agent in a listing", err: func() error { _, err := s.AgentsOfFleet(ctx, "edge", "", 0); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (2)`},
+		{name: "agent", err: func() error { _, _, err := s.GetAgent(ctx, "a-bad"); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (3)`},
+		{name: "agent in a listing", err: func() error { _, err := s.AgentsOfFleet(ctx, "edge", "", 0); return err }, want: `decode agent a-bad: schema version 7 is newer than this build understands (3)`},
 		{name: "rollout in a listing", err: func() error { _, err := s.RolloutsPage(ctx, "", "", "", 0); return err }, want: `decode rollout r-123: attribute "status" missing`},
 		{name: "selection", err: func() error { _, err := s.Selection(ctx, "edge"); return err }, want: `decode selection edge: attribute "rev" missing`},
 	}

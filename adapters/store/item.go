@@ -15,9 +15,11 @@ import (
 // SchemaVersion is the item layout this build writes (attribute sv). An item
 // with a higher sv was written by a newer build: decoding refuses it rather
 // than guess, and a rolling deployment migrates readers before writers.
-// Version 2 packs the documents of agents and targets (pack.go); it reads
-// items of version 1 as they are.
-const SchemaVersion = 2
+// Version 2 packs the documents of agents and targets (pack.go); version 3
+// packs an agent's acknowledgements, credential and assigned revision into
+// its document (agentDocument). Each reads the items of the versions
+// before as they are.
+const SchemaVersion = 3
 
 // Attributes every item carries besides its keys.
 const (
@@ -43,6 +45,7 @@ func (e *DecodeError) Error() string { return "decode " + e.Item + ": " + e.Prob
 type decoder struct {
 	item string
 	av   map[string]types.AttributeValue
+	sv   int64 // the item's schema version
 	err  error
 }
 
@@ -151,6 +154,7 @@ func (d *decoder) bytes(name string) []byte {
 // schema checks sv: present, a number, and not newer than this build.
 func (d *decoder) schema() {
 	sv := d.num(attrSV)
+	d.sv = sv
 	switch {
 	case d.err != nil:
 	case sv > SchemaVersion:

@@ -29,11 +29,13 @@ const attrPacked = "dz"
 var packDictionaries = map[byte][]byte{
 	dictAgent1:  []byte(agentDictionary1),
 	dictTarget1: []byte(targetDictionary1),
+	dictAgent2:  []byte(agentDictionary2),
 }
 
 const (
 	dictAgent1  byte = 1
 	dictTarget1 byte = 2
+	dictAgent2  byte = 3 // schema version 3: agentDocument
 )
 
 // agentDictionary1 is an agent document's usual text: deflate finds the
@@ -50,6 +52,11 @@ const agentDictionary1 = `"lastError":"","update":{"status":"","version":"0.","f
 	`"remoteConfig":{"hash":"","status":"APPLIED","since":"2026-12-"},"effectiveHash":"",` +
 	`"serviceVersion":"0.","versionSince":"2026-12-","package":{"version":"0.","status":"INSTALLED","since":"2026-12-"},` +
 	`"desiredHash":"","targetVersion":"0."}`
+
+// agentDictionary2 is agentDictionary1 and the names that agentDocument
+// adds after the agent's.
+const agentDictionary2 = agentDictionary1 + `"ackOffer":"","credNext":"","credRotate":true,"assignedRev":,` +
+	`"cred":"","credAt":"2026-12-",","ackHash":"`
 
 // targetDictionary1 is a target document's usual text.
 const targetDictionary1 = `"reason":"","rollbackAt":"2026-12-","progress":{},"rollback":,"status":"failed","status":"skipped",` +

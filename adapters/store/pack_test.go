@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/adapters/usage"
 	"github.com/myriarch/myriarch/core/agent"
 	"github.com/myriarch/myriarch/core/rollout"
@@ -22,6 +23,7 @@ func TestPackDictionaries_NeverChange(t *testing.T) {
 	want := map[byte]string{
 		dictAgent1:  "7ca9c6e4d9d3bd183d72d2a2b72b329bbce9d6b8706d3ee64716b26792f1fb32",
 		dictTarget1: "937765d51c7cd80cea4b9c1eb9dc9e5eb570625d12ca7ba60ff1bbeba8e73c35",
+		dictAgent2:  "51865136098c7e55c2b9382a4072741cc4a2aa6784402e978b2964a05ad317cf",
 	}
 	for id, dict := range packDictionaries {
 		sum := sha256.Sum256(dict)
@@ -187,4 +189,86 @@ func BenchmarkDecodeAgentReadable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// sampleRecord is sampleAgent as the gateway stores it: a credential bound
+// and one offered, the desired hash delivered, an assignment's revision.
+func sampleRecord() AgentRecord {
+	a := sampleAgent()
+	return AgentRecord{Agent: a, Push: Push{AckedHash: a.DesiredHash, AckedOffer: "otelcol-contrib@0.161.0"}, AssignedRev: 1234,
+		Credential: Credential{Digest: hexHash("cred"), Next: hexHash("next"), Rotate: true,
+			BoundAt: time.Date(2026, 12, 6, 3, 6, 8, 123456789, time.UTC)}}
+}
+
+// schema2Item is r as a build of schema version 2 stored it: what the
+// store keeps beside the agent in attributes of their own, the agent packed
+// against dictionary 1.
+func schema2Item(t *testing.T, r AgentRecord, version int64) item {
+	t.Helper()
+	it := item{attrSV: num(2)}
+	it.s(tables.AttrID, r.ID).n(attrV, version).sIf(tables.AttrFleet, r.Fleet).
+		sIf(attrAckHash, r.Push.AckedHash).sIf(attrAckOffer, r.Push.AckedOffer).s(tables.AttrName, r.DisplayName()).
+		n(attrAssigned, r.AssignedRev).s(attrCred, r.Credential.Digest).sIf(attrCredNext, r.Credential.Next).
+		s(attrCredAt, sortableTime(r.Credential.BoundAt)).s(attrCredRotate, "1")
+	it.stamp(r.written(r.Agent))
+	it, err := it.packed(utcAgent(r.Agent), dictAgent1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
+func sameRecord(t *testing.T, what string, got, want AgentRecord) {
+	t.Helper()
+	jg, _ := json.Marshal(got.Agent)
+	jw, _ := json.Marshal(utcAgent(want.Agent))
+	if !bytes.Equal(jg, jw) || got.Push != want.Push || got.AssignedRev != want.AssignedRev ||
+		got.Credential != want.Credential || got.Version != want.Version {
+		t.Fatalf("%s read back as %s %+v rev %d %+v v%d,\nwant %s %+v rev %d %+v v%d", what,
+			jg, got.Push, got.AssignedRev, got.Credential, got.Version, jw, want.Push, want.AssignedRev, want.Credential, want.Version)
+	}
+}
+
+// Schema 3 packs what no index and no condition reads (the acknowledged
+// push, the assigned revision, the credential's digests) into the agent's
+// document: none of it is an attribute any more, it reads back the same,
+// and the item is at least 100 bytes smaller than schema 2 stored it. A
+// build that kept them beside the document fails here.
+func TestEncodeAgent_Schema3PacksWhatNoIndexReads(t *testing.T) {
+	r := sampleRecord()
+	r.Version = 9
+	it, err := encodeAgent(r, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{attrAckHash, attrAckOffer, attrAssigned, attrCred, attrCredNext, attrCredAt, attrCredRotate} {
+		if _, ok := it[name]; ok {
+			t.Errorf("the item has attribute %q: it belongs in the packed document", name)
+		}
+	}
+	if p := it[attrPacked].(*types.AttributeValueMemberB).Value; p[0] != dictAgent2 {
+		t.Errorf("packed with dictionary %d, want %d", p[0], dictAgent2)
+	}
+	got, err := decodeAgent(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, "schema 3", got, r)
+	now, before := usage.ItemSize(it), usage.ItemSize(schema2Item(t, r, 9))
+	if now > before-100 {
+		t.Errorf("item %d B, schema 2 stored it in %d B: want at least 100 B fewer", now, before)
+	}
+	t.Logf("agent item: schema 2 %d B, schema 3 %d B", before, now)
+}
+
+// An item that a build of schema 2 wrote reads back whole: its credential,
+// push and revision from their attributes.
+func TestDecodeAgent_Schema2Item(t *testing.T) {
+	r := sampleRecord()
+	r.Version = 4
+	got, err := decodeAgent(schema2Item(t, r, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecord(t, "schema 2", got, r)
 }
