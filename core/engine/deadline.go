@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // deadline keeps the earliest moment after now at which the rollout can
 // change without an agent event or a person. Moments at or before now are
@@ -8,9 +11,20 @@ import "time"
 // make the state machine evaluate again at once, in a loop, until something
 // changes (a collector still starting after its health wait ended, say).
 type deadline struct {
-	now time.Time
-	t   time.Time
+	now  time.Time
+	t    time.Time
+	ends []time.Time // ends of health waits, after now (end)
 }
+
+// HealthWaitGather is how much later than its end a health wait may be
+// acted on, so that the ends of a wave's waits, which follow its agents'
+// reports over a few seconds, are acted on by one evaluation instead of
+// one for each whole second they spread over. Each of those evaluations
+// reads every target and every agent in flight: a wave of 1,000 whose
+// reports came over 2 s evaluated the whole rollout two or three times to
+// end its waits (docs/scale.md). Within the tick the engine's rules allow
+// (a target finishes up to one tick after its wait ended).
+const HealthWaitGather = 2 * time.Second
 
 // at records t if it lies after now and is the earliest so far.
 func (d *deadline) at(t time.Time) {
@@ -20,6 +34,40 @@ func (d *deadline) at(t time.Time) {
 	if d.t.IsZero() || t.Before(d.t) {
 		d.t = t
 	}
+}
+
+// end records the end of a health wait: a deadline that may wait for the
+// ends that follow it within HealthWaitGather (next).
+func (d *deadline) end(t time.Time) {
+	if t.After(d.now) {
+		d.ends = append(d.ends, t)
+	}
+}
+
+// next is the moment to evaluate again: the earliest deadline, or, when
+// that is the end of a health wait, the last end within HealthWaitGather
+// of it, unless another deadline comes first. Example: ends at :10.2,
+// :11.0, :12.0 and :12.5 and an applyTimeout at :30 → :12.0 (the first
+// waits 1.8 s; :12.5 waits for the evaluation after); with an applyTimeout
+// at :11.5 → :11.5.
+func (d *deadline) next() time.Time {
+	if len(d.ends) == 0 {
+		return d.t
+	}
+	first := slices.MinFunc(d.ends, time.Time.Compare)
+	if !d.t.IsZero() && !d.t.After(first) {
+		return d.t
+	}
+	last := first
+	for _, e := range d.ends {
+		if e.After(last) && !e.After(first.Add(HealthWaitGather)) {
+			last = e
+		}
+	}
+	if !d.t.IsZero() && d.t.Before(last) {
+		return d.t
+	}
+	return last
 }
 
 // WholeSecondAfter rounds t up to a whole second. Step Functions keeps only

@@ -170,7 +170,7 @@ func newEvaluation(in Input) *evaluation {
 func (e *evaluation) result() Result {
 	return Result{
 		Rollout: e.r, RolloutChanged: !reflect.DeepEqual(e.inR, e.r), Changed: changedTargets(e.in.Targets, e.ts),
-		Orders: e.orders, Events: e.events, NextDeadline: e.dl.t, GatesDue: e.gatesDue,
+		Orders: e.orders, Events: e.events, NextDeadline: e.dl.next(), GatesDue: e.gatesDue,
 		Started: e.started, Held: e.held, Missing: slices.Sorted(maps.Keys(e.missed)),
 	}
 }

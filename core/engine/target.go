@@ -160,7 +160,7 @@ func (e *evaluation) evaluateVerifying(t *rollout.Target) {
 		e.succeed(t)
 		return
 	}
-	e.dl.at(end)
+	e.dl.end(end)
 	e.dl.at(h.recheck)
 }
 
