@@ -167,6 +167,12 @@ func (d *decoder) schema() {
 // doc unmarshals the JSON document into v: the packed one if the item has
 // it (pack.go), else the readable one.
 func (d *decoder) doc(v any) {
+	d.docWith(func(doc []byte) error { return json.Unmarshal(doc, v) })
+}
+
+// docWith is doc with another unmarshaling of the document (targetDoc);
+// unmarshal must keep nothing of the bytes it is given.
+func (d *decoder) docWith(unmarshal func(doc []byte) error) {
 	buf := docBuffers.Get().(*[]byte)
 	defer docBuffers.Put(buf)
 	name := attrDoc
@@ -190,7 +196,7 @@ func (d *decoder) doc(v any) {
 		*buf = append((*buf)[:0], s...)
 	}
 	// keeps nothing of buf: its strings are copies
-	if err := json.Unmarshal(*buf, v); err != nil {
+	if err := unmarshal(*buf); err != nil {
 		d.fail("attribute %q: %v", name, err)
 	}
 }

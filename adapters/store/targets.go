@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/myriarch/myriarch/adapters/store/tables"
 	"github.com/myriarch/myriarch/core/page"
@@ -39,22 +40,42 @@ func encodeTarget(r rollout.Rollout, t rollout.Target, version int64) (item, err
 }
 
 func decodeTarget(av map[string]types.AttributeValue) (rollout.Target, error) {
+	var t rollout.Target
+	err := decodeTargetInto(&t, av)
+	return t, err
+}
+
+// decodeTargetInto is decodeTarget into *t, which must be the zero target:
+// a page decodes its targets in place in its slice, rather than each on the
+// heap first (100,000 allocations of 256 bytes in an evaluation).
+func decodeTargetInto(t *rollout.Target, av map[string]types.AttributeValue) error {
 	rid, wa := keyOf(av, tables.AttrRolloutID), keyOf(av, tables.AttrWaveAgent)
 	d := newDecoder("target "+rid+" "+wa, av)
-	var t rollout.Target
 	v := d.num(attrV)
 	d.str(tables.AttrRolloutID)
 	d.str(tables.AttrWaveAgent)
 	d.str(tables.AttrAgentKind)
 	d.str(tables.AttrRolloutCreated)
 	status := d.str(attrStatus)
-	d.doc(&t)
+	d.targetDoc(t)
 	wave, agentID, ok := splitWaveAgent(wa)
 	if !ok && d.err == nil {
 		d.fail("attribute %q is %q, want <wave, 5 digits>#<agentId>", tables.AttrWaveAgent, wa)
 	}
 	t.RolloutID, t.Wave, t.AgentID, t.Status, t.Version = rid, wave, agentID, rollout.TargetStatus(status), v
-	return t, d.err
+	return d.err
+}
+
+// targetDoc is doc for a target's document, unmarshaled with
+// github.com/go-json-experiment/json in its encoding/json (v1) mode, the
+// implementation encoding/json itself runs on under GOEXPERIMENT=jsonv2:
+// the same target from the same document (TestTargetDoc_AsEncodingJSON) in
+// less than half the time, and with one allocation instead of nine (it
+// reuses the short strings every target repeats: status, references). An
+// evaluation of the whole rollout decodes every target: at 100,000, about
+// 0.25 s with encoding/json.
+func (d *decoder) targetDoc(t *rollout.Target) {
+	d.docWith(func(doc []byte) error { return jsonv1.Unmarshal(doc, t) })
 }
 
 func splitWaveAgent(s string) (int, string, bool) {
@@ -90,12 +111,13 @@ func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, toke
 		return page.Page[rollout.Target]{}, classify(err, "query targets of rollout "+rolloutID)
 	}
 	p := page.Page[rollout.Target]{Next: encodeToken(out.LastEvaluatedKey)}
-	for _, av := range out.Items {
-		t, err := decodeTarget(av)
-		if err != nil {
+	if len(out.Items) > 0 {
+		p.Items = make([]rollout.Target, len(out.Items))
+	}
+	for i, av := range out.Items {
+		if err := decodeTargetInto(&p.Items[i], av); err != nil {
 			return page.Page[rollout.Target]{}, err
 		}
-		p.Items = append(p.Items, t)
 	}
 	return p, nil
 }
