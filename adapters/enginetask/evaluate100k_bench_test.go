@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/local/storetest"
 )
 
@@ -52,6 +53,7 @@ func benchmarkLargeEvaluation(b *testing.B, n int) {
 	id, now := l.r.ID, l.now
 	l = largeRollout{} // the Lambda holds none of it
 	b.ReportAllocs()
+	defer enginetask.SetGC()() // as the engine Lambda's main does
 	cpu := cpuSeconds()
 	b.StartTimer()
 	f := measureEvaluation(b, ctx, st, id, now)

@@ -17,10 +17,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/myriarch/myriarch/adapters/enginetask"
 	"github.com/myriarch/myriarch/adapters/setup"
 )
 
 func main() {
+	enginetask.SetGC() // for the evaluations of whole rollouts, within GOMEMLIMIT
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	d, err := setup.FromEnv(context.Background(), os.Getenv, func() time.Time { return time.Now().UTC() }, log)
 	if err != nil {
