@@ -322,7 +322,7 @@ func (p Evaluator) loadAsked(ctx context.Context, id string) (engine.Input, any,
 // loadWith reads rollout id, its targets and the agents that which names
 // of them (Input.Read says which), the liveness leases and the clock.
 func (p Evaluator) loadWith(ctx context.Context, id string, which func([]rollout.Target) []string) (engine.Input, any, error) {
-	r, ts, err := p.loadRollout(ctx, id)
+	r, ts, err := p.Store.LoadRollout(ctx, id)
 	if err != nil {
 		return engine.Input{}, nil, fmt.Errorf("load rollout %s: %w", id, err)
 	}
@@ -332,22 +332,6 @@ func (p Evaluator) loadWith(ctx context.Context, id string, which func([]rollout
 		return engine.Input{}, nil, err
 	}
 	return in, read, p.observe(ctx, &in)
-}
-
-// loadRollout reads rollout id and its targets, as the store loads them
-// for an evaluation (EvaluationLoader) if it does so in its own way.
-func (p Evaluator) loadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
-	if l, ok := p.Store.(EvaluationLoader); ok {
-		return l.LoadRolloutForEvaluation(ctx, id)
-	}
-	return p.Store.LoadRollout(ctx, id)
-}
-
-// EvaluationLoader is a Store that loads a rollout for an evaluation with
-// less garbage than LoadRollout (store.Store: the targets in one slice of
-// exactly their number), the same rollout and targets.
-type EvaluationLoader interface {
-	LoadRolloutForEvaluation(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error)
 }
 
 // decideAsked runs decide over in, and again after reading the agents each

@@ -152,9 +152,6 @@ func (l largeRollout) seed(tb testing.TB, ctx context.Context, st *store.Store) 
 	}
 }
 
-// The store loads a rollout for an evaluation with its targets in one slice.
-var _ enginetask.EvaluationLoader = (*store.Store)(nil)
-
 // engineHandler is the engine Lambda's handler over st for the evaluate
 // task at now: logs and metrics encoded as in Lambda, written nowhere.
 func engineHandler(st *store.Store, now time.Time) enginetask.Handler {

@@ -550,7 +550,7 @@ func (s *applyingStore) SetDesiredHash(ctx context.Context, ids []string, hash s
 }
 
 // loadCounting counts the whole evaluations' reads of a rollout with all its
-// targets, in either of the store's ways.
+// targets.
 type loadCounting struct {
 	*store.Store
 	loads int
@@ -559,11 +559,6 @@ type loadCounting struct {
 func (s *loadCounting) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
 	s.loads++
 	return s.Store.LoadRollout(ctx, id)
-}
-
-func (s *loadCounting) LoadRolloutForEvaluation(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
-	s.loads++
-	return s.Store.LoadRolloutForEvaluation(ctx, id)
 }
 
 // A batch whose agents have no target in a wave in flight still lets the

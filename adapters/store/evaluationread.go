@@ -4,24 +4,7 @@ import (
 	"context"
 
 	"github.com/myriarch/myriarch/core/agent"
-	"github.com/myriarch/myriarch/core/rollout"
 )
-
-// LoadRolloutForEvaluation is LoadRollout with the targets read into one
-// slice of exactly their number (allTargets), for the evaluations of the
-// whole rollout: at 100,000 targets LoadRollout's growing slice was about
-// 100 MB of copies and a sixth of the evaluation's CPU.
-func (s *Store) LoadRolloutForEvaluation(ctx context.Context, id string) (rollout.Rollout, []rollout.Target, error) {
-	r, err := s.GetRollout(ctx, id)
-	if err != nil {
-		return r, nil, err
-	}
-	ts, err := s.allTargets(ctx, id, true)
-	if err != nil {
-		return r, nil, err
-	}
-	return r, ts, nil
-}
 
 // An evaluation reads the agents of its rollout that the engine asks for,
 // and a configuration evaluation then sets the desired hash of the agents

@@ -77,18 +77,11 @@ func (s *Store) LoadRollout(ctx context.Context, id string) (rollout.Rollout, []
 	if err != nil {
 		return r, nil, err
 	}
-	var ts []rollout.Target
-	token := ""
-	for {
-		p, err := s.targetPage(ctx, id, rollout.AllWaves, token, 1000, true)
-		if err != nil {
-			return r, nil, err
-		}
-		ts = append(ts, p.Items...)
-		if token = p.Next; token == "" {
-			return r, ts, nil
-		}
+	ts, err := s.allTargets(ctx, id)
+	if err != nil {
+		return r, nil, err
 	}
+	return r, ts, nil
 }
 
 // ActiveRollout is the rollout that holds the lock of the fleet and kind,

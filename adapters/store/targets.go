@@ -127,11 +127,11 @@ func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, toke
 // copied the targets read so far each time it grew: about five times the
 // 25 MB of 100,000 targets, each copy fresh memory for the process to fault
 // in and for the collector to scan. The pages are copied once, at the end.
-func (s *Store) allTargets(ctx context.Context, rolloutID string, consistent bool) ([]rollout.Target, error) {
+func (s *Store) allTargets(ctx context.Context, rolloutID string) ([]rollout.Target, error) {
 	var pages [][]rollout.Target
 	n, token := 0, ""
 	for {
-		p, err := s.targetPage(ctx, rolloutID, rollout.AllWaves, token, 1000, consistent)
+		p, err := s.targetPage(ctx, rolloutID, rollout.AllWaves, token, 1000, true)
 		if err != nil {
 			return nil, err
 		}
