@@ -103,6 +103,17 @@ func TestEncodeTarget_PackedReadsBack(t *testing.T) {
 	if p, d := usage.ItemSize(map[string]types.AttributeValue{attrPacked: it[attrPacked]}), usage.ItemSize(readable); p >= d*3/4 {
 		t.Errorf("packed document %d B, readable %d B: want under three quarters", p, d)
 	}
+	// Schema 3: what the item's attributes hold, the document does not
+	// spell again.
+	doc, err := unpack(nil, it[attrPacked].(*types.AttributeValueMemberB).Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{tg.AgentID, r.ID, string(tg.Status)} {
+		if strings.Contains(string(doc), s) {
+			t.Errorf("the packed document repeats %q, an attribute of the item: %s", s, doc)
+		}
+	}
 }
 
 // Items of schema 1 (a readable document) still read; a packed attribute
