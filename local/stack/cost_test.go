@@ -66,9 +66,12 @@ func overBudget(w waveRun, n int) []string {
 		// sizes items. It was 41 KB before targets were read by key and
 		// agents and targets packed, 6.7 to 8.3 KB before health reports
 		// were decided on their images and the stream carried new images
-		// only; 4.7 KB after (3.0 KB the store's).
-		{what: "bytes read per target (store and stream)", got: per(total.BytesRead), limit: 6_500},
-		{what: "bytes read by the store per target", got: per(total.BytesRead - stream.BytesRead), limit: 4_800},
+		// only; 4.7 KB after (3.0 KB the store's); 3.3 to 4.6 KB (2.0 to
+		// 3.3 KB) once agent items left their credential and push to the
+		// packed document, targets their keys, and one evaluation ended
+		// the health waits that end within 2 s of each other.
+		{what: "bytes read per target (store and stream)", got: per(total.BytesRead), limit: 5_500},
+		{what: "bytes read by the store per target", got: per(total.BytesRead - stream.BytesRead), limit: 4_000},
 		// Requests that did work: about 1.1 when the machine is busy, 1.75
 		// when it is quiet, where the gateway writes each report as it
 		// comes rather than several queued together.
