@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,28 +135,20 @@ func (s *Store) targetPage(ctx context.Context, rolloutID string, wave int, toke
 // in and for the collector to scan. The pages are copied once, at the end.
 func (s *Store) allTargets(ctx context.Context, rolloutID string) ([]rollout.Target, error) {
 	var pages [][]rollout.Target
-	n, token := 0, ""
-	for {
+	for token := ""; ; {
 		p, err := s.targetPage(ctx, rolloutID, rollout.AllWaves, token, 1000, true)
 		if err != nil {
 			return nil, err
 		}
-		pages, n = append(pages, p.Items), n+len(p.Items)
-		if token = p.Next; token == "" {
+		if pages = append(pages, p.Items); p.Next == "" {
 			break
 		}
+		token = p.Next
 	}
-	switch len(pages) {
-	case 0:
-		return nil, nil
-	case 1:
+	if len(pages) == 1 {
 		return pages[0], nil
 	}
-	ts := make([]rollout.Target, 0, n)
-	for _, p := range pages {
-		ts = append(ts, p...)
-	}
-	return ts, nil
+	return slices.Concat(pages...), nil
 }
 
 // LastTargets finds, per agent, its target of kind k in the newest rollout
