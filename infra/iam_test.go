@@ -292,7 +292,7 @@ var wantDynamoDB = map[string][]string{
 // wantGatewayDynamoDB is the gateway task's.
 var wantGatewayDynamoDB = []string{
 	"agents: BatchGetItem GetItem PutItem",
-	"agents/index/lagging: Scan",
+	"agents/index/laggingDesired: Scan",
 	"objects: GetItem Query",
 	"gateways: PutItem",
 }

@@ -38,6 +38,29 @@ func (g *Gateway) relink(s *session, collector string) {
 	}()
 }
 
+// pushListed is pushFor for collector c as a lagging page lists it. A page
+// that lists the desired state alone (DesiredListing) lacks what pushFor
+// judges by (the collector's capabilities and version), so the collector
+// is read first, and only when u serves it and has not been sent its offer:
+// once per offer, not at every poll while the offer lags.
+func (g *Gateway) pushListed(ctx context.Context, u *session, c agent.Agent, version any) bool {
+	if _, partial := version.(DesiredListing); partial {
+		u.mu.Lock()
+		skip := u.conn == nil || u.serves != c.ID || c.PackageOffer == "" || c.PackageOffer == u.sentFor
+		u.mu.Unlock()
+		if skip {
+			return false
+		}
+		whole, found, _, err := g.load(ctx, c.ID)
+		if err != nil || !found {
+			g.log.Warn("read the collector of an updater's offer", "agent", c.ID, "found", found, "error", err)
+			return false
+		}
+		c = whole
+	}
+	return g.pushFor(ctx, u, c)
+}
+
 // pushFor sends collector c's pending offer to u, the session of its
 // updater, and reports whether it started a send.
 func (g *Gateway) pushFor(ctx context.Context, u *session, c agent.Agent) bool {

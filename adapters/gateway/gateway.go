@@ -93,7 +93,8 @@ type Agents interface {
 	// what they run: a desired hash or a package offer not yet acknowledged.
 	// versions is nil, or holds the version of each agent of the page as
 	// listed (an OrderedVersion lets a poll take a listed desired state
-	// without reading the agent again). An empty next token ends the
+	// without reading the agent again; a DesiredListing says the page
+	// lists the desired state alone). An empty next token ends the
 	// listing.
 	LaggingAgents(ctx context.Context, pageToken string, limit int) (page []agent.Agent, versions []any, next string, err error)
 }
@@ -106,6 +107,18 @@ type Agents interface {
 // a state of the agent written since, so it is taken as it is listed.
 type OrderedVersion interface {
 	After(v any) bool
+}
+
+// DesiredListing is the version of a lagging page's agent when the page
+// lists the agent's desired state alone (ID, DesiredHash, PackageOffer and
+// TargetVersion; store.ListedVersion): the page's agent is then not the
+// whole agent. Over is the version that a session's stored version (what
+// it last read or wrote) becomes with that desired state, when nothing else
+// of the agent was written since it; ok is false otherwise, and the
+// session's next write reads the agent first, as after any lost race.
+type DesiredListing interface {
+	OrderedVersion
+	Over(stored any) (version any, ok bool)
 }
 
 // PushAcker is implemented by stores whose lagging index waits for the

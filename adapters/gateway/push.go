@@ -163,7 +163,7 @@ func (p *pollPace) next(pushed int) time.Duration {
 func (g *Gateway) pushPage(ctx context.Context, page laggingPage) (pushed int) {
 	var held, changed []*session
 	for i, a := range page.agents {
-		if u := g.sessions.updaterOf(a.ID); u != nil && g.pushFor(ctx, u, a) {
+		if u := g.sessions.updaterOf(a.ID); u != nil && g.pushListed(ctx, u, a, page.version(i)) {
 			pushed++ // its updater is held here
 		}
 		s := g.sessions.get(a.ID)
@@ -241,13 +241,25 @@ func (g *Gateway) refresh(ctx context.Context, s *session) {
 }
 
 // took takes the desired state of a read of the agent (or of its lagging
-// entry) at version, and the version itself when no write is in flight.
+// entry) at version, and the version itself when no write is in flight:
+// a read's when it holds the facts the session wrote, a listing's when
+// nothing but the desired state was written since the session's version
+// (DesiredListing).
 func (s *session) took(a agent.Agent, version any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.view.DesiredHash, s.view.PackageOffer, s.view.TargetVersion = a.DesiredHash, a.PackageOffer, a.TargetVersion
 	s.desiredAt = version
-	if !s.writing && sameFacts(s.view, a) {
+	if s.writing {
+		return
+	}
+	if l, ok := version.(DesiredListing); ok {
+		if v, ok := l.Over(s.stored); ok {
+			s.stored = v
+		}
+		return
+	}
+	if sameFacts(s.view, a) {
 		s.stored = version // what this session wrote, with the new desired state
 	}
 }

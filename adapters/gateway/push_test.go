@@ -172,3 +172,61 @@ func TestPollPace_BoundsQuickPollsInARow(t *testing.T) {
 		t.Fatalf("a poll without pushes: next in %v (quick %d), want the interval and the count reset", d, p.quick)
 	}
 }
+
+// listing is a DesiredListing over counter versions: it stands for the item
+// over the session's version base alone.
+type listing struct {
+	n, base counter
+}
+
+func (l listing) After(v any) bool {
+	switch o := v.(type) {
+	case counter:
+		return l.n > o
+	case listing:
+		return l.n > o.n
+	}
+	return false
+}
+
+func (l listing) Over(stored any) (any, bool) {
+	if stored != l.base {
+		return nil, false
+	}
+	return l.n, true
+}
+
+// TestPushPage_ListedDesiredStateAlone: a page that lists the desired state
+// alone gives its sessions that state, and the listed version as the one to
+// write over only when the listing stands for the item over the session's
+// own version (DesiredListing.Over) and no write is in flight; a partial
+// listing is never compared with the session's facts.
+func TestPushPage_ListedDesiredStateAlone(t *testing.T) {
+	agents := newMemAgents()
+	g, err := New(Config{Now: func() time.Time { return t0 }, Tokens: []string{token}}, agents, nil)
+	must(t, err)
+	over, other, writing := "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002", "00000000-0000-0000-0000-000000000003"
+	g.sessions.put(&session{id: over, view: agent.Agent{ID: over}, desiredAt: counter(4), stored: counter(4)})
+	g.sessions.put(&session{id: other, view: agent.Agent{ID: other}, desiredAt: counter(4), stored: counter(4)})
+	g.sessions.put(&session{id: writing, view: agent.Agent{ID: writing}, desiredAt: counter(4), stored: counter(4), writing: true})
+	page := laggingPage{
+		agents:   []agent.Agent{{ID: over, DesiredHash: "h"}, {ID: other, DesiredHash: "h"}, {ID: writing, DesiredHash: "h"}},
+		versions: []any{listing{n: 6, base: 4}, listing{n: 6, base: 3}, listing{n: 6, base: 4}},
+	}
+
+	g.pushPage(context.Background(), page)
+
+	if agents.batchReads != 0 || agents.loads != 0 {
+		t.Errorf("%d batch reads and %d reads, want none", agents.batchReads, agents.loads)
+	}
+	wantStored := []any{counter(6), counter(4), counter(4)}
+	for i, a := range page.agents {
+		s := g.sessions.get(a.ID)
+		if s.view.DesiredHash != "h" || s.desiredAt != page.versions[i] {
+			t.Errorf("agent %s: desired %q at %v, want h at the listing", a.ID, s.view.DesiredHash, s.desiredAt)
+		}
+		if s.stored != wantStored[i] {
+			t.Errorf("agent %s: writes over %v, want %v", a.ID, s.stored, wantStored[i])
+		}
+	}
+}

@@ -48,6 +48,15 @@ type AgentRecord struct {
 	// Credential is the agent's own credential, as digests (agentcreds.go).
 	Credential Credential
 	Version    int64
+	// FactsVersion is the counter of the item's last write that changed
+	// anything but the desired state (attribute fv; 0 when the item was
+	// written by a build before it): a gateway session that wrote or read
+	// that version may take a later desired state from the lagging index
+	// and write over its counter without reading the agent (lagging.go).
+	FactsVersion int64
+	// desiredOnly marks a write that changes the desired state alone
+	// (DesiredHash, PackageOffer, TargetVersion): it keeps FactsVersion.
+	desiredOnly bool
 	// was is the item as read for this write (written.go); nil for a new
 	// agent.
 	was *was
@@ -89,8 +98,13 @@ func encodeAgent(r AgentRecord, version int64) (item, error) {
 	it := newItem().s(tables.AttrID, a.ID).n(attrV, version).sIf(tables.AttrFleet, a.Fleet).
 		s(tables.AttrName, a.DisplayName()).sIf(tables.AttrAssignState, r.assignState()).
 		sIf(tables.AttrCollector, a.LinkedCollector())
+	fv := version
+	if r.desiredOnly && r.FactsVersion > 0 {
+		fv = r.FactsVersion
+	}
+	it.n(tables.AttrFactsV, fv)
 	if r.Lagging() {
-		it.s(tables.AttrLag, lagShard(a.ID))
+		it.s(tables.AttrLag, lagShard(a.ID)).lagged(a)
 	}
 	it.stamp(r.written(a))
 	doc := agentDocument{Agent: a, AckHash: r.Push.AckedHash, AckOffer: r.Push.AckedOffer, AssignedRev: r.AssignedRev}
@@ -127,6 +141,7 @@ func decodeAgent(av map[string]types.AttributeValue) (AgentRecord, error) {
 	r.Agent = doc.Agent
 	r.Agent.ID, r.Agent.Fleet = id, d.optStr(tables.AttrFleet)
 	r.AssignPending = strings.HasPrefix(d.optStr(tables.AttrAssignState), assignPendingPrefix)
+	r.FactsVersion = d.optNum(tables.AttrFactsV)
 	if d.sv < 3 {
 		// written before schema version 3: beside the document
 		r.Push = Push{AckedHash: d.optStr(attrAckHash), AckedOffer: d.optStr(attrAckOffer)}

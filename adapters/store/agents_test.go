@@ -237,9 +237,9 @@ func TestAgents_LaggingPageListsOrderedVersions(t *testing.T) {
 	if len(page) != 1 || len(versions) != 1 || page[0].DesiredHash != "h1" {
 		t.Fatalf("page %v versions %v, want a1 lagging with h1", page, versions)
 	}
-	listed, ok := versions[0].(*AgentVersion)
+	listed, ok := versions[0].(*ListedVersion)
 	if !ok {
-		t.Fatalf("listed version %T, want *AgentVersion", versions[0])
+		t.Fatalf("listed version %T, want *ListedVersion", versions[0])
 	}
 	_, _, now, err := s.LoadAgent(ctx, "a1")
 	must(t, err)

@@ -208,7 +208,7 @@ func desiredHash(hash string) func(*AgentRecord) bool {
 		if r.DesiredHash == hash {
 			return false
 		}
-		r.DesiredHash = hash
+		r.DesiredHash, r.desiredOnly = hash, true
 		return true
 	}
 }
@@ -224,7 +224,7 @@ func (s *Store) SetAgentTargetVersions(ctx context.Context, versions map[string]
 		if r.TargetVersion == v {
 			return false
 		}
-		r.TargetVersion = v
+		r.TargetVersion, r.desiredOnly = v, true
 		return true
 	})
 }
@@ -238,7 +238,7 @@ func (s *Store) SetPackageOffer(ctx context.Context, agentID, version string) er
 		if r.PackageOffer == version {
 			return false
 		}
-		r.PackageOffer = version
+		r.PackageOffer, r.desiredOnly = version, true
 		return true
 	})
 	if err == nil && !found {

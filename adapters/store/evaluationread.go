@@ -29,6 +29,7 @@ type recordRest struct {
 	assignedRev   int64
 	credential    Credential
 	version       int64
+	factsVersion  int64 // kept by the desired hash's write (AgentRecord.FactsVersion)
 }
 
 // AgentsForEvaluation is AgentsByID that also returns what a later
@@ -45,7 +46,7 @@ func (s *Store) AgentsForEvaluation(ctx context.Context, ids []string, into any)
 	err := s.eachAgent(ctx, ids, false, func(r AgentRecord) { // one agent at a time
 		out[r.ID] = r.Agent
 		read.rest[r.ID] = recordRest{push: r.Push, assignPending: r.AssignPending, assignedRev: r.AssignedRev,
-			credential: r.Credential, version: r.Version}
+			credential: r.Credential, version: r.Version, factsVersion: r.FactsVersion}
 	})
 	if err != nil {
 		return map[string]agent.Agent{}, nil, err
@@ -71,7 +72,7 @@ func (s *Store) SetDesiredHashOver(ctx context.Context, ids []string, hash strin
 			continue
 		}
 		recs[id] = AgentRecord{Agent: a, Push: rest.push, AssignPending: rest.assignPending, AssignedRev: rest.assignedRev,
-			Credential: rest.credential, Version: rest.version}
+			Credential: rest.credential, Version: rest.version, FactsVersion: rest.factsVersion}
 	}
 	set := desiredHash(hash)
 	if err := s.writeAgents(ctx, recs, set); err != nil {

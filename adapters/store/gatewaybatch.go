@@ -62,9 +62,7 @@ func (s *Store) SaveAgents(ctx context.Context, as []agent.Agent, vs []any) ([]a
 			return nil
 		}
 		for k := lo; k < hi; k++ {
-			r := recs[k]
-			r.Version++
-			next[batch[k]] = versionOf(r)
+			next[batch[k]] = versionWritten(recs[k])
 		}
 		return nil
 	})

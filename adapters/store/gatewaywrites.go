@@ -25,14 +25,16 @@ type AgentVersion struct {
 	// decisive is the fingerprint of the decisive facts as stored, so that a
 	// write over this version stamps what it changed (written.go).
 	decisive uint64
+	// factsVersion is the item's AgentRecord.FactsVersion (ListedVersion.Over).
+	factsVersion int64
 }
 
-// After reports whether v is an earlier version of the same agent: the
-// item's counter grows with every write, so a higher counter is a later
+// After reports whether v is a later version of the same agent than other:
+// the item's counter grows with every write, so a higher counter is a later
 // state (gateway.OrderedVersion).
 func (v *AgentVersion) After(other any) bool {
-	o, ok := other.(*AgentVersion)
-	return ok && v != nil && o != nil && v.version > o.version
+	o, ok := counterOf(other)
+	return ok && v != nil && v.version > o
 }
 
 // owned are the fields of an agent item that others write (the assignment,
@@ -52,6 +54,7 @@ func (o owned) agent() agent.Agent {
 func versionOf(r AgentRecord) *AgentVersion {
 	return &AgentVersion{version: r.Version, attributes: r.Attributes, push: r.Push, reportedHash: r.RemoteConfig.Hash,
 		assignPending: r.AssignPending, assignedRev: r.AssignedRev, credential: r.Credential, decisive: fingerprint(r.Agent),
+		factsVersion: r.FactsVersion,
 		owned: owned{fleet: r.Fleet, assignmentError: r.AssignmentError, desiredHash: r.DesiredHash,
 			targetVersion: r.TargetVersion, packageOffer: r.PackageOffer}}
 }
@@ -115,8 +118,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, create bool
 		r := overVersion(a, prev)
 		err := s.putAgent(ctx, r)
 		if err == nil {
-			r.Version++
-			return versionOf(r), nil
+			return versionWritten(r), nil
 		}
 		if !errors.Is(err, rollout.ErrConflict) {
 			return v, err
@@ -136,8 +138,7 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, create bool
 		deliveredByReport(&r, "")
 		err := s.putAgent(ctx, r)
 		if err == nil {
-			r.Version++
-			return versionOf(r), nil
+			return versionWritten(r), nil
 		}
 		if !errors.Is(err, rollout.ErrConflict) {
 			return v, err
@@ -165,8 +166,16 @@ func (s *Store) saveAgent(ctx context.Context, a agent.Agent, v any, create bool
 	if err != nil || wrote == nil {
 		return v, err
 	}
-	wrote.Version++
-	return versionOf(*wrote), nil
+	return versionWritten(*wrote), nil
+}
+
+// versionWritten is the version a gateway's write of r made: the next
+// counter, which is also the item's FactsVersion (the write is not of the
+// desired state alone).
+func versionWritten(r AgentRecord) *AgentVersion {
+	r.Version++
+	r.FactsVersion = r.Version
+	return versionOf(r)
 }
 
 // deliveredByReport records the configuration hash r reports as delivered

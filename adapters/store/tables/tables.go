@@ -87,7 +87,7 @@ const (
 	AttrTask           = "task"             // gateways: the gateway task's id
 	AttrCollector      = "linkedCollector"  // agents: of a myriarch-updater, the id of the collector it serves, else absent
 	IndexByFleet       = "byFleet"
-	IndexLagging       = "lagging"
+	IndexLagging       = "laggingDesired" // "lagging" while it projected whole items: a projection cannot change in place
 	IndexByName        = "byName"
 	IndexAssignment    = "assignment"
 	IndexByFleetKind   = "byFleetKind"
@@ -116,10 +116,14 @@ func sk(name string) *Key { k := str(name); return &k }
 //
 // byFleet projects keys only: the index is then written when an agent is
 // created, deleted or moves to another fleet, not on every heartbeat; the
-// planner reads the agents of a fleet by id. lagging is sparse and small
-// (agents with a push to send) and the gateway needs their desired state,
-// so it projects everything; its key is a shard of the agent id so that a
-// large rollout does not write one hot partition.
+// planner reads the agents of a fleet by id. lagging is sparse (agents
+// with a push to send) and projects what a push needs and nothing else:
+// the desired state, which a lagging item copies into attributes of its
+// own (LagNonKeyAttributes), and the counters that tell the gateway whether
+// it may take that state over its own last write. The gateway scans it
+// every second and, in a wave, each lagging agent about three times; whole
+// items were three quarters of the bytes. Its key is a shard of the agent
+// id so that a large rollout does not write one hot partition.
 //
 // byName finds an agent by the name people know it by (keys only: names
 // change rarely, so the index is seldom written). assignment is sparse: it
@@ -135,7 +139,8 @@ var Agents = Table{
 	Name: tableAgents, PartitionKey: str(AttrID), Stream: NewImage,
 	Indexes: []Index{
 		{Name: IndexByFleet, PartitionKey: str(AttrFleet), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
-		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectAll},
+		{Name: IndexLagging, PartitionKey: str(AttrLag), SortKey: sk(AttrID), Projection: ProjectInclude,
+			NonKeyAttributes: LagNonKeyAttributes},
 		{Name: IndexByName, PartitionKey: str(AttrName), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
 		{Name: IndexAssignment, PartitionKey: str(AttrAssignState), SortKey: sk(AttrID), Projection: ProjectAll},
 		{Name: IndexByCollector, PartitionKey: str(AttrCollector), SortKey: sk(AttrID), Projection: ProjectKeysOnly},
@@ -144,6 +149,20 @@ var Agents = Table{
 
 // LagShards is the number of partition key values of the lagging index.
 const LagShards = 8
+
+// Attributes of an agent item that the lagging index projects besides its
+// keys (store/lagging.go): the schema version and write counter, the
+// counter of the last write of anything but the desired state, and the
+// desired state copied while the agent lags.
+const (
+	AttrFactsV       = "fv" // agents: v of the last write that changed anything but the desired state
+	AttrLagHash      = "lh" // agents, while lagging: the desired hash (B, 32 bytes, when it is hex sha256; else S)
+	AttrLagOffer     = "lo" // agents, while lagging: the package offer
+	AttrLagTargetVer = "lt" // agents, while lagging: the target version
+)
+
+// LagNonKeyAttributes are the attributes the lagging index projects.
+var LagNonKeyAttributes = []string{"sv", "v", AttrFactsV, AttrLagHash, AttrLagOffer, AttrLagTargetVer}
 
 // Rollouts: rollout items and, keyed lock#<fleet>#<kind>, the lock items
 // that make one rollout per fleet and kind the active one. Both indexes
