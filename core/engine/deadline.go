@@ -21,10 +21,12 @@ type deadline struct {
 // reports over a few seconds, are acted on by one evaluation instead of
 // one for each whole second they spread over. Each of those evaluations
 // reads every target and every agent in flight: a wave of 1,000 whose
-// reports came over 2 s evaluated the whole rollout two or three times to
-// end its waits (docs/scale.md). Within the tick the engine's rules allow
-// (a target finishes up to one tick after its wait ended).
-const HealthWaitGather = 2 * time.Second
+// reports came over 2 to 3 s evaluated the whole rollout two or three
+// times to end its waits with a gather of 2 s (docs/scale.md). Within the
+// tick the engine's rules allow: a target finishes up to one tick (5 s by
+// default) after its wait ended. The wave itself ends no later: its last
+// wait's end is the deadline.
+const HealthWaitGather = 5 * time.Second
 
 // at records t if it lies after now and is the earliest so far.
 func (d *deadline) at(t time.Time) {
@@ -47,8 +49,8 @@ func (d *deadline) end(t time.Time) {
 // next is the moment to evaluate again: the earliest deadline, or, when
 // that is the end of a health wait, the last end within HealthWaitGather
 // of it, unless another deadline comes first. Example: ends at :10.2,
-// :11.0, :12.0 and :12.5 and an applyTimeout at :30 → :12.0 (the first
-// waits 1.8 s; :12.5 waits for the evaluation after); with an applyTimeout
+// :11.0, :15.0 and :15.5 and an applyTimeout at :30 → :15.0 (the first
+// waits 4.8 s; :15.5 waits for the evaluation after); with an applyTimeout
 // at :11.5 → :11.5.
 func (d *deadline) next() time.Time {
 	if len(d.ends) == 0 {
