@@ -196,7 +196,9 @@ func (p Evaluator) run(ctx context.Context, rolloutID string, watch bool, decide
 			}
 			return Evaluated{}, err
 		}
-		after := merge(in.Targets, res.Changed)
+		// in is not read again (an attempt after a lost race loads anew):
+		// the evaluation's changes go over its targets, not a copy of them
+		after := rollout.OverlayInto(in.Targets, res.Changed)
 		err = p.Store.SaveEvaluation(ctx, res.Rollout, res.Changed, notify.New(res.Rollout, after, res.Events, in.Now)...)
 		if err == nil {
 			p.logEvaluation(res)

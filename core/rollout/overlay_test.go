@@ -39,3 +39,15 @@ func TestOverlay(t *testing.T) {
 		})
 	}
 }
+
+// OverlayInto writes the changes over all itself, without a copy.
+func TestOverlayInto(t *testing.T) {
+	all := []Target{{AgentID: "a", Status: TargetPending}, {AgentID: "b", Status: TargetPending}}
+	out := OverlayInto(all, []Target{{AgentID: "b", Status: TargetInProgress}, {AgentID: "x", Status: TargetFailed}})
+	if &out[0] != &all[0] || len(out) != 2 {
+		t.Fatal("OverlayInto copied all")
+	}
+	if all[0].Status != TargetPending || all[1].Status != TargetInProgress {
+		t.Fatalf("all after: %+v", all)
+	}
+}
