@@ -248,8 +248,8 @@ func TestAgents_LaggingPageListsOrderedVersions(t *testing.T) {
 		t.Error("the listed version is not after the version read before the desired hash was set")
 	case listed.After(now), now.(*AgentVersion).After(listed):
 		t.Error("the listed version and a read of the same state are ordered")
-	case listed.After(nil), listed.After("1"):
-		t.Error("a version is after nil or a foreign value")
+	case listed.After(nil), listed.After("1"), listed.After((*AgentVersion)(nil)), now.(*AgentVersion).After((*ListedVersion)(nil)):
+		t.Error("a version is after nil, a nil version or a foreign value")
 	}
 }
 

@@ -176,9 +176,13 @@ func (l *ListedVersion) Over(stored any) (any, bool) {
 func counterOf(v any) (int64, bool) {
 	switch v := v.(type) {
 	case *AgentVersion:
-		return v.version, v != nil
+		if v != nil {
+			return v.version, true
+		}
 	case *ListedVersion:
-		return v.version, v != nil
+		if v != nil {
+			return v.version, true
+		}
 	}
 	return 0, false
 }
